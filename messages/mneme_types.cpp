@@ -1,0 +1,19 @@
+// Registration of the mneme vocabulary with an actor system; see mneme_types.hpp.
+#include "messages/mneme_types.hpp"
+
+namespace mneme {
+
+void register_mneme_types(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::mneme>();
+  cfg.add_error_category(caf::atom("mneme"),
+                         [](uint8_t code, caf::atom_value, const caf::message& ctx) {
+                           auto str = "mneme::" + to_string(static_cast<errc>(code));
+                           if (ctx.empty())
+                             return str;
+                           if (ctx.match_elements<std::string>())
+                             return str + ": " + ctx.get_as<std::string>(0);
+                           return str + ": " + caf::to_string(ctx);
+                         });
+}
+
+} // namespace mneme

@@ -1,0 +1,72 @@
+// The CAF vocabulary of mneme: inspect() for the transcript types, the atoms, and the
+// one type-ID block. Every type sent between actors is listed here. Modules append
+// their atoms and types inside their own marked section of the block; ids are
+// assigned by position, so nothing is persisted by id.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "caf/all.hpp"
+
+#include "messages/errc.hpp"
+#include "messages/transcript.hpp"
+
+namespace mneme {
+
+// msg_role is an enum: CAF 0.17 serializes enums by their underlying value.
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tool_call& x) {
+  return f(caf::meta::type_name("mneme::tool_call"), x.id, x.name, x.arguments);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, message& x) {
+  return f(caf::meta::type_name("mneme::message"), x.id, x.session_id, x.role, x.content,
+           x.tool_call_id, x.tool_calls, x.tool_name, x.timestamp_ms, x.token_estimate,
+           x.active, x.compacted, x.is_summary, x.replaced_first_id, x.replaced_last_id);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, trigger_state& x) {
+  return f(caf::meta::type_name("mneme::trigger_state"), x.cooldown_until_ms,
+           x.cooldown_reason, x.anti_thrash_strikes, x.lock_until_ms, x.probe_pending,
+           x.fallback_streak, x.compaction_count, x.last_prompt_tokens);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_record& x) {
+  return f(caf::meta::type_name("mneme::session_record"), x.id, x.user_id, x.session_key,
+           x.parent_id, x.model, x.started_at_ms, x.ended_at_ms, x.end_reason, x.triggers);
+}
+
+} // namespace mneme
+
+CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
+  // --- transcript vocabulary (messages/transcript.hpp)
+  CAF_ADD_TYPE_ID(mneme, (mneme::msg_role))
+  CAF_ADD_TYPE_ID(mneme, (mneme::tool_call))
+  CAF_ADD_TYPE_ID(mneme, (mneme::message))
+  CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::message>))
+  CAF_ADD_TYPE_ID(mneme, (mneme::trigger_state))
+  CAF_ADD_TYPE_ID(mneme, (mneme::session_record))
+  CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::session_record>))
+
+  // --- storage actor (actors/storage): add types and atoms below this line
+
+  // --- recall actor (actors/recall): add types and atoms below this line
+
+  // --- LLM client, summarizer and chat pools (actors/llm): add below this line
+
+  // --- session, gateway, supervisor (actors/session, gateway, supervisor)
+
+CAF_END_TYPE_ID_BLOCK(mneme)
+
+namespace mneme {
+
+// Registers the mneme type-ID block and the error renderer on an actor system
+// config. Call once per actor_system_config before constructing the system.
+void register_mneme_types(caf::actor_system_config& cfg);
+
+} // namespace mneme
