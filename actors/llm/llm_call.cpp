@@ -1,0 +1,66 @@
+// Building and reading one chat-completions call; see llm_call.hpp.
+#include "actors/llm/llm_call.hpp"
+
+#include <cassert>
+
+#include <fmt/format.h>
+
+#include "actors/llm/llm_errors.hpp"
+#include "actors/llm/llm_wire.hpp"
+#include "policies/error_classifier.hpp"
+
+namespace mneme::llm {
+
+http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
+                          std::chrono::milliseconds total_timeout) {
+  // REQUIRES: the deadline has not passed.
+  assert(total_timeout.count() > 0);
+  http_call call;
+  call.url = endpoint.url;
+  call.headers.emplace_back("Content-Type: application/json");
+  call.headers.emplace_back("Accept: application/json");
+  if (!endpoint.api_key.empty())
+    call.headers.emplace_back("Authorization: Bearer " + endpoint.api_key);
+  call.headers.emplace_back(req.purpose == llm_purpose::summary ? "X-Mneme-Purpose: summary"
+                                                                : "X-Mneme-Purpose: chat");
+  if (req.model.empty()) {
+    auto copy = req;
+    copy.model = endpoint.model;
+    call.body = to_wire_json(copy);
+  } else {
+    call.body = to_wire_json(req);
+  }
+  call.total_timeout = total_timeout;
+  call.idle_timeout = std::min(endpoint.idle_timeout, total_timeout);
+  return call;
+}
+
+caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
+                                             const std::string& api_key) {
+  auto elapsed = fmt::format("after {:.3f} s", out.elapsed.count() / 1e6);
+  if (out.transport != llm_error_kind::none)
+    return make_llm_error(out.transport, out.transport_detail + " " + elapsed, out.status,
+                          out.body, api_key);
+  if (out.status < 200 || out.status > 299) {
+    auto kind = classify_http_answer(static_cast<int>(out.status), out.body);
+    if (kind == llm_error_kind::none) // a 1xx/3xx the classifier accepts is still no answer
+      kind = llm_error_kind::bad_request;
+    return make_llm_error(kind, "HTTP error answer " + elapsed, out.status, out.body, api_key);
+  }
+  if (auto embedded = error_status_in_body(out.body); embedded != 0) {
+    auto kind = classify_http_answer(embedded, out.body);
+    if (kind == llm_error_kind::none)
+      kind = llm_error_kind::server_error;
+    return make_llm_error(kind,
+                          "error object with code " + std::to_string(embedded)
+                            + " in a 2xx answer " + elapsed,
+                          out.status, out.body, api_key);
+  }
+  auto parsed = parse_chat_answer(out.body, purpose);
+  if (parsed.kind != llm_error_kind::none)
+    return make_llm_error(parsed.kind, parsed.detail + " " + elapsed, out.status, out.body,
+                          api_key);
+  return std::move(parsed.answer);
+}
+
+} // namespace mneme::llm

@@ -1,0 +1,30 @@
+// One chat-completions call as data: the HTTP call built from an endpoint and a
+// chat_request, and the reading of its outcome into a chat_answer or a classified
+// caf::error. Pure functions; the transport (curl_multi_loop) runs the call between them.
+#pragma once
+
+#include "caf/expected.hpp"
+
+#include "actors/llm/curl_multi_loop.hpp"
+#include "actors/llm/llm_endpoint.hpp"
+#include "policies/chat_request.hpp"
+
+namespace mneme::llm {
+
+// POST endpoint.url with the wire JSON of `req` (model defaulted to endpoint.model),
+// headers Content-Type, Authorization (when a key is set), and
+// "X-Mneme-Purpose: chat|summary" from req.purpose. `total_timeout` is what is left of
+// the request's deadline (REQUIRES: > 0); the idle timeout is the endpoint's, capped
+// by it.
+http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
+                          std::chrono::milliseconds total_timeout);
+
+// The answer of a finished call, or its failure: transport kinds as reported by the
+// loop; HTTP non-2xx through policies' classify_http_answer(status, body); a 2xx error
+// object likewise with its embedded status; a 2xx body through parse_chat_answer.
+// The error context names the URL path, status, elapsed time and a body excerpt with
+// `api_key` redacted.
+caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
+                                             const std::string& api_key);
+
+} // namespace mneme::llm

@@ -1,0 +1,40 @@
+// How the LLM client turns a failure into a caf::error: curl's result code and the
+// kinds of policies/llm_error_kind.hpp map onto mneme::errc, and every error carries a
+// context line with the HTTP status and a short excerpt of the answer body, with the
+// API key redacted. Pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <curl/curl.h>
+
+#include "caf/error.hpp"
+#include "caf/make_message.hpp" // errc.hpp needs it for make_error with a context
+
+#include "messages/errc.hpp"
+#include "policies/llm_error_kind.hpp"
+
+namespace mneme::llm {
+
+// The project code of a failure kind. REQUIRES: kind != llm_error_kind::none.
+errc to_errc(llm_error_kind kind);
+
+// The transport kind of a failed curl transfer (refused, DNS, TLS, total timeout,
+// anything else = network). REQUIRES: code != CURLE_OK. The idle timeout is detected
+// by the transport itself, never by curl.
+llm_error_kind classify_curl_code(CURLcode code);
+
+// At most `max_chars` of `body`, with every occurrence of `secret` (when non-empty)
+// replaced by "[redacted]", control characters flattened to spaces, and "..." appended
+// when cut. Used for error contexts and logs.
+std::string body_excerpt(std::string_view body, std::string_view secret,
+                         size_t max_chars = 200);
+
+// The caf::error of a classified failure: code from `kind`, context
+// "<detail>[; HTTP <status>][; body: <excerpt>]". `status` 0 = no HTTP answer.
+caf::error make_llm_error(llm_error_kind kind, std::string_view detail, long status = 0,
+                          std::string_view body = {}, std::string_view secret = {});
+
+} // namespace mneme::llm

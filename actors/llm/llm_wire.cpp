@@ -1,0 +1,188 @@
+// OpenAI chat-completions wire format; see llm_wire.hpp.
+#include "actors/llm/llm_wire.hpp"
+
+#include <array>
+
+#include <nlohmann/json.hpp>
+
+namespace mneme::llm {
+
+namespace {
+
+using nlohmann::json;
+
+json message_to_json(const message& m) {
+  json j;
+  j["role"] = std::string{to_string(m.role)};
+  if (m.role == msg_role::assistant && m.has_tool_calls()) {
+    j["content"] = m.content.empty() ? json(nullptr) : json(m.content);
+    auto calls = json::array();
+    for (const auto& c : m.tool_calls)
+      calls.push_back({{"id", c.id},
+                       {"type", "function"},
+                       {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    j["tool_calls"] = std::move(calls);
+  } else {
+    j["content"] = m.content;
+  }
+  if (m.role == msg_role::tool) {
+    j["tool_call_id"] = m.tool_call_id;
+    if (!m.tool_name.empty())
+      j["name"] = m.tool_name;
+  }
+  return j;
+}
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view ws = " \t\r\n";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos)
+    return {};
+  auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+// The text of a content field: a string, or an array of parts whose "text" members
+// are concatenated; anything else (null) is empty.
+std::string content_text(const json& content) {
+  if (content.is_string())
+    return content.get<std::string>();
+  std::string out;
+  if (content.is_array())
+    for (const auto& part : content)
+      if (part.is_object() && part.contains("text") && part["text"].is_string())
+        out += part["text"].get<std::string>();
+  return out;
+}
+
+int64_t int_or_zero(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key))
+    return 0;
+  const auto& v = obj[key];
+  return v.is_number_integer() ? v.get<int64_t>() : 0;
+}
+
+std::string string_or_empty(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string())
+    return {};
+  return obj[key].get<std::string>();
+}
+
+} // namespace
+
+std::string to_wire_json(const chat_request& req) {
+  json j;
+  j["model"] = req.model;
+  auto msgs = json::array();
+  for (const auto& m : req.messages)
+    msgs.push_back(message_to_json(m));
+  j["messages"] = std::move(msgs);
+  if (req.max_tokens)
+    j["max_tokens"] = *req.max_tokens;
+  if (req.temperature)
+    j["temperature"] = *req.temperature;
+  j["stream"] = false;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string strip_reasoning_blocks(std::string_view text) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> tags{{
+    {"<think>", "</think>"},
+    {"<thinking>", "</thinking>"},
+    {"<reasoning>", "</reasoning>"},
+  }};
+  std::string out{text};
+  for (const auto& [open, close] : tags) {
+    for (auto pos = out.find(open); pos != std::string::npos; pos = out.find(open, pos)) {
+      auto end = out.find(close, pos + open.size());
+      if (end == std::string::npos) {
+        out.erase(pos);
+        break;
+      }
+      out.erase(pos, end + close.size() - pos);
+    }
+  }
+  // A stray closing tag means the opening one was cut off: the thinking came first.
+  for (const auto& [open, close] : tags) {
+    auto end = out.rfind(close);
+    if (end != std::string::npos)
+      out.erase(0, end + close.size());
+  }
+  return std::string{trim(out)};
+}
+
+parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose) {
+  parsed_answer out;
+  auto doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    out.kind = llm_error_kind::malformed;
+    out.detail = "answer is not a JSON object";
+    return out;
+  }
+  if (!doc.contains("choices") || !doc["choices"].is_array() || doc["choices"].empty()
+      || !doc["choices"][0].is_object() || !doc["choices"][0].contains("message")
+      || !doc["choices"][0]["message"].is_object()) {
+    out.kind = llm_error_kind::malformed;
+    out.detail = "answer has no choices[0].message";
+    return out;
+  }
+  const auto& choice = doc["choices"][0];
+  const auto& msg = choice["message"];
+  auto& ans = out.answer;
+  ans.finish_reason = string_or_empty(choice, "finish_reason");
+  if (doc.contains("usage")) {
+    ans.prompt_tokens = int_or_zero(doc["usage"], "prompt_tokens");
+    ans.completion_tokens = int_or_zero(doc["usage"], "completion_tokens");
+  }
+  if (msg.contains("tool_calls") && msg["tool_calls"].is_array()) {
+    for (const auto& c : msg["tool_calls"]) {
+      if (!c.is_object())
+        continue;
+      tool_call tc;
+      tc.id = string_or_empty(c, "id");
+      if (c.contains("function") && c["function"].is_object()) {
+        tc.name = string_or_empty(c["function"], "name");
+        const auto& args = c["function"].contains("arguments") ? c["function"]["arguments"]
+                                                                : json();
+        tc.arguments = args.is_string() ? args.get<std::string>()
+                       : args.is_null() ? std::string{}
+                                        : args.dump(-1, ' ', false, json::error_handler_t::replace);
+      }
+      ans.tool_calls.push_back(std::move(tc));
+    }
+  }
+  ans.content = strip_reasoning_blocks(msg.contains("content") ? content_text(msg["content"])
+                                                               : std::string{});
+  bool tool_answer = purpose == llm_purpose::chat && !ans.tool_calls.empty();
+  if (ans.content.empty() && !tool_answer) {
+    out.kind = llm_error_kind::empty_answer;
+    bool has_reasoning = !string_or_empty(msg, "reasoning_content").empty()
+                         || !string_or_empty(msg, "reasoning").empty();
+    out.detail = has_reasoning ? "answer holds reasoning only, content is empty"
+                               : "answer content is empty";
+    out.detail += " (finish_reason=" + ans.finish_reason + ")";
+  }
+  return out;
+}
+
+int error_status_in_body(std::string_view body) {
+  auto doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("error")
+      || doc.contains("choices"))
+    return 0;
+  const auto& err = doc["error"];
+  if (!err.is_object() || !err.contains("code"))
+    return 0;
+  const auto& code = err["code"];
+  int status = 0;
+  if (code.is_number_integer())
+    status = code.get<int>();
+  else if (code.is_string()) {
+    const auto& s = code.get_ref<const std::string&>();
+    if (s.size() == 3 && std::isdigit(static_cast<unsigned char>(s[0])))
+      status = std::atoi(s.c_str());
+  }
+  return status >= 400 && status <= 599 ? status : 0;
+}
+
+} // namespace mneme::llm

@@ -1,0 +1,39 @@
+// The OpenAI chat-completions wire format: chat_request -> request JSON, answer body ->
+// chat_answer or a failure kind. Knows nothing of HTTP or actors; pure functions on
+// text, safe from any thread. Invalid UTF-8 in the transcript is replaced, never thrown.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "policies/chat_request.hpp"
+#include "policies/llm_error_kind.hpp"
+
+namespace mneme::llm {
+
+// The request body: model, messages (role, content, tool_calls, tool_call_id, name),
+// max_tokens and temperature only when set, "stream": false (the client reads whole
+// answers; a request's `stream` flag is ignored).
+std::string to_wire_json(const chat_request& req);
+
+// `text` without reasoning blocks: every <think>...</think>, <thinking>...</thinking>
+// and <reasoning>...</reasoning> is removed, an unclosed opening tag drops the rest of
+// the text, and surrounding whitespace is trimmed.
+std::string strip_reasoning_blocks(std::string_view text);
+
+struct parsed_answer {
+  llm_error_kind kind = llm_error_kind::none; // none = `answer` is valid
+  chat_answer answer;
+  std::string detail;                         // why it failed, for the error context
+};
+
+// Reads a 2xx answer body. Not JSON or no choices[0].message -> malformed; content
+// empty after stripping reasoning -> empty_answer (except a chat answer that carries
+// tool calls). Reasoning fields (`reasoning_content`, `reasoning`) never become content.
+parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose);
+
+// For a 2xx body that is an error object ({"error": {"code": 429, ...}}): the numeric
+// code when it is in 400..599, else 0. Providers use this for upstream failures.
+int error_status_in_body(std::string_view body);
+
+} // namespace mneme::llm
