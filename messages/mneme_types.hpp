@@ -58,6 +58,16 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   // --- recall actor (actors/recall): add types and atoms below this line
 
   // --- LLM client, summarizer and chat pools (actors/llm): add below this line
+  // (inspect overloads in messages/llm_messages.hpp; it uses no __COUNTER__)
+#include "messages/llm_messages.hpp"
+  CAF_ADD_TYPE_ID(mneme, (mneme::llm_purpose))
+  CAF_ADD_TYPE_ID(mneme, (mneme::chat_request))
+  CAF_ADD_TYPE_ID(mneme, (mneme::chat_answer))
+  CAF_ADD_TYPE_ID(mneme, (mneme::llm_pool_stats))
+  CAF_ADD_ATOM(mneme, mneme, llm_call_atom, "llm_call")
+  CAF_ADD_ATOM(mneme, mneme, llm_done_atom, "llm_done")
+  CAF_ADD_ATOM(mneme, mneme, llm_tick_atom, "llm_tick")
+  CAF_ADD_ATOM(mneme, mneme, llm_stats_atom, "llm_stats")
 
   // --- session, gateway, supervisor (actors/session, gateway, supervisor)
 
