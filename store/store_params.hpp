@@ -15,6 +15,7 @@ struct store_params {
   bool synchronous_full = true;        // PRAGMA synchronous=FULL (else NORMAL)
   int64_t readers = 2;                 // read-only connections for recall/export
   std::string cold_storage_dir = "cold"; // JSONL of ended sessions (SPEC §7)
+  int64_t max_content_bytes = 32 << 20; // larger message contents are refused (bad_request)
 };
 
 } // namespace mneme

@@ -1,0 +1,98 @@
+// The storage vocabulary: the values the store returns and the storage actor sends
+// (compaction commit, session statistics, checkpoints, session filter, id lists).
+// Plain values plus their CAF inspect(); included by messages/mneme_types.hpp inside
+// the storage section of the type-ID block. Owned by the storage module (issue 3).
+// Safe to use from any thread; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "caf/meta/type_name.hpp"
+
+#include "messages/transcript.hpp"
+
+namespace mneme {
+
+// Ids assigned by one batch append, in the order of the batch.
+struct message_ids {
+  std::vector<int64_t> ids;
+};
+
+// One compaction, committed in one transaction (SPEC §1, §3):
+//   - archive_ids: the middle, a contiguous slice of the session's live context in
+//     ascending id order (every id a live row of `session_id`, and no live row of the
+//     session between the first and the last id left out);
+//   - summary: the new summary row (role user or assistant; content = the summary text);
+//     the store sets is_summary = 1 and replaced_first_id/last_id = the slice bounds;
+//   - when update_triggers is set, `triggers` is persisted in the same transaction.
+struct compaction_commit {
+  std::string session_id;
+  std::vector<int64_t> archive_ids;
+  message summary;
+  bool update_triggers = false;
+  trigger_state triggers;
+};
+
+// Row counts of one session by state (SPEC §1 table).
+struct session_stats {
+  std::string session_id;
+  int64_t live_rows = 0;
+  int64_t archived_rows = 0;
+  int64_t rolled_back_rows = 0;
+  int64_t summary_rows = 0;           // rows with is_summary, any state
+  int64_t live_token_estimate = 0;    // sum of token_estimate over live rows
+  int64_t content_bytes = 0;          // sum of content sizes over all rows
+  int64_t first_id = 0;               // 0 when the session has no rows
+  int64_t last_id = 0;
+};
+
+// A named point of a session: every row with an id above last_message_id was
+// appended after it (SPEC §6 rollback checkpoints).
+struct checkpoint_record {
+  std::string session_id;
+  std::string name;
+  int64_t last_message_id = 0;
+  time_ms created_at_ms = 0;
+};
+
+// Which sessions to list; empty strings match everything. Newest first.
+struct session_filter {
+  std::string user_id;
+  std::string session_key;
+  bool open_only = false;
+  int64_t limit = 1000;               // 1..100000
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, message_ids& x) {
+  return f(caf::meta::type_name("mneme::message_ids"), x.ids);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compaction_commit& x) {
+  return f(caf::meta::type_name("mneme::compaction_commit"), x.session_id, x.archive_ids,
+           x.summary, x.update_triggers, x.triggers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
+  return f(caf::meta::type_name("mneme::session_stats"), x.session_id, x.live_rows,
+           x.archived_rows, x.rolled_back_rows, x.summary_rows, x.live_token_estimate,
+           x.content_bytes, x.first_id, x.last_id);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_record& x) {
+  return f(caf::meta::type_name("mneme::checkpoint_record"), x.session_id, x.name,
+           x.last_message_id, x.created_at_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_filter& x) {
+  return f(caf::meta::type_name("mneme::session_filter"), x.user_id, x.session_key,
+           x.open_only, x.limit);
+}
+
+} // namespace mneme

@@ -1,0 +1,186 @@
+// One SQLite connection and its prepared statements; see db_connection.hpp.
+#include "store/db_connection.hpp"
+
+#include <cassert>
+
+#include <sqlite3.h>
+
+#include "store/fts_tokenizers.hpp"
+#include "store/migrations.hpp"
+#include "store/sqlite_error.hpp"
+
+namespace mneme {
+
+// --- statement
+
+statement::~statement() {
+  sqlite3_finalize(stmt_);
+}
+
+void statement::bind(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+}
+
+void statement::bind(int index, std::string_view text) {
+  // A non-null pointer even for "" so the value is '' and not NULL.
+  sqlite3_bind_text64(stmt_, index, text.empty() ? "" : text.data(), text.size(),
+                      SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+void statement::bind_null(int index) {
+  sqlite3_bind_null(stmt_, index);
+}
+
+int statement::step() {
+  return sqlite3_step(stmt_);
+}
+
+void statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int64_t statement::column_int(int index) const {
+  return sqlite3_column_int64(stmt_, index);
+}
+
+std::string statement::column_text(int index) const {
+  auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+  auto n = sqlite3_column_bytes(stmt_, index);
+  return p == nullptr ? std::string{} : std::string(p, static_cast<size_t>(n));
+}
+
+bool statement::column_is_null(int index) const {
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+// --- db_connection
+
+namespace {
+
+struct raw_closer {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+
+// Runs a pragma that answers one text row; returns that text.
+caf::expected<std::string> pragma_text(db_connection& db, const char* sql,
+                                       const std::string& what) {
+  auto stmt = db.prepare(sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  auto rc = s->step();
+  if (rc != SQLITE_ROW)
+    return db.failure(rc, what);
+  return s->column_text(0);
+}
+
+caf::error configure_writer(db_connection& db, const store_params& params) {
+  auto mode = pragma_text(db, "PRAGMA journal_mode=WAL", "enable WAL");
+  if (!mode)
+    return std::move(mode.error());
+  if (*mode != "wal" && *mode != "memory")
+    return caf::make_error(errc::storage_failed,
+                           db.path() + ": journal_mode stays '" + *mode + "', WAL refused");
+  auto sync = params.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
+  if (auto err = db.exec(sync, "set synchronous"))
+    return err;
+  return apply_migrations(db, latest_schema_version());
+}
+
+caf::error configure_reader(db_connection& db) {
+  if (auto err = db.exec("PRAGMA query_only=1", "set query_only"))
+    return err;
+  auto version = schema_version(db);
+  if (!version)
+    return std::move(version.error());
+  if (*version > latest_schema_version())
+    return caf::make_error(errc::storage_schema_too_new,
+                           db.path() + ": schema version " + std::to_string(*version)
+                             + " is newer than this binary's "
+                             + std::to_string(latest_schema_version()));
+  if (*version == 0)
+    return caf::make_error(errc::storage_failed,
+                           db.path() + ": not a mneme database (no schema yet)");
+  return {};
+}
+
+} // namespace
+
+caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_params& params,
+                                                                  open_mode mode) {
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+  flags |= mode == open_mode::writer ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+                                     : SQLITE_OPEN_READONLY;
+  sqlite3* raw = nullptr;
+  auto rc = sqlite3_open_v2(params.path.c_str(), &raw, flags, nullptr);
+  std::unique_ptr<sqlite3, raw_closer> guard{raw};
+  if (rc != SQLITE_OK)
+    return sqlite_failure(raw, rc, "open " + params.path);
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, static_cast<int>(params.busy_timeout_ms));
+  std::unique_ptr<db_connection> db{new db_connection(guard.release(), mode, params.path)};
+  rc = register_fts_tokenizers(db->db_);
+  if (rc != SQLITE_OK)
+    return db->failure(rc, "register FTS tokenizers");
+  auto err = mode == open_mode::writer ? configure_writer(*db, params) : configure_reader(*db);
+  if (err)
+    return err;
+  return db;
+}
+
+db_connection::~db_connection() {
+  cache_.clear(); // statements first: close_v2 would otherwise defer the close
+  sqlite3_close_v2(db_);
+}
+
+caf::expected<statement*> db_connection::prepare(const char* sql) {
+  auto i = cache_.find(sql);
+  if (i != cache_.end())
+    return i->second.get();
+  sqlite3_stmt* raw = nullptr;
+  auto rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+  if (rc != SQLITE_OK)
+    return failure(rc, "prepare");
+  auto [pos, added] = cache_.emplace(sql, std::make_unique<statement>(db_, raw));
+  assert(added);
+  return pos->second.get();
+}
+
+caf::error db_connection::exec(const char* sql, const std::string& what) {
+  auto rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  return rc == SQLITE_OK ? caf::error{} : failure(rc, what);
+}
+
+caf::error db_connection::failure(int rc, const std::string& what) const {
+  return sqlite_failure(db_, rc, what);
+}
+
+bool db_connection::in_transaction() const {
+  return sqlite3_get_autocommit(db_) == 0;
+}
+
+// --- write_transaction
+
+write_transaction::~write_transaction() {
+  if (open_ && db_.in_transaction())
+    sqlite3_exec(db_.native_handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+caf::error write_transaction::begin() {
+  assert(!open_);
+  if (auto err = db_.exec("BEGIN IMMEDIATE", "begin transaction"))
+    return err;
+  open_ = true;
+  return {};
+}
+
+caf::error write_transaction::commit() {
+  assert(open_);
+  auto err = db_.exec("COMMIT", "commit");
+  if (!err)
+    open_ = false;
+  return err;
+}
+
+} // namespace mneme

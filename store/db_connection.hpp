@@ -1,0 +1,126 @@
+// One SQLite connection with a cache of prepared statements, opened either as the
+// single writer (WAL, synchronous per store_params, migrations applied) or as a
+// read-only reader (query_only, schema version checked). Every statement is a
+// prepared statement with bound parameters: no SQL is ever built from caller text.
+//
+// Thread: a connection, its statements and its transactions belong to the one
+// thread (actor) that opened it. Copy is deleted; moving is done through unique_ptr.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "caf/error.hpp"
+#include "caf/expected.hpp"
+
+#include "store/store_params.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace mneme {
+
+// A prepared statement. Bind indexes are 1-based, column indexes 0-based.
+class statement {
+public:
+  statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~statement();
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+
+  void bind(int index, int64_t value);
+  void bind(int index, std::string_view text); // stored byte for byte
+  void bind_null(int index);
+  // Runs one step: SQLITE_ROW, SQLITE_DONE or an error code.
+  int step();
+  // Resets the statement and clears its bindings; safe to call at any time.
+  void reset();
+
+  int64_t column_int(int index) const;
+  std::string column_text(int index) const; // byte-exact, embedded NULs kept
+  bool column_is_null(int index) const;
+
+private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+// Resets a cached statement when the scope ends, so a statement never stays
+// active (an active read statement would keep a WAL snapshot open).
+class statement_scope {
+public:
+  explicit statement_scope(statement& s) : s_(s) {}
+  ~statement_scope() { s_.reset(); }
+  statement_scope(const statement_scope&) = delete;
+  statement_scope& operator=(const statement_scope&) = delete;
+  statement* operator->() { return &s_; }
+  statement& get() { return s_; }
+
+private:
+  statement& s_;
+};
+
+enum class open_mode { writer, reader };
+
+class db_connection {
+public:
+  // Opens `params.path`. A writer creates the file if needed, switches it to WAL
+  // and applies the pending migrations; a reader requires an existing file whose
+  // schema this binary understands. Errors: storage_cant_open, storage_corrupt,
+  // storage_locked, storage_schema_too_new, storage_readonly, storage_failed.
+  static caf::expected<std::unique_ptr<db_connection>> open(const store_params& params,
+                                                            open_mode mode);
+  ~db_connection();
+  db_connection(const db_connection&) = delete;
+  db_connection& operator=(const db_connection&) = delete;
+
+  // The cached prepared statement for `sql`.
+  // REQUIRES: `sql` has static storage duration (it is the cache key).
+  caf::expected<statement*> prepare(const char* sql);
+
+  // Runs SQL text that takes no parameters (pragmas, DDL, transaction control).
+  caf::error exec(const char* sql, const std::string& what);
+
+  // Error for `rc` with this connection's message.
+  caf::error failure(int rc, const std::string& what) const;
+
+  // True while a transaction is open on this connection.
+  bool in_transaction() const;
+
+  open_mode mode() const { return mode_; }
+  const std::string& path() const { return path_; }
+
+  // Test seam: the raw handle (for fault injection and measurements only).
+  sqlite3* native_handle() { return db_; }
+
+private:
+  db_connection(sqlite3* db, open_mode mode, std::string path)
+    : db_(db), mode_(mode), path_(std::move(path)) {}
+
+  sqlite3* db_;
+  open_mode mode_;
+  std::string path_;
+  std::unordered_map<const char*, std::unique_ptr<statement>> cache_;
+};
+
+// An IMMEDIATE write transaction that rolls back unless committed.
+class write_transaction {
+public:
+  explicit write_transaction(db_connection& db) : db_(db) {}
+  ~write_transaction();
+  write_transaction(const write_transaction&) = delete;
+  write_transaction& operator=(const write_transaction&) = delete;
+
+  caf::error begin();
+  // Durable when it returns no error (the connection's synchronous setting).
+  caf::error commit();
+
+private:
+  db_connection& db_;
+  bool open_ = false;
+};
+
+} // namespace mneme

@@ -1,0 +1,35 @@
+// Translation of SQLite result codes into the project's storage error codes
+// (messages/errc.hpp), carrying SQLite's own message as the error context.
+// Pure functions; safe from any thread (sqlite3_errmsg is per connection, so call
+// them on the thread that owns the connection).
+#pragma once
+
+#include <string>
+
+#include "caf/error.hpp"
+#include "caf/make_message.hpp"
+
+#include "messages/errc.hpp"
+
+struct sqlite3;
+
+namespace mneme {
+
+// The errc for a (primary or extended) SQLite result code:
+//   SQLITE_FULL -> storage_disk_full, SQLITE_CORRUPT / SQLITE_NOTADB -> storage_corrupt,
+//   SQLITE_BUSY / SQLITE_LOCKED -> storage_locked, SQLITE_READONLY / SQLITE_PERM /
+//   SQLITE_AUTH -> storage_readonly, SQLITE_CANTOPEN -> storage_cant_open,
+//   anything else -> storage_failed.
+errc storage_errc(int sqlite_rc);
+
+// caf::error for `rc` with context "<what>: <sqlite message> (code N)".
+// `db` may be null (then the generic message of `rc` is used).
+caf::error sqlite_failure(sqlite3* db, int rc, const std::string& what);
+
+// A caller's mistake: errc::bad_request with `why` as context.
+caf::error bad_request(const std::string& why);
+
+// An unknown session, checkpoint or row: errc::not_found with `what` as context.
+caf::error not_found(const std::string& what);
+
+} // namespace mneme

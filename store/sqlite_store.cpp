@@ -1,0 +1,322 @@
+// The single writer: sessions, appends, group commits and reads; see sqlite_store.hpp.
+// Compaction, reset and checkpoints are in sqlite_store_compaction.cpp.
+#include "store/sqlite_store.hpp"
+
+#include <cassert>
+
+#include <sqlite3.h>
+
+#include "store/jsonl_export.hpp"
+#include "store/row_codec.hpp"
+#include "store/sqlite_error.hpp"
+#include "store/store_queries.hpp"
+
+namespace mneme {
+
+namespace {
+
+constexpr size_t max_label_bytes = 512; // user id, session key, model, reasons
+
+caf::error check_label(const std::string& value, const char* name) {
+  if (value.size() > max_label_bytes)
+    return bad_request(std::string{name} + " exceeds " + std::to_string(max_label_bytes)
+                       + " bytes");
+  return {};
+}
+
+} // namespace
+
+caf::expected<std::unique_ptr<sqlite_store>> sqlite_store::open(const store_params& params) {
+  if (params.max_batch < 1)
+    return bad_request("store: max_batch must be >= 1");
+  if (params.max_content_bytes < 1)
+    return bad_request("store: max_content_bytes must be >= 1");
+  auto db = db_connection::open(params, open_mode::writer);
+  if (!db)
+    return std::move(db.error());
+  return std::unique_ptr<sqlite_store>{new sqlite_store(params, std::move(*db))};
+}
+
+// --- sessions
+
+caf::expected<session_record> sqlite_store::create_session(session_record rec, time_ms now) {
+  if (now < 0)
+    return bad_request("create session: now must be >= 0");
+  if (rec.id.empty())
+    rec.id = ids_.next(now);
+  else if (!valid_session_id(rec.id))
+    return bad_request("create session: id must be 1..128 characters of [A-Za-z0-9._:-]");
+  for (auto [value, name] : {std::pair{&rec.user_id, "user_id"},
+                             std::pair{&rec.session_key, "session_key"},
+                             std::pair{&rec.model, "model"}})
+    if (auto err = check_label(*value, name))
+      return err;
+  if (rec.started_at_ms <= 0)
+    rec.started_at_ms = now;
+  rec.ended_at_ms = 0;
+  rec.end_reason.clear();
+  rec.triggers = trigger_state{};
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (!rec.parent_id.empty())
+    if (auto err = require_session(*db_, rec.parent_id))
+      return err;
+  auto stmt = db_->prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
+                           " started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, rec.id);
+  s->bind(2, rec.user_id);
+  s->bind(3, rec.session_key);
+  s->bind(4, rec.parent_id);
+  s->bind(5, rec.model);
+  s->bind(6, rec.started_at_ms);
+  auto rc = s->step();
+  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+    return bad_request("create session: id '" + rec.id + "' already exists");
+  if (rc != SQLITE_DONE)
+    return db_->failure(rc, "create session");
+  if (auto err = txn.commit())
+    return err;
+  return rec;
+}
+
+caf::expected<session_record> sqlite_store::end_session(const std::string& session_id,
+                                                        time_ms now, const std::string& reason) {
+  if (auto err = check_label(reason, "end reason"))
+    return err;
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
+  auto stmt = db_->prepare("UPDATE sessions SET ended_at_ms = ?2, end_reason = ?3 WHERE id = ?1");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, session_id);
+  s->bind(2, now > 0 ? now : int64_t{1});
+  s->bind(3, reason);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db_->failure(rc, "end session");
+  if (auto err = txn.commit())
+    return err;
+  return load_session(*db_, session_id);
+}
+
+caf::error sqlite_store::save_triggers(const std::string& session_id, const trigger_state& t) {
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = write_triggers(session_id, t))
+    return err;
+  return txn.commit();
+}
+
+caf::error sqlite_store::write_triggers(const std::string& session_id, const trigger_state& t) {
+  if (auto err = check_label(t.cooldown_reason, "cooldown_reason"))
+    return err;
+  auto stmt = db_->prepare(
+    "UPDATE sessions SET cooldown_until_ms = ?2, cooldown_reason = ?3,"
+    " anti_thrash_strikes = ?4, lock_until_ms = ?5, probe_pending = ?6,"
+    " fallback_streak = ?7, compaction_count = ?8, last_prompt_tokens = ?9 WHERE id = ?1");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, session_id);
+  s->bind(2, t.cooldown_until_ms);
+  s->bind(3, t.cooldown_reason);
+  s->bind(4, int64_t{t.anti_thrash_strikes});
+  s->bind(5, t.lock_until_ms);
+  s->bind(6, int64_t{t.probe_pending ? 1 : 0});
+  s->bind(7, int64_t{t.fallback_streak});
+  s->bind(8, t.compaction_count);
+  s->bind(9, t.last_prompt_tokens);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db_->failure(rc, "save trigger state");
+  if (sqlite3_changes(db_->native_handle()) == 0)
+    return not_found("unknown session '" + session_id + "'");
+  return {};
+}
+
+caf::error sqlite_store::require_open_session(const std::string& session_id) {
+  auto stmt = db_->prepare("SELECT ended_at_ms FROM sessions WHERE id = ?1");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, session_id);
+  auto rc = s->step();
+  if (rc == SQLITE_DONE)
+    return not_found("unknown session '" + session_id + "'");
+  if (rc != SQLITE_ROW)
+    return db_->failure(rc, "look up session");
+  if (s->column_int(0) != 0)
+    return bad_request("session '" + session_id + "' has ended");
+  return {};
+}
+
+// --- appends
+
+caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t position) {
+  if (auto err = validate_new_message(m, params_))
+    return err;
+  if (auto err = require_open_session(m.session_id))
+    return err;
+  auto stmt = db_->prepare(
+    "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name,"
+    " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id, position)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, m.session_id);
+  s->bind(2, to_string(m.role));
+  s->bind(3, m.content);
+  s->bind(4, m.tool_call_id);
+  s->bind(5, encode_tool_calls(m.tool_calls));
+  s->bind(6, m.tool_name);
+  s->bind(7, m.timestamp_ms);
+  s->bind(8, m.token_estimate);
+  s->bind(9, int64_t{m.is_summary ? 1 : 0});
+  s->bind(10, m.replaced_first_id);
+  s->bind(11, m.replaced_last_id);
+  if (position > 0)
+    s->bind(12, position);
+  else
+    s->bind_null(12);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db_->failure(rc, "append to session " + m.session_id);
+  return sqlite3_last_insert_rowid(db_->native_handle());
+}
+
+caf::expected<int64_t> sqlite_store::append(const message& m) {
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  auto id = insert_message(m);
+  if (!id)
+    return id;
+  if (auto err = txn.commit())
+    return err;
+  return id;
+}
+
+caf::expected<message_ids> sqlite_store::append_batch(const std::vector<message>& batch) {
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  message_ids out;
+  out.ids.reserve(batch.size());
+  for (const auto& m : batch) {
+    auto id = insert_message(m);
+    if (!id)
+      return std::move(id.error());
+    out.ids.push_back(*id);
+  }
+  if (auto err = txn.commit())
+    return err;
+  return out;
+}
+
+// --- group commit
+
+caf::error sqlite_store::begin_group() {
+  assert(!group_open());
+  group_.emplace(*db_);
+  auto err = group_->begin();
+  if (err)
+    group_.reset();
+  return err;
+}
+
+bool sqlite_store::group_open() const {
+  return group_.has_value() && db_->in_transaction();
+}
+
+caf::expected<int64_t> sqlite_store::insert_in_group(const message& m) {
+  assert(group_open());
+  return insert_message(m);
+}
+
+caf::error sqlite_store::savepoint(const char* sql, const std::string& what) {
+  auto stmt = db_->prepare(sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  auto rc = s->step();
+  return rc == SQLITE_DONE ? caf::error{} : db_->failure(rc, what);
+}
+
+caf::expected<message_ids> sqlite_store::insert_batch_in_group(const std::vector<message>& batch) {
+  assert(group_open());
+  if (auto err = savepoint("SAVEPOINT batch_append", "begin batch"))
+    return err;
+  message_ids out;
+  out.ids.reserve(batch.size());
+  for (const auto& m : batch) {
+    auto id = insert_message(m);
+    if (!id) {
+      if (db_->in_transaction()) {
+        savepoint("ROLLBACK TO batch_append", "undo batch");
+        savepoint("RELEASE batch_append", "end batch");
+      }
+      return std::move(id.error());
+    }
+    out.ids.push_back(*id);
+  }
+  if (auto err = savepoint("RELEASE batch_append", "end batch"))
+    return err;
+  return out;
+}
+
+caf::error sqlite_store::commit_group() {
+  assert(group_.has_value());
+  auto err = group_->commit();
+  group_.reset(); // a failed COMMIT is rolled back by the destructor
+  return err;
+}
+
+void sqlite_store::abort_group() {
+  group_.reset();
+}
+
+// --- reads
+
+caf::expected<session_record> sqlite_store::session(const std::string& session_id) {
+  return load_session(*db_, session_id);
+}
+
+caf::expected<std::vector<session_record>> sqlite_store::sessions(const session_filter& f) {
+  return list_sessions(*db_, f);
+}
+
+caf::expected<session_stats> sqlite_store::stats(const std::string& session_id) {
+  return load_session_stats(*db_, session_id);
+}
+
+caf::expected<trigger_state> sqlite_store::triggers(const std::string& session_id) {
+  return load_triggers(*db_, session_id);
+}
+
+caf::expected<std::vector<message>> sqlite_store::live_context(const std::string& session_id) {
+  return load_live_context(*db_, session_id);
+}
+
+caf::expected<std::vector<message>> sqlite_store::range(const std::string& session_id,
+                                                        int64_t first_id, int64_t last_id) {
+  return load_range(*db_, session_id, first_id, last_id);
+}
+
+caf::expected<std::vector<checkpoint_record>>
+sqlite_store::checkpoints(const std::string& session_id) {
+  return list_checkpoints(*db_, session_id);
+}
+
+caf::expected<int64_t> sqlite_store::export_jsonl(const std::string& session_id,
+                                                  std::ostream& out) {
+  return export_session_jsonl(*db_, session_id, out);
+}
+
+} // namespace mneme

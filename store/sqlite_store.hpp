@@ -1,0 +1,115 @@
+// The single writer of the mneme database (SPEC §1, §5, §6): sessions, appends,
+// the atomic compaction commit, reset, checkpoints and rollback, trigger state.
+// A plain class over one writer connection; every operation returns
+// caf::expected / caf::error carrying mneme::errc and never throws. Reads are
+// forwarded to store_queries on the same connection (read-your-writes).
+//
+// Decisions (see docs in the report of issue 3):
+//   - Each public write runs in its own IMMEDIATE transaction and is durable when
+//     it returns (PRAGMA synchronous=FULL unless store_params::synchronous_full is
+//     false). The group-commit building blocks (begin_group ... commit_group) let
+//     the storage actor put many appends into one transaction.
+//   - Compaction: the archive ids must be a contiguous run of the session's live
+//     context (position order) given in that order; otherwise bad_request and
+//     nothing changes. The summary is inserted with is_summary = 1, the position of
+//     the first archived row and replaced_first/last_id = min/max archived id; the
+//     archived rows get active = 0, compacted = 1, archived_by = summary id.
+//   - Reset: new session (generated id, same user/key/model, parent = old id),
+//     live context = copies of the old session's head (a leading system row plus
+//     the next `head_count` live rows, extended over tool rows answering them)
+//     and of its latest live summary; the old session is ended with `reason`;
+//     old rows untouched. New trigger state starts at zero.
+//   - Rollback to a checkpoint: rows appended after it become rolled back
+//     (active = 0, compacted = 0); rows archived by a summary made after it become
+//     live again; the live context of that point is returned.
+//
+// Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "caf/error.hpp"
+#include "caf/expected.hpp"
+
+#include "messages/storage_types.hpp"
+#include "messages/transcript.hpp"
+#include "store/db_connection.hpp"
+#include "store/session_ids.hpp"
+#include "store/store_params.hpp"
+
+namespace mneme {
+
+class sqlite_store {
+public:
+  static caf::expected<std::unique_ptr<sqlite_store>> open(const store_params& params);
+  sqlite_store(const sqlite_store&) = delete;
+  sqlite_store& operator=(const sqlite_store&) = delete;
+
+  // --- sessions
+  // Creates a session; rec.id may be empty (generated) or a valid unused id.
+  // started_at_ms defaults to `now`; ended/trigger fields are ignored.
+  caf::expected<session_record> create_session(session_record rec, time_ms now);
+  caf::expected<session_record> end_session(const std::string& session_id, time_ms now,
+                                            const std::string& reason);
+  caf::error save_triggers(const std::string& session_id, const trigger_state& t);
+
+  // --- appends, each in its own durable transaction
+  caf::expected<int64_t> append(const message& m);
+  caf::expected<message_ids> append_batch(const std::vector<message>& batch);
+
+  // --- group commit: begin_group, any number of insert_*_in_group, commit_group.
+  // A failed insert changes nothing (statement or savepoint atomic) unless SQLite
+  // rolled the whole group back, which group_open() then reports as false.
+  caf::error begin_group();
+  caf::expected<int64_t> insert_in_group(const message& m);
+  caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch);
+  caf::error commit_group();
+  void abort_group();
+  bool group_open() const;
+
+  // --- compaction, reset, checkpoints
+  caf::expected<message> commit_compaction(const compaction_commit& c);
+  caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
+                                              time_ms now, const std::string& reason);
+  caf::expected<checkpoint_record> create_checkpoint(const std::string& session_id,
+                                                     const std::string& name, time_ms now);
+  caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,
+                                                             const std::string& name);
+
+  // --- reads on the writer connection
+  caf::expected<session_record> session(const std::string& session_id);
+  caf::expected<std::vector<session_record>> sessions(const session_filter& filter);
+  caf::expected<session_stats> stats(const std::string& session_id);
+  caf::expected<trigger_state> triggers(const std::string& session_id);
+  caf::expected<std::vector<message>> live_context(const std::string& session_id);
+  caf::expected<std::vector<message>> range(const std::string& session_id, int64_t first_id,
+                                            int64_t last_id);
+  caf::expected<std::vector<checkpoint_record>> checkpoints(const std::string& session_id);
+  caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out);
+
+  const store_params& params() const { return params_; }
+  // Test seam: the connection (fault injection, measurements).
+  db_connection& connection() { return *db_; }
+
+private:
+  sqlite_store(store_params params, std::unique_ptr<db_connection> db)
+    : params_(std::move(params)), db_(std::move(db)) {}
+
+  // Validates and inserts one message inside the current transaction; position 0
+  // means "= id".
+  caf::expected<int64_t> insert_message(const message& m, int64_t position = 0);
+  caf::error write_triggers(const std::string& session_id, const trigger_state& t);
+  caf::error require_open_session(const std::string& session_id);
+  caf::error savepoint(const char* sql, const std::string& what);
+
+  store_params params_;
+  std::unique_ptr<db_connection> db_;
+  std::optional<write_transaction> group_;
+  session_id_generator ids_;
+};
+
+} // namespace mneme

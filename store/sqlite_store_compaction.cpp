@@ -1,0 +1,292 @@
+// The state-changing operations of the single writer: compaction commit, reset,
+// checkpoints and rollback. Each runs in one IMMEDIATE transaction: after a crash
+// the file is entirely before or entirely after it. See sqlite_store.hpp for the
+// decisions (what a valid compaction is, what a reset keeps).
+#include "store/sqlite_store.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include <sqlite3.h>
+
+#include "store/row_codec.hpp"
+#include "store/sqlite_error.hpp"
+#include "store/store_queries.hpp"
+
+namespace mneme {
+
+namespace {
+
+struct live_row {
+  int64_t id;
+  int64_t position;
+};
+
+caf::expected<std::vector<live_row>> live_rows(db_connection& db, const std::string& session_id) {
+  auto stmt = db.prepare("SELECT id, position FROM message_rows"
+                         " WHERE session_id = ?1 AND active = 1 ORDER BY position, id");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, session_id);
+  std::vector<live_row> out;
+  for (;;) {
+    auto rc = s->step();
+    if (rc == SQLITE_DONE)
+      return out;
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, "load live ids");
+    out.push_back(live_row{s->column_int(0), s->column_int(1)});
+  }
+}
+
+// The archive ids must be a contiguous run of `live`, in live-context order.
+// Returns the index in `live` where the run starts.
+caf::expected<size_t> locate_slice(const std::vector<live_row>& live,
+                                   const std::vector<int64_t>& ids,
+                                   const std::string& session_id) {
+  auto first = std::find_if(live.begin(), live.end(),
+                            [&](const live_row& r) { return r.id == ids.front(); });
+  if (first == live.end())
+    return bad_request("compaction: row " + std::to_string(ids.front())
+                       + " is not a live row of session '" + session_id + "'");
+  auto start = static_cast<size_t>(first - live.begin());
+  if (start + ids.size() > live.size())
+    return bad_request("compaction: the archive ids run past the end of the live context");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (live[start + i].id != ids[i])
+      return bad_request("compaction: archive ids are not a contiguous run of the live"
+                         " context: position " + std::to_string(i) + " names row "
+                         + std::to_string(ids[i]) + ", the live context has row "
+                         + std::to_string(live[start + i].id));
+  return start;
+}
+
+caf::error validate_summary(const compaction_commit& c, const store_params& params) {
+  if (c.archive_ids.empty())
+    return bad_request("compaction: archive_ids is empty (nothing to compact)");
+  if (c.summary.role != msg_role::user && c.summary.role != msg_role::assistant)
+    return bad_request("compaction: a summary's role is user or assistant");
+  if (c.summary.content.empty())
+    return bad_request("compaction: the summary text is empty");
+  if (!c.summary.session_id.empty() && c.summary.session_id != c.session_id)
+    return bad_request("compaction: the summary names another session");
+  if (c.summary.content.size() > static_cast<size_t>(params.max_content_bytes))
+    return bad_request("compaction: the summary exceeds max_content_bytes");
+  return {};
+}
+
+} // namespace
+
+caf::expected<message> sqlite_store::commit_compaction(const compaction_commit& c) {
+  if (auto err = validate_summary(c, params_))
+    return err;
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(c.session_id))
+    return err;
+  auto live = live_rows(*db_, c.session_id);
+  if (!live)
+    return std::move(live.error());
+  auto start = locate_slice(*live, c.archive_ids, c.session_id);
+  if (!start)
+    return std::move(start.error());
+  message summary = c.summary;
+  summary.id = 0;
+  summary.session_id = c.session_id;
+  summary.active = true;
+  summary.compacted = false;
+  summary.is_summary = true;
+  auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
+  summary.replaced_first_id = *lo;
+  summary.replaced_last_id = *hi;
+  auto id = insert_message(summary, (*live)[*start].position);
+  if (!id)
+    return std::move(id.error());
+  summary.id = *id;
+  auto stmt = db_->prepare("UPDATE message_state SET active = 0, compacted = 1, archived_by = ?1"
+                           " WHERE id = ?2 AND active = 1");
+  if (!stmt)
+    return std::move(stmt.error());
+  for (auto archived : c.archive_ids) {
+    statement_scope s{**stmt};
+    s->bind(1, summary.id);
+    s->bind(2, archived);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "archive row " + std::to_string(archived));
+  }
+  if (c.update_triggers)
+    if (auto err = write_triggers(c.session_id, c.triggers))
+      return err;
+  if (auto err = txn.commit())
+    return err;
+  return summary;
+}
+
+caf::expected<session_record> sqlite_store::reset_session(const std::string& session_id,
+                                                          int head_count, time_ms now,
+                                                          const std::string& reason) {
+  if (head_count < 0 || head_count > 1000)
+    return bad_request("reset: head_count must be 0..1000");
+  if (now < 0)
+    return bad_request("reset: now must be >= 0");
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
+  auto old = load_session(*db_, session_id);
+  if (!old)
+    return std::move(old.error());
+  auto live = load_live_context(*db_, session_id);
+  if (!live)
+    return std::move(live.error());
+  // Head: a leading system row, the next head_count rows, and the tool rows that
+  // directly follow them (answers to calls made in the head).
+  size_t head_end = 0;
+  if (!live->empty() && live->front().role == msg_role::system)
+    head_end = 1;
+  head_end = std::min(live->size(), head_end + static_cast<size_t>(head_count));
+  while (head_end < live->size() && (*live)[head_end].role == msg_role::tool)
+    ++head_end;
+  std::vector<message> kept(live->begin(), live->begin() + static_cast<ptrdiff_t>(head_end));
+  auto latest = std::find_if(live->rbegin(), live->rend() - static_cast<ptrdiff_t>(head_end),
+                             [](const message& m) { return m.is_summary; });
+  if (latest != live->rend() - static_cast<ptrdiff_t>(head_end))
+    kept.push_back(*latest);
+  session_record child;
+  child.id = ids_.next(now);
+  child.user_id = old->user_id;
+  child.session_key = old->session_key;
+  child.parent_id = old->id;
+  child.model = old->model;
+  child.started_at_ms = now;
+  {
+    auto stmt = db_->prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
+                             " started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, child.id);
+    s->bind(2, child.user_id);
+    s->bind(3, child.session_key);
+    s->bind(4, child.parent_id);
+    s->bind(5, child.model);
+    s->bind(6, child.started_at_ms);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "create the reset session");
+  }
+  for (auto m : kept) {
+    m.id = 0;
+    m.session_id = child.id;
+    m.active = true;
+    m.compacted = false;
+    if (auto id = insert_message(m); !id)
+      return std::move(id.error());
+  }
+  {
+    auto stmt = db_->prepare("UPDATE sessions SET ended_at_ms = ?2, end_reason = ?3"
+                             " WHERE id = ?1");
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, session_id);
+    s->bind(2, now > 0 ? now : int64_t{1});
+    s->bind(3, reason);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "end the reset session");
+  }
+  if (auto err = txn.commit())
+    return err;
+  return child;
+}
+
+caf::expected<checkpoint_record> sqlite_store::create_checkpoint(const std::string& session_id,
+                                                                 const std::string& name,
+                                                                 time_ms now) {
+  if (name.empty() || name.size() > 128)
+    return bad_request("checkpoint: name must be 1..128 bytes");
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
+  checkpoint_record cp{session_id, name, 0, now};
+  {
+    auto stmt = db_->prepare("SELECT coalesce(max(id), 0) FROM message_state"
+                             " WHERE session_id = ?1");
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, session_id);
+    if (auto rc = s->step(); rc != SQLITE_ROW)
+      return db_->failure(rc, "checkpoint position");
+    cp.last_message_id = s->column_int(0);
+  }
+  auto stmt = db_->prepare("INSERT OR REPLACE INTO checkpoints(session_id, name,"
+                           " last_message_id, created_at_ms) VALUES (?1, ?2, ?3, ?4)");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, cp.session_id);
+  s->bind(2, cp.name);
+  s->bind(3, cp.last_message_id);
+  s->bind(4, cp.created_at_ms);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db_->failure(rc, "create checkpoint");
+  if (auto err = txn.commit())
+    return err;
+  return cp;
+}
+
+caf::expected<std::vector<message>>
+sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::string& name) {
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
+  int64_t mark = 0;
+  {
+    auto stmt = db_->prepare("SELECT last_message_id FROM checkpoints"
+                             " WHERE session_id = ?1 AND name = ?2");
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, session_id);
+    s->bind(2, name);
+    auto rc = s->step();
+    if (rc == SQLITE_DONE)
+      return not_found("no checkpoint '" + name + "' in session '" + session_id + "'");
+    if (rc != SQLITE_ROW)
+      return db_->failure(rc, "load checkpoint");
+    mark = s->column_int(0);
+  }
+  // Order matters: first revive what later summaries archived, then roll back
+  // everything appended after the mark (including those summaries).
+  static constexpr const char* revive
+    = "UPDATE message_state SET active = 1, compacted = 0, archived_by = 0"
+      " WHERE session_id = ?1 AND compacted = 1 AND archived_by > ?2 AND id <= ?2";
+  static constexpr const char* undo
+    = "UPDATE message_state SET active = 0, compacted = 0"
+      " WHERE session_id = ?1 AND id > ?2 AND (active = 1 OR compacted = 1)";
+  for (auto sql : {revive, undo}) {
+    auto stmt = db_->prepare(sql);
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, session_id);
+    s->bind(2, mark);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "roll back");
+  }
+  auto live = load_live_context(*db_, session_id);
+  if (!live)
+    return live;
+  if (auto err = txn.commit())
+    return err;
+  return live;
+}
+
+} // namespace mneme
