@@ -54,6 +54,31 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::session_record>))
 
   // --- storage actor (actors/storage): add types and atoms below this line
+  // (the storage value types live in their own std-only header; it uses no __COUNTER__)
+#include "messages/storage_types.hpp"
+  CAF_ADD_TYPE_ID(mneme, (mneme::message_ids))
+  CAF_ADD_TYPE_ID(mneme, (mneme::compaction_commit))
+  CAF_ADD_TYPE_ID(mneme, (mneme::session_stats))
+  CAF_ADD_TYPE_ID(mneme, (mneme::checkpoint_record))
+  CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::checkpoint_record>))
+  CAF_ADD_TYPE_ID(mneme, (mneme::session_filter))
+  CAF_ADD_ATOM(mneme, mneme, st_append_atom, "st_append")
+  CAF_ADD_ATOM(mneme, mneme, st_flush_atom, "st_flush")
+  CAF_ADD_ATOM(mneme, mneme, st_live_atom, "st_live")
+  CAF_ADD_ATOM(mneme, mneme, st_range_atom, "st_range")
+  CAF_ADD_ATOM(mneme, mneme, st_compact_atom, "st_compact")
+  CAF_ADD_ATOM(mneme, mneme, st_new_session_atom, "st_newsess")
+  CAF_ADD_ATOM(mneme, mneme, st_session_atom, "st_session")
+  CAF_ADD_ATOM(mneme, mneme, st_list_atom, "st_list")
+  CAF_ADD_ATOM(mneme, mneme, st_stats_atom, "st_stats")
+  CAF_ADD_ATOM(mneme, mneme, st_end_atom, "st_end")
+  CAF_ADD_ATOM(mneme, mneme, st_reset_atom, "st_reset")
+  CAF_ADD_ATOM(mneme, mneme, st_checkpoint_atom, "st_ckpt")
+  CAF_ADD_ATOM(mneme, mneme, st_checkpoints_atom, "st_ckpts")
+  CAF_ADD_ATOM(mneme, mneme, st_rollback_atom, "st_rollbk")
+  CAF_ADD_ATOM(mneme, mneme, st_put_triggers_atom, "st_trigput")
+  CAF_ADD_ATOM(mneme, mneme, st_get_triggers_atom, "st_trigget")
+  CAF_ADD_ATOM(mneme, mneme, st_export_atom, "st_export")
 
   // --- recall actor (actors/recall): add types and atoms below this line
 
