@@ -1,0 +1,58 @@
+// The OpenAI chat-completions wire format as the fake LLM speaks it: parsing a
+// request body into transcript messages, and building answer bodies, SSE events
+// and provider-style error bodies. Pure functions over nlohmann-json; no I/O.
+// Safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "caf/expected.hpp"
+#include "messages/transcript.hpp"
+
+namespace mneme::fakellm {
+
+struct chat_call {
+  std::string model;
+  std::vector<message> messages;
+  bool stream = false;
+  std::optional<int64_t> max_tokens;  // max_tokens or max_completion_tokens
+};
+
+// Parses a chat-completions body. Errors are errc::bad_request naming the field.
+caf::expected<chat_call> parse_chat_call(std::string_view body);
+
+// One answer, as every encoding below needs it.
+struct completion {
+  std::string id;                 // "chatcmpl-..."
+  std::string model;
+  int64_t created = 0;            // seconds since the epoch
+  std::string content;
+  std::string reasoning_content;  // sent only when non-empty
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  std::string finish_reason = "stop";
+};
+
+// The non-streaming body: {"id", "object":"chat.completion", "choices":[...], "usage":{...}}.
+std::string completion_body(const completion& c);
+
+// The SSE events of a streamed answer, each "data: {...}\n\n", ending with
+// "data: [DONE]\n\n": a role chunk, content (and reasoning) chunks of at most
+// `piece_bytes` bytes, a final chunk with finish_reason and usage.
+// REQUIRES: piece_bytes > 0.
+std::vector<std::string> completion_events(const completion& c, size_t piece_bytes = 64);
+
+// {"error":{"message":..., "type":..., "param":null, "code":...}} (code null when empty).
+std::string error_body(std::string_view message, std::string_view type, std::string_view code);
+
+// OpenAI's context_length_exceeded 400 body for a prompt over the window.
+std::string overflow_body(int64_t window_tokens, int64_t prompt_tokens);
+
+// Anthropic's 429 body for a long-context request without extra usage.
+std::string long_context_429_body();
+
+} // namespace mneme::fakellm
