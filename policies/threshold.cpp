@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 
 #include "policies/utf8.hpp"
 
@@ -107,6 +108,10 @@ std::string_view to_string(threshold_limit l) {
   }
   return "unknown";
 }
+
+std::ostream& operator<<(std::ostream& os, ratio_rule r) { return os << to_string(r); }
+
+std::ostream& operator<<(std::ostream& os, threshold_limit l) { return os << to_string(l); }
 
 threshold_decision compute_threshold(const compression_params& compression,
                                      std::string_view model_name, int64_t context_window,

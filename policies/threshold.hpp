@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -72,6 +73,8 @@ enum class threshold_problem : uint8_t {
 
 std::string_view to_string(ratio_rule r);
 std::string_view to_string(threshold_limit l);
+std::ostream& operator<<(std::ostream& os, ratio_rule r);
+std::ostream& operator<<(std::ostream& os, threshold_limit l);
 
 // The threshold and why it is what it is.
 struct threshold_decision {
