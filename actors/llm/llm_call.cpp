@@ -21,8 +21,7 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
   call.headers.emplace_back("Accept: application/json");
   if (!endpoint.api_key.empty())
     call.headers.emplace_back("Authorization: Bearer " + endpoint.api_key);
-  call.headers.emplace_back(req.purpose == llm_purpose::summary ? "X-Mneme-Purpose: summary"
-                                                                : "X-Mneme-Purpose: chat");
+  call.headers.emplace_back("X-Mneme-Purpose: " + std::string{to_string(req.purpose)});
   if (req.model.empty()) {
     auto copy = req;
     copy.model = endpoint.model;

@@ -9,6 +9,15 @@
 #include "policies/chat_request.hpp"
 #include "policies/llm_error_kind.hpp"
 
+namespace mneme {
+
+// "chat" or "summary": the value of the X-Mneme-Purpose header and of log fields.
+inline std::string_view to_string(llm_purpose p) {
+  return p == llm_purpose::summary ? "summary" : "chat";
+}
+
+} // namespace mneme
+
 namespace mneme::llm {
 
 // The request body: model, messages (role, content, tool_calls, tool_call_id, name),

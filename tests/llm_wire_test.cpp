@@ -1,0 +1,434 @@
+// Tests of the LLM client's pure parts: wire JSON, answer parsing, reasoning stripping,
+// URL and key resolution, pool configs from the config blocks, error mapping.
+#define BOOST_TEST_MODULE llm_wire
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/llm/llm_call.hpp"
+#include "actors/llm/llm_endpoint.hpp"
+#include "actors/llm/llm_errors.hpp"
+#include "actors/llm/llm_wire.hpp"
+
+namespace bdata = boost::unit_test::data;
+using nlohmann::json;
+using namespace mneme;
+using namespace mneme::llm;
+
+namespace mneme {
+std::ostream& operator<<(std::ostream& os, llm_error_kind k) { return os << to_string(k); }
+std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
+std::ostream& operator<<(std::ostream& os, llm_purpose p) { return os << to_string(p); }
+} // namespace mneme
+
+namespace {
+
+message msg(msg_role role, std::string content) {
+  message m;
+  m.role = role;
+  m.content = std::move(content);
+  return m;
+}
+
+std::string answer_body(const json& message_obj, const std::string& finish = "stop") {
+  return json{{"choices", json::array({{{"index", 0}, {"message", message_obj},
+                                         {"finish_reason", finish}}})},
+              {"usage", {{"prompt_tokens", 1234}, {"completion_tokens", 56}}}}
+    .dump();
+}
+
+errc code_of(const caf::error& err) { return static_cast<errc>(err.code()); }
+
+} // namespace
+
+// ---------------------------------------------------------------- request JSON
+
+BOOST_AUTO_TEST_CASE(request_json_carries_model_messages_and_stream_false_without_max_tokens) {
+  chat_request req;
+  req.model = "m1";
+  req.messages = {msg(msg_role::system, "sys"), msg(msg_role::user, "hello")};
+  req.stream = true; // ignored: the client reads whole answers
+  auto j = json::parse(to_wire_json(req));
+  BOOST_TEST(j["model"] == "m1");
+  BOOST_TEST(j["messages"].size() == 2u);
+  BOOST_TEST(j["messages"][0]["role"] == "system");
+  BOOST_TEST(j["messages"][1]["content"] == "hello");
+  BOOST_TEST(j["stream"] == false);
+  BOOST_TEST(!j.contains("max_tokens"));
+  BOOST_TEST(!j.contains("temperature"));
+}
+
+BOOST_AUTO_TEST_CASE(request_json_has_max_tokens_and_temperature_only_when_set) {
+  chat_request req;
+  req.model = "m";
+  req.max_tokens = 777;
+  req.temperature = 0.25;
+  auto j = json::parse(to_wire_json(req));
+  BOOST_TEST(j["max_tokens"] == 777);
+  BOOST_TEST(j["temperature"].get<double>() == 0.25);
+}
+
+BOOST_AUTO_TEST_CASE(request_json_sends_tool_calls_and_tool_results_in_openai_shape) {
+  chat_request req;
+  auto call = msg(msg_role::assistant, "");
+  call.tool_calls = {{"call_1", "read_file", R"({"path":"/etc/hosts"})"}};
+  auto result = msg(msg_role::tool, "127.0.0.1 localhost");
+  result.tool_call_id = "call_1";
+  result.tool_name = "read_file";
+  req.messages = {call, result};
+  auto j = json::parse(to_wire_json(req));
+  const auto& a = j["messages"][0];
+  BOOST_TEST(a["content"].is_null());
+  BOOST_TEST(a["tool_calls"][0]["id"] == "call_1");
+  BOOST_TEST(a["tool_calls"][0]["type"] == "function");
+  BOOST_TEST(a["tool_calls"][0]["function"]["name"] == "read_file");
+  BOOST_TEST(a["tool_calls"][0]["function"]["arguments"] == R"({"path":"/etc/hosts"})");
+  const auto& t = j["messages"][1];
+  BOOST_TEST(t["role"] == "tool");
+  BOOST_TEST(t["tool_call_id"] == "call_1");
+  BOOST_TEST(t["name"] == "read_file");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_in_a_message_is_replaced_not_thrown) {
+  chat_request req;
+  req.messages = {msg(msg_role::user, std::string{"ok \xff\xfe end"})};
+  std::string body;
+  BOOST_REQUIRE_NO_THROW(body = to_wire_json(req));
+  auto j = json::parse(body);
+  BOOST_TEST(j["messages"][0]["content"].get<std::string>().find("end") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(http_call_has_bearer_purpose_header_and_the_endpoint_model_by_default) {
+  llm_endpoint ep;
+  ep.url = "http://h/v1/chat/completions";
+  ep.api_key = "sk-secret";
+  ep.model = "summ-model";
+  ep.idle_timeout = std::chrono::milliseconds{60000};
+  chat_request req;
+  req.purpose = llm_purpose::summary;
+  auto call = build_http_call(ep, req, std::chrono::milliseconds{5000});
+  auto has = [&](const std::string& h) {
+    return std::find(call.headers.begin(), call.headers.end(), h) != call.headers.end();
+  };
+  BOOST_TEST(has("Authorization: Bearer sk-secret"));
+  BOOST_TEST(has("X-Mneme-Purpose: summary"));
+  BOOST_TEST(json::parse(call.body)["model"] == "summ-model");
+  // The idle bound never exceeds what is left of the deadline.
+  BOOST_TEST(call.total_timeout.count() == 5000);
+  BOOST_TEST(call.idle_timeout.count() == 5000);
+  req.purpose = llm_purpose::chat;
+  ep.api_key.clear();
+  auto chat = build_http_call(ep, req, std::chrono::milliseconds{90000});
+  BOOST_TEST((std::find(chat.headers.begin(), chat.headers.end(), "X-Mneme-Purpose: chat")
+              != chat.headers.end()));
+  for (const auto& h : chat.headers)
+    BOOST_TEST(h.rfind("Authorization", 0) != 0u);
+  BOOST_TEST(chat.idle_timeout.count() == 60000);
+}
+
+// ---------------------------------------------------------------- reasoning
+
+BOOST_DATA_TEST_CASE(reasoning_blocks_are_stripped_from_content,
+                     bdata::make({std::string{"<think>plan</think>Answer"},
+                                  std::string{"  <think>a\nb</think>\n\nAnswer  "},
+                                  std::string{"Ans<thinking>x</thinking>wer"},
+                                  std::string{"<reasoning>r</reasoning>Answer"},
+                                  std::string{"<think>one</think>Ans<think>two</think>wer"},
+                                  std::string{"cut-off thinking</think>Answer"},
+                                  std::string{"Answer<think>never closed"},
+                                  std::string{"<think>only thinking</think>"},
+                                  std::string{"Answer"}})
+                       ^ bdata::make({std::string{"Answer"}, std::string{"Answer"},
+                                      std::string{"Answer"}, std::string{"Answer"},
+                                      std::string{"Answer"}, std::string{"Answer"},
+                                      std::string{"Answer"}, std::string{""},
+                                      std::string{"Answer"}}),
+                     input, expected) {
+  BOOST_TEST(strip_reasoning_blocks(input) == expected);
+}
+
+// ---------------------------------------------------------------- answers
+
+BOOST_AUTO_TEST_CASE(answer_yields_content_usage_and_finish_reason) {
+  auto parsed = parse_chat_answer(
+    answer_body({{"role", "assistant"}, {"content", "<think>x</think>The summary."}}, "length"),
+    llm_purpose::summary);
+  BOOST_TEST(parsed.kind == llm_error_kind::none);
+  BOOST_TEST(parsed.answer.content == "The summary.");
+  BOOST_TEST(parsed.answer.prompt_tokens == 1234);
+  BOOST_TEST(parsed.answer.completion_tokens == 56);
+  BOOST_TEST(parsed.answer.finish_reason == "length");
+}
+
+BOOST_AUTO_TEST_CASE(reasoning_fields_never_become_content) {
+  auto parsed = parse_chat_answer(answer_body({{"role", "assistant"},
+                                               {"content", "Final."},
+                                               {"reasoning_content", "long thoughts"},
+                                               {"reasoning", "more thoughts"}}),
+                                  llm_purpose::chat);
+  BOOST_TEST(parsed.kind == llm_error_kind::none);
+  BOOST_TEST(parsed.answer.content == "Final.");
+}
+
+BOOST_AUTO_TEST_CASE(content_given_as_parts_is_concatenated) {
+  auto parsed = parse_chat_answer(
+    answer_body({{"role", "assistant"},
+                 {"content", json::array({{{"type", "text"}, {"text", "Hello "}},
+                                          {{"type", "text"}, {"text", "world"}}})}}),
+    llm_purpose::chat);
+  BOOST_TEST(parsed.answer.content == "Hello world");
+}
+
+BOOST_AUTO_TEST_CASE(chat_answer_with_tool_calls_may_have_empty_content_but_a_summary_may_not) {
+  json m = {{"role", "assistant"},
+            {"content", nullptr},
+            {"tool_calls", json::array({{{"id", "c1"}, {"type", "function"},
+                                         {"function", {{"name", "search"},
+                                                       {"arguments", "{\"q\":1}"}}}}})}};
+  auto chat = parse_chat_answer(answer_body(m, "tool_calls"), llm_purpose::chat);
+  BOOST_TEST(chat.kind == llm_error_kind::none);
+  BOOST_REQUIRE(chat.answer.tool_calls.size() == 1u);
+  BOOST_TEST(chat.answer.tool_calls[0].id == "c1");
+  BOOST_TEST(chat.answer.tool_calls[0].name == "search");
+  BOOST_TEST(chat.answer.tool_calls[0].arguments == "{\"q\":1}");
+  auto summary = parse_chat_answer(answer_body(m), llm_purpose::summary);
+  BOOST_TEST(summary.kind == llm_error_kind::empty_answer);
+}
+
+BOOST_DATA_TEST_CASE(
+  bad_answer_bodies_are_classified,
+  bdata::make({std::string{"not json at all"},
+               std::string{"{\"choices\": ["},
+               std::string{"[1,2,3]"},
+               std::string{"{\"id\": \"x\"}"},
+               std::string{"{\"choices\": []}"},
+               std::string{"{\"choices\": [{\"text\": \"legacy\"}]}"},
+               answer_body({{"role", "assistant"}, {"content", ""}}),
+               answer_body({{"role", "assistant"}, {"content", "   \n "}}),
+               answer_body({{"role", "assistant"}, {"content", nullptr}}),
+               answer_body({{"role", "assistant"}, {"content", ""}, {"reasoning_content", "hm"}}),
+               answer_body({{"role", "assistant"}, {"content", "<think>all thought</think>"}})})
+    ^ bdata::make({llm_error_kind::malformed, llm_error_kind::malformed,
+                   llm_error_kind::malformed, llm_error_kind::malformed,
+                   llm_error_kind::malformed, llm_error_kind::malformed,
+                   llm_error_kind::empty_answer, llm_error_kind::empty_answer,
+                   llm_error_kind::empty_answer, llm_error_kind::empty_answer,
+                   llm_error_kind::empty_answer}),
+  body, kind) {
+  BOOST_TEST(parse_chat_answer(body, llm_purpose::summary).kind == kind);
+}
+
+BOOST_DATA_TEST_CASE(error_objects_inside_2xx_answers_expose_their_status,
+                     bdata::make({std::string{R"({"error":{"code":429,"message":"slow down"}})"},
+                                  std::string{R"({"error":{"code":"503","message":"x"}})"},
+                                  std::string{R"({"error":{"code":"rate_limit","message":"x"}})"},
+                                  std::string{R"({"error":{"code":200}})"},
+                                  std::string{R"({"choices":[],"error":{"code":500}})"},
+                                  std::string{"garbage"}})
+                       ^ bdata::make({429, 503, 0, 0, 0, 0}),
+                     body, status) {
+  BOOST_TEST(error_status_in_body(body) == status);
+}
+
+// ---------------------------------------------------------------- reading outcomes
+
+BOOST_AUTO_TEST_CASE(a_transport_failure_keeps_its_kind_and_names_the_elapsed_time) {
+  http_outcome out;
+  out.transport = llm_error_kind::idle_timeout;
+  out.transport_detail = "no byte for 1000 ms";
+  out.elapsed = std::chrono::milliseconds{1002};
+  auto res = read_http_outcome(out, llm_purpose::summary, "");
+  BOOST_REQUIRE(!res);
+  BOOST_TEST(code_of(res.error()) == errc::llm_idle_timeout);
+  BOOST_TEST(render_error(res.error()).find("no byte for 1000 ms after 1.002 s")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_http_error_names_status_and_body_but_never_the_key) {
+  http_outcome out;
+  out.status = 401;
+  out.body = R"({"error":{"message":"Incorrect API key provided: sk-live-123"}})";
+  auto res = read_http_outcome(out, llm_purpose::chat, "sk-live-123");
+  BOOST_REQUIRE(!res);
+  BOOST_TEST(code_of(res.error()) == errc::llm_auth);
+  auto text = render_error(res.error());
+  BOOST_TEST(text.find("HTTP 401") != std::string::npos);
+  BOOST_TEST(text.find("Incorrect API key") != std::string::npos);
+  BOOST_TEST(text.find("sk-live-123") == std::string::npos);
+  BOOST_TEST(text.find("[redacted]") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_error_object_in_a_200_is_classified_by_its_embedded_status) {
+  http_outcome out;
+  out.status = 200;
+  out.body = R"({"error":{"code":400,"message":"This model's maximum context length is 8192 tokens"}})";
+  auto res = read_http_outcome(out, llm_purpose::summary, "");
+  BOOST_REQUIRE(!res);
+  BOOST_TEST(code_of(res.error()) == errc::llm_context_overflow);
+}
+
+BOOST_AUTO_TEST_CASE(a_good_200_becomes_the_answer) {
+  http_outcome out;
+  out.status = 200;
+  out.body = answer_body({{"role", "assistant"}, {"content", "fine"}});
+  auto res = read_http_outcome(out, llm_purpose::summary, "");
+  BOOST_REQUIRE(res);
+  BOOST_TEST(res->content == "fine");
+}
+
+// ---------------------------------------------------------------- error mapping
+
+BOOST_DATA_TEST_CASE(
+  every_failure_kind_maps_to_its_project_code,
+  bdata::make({llm_error_kind::refused, llm_error_kind::dns, llm_error_kind::tls,
+               llm_error_kind::idle_timeout, llm_error_kind::total_timeout,
+               llm_error_kind::network, llm_error_kind::payload_too_large,
+               llm_error_kind::long_context_rate_limit, llm_error_kind::rate_limited,
+               llm_error_kind::output_too_large, llm_error_kind::context_overflow,
+               llm_error_kind::unsupported_parameter, llm_error_kind::auth,
+               llm_error_kind::quota, llm_error_kind::server_error,
+               llm_error_kind::bad_request, llm_error_kind::malformed,
+               llm_error_kind::empty_answer})
+    ^ bdata::make({errc::llm_refused, errc::llm_dns, errc::llm_tls, errc::llm_idle_timeout,
+                   errc::llm_total_timeout, errc::llm_network, errc::llm_payload_too_large,
+                   errc::llm_long_context_rate_limit, errc::llm_rate_limited,
+                   errc::llm_output_too_large, errc::llm_context_overflow,
+                   errc::llm_unsupported_parameter, errc::llm_auth, errc::llm_quota,
+                   errc::llm_server_error, errc::llm_bad_request, errc::llm_malformed,
+                   errc::llm_empty_answer}),
+  kind, code) {
+  BOOST_TEST(to_errc(kind) == code);
+}
+
+BOOST_DATA_TEST_CASE(curl_codes_map_to_transport_kinds,
+                     bdata::make({CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST,
+                                  CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
+                                  CURLE_OPERATION_TIMEDOUT, CURLE_PARTIAL_FILE,
+                                  CURLE_GOT_NOTHING, CURLE_RECV_ERROR})
+                       ^ bdata::make({llm_error_kind::refused, llm_error_kind::dns,
+                                      llm_error_kind::tls, llm_error_kind::tls,
+                                      llm_error_kind::total_timeout, llm_error_kind::network,
+                                      llm_error_kind::network, llm_error_kind::network}),
+                     code, kind) {
+  BOOST_TEST(classify_curl_code(code) == kind);
+}
+
+BOOST_AUTO_TEST_CASE(body_excerpt_is_short_single_line_and_redacted) {
+  std::string body = "key sk-1 line1\nline2 " + std::string(500, 'x');
+  auto ex = body_excerpt(body, "sk-1", 40);
+  BOOST_TEST(ex.size() == 43u); // 40 + "..."
+  BOOST_TEST(ex.find('\n') == std::string::npos);
+  BOOST_TEST(ex.find("sk-1") == std::string::npos);
+  BOOST_TEST(ex.rfind("key [redacted] line1", 0) == 0u);
+}
+
+// ---------------------------------------------------------------- endpoints
+
+BOOST_DATA_TEST_CASE(chat_completions_url_appends_the_path_once,
+                     bdata::make({std::string{"http://127.0.0.1:8080"},
+                                  std::string{"http://127.0.0.1:8080/"},
+                                  std::string{"https://api.example.com/v1"},
+                                  std::string{"https://api.example.com/v1/"},
+                                  std::string{"https://proxy.example.com/openai"}})
+                       ^ bdata::make({std::string{"http://127.0.0.1:8080/v1/chat/completions"},
+                                      std::string{"http://127.0.0.1:8080/v1/chat/completions"},
+                                      std::string{"https://api.example.com/v1/chat/completions"},
+                                      std::string{"https://api.example.com/v1/chat/completions"},
+                                      std::string{"https://proxy.example.com/openai/v1/chat/completions"}}),
+                     base, url) {
+  BOOST_TEST(chat_completions_url(base) == url);
+}
+
+struct key_file {
+  std::string path = std::string{MNEME_BINARY_DIR} + "/llm_wire_test.key";
+  explicit key_file(const std::string& content) { std::ofstream{path} << content; }
+  ~key_file() { std::remove(path.c_str()); }
+};
+
+BOOST_AUTO_TEST_CASE(key_file_wins_over_the_inline_key_and_is_trimmed) {
+  key_file f{"  sk-from-file \nsecond line ignored\n"};
+  auto key = load_api_key("sk-inline", f.path, "auxiliary.compression");
+  BOOST_REQUIRE(key);
+  BOOST_TEST(*key == "sk-from-file");
+  BOOST_TEST(*load_api_key("sk-inline", "", "model") == "sk-inline");
+}
+
+BOOST_AUTO_TEST_CASE(missing_or_empty_key_file_is_a_config_error_naming_path_not_content) {
+  auto missing = load_api_key("", "/nonexistent/key", "auxiliary.compression");
+  BOOST_REQUIRE(!missing);
+  BOOST_TEST(code_of(missing.error()) == errc::config_invalid);
+  BOOST_TEST(render_error(missing.error()).find("auxiliary.compression") != std::string::npos);
+  key_file empty{"\n  \n"};
+  auto e = load_api_key("", empty.path, "model");
+  BOOST_REQUIRE(!e);
+  BOOST_TEST(render_error(e.error()).find("is empty") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(summary_pool_timeouts_come_from_the_spec_defaults) {
+  summarizer_params aux;
+  aux.base_url = "http://127.0.0.1:1";
+  model_params model;
+  compression_params comp;
+  auto cfg = make_summary_pool_config(aux, model, comp);
+  BOOST_REQUIRE(cfg);
+  // idle = context_timeout_seconds (60); total = min(context_total_ceiling_seconds (300),
+  // auxiliary.compression.timeout (120)).
+  BOOST_TEST(cfg->endpoint.idle_timeout.count() == 60000);
+  BOOST_TEST(cfg->endpoint.total_timeout.count() == 120000);
+  BOOST_TEST(cfg->endpoint.purpose == llm_purpose::summary);
+  BOOST_TEST(cfg->endpoint.model == model.name); // aux.model empty: the model block's
+  BOOST_TEST(cfg->max_concurrency == 8u);
+  BOOST_TEST(cfg->max_queue == 256u);
+  aux.timeout_seconds = 1000;
+  comp.context_total_ceiling_seconds = 200;
+  comp.context_timeout_seconds = 500; // idle can never exceed the total
+  cfg = make_summary_pool_config(aux, model, comp);
+  BOOST_TEST(cfg->endpoint.total_timeout.count() == 200000);
+  BOOST_TEST(cfg->endpoint.idle_timeout.count() == 200000);
+}
+
+BOOST_AUTO_TEST_CASE(summary_pool_uses_its_own_key_else_the_model_key) {
+  summarizer_params aux;
+  aux.base_url = "http://127.0.0.1:1";
+  aux.model = "aux-model";
+  model_params model;
+  model.api_key = "sk-model";
+  compression_params comp;
+  BOOST_TEST(make_summary_pool_config(aux, model, comp)->endpoint.api_key == "sk-model");
+  aux.api_key = "sk-aux";
+  auto cfg = make_summary_pool_config(aux, model, comp);
+  BOOST_TEST(cfg->endpoint.api_key == "sk-aux");
+  BOOST_TEST(cfg->endpoint.model == "aux-model");
+}
+
+BOOST_AUTO_TEST_CASE(chat_pool_comes_from_the_model_block) {
+  model_params model;
+  model.base_url = "http://127.0.0.1:9/v1";
+  model.name = "main-model";
+  chat_pool_params chat;
+  auto cfg = make_chat_pool_config(model, chat);
+  BOOST_REQUIRE(cfg);
+  BOOST_TEST(cfg->endpoint.url == "http://127.0.0.1:9/v1/chat/completions");
+  BOOST_TEST(cfg->endpoint.purpose == llm_purpose::chat);
+  BOOST_TEST(cfg->endpoint.total_timeout.count() == 300000);
+  BOOST_TEST(cfg->max_concurrency == 32u);
+  BOOST_TEST(cfg->max_queue == 4096u);
+}
+
+BOOST_AUTO_TEST_CASE(an_unresolved_builtin_endpoint_or_bad_bound_is_a_config_error) {
+  model_params model; // base_url "builtin"
+  auto chat = make_chat_pool_config(model, chat_pool_params{});
+  BOOST_REQUIRE(!chat);
+  BOOST_TEST(render_error(chat.error()).find("model.base_url") != std::string::npos);
+  summarizer_params aux;
+  aux.base_url = "http://127.0.0.1:1";
+  aux.max_concurrency = 0;
+  auto s = make_summary_pool_config(aux, model, compression_params{});
+  BOOST_REQUIRE(!s);
+  BOOST_TEST(code_of(s.error()) == errc::config_invalid);
+  BOOST_TEST(render_error(s.error()).find("max_concurrency") != std::string::npos);
+}
