@@ -1,4 +1,4 @@
-// Hook that registers mneme's FTS5 tokenizers (CJK bigram, ...) on a SQLite
+// Registers mneme's FTS5 tokenizers (the CJK bigram tokenizer `mneme_cjk`) on a SQLite
 // connection. The store calls it on every connection it opens (the writer and each
 // read-only reader) before any statement runs. Owned by the recall module (issue 4);
 // the storage module only calls it. Thread: the thread that owns `db`.
@@ -7,6 +7,10 @@
 struct sqlite3;
 
 namespace mneme {
+
+// The name under which the CJK bigram tokenizer is registered:
+// `CREATE VIRTUAL TABLE ... USING fts5(..., tokenize='mneme_cjk')`.
+inline constexpr const char* cjk_bigram_tokenizer_name = "mneme_cjk";
 
 // Returns SQLITE_OK, or the SQLite error code that made registration fail.
 // REQUIRES: db is an open connection.
