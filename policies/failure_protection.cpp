@@ -128,6 +128,31 @@ int first_violated_invariant(const trigger_state& s) {
   return 0;
 }
 
+int repair(trigger_state& s) {
+  const int broken = first_violated_invariant(s);
+  if (broken == 0) return 0;
+  s.anti_thrash_strikes = std::clamp(s.anti_thrash_strikes, 0, strikes_to_lock);
+  s.lock_until_ms = std::max<time_ms>(s.lock_until_ms, 0);
+  if (lock_armed(s)) {
+    s.anti_thrash_strikes = strikes_to_lock;
+    s.probe_pending = false;
+  } else if (s.probe_pending || s.anti_thrash_strikes == strikes_to_lock) {
+    s.anti_thrash_strikes = strikes_to_lock;
+    s.probe_pending = true;
+  }
+  s.cooldown_until_ms = std::max<time_ms>(s.cooldown_until_ms, 0);
+  if (s.cooldown_until_ms == 0)
+    s.cooldown_reason.clear();
+  else if (s.cooldown_reason.empty())
+    s.cooldown_reason = "unknown";
+  s.compaction_count = std::max<int64_t>(s.compaction_count, 0);
+  s.fallback_streak
+    = static_cast<int32_t>(std::clamp<int64_t>(s.fallback_streak, 0, s.compaction_count));
+  s.last_prompt_tokens = std::max<int64_t>(s.last_prompt_tokens, 0);
+  assert(first_violated_invariant(s) == 0);
+  return broken;
+}
+
 bool expire_timers(trigger_state& s, time_ms now) {
   bool changed = false;
   if (lock_armed(s) && now >= s.lock_until_ms) { // A4
@@ -144,10 +169,10 @@ bool expire_timers(trigger_state& s, time_ms now) {
 
 anti_thrash_phase phase_at(const trigger_state& s, time_ms now) {
   trigger_state t = s;
+  repair(t);
   expire_timers(t, now);
   if (lock_armed(t)) return anti_thrash_phase::locked;
   if (t.probe_pending) return anti_thrash_phase::probe;
-  if (t.anti_thrash_strikes >= strikes_to_lock) return anti_thrash_phase::locked; // corrupt row
   return t.anti_thrash_strikes == 1 ? anti_thrash_phase::strike_one : anti_thrash_phase::open;
 }
 
@@ -161,6 +186,7 @@ lock_decision check(const trigger_state& s, trigger by, time_ms now,
   lock_decision d;
   if (bypasses_locks(by)) return d;
   trigger_state t = s;
+  repair(t);
   expire_timers(t, now);
   const bool cooling = t.cooldown_until_ms != 0;
   // The death-spiral rule: T3 keeps running through a cooldown, fallback-only.
@@ -208,7 +234,7 @@ bool is_effective(const compaction_outcome& o, const compression_params& params)
 outcome_error on_compaction_done(trigger_state& s, const compaction_outcome& o, time_ms now,
                                  const compression_params& params) {
   if (auto err = validate(o); err != outcome_error::none) return err;
-  assert(first_violated_invariant(s) == 0);
+  repair(s);
   expire_timers(s, now);
   const bool committed = o.committed();
   const bool effective = is_effective(o, params);
@@ -246,7 +272,6 @@ turn_attempts::turn_attempts(int max_attempts) : max_(std::max(max_attempts, 1))
 }
 
 bool turn_attempts::begin() {
-  assert(can_attempt());
   if (!can_attempt()) return false;
   ++used_;
   in_flight_ = true;

@@ -13,18 +13,18 @@
 //
 // Region A, anti-thrash (fields anti_thrash_strikes, lock_until_ms, probe_pending):
 //
-//                 ineffective                ineffective
-//      +------+  -------------> +---------+ -------------> +--------+
-//      | OPEN |                 | STRIKE1 |   (arm lock)   | LOCKED |<------+
-//      +------+ <-------------  +---------+                +--------+       |
-//        ^  ^      effective                                   |            |
-//        |  |                                now >= lock_until |            |
-//        |  |                                                  v            |
-//        |  |      effective (probe)                       +-------+        |
-//        |  +------------------------------------------- | PROBE | -------+
-//        |                                                 +-------+ probe not
-//        |    effective bypassing compaction (T6-T9,          |      effective
-//        +--- T12-T15) from LOCKED or PROBE ------------------+      (re-arm lock)
+//                  A1 strike                  A2 strike
+//      +------+ ----------------> +---------+ ----------------> +--------+
+//      | OPEN |                   | STRIKE1 |   (arm the lock)  | LOCKED | <----+
+//      +------+ <---------------- +---------+                   +--------+      |
+//       ^    ^     A3 effective                                     |           |
+//       |    |                                   A4 now >= lock_until|          |
+//       |    |                                                      v           |
+//       |    |     A5 the probe was effective                   +-------+       |
+//       |    +------------------------------------------------- | PROBE | ------+
+//       |                                                       +-------+  A6 the probe
+//       |      A7 an effective bypassing compaction (T6-T9,                was not effective
+//       +------   T12-T15) from LOCKED or PROBE                            (re-arm the lock)
 //
 //      OPEN     strikes 0, lock_until 0, probe false   every trigger allowed
 //      STRIKE1  strikes 1, lock_until 0, probe false   every trigger allowed
@@ -66,8 +66,8 @@
 //   A bypassing compaction that is not effective while LOCKED or PROBE leaves
 //   region A unchanged: only the probe decides whether the lock clears.
 //
-// ## Invariants (checked by `first_violated_invariant`, asserted on every
-// ## transition, pinned by tests/failure_protection_test.cpp)
+// ## Invariants (checked by `first_violated_invariant`, asserted after every
+// ## transition, restored by `repair`, pinned by tests/failure_protection_test.cpp)
 //
 //   1. 0 <= anti_thrash_strikes <= strikes_to_lock (2).
 //   2. lock_until_ms != 0  implies  strikes == 2 and !probe_pending.
@@ -200,6 +200,16 @@ outcome_error on_compaction_done(trigger_state& s, const compaction_outcome& o, 
 // 0 when every invariant above holds, else the number of the first broken one.
 int first_violated_invariant(const trigger_state& s);
 
+// Brings a state read from storage back inside the invariants, keeping every
+// lock it can (a damaged row never unlocks): strikes clamp to 0..2; two strikes
+// without a lock become PROBE; a lock forces two strikes and drops the probe; a
+// probe without two strikes gets them; a cooldown without a reason gets
+// "unknown", a reason without a cooldown is dropped; negative numbers become 0
+// and fallback_streak is capped at compaction_count. Returns the number of the
+// first invariant that was broken (0 = the state was sound and is unchanged).
+// on_compaction_done applies it first, so a damaged row never crashes anything.
+int repair(trigger_state& s);
+
 std::ostream& operator<<(std::ostream& os, const trigger_state& s);
 
 // The per-turn attempt budget (SPEC §5.3). One value per turn, owned by the
@@ -213,8 +223,9 @@ public:
   explicit turn_attempts(int max_attempts);
 
   bool can_attempt() const { return !in_flight_ && used_ < max_; }
-  // REQUIRES: can_attempt(). Returns false (and changes nothing) otherwise.
+  // Opens an attempt; false (and nothing changes) when !can_attempt().
   bool begin();
+  // REQUIRES (for the three below): in_flight().
   // The compaction was refused by a lock: the attempt is given back.
   void refund_locked();
   // The compaction was effective: consecutive unproductive attempts restart at 0.

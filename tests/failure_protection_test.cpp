@@ -497,6 +497,50 @@ BOOST_DATA_TEST_CASE(each_broken_invariant_is_reported_by_its_number,
   BOOST_TEST(first_violated_invariant(c.state) == c.broken);
 }
 
+struct repair_case {
+  trigger_state damaged;
+  int broken;
+  trigger_state repaired;
+};
+std::ostream& operator<<(std::ostream& os, const repair_case& c) {
+  return os << c.damaged << " breaks " << c.broken << " -> " << c.repaired;
+}
+
+BOOST_DATA_TEST_CASE(repair_restores_the_invariants_without_ever_unlocking,
+                     data::make(std::vector<repair_case>{
+                       {make_state(1, 0, false), 0, make_state(1, 0, false)},
+                       {make_state(7, 0, false), 1, make_state(2, 0, true)},
+                       {make_state(7, 5, false), 1, make_state(2, 5, false)},
+                       {make_state(-3, 0, false), 1, make_state(0, 0, false)},
+                       {make_state(1, 5, false), 2, make_state(2, 5, false)},
+                       {make_state(2, 5, true), 2, make_state(2, 5, false)},
+                       {make_state(0, 0, true), 3, make_state(2, 0, true)},
+                       {make_state(2, 0, false), 4, make_state(2, 0, true)},
+                       {make_state(0, 0, false, 9, {}), 5, make_state(0, 0, false, 9, "unknown")},
+                       {make_state(0, 0, false, 0, "x"), 5, make_state(0, 0, false)},
+                       {make_state(0, 0, false, 0, {}, 5, 2), 6, make_state(0, 0, false, 0, {}, 2, 2)},
+                       {make_state(0, 0, false, 0, {}, -1, -2), 6, make_state(0, 0, false)},
+                       {make_state(0, -4, false), 2, make_state(0, 0, false)},
+                       {make_state(0, 0, false, -1, "x"), 6, make_state(0, 0, false)},
+                     }),
+                     c) {
+  trigger_state s = c.damaged;
+  BOOST_TEST(repair(s) == c.broken);
+  BOOST_TEST((s == c.repaired));
+  BOOST_TEST(first_violated_invariant(s) == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_damaged_stored_row_is_repaired_before_an_outcome_is_applied,
+                        protection_fixture) {
+  state = make_state(9, 0, false, now + 5 * second, {});
+  BOOST_TEST(check_now(trigger::t1_pre_call).verdict == lock_verdict::locked_cooldown);
+  advance_ms(5 * second);
+  BOOST_TEST(check_now(trigger::t1_pre_call)
+             == (lock_decision{lock_verdict::allowed, true, false, 0}));
+  done(weak()); // the probe fails: the lock re-arms
+  BOOST_TEST(phase() == anti_thrash_phase::locked);
+}
+
 // ---- Attempts (SPEC §5.3) ------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(three_unproductive_attempts_exhaust_a_turn_that_still_does_not_fit) {
@@ -512,6 +556,8 @@ BOOST_AUTO_TEST_CASE(three_unproductive_attempts_exhaust_a_turn_that_still_does_
   BOOST_TEST(attempts.exhausted(false));
   BOOST_TEST(!attempts.exhausted(true)); // spent but the context fits: no reset
   BOOST_TEST(!attempts.can_attempt());
+  BOOST_TEST(!attempts.begin());
+  BOOST_TEST(attempts.used() == 3);
 }
 
 BOOST_AUTO_TEST_CASE(a_refusal_by_a_lock_refunds_its_attempt) {
@@ -558,6 +604,8 @@ BOOST_AUTO_TEST_CASE(only_one_attempt_is_in_flight_at_a_time) {
   BOOST_REQUIRE(attempts.begin());
   BOOST_TEST(attempts.in_flight());
   BOOST_TEST(!attempts.can_attempt());
+  BOOST_TEST(!attempts.begin());
+  BOOST_TEST(attempts.used() == 1);
   attempts.record_unproductive();
   BOOST_TEST(!attempts.in_flight());
   BOOST_TEST(attempts.can_attempt());
