@@ -308,6 +308,8 @@ const std::vector<rejection> rejections = {
   {"compression:\n  protect_last_n: 1e3\n", "compression.protect_last_n: 1e3 is not an integer"},
   {"compression:\n  protect_last_n: 0x10\n",
    "compression.protect_last_n: \"0x10\" is not an integer"},
+  {"compression:\n  protect_last_n: 010\n",
+   "compression.protect_last_n: 010 has a leading zero (octal in YAML 1.1): write it without"},
   {"gateway:\n  port: \"8077\"\n", "gateway.port: \"8077\" is a quoted string, not an integer"},
   {"compression:\n  threshold: '0.5'\n",
    "compression.threshold: \"0.5\" is a quoted string, not a number"},
@@ -354,6 +356,8 @@ const std::vector<rejection> rejections = {
   {"compression:\n  treshold: 0.5\n", "compression.treshold: unknown key (did you mean threshold?)"},
   {"compresion:\n  threshold: 0.5\n", "compresion: unknown key (did you mean compression?)"},
   {"auxiliary:\n  summarizer: {}\n", "auxiliary.summarizer: unknown key"},
+  {"compression.threshold: 0.5\n",
+   "compression.threshold: unknown key (nest the sections instead of writing a dotted key)"},
   {"compression:\n  threshold: 0.5\n  threshold: 0.6\n", "compression.threshold: duplicate key"},
   {"model:\n  name: a\nmodel:\n  name: b\n", "model: duplicate key"},
   {"compression: {}\n---\nmodel: {}\n", "holds 2 YAML documents; expected one"},
@@ -421,6 +425,16 @@ BOOST_AUTO_TEST_CASE(a_cross_key_check_is_skipped_when_one_of_its_keys_was_rejec
              tt::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(a_cross_key_error_points_at_the_line_of_its_key_when_the_file_sets_it) {
+  auto r = load_config_text("model:\n  timeout: 100\ngateway:\n  port: 9000\n"
+                            "  request_timeout_seconds: 50\n",
+                            "x");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u, r.describe_errors());
+  BOOST_TEST(r.errors[0].path == "gateway.request_timeout_seconds");
+  BOOST_TEST(r.errors[0].line == 5);
+  BOOST_TEST(r.errors[0].column == 3);
+}
+
 BOOST_AUTO_TEST_CASE(invalid_yaml_syntax_is_reported_with_its_line_and_column) {
   auto r = load_config_text("compression:\n  threshold: 0.5\n  protect_last_n: [1,\n", "bad.yaml");
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
@@ -458,6 +472,23 @@ BOOST_DATA_TEST_CASE(yaml_1_1_booleans_and_quoted_booleans_are_rejected,
   BOOST_TEST(r.errors[0].path == "compression.enabled");
   BOOST_TEST(r.errors[0].reason.find("is not a boolean (write true or false)") !=
              std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(integers_keep_their_sign_and_decimal_value) {
+  auto r = load_config_text("compression:\n  protect_first_n: +0\n  protect_last_n: 10\n"
+                            "gateway:\n  port: 80\n",
+                            "x");
+  BOOST_TEST_REQUIRE(r.ok(), r.describe_errors());
+  BOOST_TEST(r.config->compression.protect_first_n == 0);
+  BOOST_TEST(r.config->compression.protect_last_n == 10);
+  BOOST_TEST(r.config->gateway.port == 80);
+}
+
+BOOST_AUTO_TEST_CASE(the_shipped_test_configuration_loads_cleanly) {
+  auto r = load_config_file(source_dir + "/configs/test.yaml");
+  BOOST_TEST_REQUIRE(r.ok(), r.describe_errors());
+  BOOST_TEST(r.config->database.path == ":memory:");
+  BOOST_TEST(r.config->model.base_url == "builtin");
 }
 
 // ---------------------------------------------------------------- ranges

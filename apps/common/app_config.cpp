@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -42,9 +43,15 @@ public:
     read_section(root, "");
   }
 
+  // Cross-key problems, placed at their key when the file sets it.
   void check_consistency() {
-    for (auto& e : check_config_consistency(cfg_, rejected_))
+    for (auto& e : check_config_consistency(cfg_, rejected_)) {
+      if (auto it = key_marks_.find(e.path); it != key_marks_.end() && !it->second.is_null()) {
+        e.line = it->second.line + 1;
+        e.column = it->second.column + 1;
+      }
       errors_.push_back(std::move(e));
+    }
   }
 
   void add(std::string path, std::string reason, const YAML::Mark& mark) {
@@ -70,6 +77,11 @@ private:
         continue;
       }
       auto path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+      if (key.Scalar().find('.') != std::string::npos) {
+        add(path, "unknown key (nest the sections instead of writing a dotted key)",
+            key.Mark());
+        continue;
+      }
       if (!seen.insert(key.Scalar()).second) {
         add(path, "duplicate key", key.Mark());
         reject_under(path);
@@ -85,6 +97,7 @@ private:
   }
 
   void read_field(const config_field& field, const YAML::Node& key, const YAML::Node& value) {
+    key_marks_[field.path] = key.Mark();
     auto problems = field.read(value, ctx_, cfg_);
     if (problems.empty())
       return;
@@ -127,6 +140,7 @@ private:
   app_config cfg_;
   std::vector<config_error> errors_;
   std::set<std::string> rejected_;
+  std::map<std::string, YAML::Mark> key_marks_;  // where each field read was set
 };
 
 config_result load(std::string_view yaml, std::string origin, field_context ctx) {

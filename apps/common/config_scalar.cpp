@@ -57,6 +57,11 @@ std::optional<int64_t> parse_config_int(const yaml_scalar& s, std::string& why) 
     why = show_scalar(s) + " is not an integer";
     return std::nullopt;
   }
+  auto digits = s.text.find_first_not_of("+-");
+  if (s.text.size() - digits > 1 && s.text[digits] == '0') {
+    why = show_scalar(s) + " has a leading zero (octal in YAML 1.1): write it without";
+    return std::nullopt;
+  }
   errno = 0;
   char* end = nullptr;
   long long v = std::strtoll(s.text.c_str(), &end, 10);

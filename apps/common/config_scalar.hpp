@@ -6,7 +6,8 @@
 //   boolean  true | false (also True/TRUE/False/FALSE, the YAML 1.2 core schema);
 //            yes/no/on/off/y/n/1/0 are rejected because YAML 1.1 and 1.2 disagree on them.
 //   integer  plain decimal digits with an optional sign; no fraction, no exponent,
-//            no hex/octal, no `_` separators; must fit 64 bits.
+//            no hex/octal, no leading zero (`010` is 8 in YAML 1.1), no `_`
+//            separators; must fit 64 bits.
 //   number   plain decimal (`0.5`, `.5`, `1`, `1e-3`); no .inf/.nan.
 //   A quoted scalar ("8077", '0.5', "true") is a string and is never read as a number
 //   or a boolean.
