@@ -1,0 +1,243 @@
+// Tests of the store's file handling: versioned migrations (new file, in-place
+// upgrade, newer-than-binary refusal), WAL, and every storage error code produced
+// by a real failure (can't open, corrupt, locked by a foreign connection, disk
+// full, read-only) with SQLite's message in the context.
+#define BOOST_TEST_MODULE store_schema_test
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <sqlite3.h>
+
+#include "messages/mneme_types.hpp"
+#include "store/migrations.hpp"
+#include "store/sqlite_error.hpp"
+#include "store/sqlite_store.hpp"
+#include "store/store_reader.hpp"
+
+using namespace mneme;
+namespace data = boost::unit_test::data;
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
+
+namespace {
+
+template <class T>
+std::string err_of(const caf::expected<T>& x) {
+  return x ? std::string{} : render_error(x.error());
+}
+
+struct temp_dir {
+  std::string path;
+  temp_dir() {
+    char dir[] = "/tmp/mneme-schema-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+    path = dir;
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+  store_params params(const std::string& name = "t.db") const {
+    store_params p;
+    p.path = path + "/" + name;
+    return p;
+  }
+};
+
+int64_t scalar(sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  BOOST_REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  auto v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+message user_msg(const std::string& sid, std::string text) {
+  message m;
+  m.session_id = sid;
+  m.content = std::move(text);
+  return m;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(migrations_are_numbered_one_to_n_without_gaps) {
+  const auto& list = schema_migrations();
+  BOOST_REQUIRE(!list.empty());
+  for (size_t i = 0; i < list.size(); ++i)
+    BOOST_TEST(list[i].version == static_cast<int>(i + 1));
+  BOOST_TEST(latest_schema_version() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_sync) {
+  temp_dir dir;
+  auto store = sqlite_store::open(dir.params());
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto* db = (*store)->connection().native_handle();
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
+  BOOST_TEST(scalar(db, "PRAGMA synchronous") == 2); // FULL
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  BOOST_TEST(std::string{reinterpret_cast<const char*>(sqlite3_column_text(st, 0))} == "wal");
+  sqlite3_finalize(st);
+}
+
+BOOST_AUTO_TEST_CASE(synchronous_normal_is_used_when_full_is_switched_off) {
+  temp_dir dir;
+  auto p = dir.params();
+  p.synchronous_full = false;
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE(store);
+  BOOST_TEST(scalar((*store)->connection().native_handle(), "PRAGMA synchronous") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
+  temp_dir dir;
+  auto p = dir.params();
+  {
+    // A file as the first release wrote it: schema version 1 only.
+    sqlite3* raw = nullptr;
+    BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(raw, schema_migrations()[0].sql, nullptr, nullptr, nullptr)
+                  == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(raw,
+                               "PRAGMA user_version = 1;"
+                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+                               " VALUES ('old', 'u', 'k', 1);"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('old', 'user', 'from v1');",
+                               nullptr, nullptr, nullptr)
+                  == SQLITE_OK);
+    BOOST_TEST(scalar(raw, "SELECT count(*) FROM sqlite_master WHERE name = 'checkpoints'") == 0);
+    sqlite3_close(raw);
+  }
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto* db = (*store)->connection().native_handle();
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == 2);
+  auto live = (*store)->live_context("old");
+  BOOST_REQUIRE(live);
+  BOOST_REQUIRE(live->size() == 1u);
+  BOOST_TEST(live->front().content == "from v1");
+  BOOST_TEST(static_cast<bool>((*store)->create_checkpoint("old", "cp", 2))); // v2 table works
+}
+
+BOOST_AUTO_TEST_CASE(a_file_from_a_newer_binary_is_refused_by_writer_and_reader) {
+  temp_dir dir;
+  auto p = dir.params();
+  {
+    auto store = sqlite_store::open(p);
+    BOOST_REQUIRE(store);
+    BOOST_REQUIRE(!(*store)->connection().exec("PRAGMA user_version = 99", "bump"));
+  }
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE(!store);
+  BOOST_TEST((store.error() == errc::storage_schema_too_new));
+  BOOST_TEST(err_of(store).find("99") != std::string::npos);
+  auto reader = store_reader::open(p);
+  BOOST_REQUIRE(!reader);
+  BOOST_TEST((reader.error() == errc::storage_schema_too_new));
+}
+
+BOOST_AUTO_TEST_CASE(a_file_that_is_not_a_database_is_reported_corrupt) {
+  temp_dir dir;
+  auto p = dir.params();
+  std::ofstream{p.path} << std::string(8192, 'g');
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE(!store);
+  BOOST_TEST((store.error() == errc::storage_corrupt), err_of(store));
+  BOOST_TEST(err_of(store).find("not a database") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_path_in_a_missing_directory_cannot_be_opened) {
+  temp_dir dir;
+  auto p = dir.params("missing/dir/t.db");
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE(!store);
+  BOOST_TEST((store.error() == errc::storage_cant_open), err_of(store));
+  auto reader = store_reader::open(dir.params("absent.db"));
+  BOOST_REQUIRE(!reader);
+  BOOST_TEST((reader.error() == errc::storage_cant_open), err_of(reader));
+}
+
+BOOST_AUTO_TEST_CASE(a_write_lock_held_by_a_foreign_connection_is_reported_locked) {
+  temp_dir dir;
+  auto p = dir.params();
+  p.busy_timeout_ms = 50;
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE(store);
+  auto s = (*store)->create_session(session_record{}, 1);
+  BOOST_REQUIRE(s);
+  sqlite3* foreign = nullptr;
+  BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &foreign) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_exec(foreign, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto id = (*store)->append(user_msg(s->id, "blocked"));
+  BOOST_REQUIRE(!id);
+  BOOST_TEST((id.error() == errc::storage_locked), err_of(id));
+  BOOST_TEST(err_of(id).find("locked") != std::string::npos);
+  sqlite3_exec(foreign, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(foreign);
+  BOOST_TEST(static_cast<bool>((*store)->append(user_msg(s->id, "free again"))));
+}
+
+BOOST_AUTO_TEST_CASE(a_full_disk_is_reported_and_the_store_keeps_working_after_space_returns) {
+  temp_dir dir;
+  auto store = sqlite_store::open(dir.params());
+  BOOST_REQUIRE(store);
+  auto s = (*store)->create_session(session_record{}, 1);
+  BOOST_REQUIRE(s);
+  auto* db = (*store)->connection().native_handle();
+  auto pages = scalar(db, "PRAGMA page_count");
+  // Test seam for a full disk: cap the file at its current size.
+  BOOST_REQUIRE(scalar(db, ("PRAGMA max_page_count = " + std::to_string(pages)).c_str()) == pages);
+  auto id = (*store)->append(user_msg(s->id, std::string(64 * 1024, 'x')));
+  BOOST_REQUIRE(!id);
+  BOOST_TEST((id.error() == errc::storage_disk_full), err_of(id));
+  BOOST_TEST(err_of(id).find("full") != std::string::npos);
+  scalar(db, "PRAGMA max_page_count = 1073741823");
+  BOOST_TEST(static_cast<bool>((*store)->append(user_msg(s->id, "fits"))));
+  BOOST_TEST((*store)->live_context(s->id)->size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_read_only_connection_is_reported_read_only) {
+  temp_dir dir;
+  auto store = sqlite_store::open(dir.params());
+  BOOST_REQUIRE(store);
+  auto s = (*store)->create_session(session_record{}, 1);
+  BOOST_REQUIRE(!(*store)->connection().exec("PRAGMA query_only = 1", "seam"));
+  auto id = (*store)->append(user_msg(s->id, "x"));
+  BOOST_REQUIRE(!id);
+  BOOST_TEST((id.error() == errc::storage_readonly), err_of(id));
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_on_a_file_without_schema_is_refused) {
+  temp_dir dir;
+  auto p = dir.params();
+  sqlite3* raw = nullptr;
+  BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
+  sqlite3_exec(raw, "CREATE TABLE other(x)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto reader = store_reader::open(p);
+  BOOST_REQUIRE(!reader);
+  BOOST_TEST((reader.error() == errc::storage_failed), err_of(reader));
+}
+
+BOOST_DATA_TEST_CASE(sqlite_result_codes_map_to_storage_error_codes,
+                     data::make({SQLITE_FULL, SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_BUSY,
+                                 SQLITE_LOCKED, SQLITE_BUSY_SNAPSHOT, SQLITE_READONLY,
+                                 SQLITE_READONLY_DBMOVED, SQLITE_PERM, SQLITE_CANTOPEN,
+                                 SQLITE_IOERR, SQLITE_CONSTRAINT})
+                       ^ data::make({errc::storage_disk_full, errc::storage_corrupt,
+                                     errc::storage_corrupt, errc::storage_locked,
+                                     errc::storage_locked, errc::storage_locked,
+                                     errc::storage_readonly, errc::storage_readonly,
+                                     errc::storage_readonly, errc::storage_cant_open,
+                                     errc::storage_failed, errc::storage_failed}),
+                     rc, code) {
+  BOOST_TEST((storage_errc(rc) == code));
+  auto err = sqlite_failure(nullptr, rc, "what");
+  BOOST_TEST((err == code));
+  BOOST_TEST(render_error(err).find("what: ") != std::string::npos);
+}
