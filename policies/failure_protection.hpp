@@ -65,6 +65,24 @@
 //
 //   A bypassing compaction that is not effective while LOCKED or PROBE leaves
 //   region A unchanged: only the probe decides whether the lock clears.
+//   A summary failure without a fallback (abort_on_summary_failure) commits
+//   nothing: it arms the cooldown, is no strike outside PROBE, and counts as a
+//   failed probe in PROBE.
+//   Counters (on_compaction_done): a committed compaction increments
+//   compaction_count, extends fallback_streak when it used the fallback summary
+//   (else resets it to 0) and clears last_prompt_tokens (the API usage described
+//   the transcript before the compaction).
+//
+// ## How the session uses it
+//
+//   attempts.new_turn();                          // each turn
+//   d = evaluate_triggers(...)  (policies/trigger_eval, calls check)
+//   attempts.begin();
+//   refused by a lock  -> attempts.refund_locked()
+//   ran                -> on_compaction_done(state, outcome, now, params);
+//                         persist state; is_effective(outcome) ?
+//                         attempts.record_productive() : attempts.record_unproductive()
+//   attempts.exhausted(context_fits) -> report compaction_exhausted
 //
 // ## Invariants (checked by `first_violated_invariant`, asserted after every
 // ## transition, restored by `repair`, pinned by tests/failure_protection_test.cpp)

@@ -28,7 +28,8 @@
 //                       and tokens >= the floor (64,000)
 //   preflight       T10 tokens >= threshold, or message count >= the
 //                       compressible window (> 0); at most max_attempts passes
-//                       per turn (`preflight_passes_done` counts them)
+//                       per turn (`preflight_passes_done` counts the passes that
+//                       ran; one refused by a lock is not counted, SPEC §5.3)
 //   engine_request  T11 always (an engine may ask below the threshold)
 //   manual_command  T12-T15 as given; always runs
 // Then: the master switch (compression.enabled: false) refuses T1-T11; failure
