@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,10 +59,12 @@ inline constexpr int fault_kind_count = 13;
 
 std::string_view to_string(fault_kind k);
 std::optional<fault_kind> parse_fault_kind(std::string_view s);
+inline std::ostream& operator<<(std::ostream& os, fault_kind k) { return os << to_string(k); }
 
 enum class purpose_filter : uint8_t { any, chat, summary };
 std::string_view to_string(purpose_filter p);
 std::optional<purpose_filter> parse_purpose_filter(std::string_view s);
+inline std::ostream& operator<<(std::ostream& os, purpose_filter p) { return os << to_string(p); }
 
 struct fault_rule {
   fault_kind kind = fault_kind::unavailable;

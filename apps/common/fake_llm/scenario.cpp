@@ -134,7 +134,8 @@ caf::expected<scenario> parse_scenario(const json& doc, const std::string& root)
     return invalid(bad_key, "unknown key");
   scenario s;
   if (auto it = doc.find("seed"); it != doc.end()) {
-    if (!it->is_number_unsigned()) return invalid(root + ".seed", "must be a non-negative integer");
+    bool ok = it->is_number_unsigned() || (it->is_number_integer() && it->get<int64_t>() >= 0);
+    if (!ok) return invalid(root + ".seed", "must be a non-negative integer");
     s.plan.seed = it->get<uint64_t>();
   }
   for (auto [key, out] : {std::pair{"window_tokens", &s.window_tokens},
