@@ -35,7 +35,10 @@ public:
   // `srv` gives access to wait_or_stop() for sleeps that end early on stop().
   using behaviour = std::function<void(int fd, loopback_server& srv)>;
 
-  explicit loopback_server(behaviour b) : behaviour_(std::move(b)) {
+  // `read_request_first` false: the behaviour runs as soon as a connection is accepted
+  // (e.g. to answer a TLS handshake with plain HTTP).
+  explicit loopback_server(behaviour b, bool read_request_first = true)
+    : behaviour_(std::move(b)), read_first_(read_request_first) {
     if (::pipe(stop_pipe_) != 0)
       throw std::runtime_error("pipe failed");
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -216,7 +219,9 @@ private:
     while (now_open > peak && !peak_.compare_exchange_weak(peak, now_open)) {
     }
     recorded_request req;
-    if (read_request(fd, req)) {
+    if (!read_first_) {
+      behaviour_(fd, *this);
+    } else if (read_request(fd, req)) {
       {
         std::lock_guard<std::mutex> guard{mtx_};
         requests_.push_back(req);
@@ -228,6 +233,7 @@ private:
   }
 
   behaviour behaviour_;
+  bool read_first_ = true;
   int listen_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
   int port_ = 0;

@@ -53,9 +53,23 @@ struct pool_state {
   uint64_t next_id = 1;
   bool tick_armed = false;
   llm_pool_stats stats;
+
+  // Whatever ends the pool (exit message, last handle dropped), no requester is left
+  // waiting: pending requests are answered before the loop stops (invariant 2).
+  ~pool_state() {
+    for (auto& job : queue_)
+      job.rp.deliver(caf::make_error(errc::shutting_down, "LLM pool " + cfg.name + " stopped"));
+    for (auto& [id, call] : running_)
+      call.rp.deliver(caf::make_error(errc::shutting_down, "LLM pool " + cfg.name + " stopped"));
+  }
 };
 
 using pool_pointer = pool_impl_actor::stateful_pointer<pool_state>;
+
+// min_call_budget, but never more than a quarter of a (test-sized) total timeout.
+clock::duration call_budget(const pool_state& st) {
+  return std::min<clock::duration>(min_call_budget, st.cfg.endpoint.total_timeout / 4);
+}
 
 std::string session_of(const chat_request& req) {
   return req.messages.empty() ? std::string{"-"} : req.messages.back().session_id;
@@ -92,15 +106,16 @@ void arm_tick(pool_pointer self) {
   if (st.tick_armed || st.queue_.empty())
     return;
   st.tick_armed = true;
-  auto wait = st.queue_.front().deadline - clock::now();
+  auto wait = st.queue_.front().deadline - call_budget(st) - clock::now();
   self->delayed_send(self, std::max<clock::duration>(wait, std::chrono::milliseconds{1}),
                      llm_tick_atom_v);
 }
 
-// Answers every queued request whose deadline passed (invariant 3: from the front).
+// Answers every queued request with less than min_call_budget left before its deadline
+// (invariant 3: from the front). Starting such a call could not end in an answer.
 void expire_queue(pool_pointer self, clock::time_point now) {
   auto& st = self->state;
-  while (!st.queue_.empty() && st.queue_.front().deadline <= now) {
+  while (!st.queue_.empty() && st.queue_.front().deadline - call_budget(st) <= now) {
     auto job = std::move(st.queue_.front());
     st.queue_.pop_front();
     ++st.stats.failed;
@@ -110,7 +125,7 @@ void expire_queue(pool_pointer self, clock::time_point now) {
     job.rp.deliver(make_llm_error(
       llm_error_kind::total_timeout,
       "deadline of " + std::to_string(st.cfg.endpoint.total_timeout.count())
-        + " ms passed while queued behind " + std::to_string(st.running_.size())
+        + " ms (less a minimal call budget) passed while queued behind " + std::to_string(st.running_.size())
         + " calls"));
   }
   st.stats.queued = st.queue_.size();

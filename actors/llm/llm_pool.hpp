@@ -8,7 +8,8 @@
 //     once (no unbounded latency);
 //   - each request has a deadline = arrival + endpoint.total_timeout: its HTTP total
 //     timeout is what is left when it leaves the queue, and a request still queued at its
-//     deadline fails with errc::llm_total_timeout ("expired in queue");
+//     deadline (less min_call_budget) fails with errc::llm_total_timeout ("while queued");
+//   - stopping the pool answers every pending request with errc::shutting_down;
 //   - every failure is a caf::error with a mneme::errc (llm_errors.hpp) and a context
 //     line (status, elapsed, body excerpt, never the key).
 // Callers use caller_timeout(cfg) (> the HTTP deadline) as their request timeout so the
@@ -36,6 +37,10 @@ using llm_pool_actor =
                    caf::replies_to<llm_stats_atom>::with<llm_pool_stats>>;
 
 namespace llm {
+
+// A queued request with less than this left before its deadline is failed rather than
+// started: no HTTP call finishes in less.
+inline constexpr std::chrono::milliseconds min_call_budget{200};
 
 // Margin between the pool's own deadline and a caller's request timeout.
 inline constexpr std::chrono::seconds caller_timeout_margin{5};
