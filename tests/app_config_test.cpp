@@ -857,6 +857,21 @@ BOOST_AUTO_TEST_CASE(config_check_of_a_missing_file_exits_2_naming_the_file) {
              r.err);
 }
 
+BOOST_AUTO_TEST_CASE(config_keys_lists_every_key_in_file_order_with_what_it_accepts) {
+  auto r = run_mneme("config keys");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  auto lines = lines_of(r.out);
+  auto keys = config_key_paths();
+  BOOST_TEST_REQUIRE(lines.size() == keys.size());
+  for (size_t i = 0; i < keys.size(); ++i)
+    BOOST_TEST(lines[i].rfind(keys[i] + " ", 0) == 0u, lines[i]);
+  auto threshold = std::find_if(lines.begin(), lines.end(), [](auto& l) {
+    return l.rfind("compression.threshold ", 0) == 0;
+  });
+  BOOST_TEST_REQUIRE((threshold != lines.end()));
+  BOOST_TEST(threshold->find("a number in 0.05..0.95") != std::string::npos, *threshold);
+}
+
 BOOST_AUTO_TEST_CASE(config_check_without_a_file_is_a_usage_error_with_exit_2) {
   auto r = run_mneme("config check");
   BOOST_TEST(r.exit_code == 2);

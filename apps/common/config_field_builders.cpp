@@ -73,30 +73,33 @@ std::string join_choices(const std::vector<std::string>& choices) {
 }
 
 string_check non_empty() {
-  return [](const std::string& v) {
+  auto check = [](const std::string& v) {
     return v.empty() ? std::string{"must not be empty"} : std::string{};
   };
+  return {check, "a non-empty string"};
 }
 
 string_check one_of(std::vector<std::string> choices) {
-  return [choices](const std::string& v) {
+  auto check = [choices](const std::string& v) {
     for (auto& c : choices)
       if (c == v)
         return std::string{};
     return show_scalar({v, true}) + " is not one of " + join_choices(choices);
   };
+  return {check, "one of " + join_choices(choices)};
 }
 
 string_check http_url_or(std::string allowed_word) {
-  return [allowed_word](const std::string& v) {
+  auto alt = allowed_word.empty() ? std::string{"\"\" (unset)"} : yaml_quote(allowed_word);
+  auto check = [allowed_word, alt](const std::string& v) {
     if (v == allowed_word)
       return std::string{};
     for (std::string scheme : {"http://", "https://"})
       if (v.size() > scheme.size() && v.compare(0, scheme.size(), scheme) == 0)
         return std::string{};
-    auto alt = allowed_word.empty() ? std::string{"\"\" (unset)"} : yaml_quote(allowed_word);
     return show_scalar({v, true}) + " is not an http:// or https:// URL nor " + alt;
   };
+  return {check, "an http:// or https:// URL, or " + alt};
 }
 
 std::vector<field_problem> read_int(const YAML::Node& n, int_range r, int64_t& out) {
@@ -142,8 +145,8 @@ std::vector<field_problem> read_string(const YAML::Node& n, const string_check& 
   if (auto bad = scalar_problem(n, "a string"); !bad.empty())
     return one_problem(bad);
   std::string v = n.Scalar();
-  if (check)
-    if (auto bad = check(v); !bad.empty())
+  if (check.check)
+    if (auto bad = check.check(v); !bad.empty())
       return one_problem(bad);
   out = std::move(v);
   return {};

@@ -29,8 +29,12 @@ struct number_range {
   double hi;
 };
 
-// Checks a string value; returns "" when accepted, else the reason.
-using string_check = std::function<std::string(const std::string& value)>;
+// Checks a string value: `check` returns "" when accepted, else the reason;
+// `accepts` says in words what passes ("one of sqlite").
+struct string_check {
+  std::function<std::string(const std::string& value)> check;
+  std::string accepts = "a string";
+};
 
 std::string describe(int_range r);
 std::string describe(number_range r);
@@ -120,8 +124,8 @@ config_field choice(std::string path, S app_config::*section, E S::*member,
   std::vector<std::string> words;
   for (auto& [word, value] : names)
     words.push_back(word);
-  config_field f{std::move(path), "one of " + join_choices(words), {}, {}};
   auto check = one_of(words);
+  config_field f{std::move(path), check.accepts, {}, {}};
   f.read = [=](const YAML::Node& n, const field_context&, app_config& cfg) {
     std::string word;
     auto problems = read_string(n, check, word);
@@ -143,7 +147,7 @@ config_field choice(std::string path, S app_config::*section, E S::*member,
 template <class S>
 config_field text(std::string path, S app_config::*section, std::string S::*member,
                   string_check check = {}) {
-  config_field f{std::move(path), "a string", {}, {}};
+  config_field f{std::move(path), check.accepts, {}, {}};
   f.read = [=](const YAML::Node& n, const field_context&, app_config& cfg) {
     std::string v;
     auto problems = read_string(n, check, v);
