@@ -1,0 +1,296 @@
+// The storage actor: group commits and the write/read operations; see storage_actor.hpp.
+#include "actors/storage/storage_actor.hpp"
+
+#include <exception>
+#include <sstream>
+#include <utility>
+
+#include "caf/all.hpp"
+
+#include "store/sqlite_store.hpp"
+
+namespace mneme {
+
+namespace {
+
+// One append request waiting for the next group commit.
+struct pending_append {
+  std::vector<message> rows;
+  bool single = true;
+  caf::typed_response_promise<int64_t> one;        // set when single
+  caf::typed_response_promise<message_ids> many;   // set when !single
+};
+
+struct storage_state {
+  static inline const char* name = "storage";
+  std::shared_ptr<sqlite_store> store;
+  std::shared_ptr<spdlog::logger> log;
+  std::shared_ptr<storage_metrics> metrics;
+  std::vector<pending_append> pending;
+  int64_t pending_rows = 0;
+  bool flush_queued = false;
+};
+
+using storage_pointer = storage_actor::stateful_pointer<storage_state>;
+
+template <class T>
+caf::result<T> to_result(caf::expected<T>&& x) {
+  if (x)
+    return std::move(*x);
+  return std::move(x.error());
+}
+
+template <class... Ts>
+void log_warn(storage_state& st, const char* fmt, Ts&&... xs) {
+  if (st.log)
+    st.log->warn(fmt, std::forward<Ts>(xs)...);
+}
+
+// Delivers the outcome of one request of a group.
+void answer(pending_append& p, caf::expected<int64_t>&& id) {
+  if (id)
+    p.one.deliver(*id);
+  else
+    p.one.deliver(std::move(id.error()));
+}
+
+void answer(pending_append& p, caf::expected<message_ids>&& ids) {
+  if (ids)
+    p.many.deliver(std::move(*ids));
+  else
+    p.many.deliver(std::move(ids.error()));
+}
+
+void fail_all(std::vector<pending_append>& group, const caf::error& err) {
+  for (auto& p : group) {
+    if (p.single)
+      p.one.deliver(err);
+    else
+      p.many.deliver(err);
+  }
+}
+
+// Commits every buffered append in one transaction and answers each request.
+void flush(storage_pointer self) {
+  auto& st = self->state;
+  if (st.pending.empty())
+    return;
+  auto group = std::move(st.pending);
+  st.pending.clear();
+  st.pending_rows = 0;
+  auto& store = *st.store;
+  if (auto err = store.begin_group()) {
+    log_warn(st, "session=- event=group_begin_failed requests={} error={}", group.size(),
+             render_error(err));
+    fail_all(group, err);
+    return;
+  }
+  std::vector<caf::expected<int64_t>> singles;
+  std::vector<caf::expected<message_ids>> batches;
+  caf::error fatal;
+  int64_t rows = 0;
+  for (auto& p : group) {
+    caf::error last;
+    if (p.single) {
+      singles.push_back(store.insert_in_group(p.rows.front()));
+      if (singles.back())
+        ++rows;
+      else
+        last = singles.back().error();
+    } else {
+      batches.push_back(store.insert_batch_in_group(p.rows));
+      if (batches.back())
+        rows += static_cast<int64_t>(p.rows.size());
+      else
+        last = batches.back().error();
+    }
+    if (last && st.metrics)
+      st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
+    if (!store.group_open()) { // SQLite rolled the whole transaction back
+      fatal = last ? last
+                   : caf::make_error(errc::internal, std::string{"group transaction ended"});
+      break;
+    }
+  }
+  if (!fatal)
+    fatal = store.commit_group();
+  else
+    store.abort_group();
+  if (fatal) {
+    log_warn(st, "session={} event=group_commit_failed requests={} error={}",
+             group.front().rows.front().session_id, group.size(), render_error(fatal));
+    fail_all(group, fatal);
+    return;
+  }
+  if (st.metrics)
+    st.metrics->record_commit(rows);
+  size_t si = 0;
+  size_t bi = 0;
+  for (auto& p : group) {
+    if (p.single) {
+      auto& r = singles[si++];
+      if (!r)
+        log_warn(st, "session={} event=append_refused error={}", p.rows.front().session_id,
+                 render_error(r.error()));
+      answer(p, std::move(r));
+    } else {
+      auto& r = batches[bi++];
+      if (!r)
+        log_warn(st, "session={} event=batch_refused rows={} error={}",
+                 p.rows.empty() ? "-" : p.rows.front().session_id, p.rows.size(),
+                 render_error(r.error()));
+      answer(p, std::move(r));
+    }
+  }
+}
+
+// Buffers an append and arranges its commit (now when the buffer is full).
+void enqueue(storage_pointer self, pending_append p) {
+  auto& st = self->state;
+  auto rows = static_cast<int64_t>(p.rows.size());
+  if (!p.single && rows >= st.store->params().max_batch)
+    flush(self); // an oversized batch commits on its own, after what came before
+  st.pending.push_back(std::move(p));
+  st.pending_rows += rows;
+  if (st.pending_rows >= st.store->params().max_batch) {
+    flush(self);
+    return;
+  }
+  if (!st.flush_queued) {
+    st.flush_queued = true;
+    self->send(self, st_flush_atom_v);
+  }
+}
+
+// Runs a non-append operation after committing the buffered appends; an
+// exception becomes errc::internal instead of killing the actor.
+template <class F>
+auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(fun())) {
+  flush(self);
+  try {
+    auto result = fun();
+    if (!result)
+      log_warn(self->state, "session=- event=op_failed op={} error={}", op,
+               render_error(result.error()));
+    return to_result(std::move(result));
+  } catch (const std::exception& e) {
+    log_warn(self->state, "session=- event=op_threw op={} what={}", op, e.what());
+    return caf::make_error(errc::internal, std::string{op} + ": " + e.what());
+  }
+}
+
+storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<sqlite_store> store,
+                                          std::shared_ptr<spdlog::logger> log,
+                                          std::shared_ptr<storage_metrics> metrics) {
+  self->state.store = std::move(store);
+  self->state.log = std::move(log);
+  self->state.metrics = std::move(metrics);
+  return {
+    [=](st_append_atom, message& m) -> caf::result<int64_t> {
+      pending_append p;
+      p.single = true;
+      p.rows.push_back(std::move(m));
+      p.one = self->make_response_promise<int64_t>();
+      auto rp = p.one;
+      enqueue(self, std::move(p));
+      return rp;
+    },
+    [=](st_append_atom, std::vector<message>& batch) -> caf::result<message_ids> {
+      if (batch.empty())
+        return message_ids{};
+      pending_append p;
+      p.single = false;
+      p.rows = std::move(batch);
+      p.many = self->make_response_promise<message_ids>();
+      auto rp = p.many;
+      enqueue(self, std::move(p));
+      return rp;
+    },
+    [=](st_flush_atom) {
+      self->state.flush_queued = false;
+      flush(self);
+    },
+    [=](st_live_atom, const std::string& sid) {
+      return run_op(self, "live", [&] { return self->state.store->live_context(sid); });
+    },
+    [=](st_range_atom, const std::string& sid, int64_t first, int64_t last) {
+      return run_op(self, "range", [&] { return self->state.store->range(sid, first, last); });
+    },
+    [=](st_compact_atom, const compaction_commit& c) {
+      return run_op(self, "compact", [&] { return self->state.store->commit_compaction(c); });
+    },
+    [=](st_new_session_atom, session_record& rec, int64_t now) {
+      return run_op(self, "create_session",
+                    [&] { return self->state.store->create_session(std::move(rec), now); });
+    },
+    [=](st_session_atom, const std::string& sid) {
+      return run_op(self, "session", [&] { return self->state.store->session(sid); });
+    },
+    [=](st_list_atom, const session_filter& f) {
+      return run_op(self, "list", [&] { return self->state.store->sessions(f); });
+    },
+    [=](st_stats_atom, const std::string& sid) {
+      return run_op(self, "stats", [&] { return self->state.store->stats(sid); });
+    },
+    [=](st_end_atom, const std::string& sid, int64_t now, const std::string& reason) {
+      return run_op(self, "end", [&] { return self->state.store->end_session(sid, now, reason); });
+    },
+    [=](st_reset_atom, const std::string& sid, int32_t head, int64_t now,
+        const std::string& reason) {
+      return run_op(self, "reset",
+                    [&] { return self->state.store->reset_session(sid, head, now, reason); });
+    },
+    [=](st_checkpoint_atom, const std::string& sid, const std::string& name, int64_t now) {
+      return run_op(self, "checkpoint",
+                    [&] { return self->state.store->create_checkpoint(sid, name, now); });
+    },
+    [=](st_checkpoints_atom, const std::string& sid) {
+      return run_op(self, "checkpoints", [&] { return self->state.store->checkpoints(sid); });
+    },
+    [=](st_rollback_atom, const std::string& sid, const std::string& name) {
+      return run_op(self, "rollback",
+                    [&] { return self->state.store->rollback_to_checkpoint(sid, name); });
+    },
+    [=](st_put_triggers_atom, const std::string& sid, const trigger_state& t) {
+      return run_op(self, "put_triggers", [&]() -> caf::expected<caf::ok_atom> {
+        if (auto err = self->state.store->save_triggers(sid, t))
+          return err;
+        return caf::ok_atom_v;
+      });
+    },
+    [=](st_get_triggers_atom, const std::string& sid) {
+      return run_op(self, "get_triggers", [&] { return self->state.store->triggers(sid); });
+    },
+    [=](st_export_atom, const std::string& sid) {
+      return run_op(self, "export", [&]() -> caf::expected<std::string> {
+        std::ostringstream out;
+        auto lines = self->state.store->export_jsonl(sid, out);
+        if (!lines)
+          return std::move(lines.error());
+        return out.str();
+      });
+    },
+  };
+}
+
+} // namespace
+
+caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
+                                           std::shared_ptr<spdlog::logger> log,
+                                           std::shared_ptr<storage_metrics> metrics) {
+  auto store = sqlite_store::open(params);
+  if (!store) {
+    if (log)
+      log->error("session=- event=open_failed path={} error={}", params.path,
+                 render_error(store.error()));
+    return std::move(store.error());
+  }
+  std::shared_ptr<sqlite_store> shared{std::move(*store)};
+  if (log)
+    log->info("session=- event=opened path={} max_batch={} synchronous={}", params.path,
+              params.max_batch, params.synchronous_full ? "FULL" : "NORMAL");
+  return sys.spawn<caf::detached>(storage_impl, std::move(shared), std::move(log),
+                                  std::move(metrics));
+}
+
+} // namespace mneme

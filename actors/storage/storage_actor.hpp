@@ -1,0 +1,76 @@
+// The storage actor: the only writer of the mneme database (SPEC §1, §10). It runs
+// detached (its own thread: SQLite blocks) and owns one sqlite_store.
+//
+// Group commit policy: an append is buffered and a flush message is queued behind
+// it; when the flush is processed, every append buffered since the last commit goes
+// into one transaction. A buffer reaching store_params::max_batch rows is committed
+// at once. So under load a commit holds whatever arrived during the previous
+// commit (up to max_batch rows); when idle an append commits alone, immediately.
+// A batch append (vector) is atomic: it is never split, so one larger than
+// max_batch commits on its own. Each append is answered only after COMMIT returned,
+// i.e. after the WAL was synced (PRAGMA synchronous=FULL by default).
+// A request that fails validation (unknown or ended session, bad role, flags,
+// oversized content) is answered with its error and leaves the rest of the group
+// intact; a failure of the transaction itself (disk full, I/O) answers every
+// request of the group with that error and nothing of the group is kept.
+//
+// Every other operation first commits the buffered appends (so it sees them), then
+// runs in its own transaction. The actor never dies on a bad request: errors come
+// back as mneme::errc values; a thrown exception becomes errc::internal.
+//
+// Thread: handlers run on the actor's own thread; talk to it only by messages.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "caf/fwd.hpp"
+#include "caf/typed_actor.hpp"
+#include "caf/replies_to.hpp"
+
+#include "actors/storage/storage_metrics.hpp"
+#include "messages/mneme_types.hpp"
+#include "store/store_params.hpp"
+
+namespace mneme {
+
+using storage_actor = caf::typed_actor<
+  // Appends: the assigned id / the ids in batch order.
+  caf::replies_to<st_append_atom, message>::with<int64_t>,
+  caf::replies_to<st_append_atom, std::vector<message>>::with<message_ids>,
+  // Internal: commit the buffered appends (sent by the actor to itself).
+  caf::reacts_to<st_flush_atom>,
+  // Reads: live context; rows of a session in [first_id, last_id], any state.
+  caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
+  caf::replies_to<st_range_atom, std::string, int64_t, int64_t>::with<std::vector<message>>,
+  // Compaction commit: the stored summary row (with its id).
+  caf::replies_to<st_compact_atom, compaction_commit>::with<message>,
+  // Sessions: create (record, now), load, list, stats, end (id, now, reason).
+  caf::replies_to<st_new_session_atom, session_record, int64_t>::with<session_record>,
+  caf::replies_to<st_session_atom, std::string>::with<session_record>,
+  caf::replies_to<st_list_atom, session_filter>::with<std::vector<session_record>>,
+  caf::replies_to<st_stats_atom, std::string>::with<session_stats>,
+  caf::replies_to<st_end_atom, std::string, int64_t, std::string>::with<session_record>,
+  // Reset (old id, head_count, now, reason): the new session.
+  caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string>::with<session_record>,
+  // Checkpoints: create (session, name, now), list, roll back (session, name).
+  caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,
+  caf::replies_to<st_checkpoints_atom, std::string>::with<std::vector<checkpoint_record>>,
+  caf::replies_to<st_rollback_atom, std::string, std::string>::with<std::vector<message>>,
+  // Trigger state (SPEC §5).
+  caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
+  caf::replies_to<st_get_triggers_atom, std::string>::with<trigger_state>,
+  // JSONL of every row of a session (see store/jsonl_export.hpp).
+  caf::replies_to<st_export_atom, std::string>::with<std::string>>;
+
+// Opens the store on the calling thread (so a bad file fails here, with its errc)
+// and spawns the detached storage actor owning it. Keep the handle: an actor that
+// nobody references terminates. `metrics` may be null; `log` may be null (no logs).
+caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
+                                           std::shared_ptr<spdlog::logger> log,
+                                           std::shared_ptr<storage_metrics> metrics = nullptr);
+
+} // namespace mneme

@@ -1,0 +1,44 @@
+// Counters of the storage actor's group commits: how many commits, how many rows,
+// and the distribution of rows per commit. Written by the storage actor's thread
+// only; read from any thread (relaxed atomics: figures, not synchronization).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace mneme {
+
+struct storage_metrics {
+  // Upper bounds (inclusive) of the batch-size buckets; the last bucket is open.
+  static constexpr std::array<int64_t, 7> bucket_limits{1, 4, 16, 64, 128, 256, 512};
+
+  std::atomic<int64_t> group_commits{0};
+  std::atomic<int64_t> appended_rows{0};
+  std::atomic<int64_t> failed_appends{0};
+  std::atomic<int64_t> largest_batch{0};
+  std::array<std::atomic<int64_t>, bucket_limits.size() + 1> batch_buckets{};
+
+  void record_commit(int64_t rows) {
+    group_commits.fetch_add(1, std::memory_order_relaxed);
+    appended_rows.fetch_add(rows, std::memory_order_relaxed);
+    if (rows > largest_batch.load(std::memory_order_relaxed))
+      largest_batch.store(rows, std::memory_order_relaxed);
+    size_t i = 0;
+    while (i < bucket_limits.size() && rows > bucket_limits[i])
+      ++i;
+    batch_buckets[i].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Label of bucket i: "1", "2-4", ..., "257-512", ">512".
+  static std::string bucket_label(size_t i) {
+    if (i == bucket_limits.size())
+      return ">" + std::to_string(bucket_limits.back());
+    auto lo = i == 0 ? 1 : bucket_limits[i - 1] + 1;
+    auto hi = bucket_limits[i];
+    return lo == hi ? std::to_string(hi) : std::to_string(lo) + "-" + std::to_string(hi);
+  }
+};
+
+} // namespace mneme
