@@ -365,6 +365,8 @@ const std::vector<rejection> rejections = {
   {"model:\n  max_tokens: 199500\n",
    "model.max_tokens: 199500 leaves 500 tokens of the 200000-token window; at least 1024 are "
    "needed"},
+  {"model:\n  context_length: 8192\n  max_tokens: 8192\n",
+   "model.max_tokens: 8192 is not below model.context_length (8192)"},
   {"compression:\n  hygiene_hard_message_limit: 25\n",
    "compression.hygiene_hard_message_limit: 25 must exceed protect_first_n + protect_last_n + "
    "2 = 25 (the messages a compaction keeps), or compaction could never get under it"},
@@ -414,6 +416,17 @@ BOOST_AUTO_TEST_CASE(errors_in_different_sections_are_all_reported_not_just_the_
     BOOST_CHECK_MESSAGE(std::any_of(r.errors.begin(), r.errors.end(),
                                     [&](auto& e) { return e.path == path; }),
                         "no error for " << path);
+}
+
+BOOST_AUTO_TEST_CASE(the_output_reserve_must_leave_at_least_1024_tokens_of_the_window) {
+  auto exact = load_config_text("model:\n  context_length: 8192\n  max_tokens: 7168\n", "x");
+  BOOST_TEST(exact.ok(), exact.describe_errors());
+  auto short_by_one =
+    load_config_text("model:\n  context_length: 8192\n  max_tokens: 7169\n", "x");
+  BOOST_TEST(error_lines(short_by_one) ==
+                 std::vector<std::string>{"model.max_tokens: 7169 leaves 1023 tokens of the "
+                                          "8192-token window; at least 1024 are needed"},
+             tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(a_cross_key_check_is_skipped_when_one_of_its_keys_was_rejected) {

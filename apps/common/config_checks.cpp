@@ -40,7 +40,10 @@ std::vector<config_error> check_config_consistency(const app_config& cfg,
   const auto& z = cfg.compression;
 
   auto effective = m.context_length - m.max_tokens;
-  c.require_not(effective < min_effective_window_tokens,
+  c.require_not(effective <= 0, {"model.context_length", "model.max_tokens"}, "model.max_tokens",
+                fmt::format("{} is not below model.context_length ({})", m.max_tokens,
+                            m.context_length));
+  c.require_not(effective > 0 && effective < min_effective_window_tokens,
                 {"model.context_length", "model.max_tokens"}, "model.max_tokens",
                 fmt::format("{} leaves {} tokens of the {}-token window; at least {} are needed",
                             m.max_tokens, effective, m.context_length,
