@@ -1,0 +1,173 @@
+// The LLM pool against the in-process fake LLM server (apps/common/fake_llm): every
+// fault the server injects comes back as its project error code before a generous
+// bound; a purpose-targeted fault hits summary traffic only; a real answer round-trips.
+#define BOOST_TEST_MODULE llm_fakellm
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+
+#include "actors/llm/llm_pool.hpp"
+#include "apps/common/fake_llm/fake_llm_server.hpp"
+
+namespace bdata = boost::unit_test::data;
+using namespace std::chrono_literals;
+using namespace mneme;
+
+namespace mneme {
+std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
+} // namespace mneme
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+chat_request request(llm_purpose purpose, const std::string& text) {
+  chat_request req;
+  req.purpose = purpose;
+  message m;
+  m.session_id = "s-fake";
+  m.role = msg_role::user;
+  m.content = text;
+  req.messages.push_back(m);
+  return req;
+}
+
+struct fake_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  fakellm::fake_llm_server server;
+
+  fake_fixture() {
+    register_mneme_types(cfg);
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    auto port = server.start();
+    BOOST_REQUIRE_MESSAGE(port, "fake server did not start");
+  }
+
+  llm::llm_pool_config pool_config(std::chrono::milliseconds idle,
+                                    std::chrono::milliseconds total) {
+    llm::llm_pool_config c;
+    c.name = "fake";
+    c.endpoint.url = llm::chat_completions_url(server.base_url());
+    c.endpoint.model = "fake-model";
+    c.endpoint.idle_timeout = idle;
+    c.endpoint.total_timeout = total;
+    c.max_concurrency = 4;
+    c.max_queue = 16;
+    return c;
+  }
+
+  void set_fault(const std::string& kind, fakellm::purpose_filter purpose) {
+    fakellm::fault_rule rule;
+    rule.kind = *fakellm::parse_fault_kind(kind);
+    rule.purpose = purpose;
+    if (rule.kind == fakellm::fault_kind::refuse)
+      rule.end_s = 600;
+    if (rule.kind == fakellm::fault_kind::payload_too_large)
+      rule.max_body_bytes = 10;
+    if (rule.kind == fakellm::fault_kind::trickle)
+      rule.silence_ms = 5000;
+    fakellm::scenario s;
+    s.plan.rules.push_back(rule);
+    auto err = server.set_scenario(s);
+    BOOST_REQUIRE_MESSAGE(!err, render_error(err));
+  }
+
+  caf::expected<chat_answer> call(const llm::llm_pool_config& c, chat_request req,
+                                  std::chrono::milliseconds* elapsed = nullptr) {
+    auto pool = llm::spawn_llm_pool(*sys, c);
+    caf::scoped_actor self{*sys};
+    caf::expected<chat_answer> out{caf::error{}};
+    auto start = steady::now();
+    self->request(pool, llm::caller_timeout(c), llm_call_atom_v, std::move(req))
+      .receive([&](chat_answer& a) { out = std::move(a); },
+               [&](caf::error& err) { out = std::move(err); });
+    if (elapsed)
+      *elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start);
+    self->send_exit(pool, caf::exit_reason::user_shutdown);
+    return out;
+  }
+};
+
+std::string describe(const caf::expected<chat_answer>& r) {
+  return r ? "answer: " + r->content : render_error(r.error());
+}
+
+errc code_of(const caf::expected<chat_answer>& r) {
+  return r ? errc{} : static_cast<errc>(r.error().code());
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(llm_fakellm, fake_fixture)
+
+BOOST_AUTO_TEST_CASE(a_summary_from_the_fake_server_keeps_identifiers_and_reports_usage) {
+  auto res = call(pool_config(5s, 10s),
+                  request(llm_purpose::summary,
+                          "Summarize, target about 200 tokens. We edited /srv/app/config.yaml "
+                          "and fixed ERR_CONN_42 in build 1.2.3."));
+  BOOST_REQUIRE_MESSAGE(res, describe(res));
+  BOOST_TEST(res->content.find("/srv/app/config.yaml") != std::string::npos);
+  BOOST_TEST(res->prompt_tokens > 0);
+  BOOST_TEST(res->completion_tokens > 0);
+  BOOST_TEST(server.stats().summary_requests == 1);
+  BOOST_TEST(server.stats().chat_requests == 0);
+}
+
+BOOST_DATA_TEST_CASE_F(
+  fake_fixture, every_fault_of_the_fake_server_yields_its_code_in_time,
+  bdata::make({std::string{"refuse"}, std::string{"reset"}, std::string{"silence"},
+               std::string{"unavailable"}, std::string{"payload_too_large"},
+               std::string{"long_context_429"}, std::string{"overflow_400"},
+               std::string{"malformed_json"}, std::string{"truncated_body"},
+               std::string{"empty_content"}, std::string{"reasoning_only"},
+               std::string{"trickle"}})
+    ^ bdata::make({errc::llm_refused, errc::llm_network, errc::llm_idle_timeout,
+                   errc::llm_server_error, errc::llm_payload_too_large,
+                   errc::llm_long_context_rate_limit, errc::llm_context_overflow,
+                   errc::llm_malformed, errc::llm_network, errc::llm_empty_answer,
+                   errc::llm_empty_answer, errc::llm_idle_timeout}),
+  kind, want) {
+  set_fault(kind, fakellm::purpose_filter::any);
+  std::chrono::milliseconds elapsed{0};
+  // idle 800 ms, total 10 s: only silence and trickle may wait, and only for the idle.
+  auto res = call(pool_config(800ms, 10s), request(llm_purpose::summary, "hello"), &elapsed);
+  BOOST_REQUIRE_MESSAGE(!res, "fault " << kind << " gave " << describe(res));
+  BOOST_TEST(code_of(res) == want, "fault " << kind << " gave " << describe(res));
+  BOOST_TEST(elapsed.count() < 5000);
+  if (want == errc::llm_idle_timeout)
+    BOOST_TEST(elapsed.count() >= 750);
+}
+
+BOOST_AUTO_TEST_CASE(a_prompt_over_the_fake_window_is_a_context_overflow) {
+  fakellm::scenario s;
+  s.window_tokens = 1000;
+  BOOST_REQUIRE(!server.set_scenario(s));
+  auto res = call(pool_config(5s, 10s), request(llm_purpose::chat, std::string(20000, 'a')));
+  BOOST_TEST(code_of(res) == errc::llm_context_overflow, describe(res));
+}
+
+BOOST_AUTO_TEST_CASE(a_fault_aimed_at_summaries_leaves_chat_traffic_alone) {
+  set_fault("unavailable", fakellm::purpose_filter::summary);
+  auto summary = call(pool_config(5s, 10s), request(llm_purpose::summary, "hello"));
+  BOOST_TEST(code_of(summary) == errc::llm_server_error, describe(summary));
+  auto chat = call(pool_config(5s, 10s), request(llm_purpose::chat, "hello"));
+  BOOST_TEST(static_cast<bool>(chat), describe(chat));
+}
+
+BOOST_AUTO_TEST_CASE(added_latency_below_the_timeouts_still_answers) {
+  fakellm::fault_rule rule;
+  rule.kind = fakellm::fault_kind::latency;
+  rule.latency_ms = 300;
+  fakellm::scenario s;
+  s.plan.rules.push_back(rule);
+  BOOST_REQUIRE(!server.set_scenario(s));
+  std::chrono::milliseconds elapsed{0};
+  auto res = call(pool_config(2s, 10s), request(llm_purpose::chat, "hello"), &elapsed);
+  BOOST_TEST(static_cast<bool>(res), describe(res));
+  BOOST_TEST(elapsed.count() >= 290);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
