@@ -18,24 +18,27 @@ bool is_space(char c) {
 // Runs of ASCII whitespace become one space; leading and trailing ones go.
 // Safe on UTF-8: ASCII bytes never occur inside a multibyte sequence.
 std::string collapse_whitespace(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
+  std::string out(s.size(), '\0');
+  size_t n = 0;
   bool pending_space = false;
   for (char c : s) {
     if (is_space(c)) {
-      pending_space = !out.empty();
+      pending_space = n > 0;
       continue;
     }
-    if (pending_space) out += ' ';
+    if (pending_space) out[n++] = ' ';
     pending_space = false;
-    out += c;
+    out[n++] = c;
   }
+  out.resize(n);
   return out;
 }
 
 std::string shortened(std::string_view text, size_t cap, size_t head, size_t tail) {
-  // Collapse before measuring, and again after: the truncation marker brings newlines.
-  return collapse_whitespace(truncate_long_text(collapse_whitespace(text), cap, head, tail));
+  std::string collapsed = collapse_whitespace(text);
+  if (collapsed.size() <= cap) return collapsed;  // bytes >= characters
+  // Collapse again after cutting: the truncation marker brings newlines.
+  return collapse_whitespace(truncate_long_text(collapsed, cap, head, tail));
 }
 
 struct line_builder {

@@ -3,9 +3,11 @@
 #include "policies/summary_request.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cassert>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 
 #include "policies/summary_markers.hpp"
 
@@ -37,6 +39,16 @@ size_t offset_of_last_chars(std::string_view text, size_t n) {
     --n;
   }
   return pos;
+}
+
+// cut_head_and_tail for a caller that already counted the text's characters.
+head_tail_cut cut_with_known_total(std::string_view text, size_t total, size_t head_chars,
+                                   size_t tail_chars) {
+  if (head_chars >= total || tail_chars >= total - head_chars) return {text, {}, 0};
+  const size_t head_end = offset_after_chars(text, head_chars);
+  const size_t tail_begin = offset_of_last_chars(text, tail_chars);
+  assert(head_end <= tail_begin);
+  return {text.substr(0, head_end), text.substr(tail_begin), total - head_chars - tail_chars};
 }
 
 std::string capped_field(std::string_view text, const summary_input_caps& caps) {
@@ -72,7 +84,10 @@ void render_turn(std::string& out, size_t number, const message& m, std::string_
   }
   out += ":\n";
   if (!content.empty()) {
-    out += capped_field(content, caps);
+    if (content.size() <= caps.message_cap_chars)  // bytes >= characters: no cut
+      out.append(content);
+    else
+      out += capped_field(content, caps);
     out += '\n';
   }
   for (const auto& call : m.tool_calls) {
@@ -126,26 +141,32 @@ constexpr std::string_view iterative_update =
 
 size_t utf8_char_count(std::string_view text) {
   if (text.empty()) return 0;
-  size_t n = 1;  // position 0 always starts a character
-  for (size_t i = 1; i < text.size(); ++i)
-    if (!is_continuation_byte(text[i])) ++n;
-  return n;
+  // Eight bytes at a time (prompts reach megabytes): a continuation byte has bit 7
+  // set and bit 6 clear; shifting left by one moves each byte's bit 6 onto its bit 7.
+  constexpr uint64_t high_bits = 0x8080808080808080ULL;
+  size_t continuation = 0;
+  size_t i = 1;  // position 0 always starts a character
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + i, sizeof w);
+    continuation += std::bitset<64>(w & ~(w << 1) & high_bits).count();
+  }
+  for (; i < text.size(); ++i)
+    continuation += static_cast<size_t>(is_continuation_byte(text[i]));
+  return text.size() - continuation;
 }
 
 head_tail_cut cut_head_and_tail(std::string_view text, size_t head_chars, size_t tail_chars) {
-  const size_t total = utf8_char_count(text);
-  if (head_chars >= total || tail_chars >= total - head_chars) return {text, {}, 0};
-  const size_t head_end = offset_after_chars(text, head_chars);
-  const size_t tail_begin = offset_of_last_chars(text, tail_chars);
-  assert(head_end <= tail_begin);
-  return {text.substr(0, head_end), text.substr(tail_begin), total - head_chars - tail_chars};
+  return cut_with_known_total(text, utf8_char_count(text), head_chars, tail_chars);
 }
 
 std::string truncate_long_text(std::string_view text, size_t cap_chars, size_t head_chars,
                                size_t tail_chars) {
   assert(head_chars + tail_chars <= cap_chars);
-  if (utf8_char_count(text) <= cap_chars) return std::string{text};
-  const auto cut = cut_head_and_tail(text, head_chars, tail_chars);
+  if (text.size() <= cap_chars) return std::string{text};  // bytes >= characters
+  const size_t total = utf8_char_count(text);
+  if (total <= cap_chars) return std::string{text};
+  const auto cut = cut_with_known_total(text, total, head_chars, tail_chars);
   std::string out;
   out.reserve(cut.head.size() + cut.tail.size() + message_truncated_marker.size() + 2);
   out.append(cut.head);
@@ -171,7 +192,7 @@ std::string cap_text_with_marker(std::string_view text, size_t cap_chars, double
     if (marker_chars >= cap_chars) break;
     const size_t kept = cap_chars - marker_chars;
     const auto head_chars = static_cast<size_t>(std::floor(head_share * static_cast<double>(kept)));
-    const auto cut = cut_head_and_tail(text, head_chars, kept - head_chars);
+    const auto cut = cut_with_known_total(text, total, head_chars, kept - head_chars);
     const std::string m = marker(cut);
     const size_t m_chars = utf8_char_count(m);
     if (m_chars <= marker_chars) {
@@ -260,13 +281,15 @@ std::string build_summary_prompt(const std::vector<message>& middle,
   for (const auto& m : middle) {
     // Summaries travel as the previous summary; only what else a row holds (the
     // rest of a tail message a summary was merged into) is a turn.
-    std::string content = m.content;
+    std::string_view content = m.content;
+    std::string around;  // owns the content when a summary is cut out of it
     bool held_summary = m.is_summary;
     if (const auto span = find_summary(m.content)) {
-      content = text_around_summary(m.content, *span);
+      around = text_around_summary(m.content, *span);
+      content = around;
       held_summary = true;
     } else if (m.is_summary) {
-      content.clear();
+      content = {};
     }
     if (held_summary && content.empty() && m.tool_calls.empty()) continue;
     render_turn(p, ++number, m, content, caps);
