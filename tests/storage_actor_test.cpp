@@ -1,0 +1,254 @@
+// Tests of the storage actor (actors/storage): acknowledgement only after a durable
+// commit, group commits bounded by max_batch, every operation as a message, and a
+// writer that answers bad requests with errors and keeps serving.
+#define BOOST_TEST_MODULE storage_actor_test
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "caf/all.hpp"
+
+#include "actors/storage/storage_actor.hpp"
+#include "store/store_reader.hpp"
+
+using namespace mneme;
+using namespace std::chrono_literals;
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
+
+namespace {
+
+caf::actor_system_config& make_config(caf::actor_system_config& cfg) {
+  register_mneme_types(cfg);
+  return cfg;
+}
+
+struct actor_fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{make_config(cfg)};
+  caf::scoped_actor self{sys};
+  std::string dir;
+  store_params params;
+  std::shared_ptr<storage_metrics> metrics = std::make_shared<storage_metrics>();
+  storage_actor storage;
+  std::string sid;
+
+  actor_fixture() {
+    char tmpl[] = "/tmp/mneme-actor-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    params.path = dir + "/t.db";
+  }
+
+  void start(int64_t max_batch = 512) {
+    params.max_batch = max_batch;
+    auto s = spawn_storage(sys, params, nullptr, metrics);
+    BOOST_REQUIRE(s);
+    storage = *s;
+    session_record rec;
+    rec.user_id = "u";
+    rec.session_key = "k";
+    sid = call<session_record>(st_new_session_atom_v, rec, int64_t{1000}).id;
+  }
+
+  ~actor_fixture() {
+    if (storage)
+      self->send_exit(storage, caf::exit_reason::user_shutdown);
+    std::filesystem::remove_all(dir);
+  }
+
+  // Requests and waits for a successful reply of type T.
+  template <class T, class... Ts>
+  T call(Ts&&... xs) {
+    T out{};
+    self->request(storage, 10s, std::forward<Ts>(xs)...)
+      .receive([&](T& x) { out = std::move(x); },
+               [&](caf::error& err) { BOOST_FAIL("storage error: " << render_error(err)); });
+    return out;
+  }
+
+  // Requests and returns the error (none when the request succeeded).
+  template <class T, class... Ts>
+  caf::error call_error(Ts&&... xs) {
+    caf::error out;
+    self->request(storage, 10s, std::forward<Ts>(xs)...)
+      .receive([&](T&) {}, [&](caf::error& err) { out = std::move(err); });
+    return out;
+  }
+
+  message text(std::string t, msg_role role = msg_role::user) {
+    message m;
+    m.session_id = sid;
+    m.role = role;
+    m.content = std::move(t);
+    return m;
+  }
+};
+
+sqlite3* foreign_writer_holding_the_lock(const std::string& path) {
+  sqlite3* db = nullptr;
+  BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  return db;
+}
+
+void release(sqlite3* db) {
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(storage_actor_tests, actor_fixture)
+
+BOOST_AUTO_TEST_CASE(an_append_is_acknowledged_only_once_a_reader_can_see_it) {
+  start();
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE(reader);
+  auto* lock = foreign_writer_holding_the_lock(params.path);
+  for (int i = 0; i < 20; ++i)
+    self->send(storage, st_append_atom_v, text("m" + std::to_string(i)));
+  bool early = false;
+  self->receive([&](int64_t) { early = true; }, [&](caf::error&) { early = true; },
+                caf::after(200ms) >> [] {});
+  BOOST_TEST(!early); // the commit cannot happen while the foreign lock is held
+  release(lock);
+  for (int i = 0; i < 20; ++i) {
+    self->receive(
+      [&](int64_t id) {
+        auto rows = (*reader)->range(sid, id, id);
+        BOOST_REQUIRE(rows);
+        BOOST_TEST(rows->size() == 1u, "acknowledged id " << id << " not visible");
+      },
+      [&](caf::error& err) { BOOST_FAIL(render_error(err)); });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(appends_arriving_during_a_commit_share_one_transaction_bounded_by_max_batch) {
+  start(16);
+  auto* lock = foreign_writer_holding_the_lock(params.path);
+  for (int i = 0; i < 100; ++i)
+    self->send(storage, st_append_atom_v, text("m" + std::to_string(i)));
+  release(lock); // everything above is queued behind the first, blocked commit
+  std::set<int64_t> ids;
+  for (int i = 0; i < 100; ++i)
+    self->receive([&](int64_t id) { ids.insert(id); },
+                  [&](caf::error& err) { BOOST_FAIL(render_error(err)); });
+  BOOST_TEST(ids.size() == 100u);
+  BOOST_TEST(*ids.rbegin() - *ids.begin() == 99);
+  // 100 rows in groups of at most 16: 7 commits, or 8 when the first went alone.
+  BOOST_TEST(metrics->largest_batch.load() <= 16);
+  BOOST_TEST(metrics->group_commits.load() >= 7);
+  BOOST_TEST(metrics->group_commits.load() <= 8);
+  BOOST_TEST(metrics->appended_rows.load() == 100);
+  auto live = call<std::vector<message>>(st_live_atom_v, sid);
+  BOOST_REQUIRE(live.size() == 100u);
+  for (int i = 0; i < 100; ++i)
+    BOOST_TEST(live[static_cast<size_t>(i)].content == "m" + std::to_string(i)); // order kept
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_append_inside_a_group_leaves_the_others_committed) {
+  start();
+  auto* lock = foreign_writer_holding_the_lock(params.path);
+  self->send(storage, st_append_atom_v, text("first"));
+  auto bad = text("bad");
+  bad.session_id = "unknown";
+  self->send(storage, st_append_atom_v, bad);
+  self->send(storage, st_append_atom_v, std::vector<message>{text("b1"), text("b2")});
+  release(lock);
+  int ok = 0;
+  std::vector<caf::error> errors;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](int64_t) { ++ok; }, [&](message_ids& ids) { ok += ids.ids.size() == 2u; },
+                  [&](caf::error& err) { errors.push_back(err); });
+  BOOST_TEST(ok == 2);
+  BOOST_REQUIRE(errors.size() == 1u);
+  BOOST_TEST((errors.front() == errc::not_found));
+  BOOST_TEST(call<std::vector<message>>(st_live_atom_v, sid).size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_requests_get_errors_and_the_actor_keeps_serving) {
+  start();
+  auto huge = text(std::string(static_cast<size_t>(params.max_content_bytes) + 1, 'x'));
+  auto bad_role = text("r");
+  bad_role.role = static_cast<msg_role>(200);
+  BOOST_TEST((call_error<int64_t>(st_append_atom_v, huge) == errc::bad_request));
+  BOOST_TEST((call_error<int64_t>(st_append_atom_v, bad_role) == errc::bad_request));
+  BOOST_TEST((call_error<message_ids>(st_append_atom_v, std::vector<message>{text("ok"), bad_role})
+              == errc::bad_request));
+  BOOST_TEST((call_error<std::vector<message>>(st_live_atom_v, std::string{"nope"}) == errc::not_found));
+  BOOST_TEST((call_error<std::vector<message>>(st_range_atom_v, sid, int64_t{9}, int64_t{1}) == errc::bad_request));
+  BOOST_TEST((call_error<message>(st_compact_atom_v, compaction_commit{sid, {424242}, text("s"), false, {}})
+              == errc::bad_request));
+  BOOST_TEST((call_error<std::vector<message>>(st_rollback_atom_v, sid, std::string{"nope"}) == errc::not_found));
+  BOOST_TEST((call_error<session_record>(st_reset_atom_v, std::string{"nope"}, int32_t{3}, int64_t{1},
+                         std::string{"r"})
+              == errc::not_found));
+  BOOST_TEST((call_error<caf::ok_atom>(st_put_triggers_atom_v, std::string{"nope"}, trigger_state{})
+              == errc::not_found));
+  BOOST_TEST((call_error<std::string>(st_export_atom_v, std::string{"nope"}) == errc::not_found));
+  auto invalid_utf8 = text("\xc3\x28 broken \xff");
+  auto id = call<int64_t>(st_append_atom_v, invalid_utf8);
+  BOOST_TEST(id > 0);
+  BOOST_TEST(call<std::vector<message>>(st_live_atom_v, sid).front().content
+             == invalid_utf8.content);
+  BOOST_TEST(!call<std::string>(st_export_atom_v, sid).empty());
+}
+
+BOOST_AUTO_TEST_CASE(every_operation_round_trips_through_the_actor) {
+  start();
+  auto ids = call<message_ids>(st_append_atom_v,
+                               std::vector<message>{text("sys", msg_role::system), text("u1"),
+                                                    text("a1", msg_role::assistant), text("u2"),
+                                                    text("a2", msg_role::assistant), text("u3")});
+  BOOST_REQUIRE(ids.ids.size() == 6u);
+  auto cp = call<checkpoint_record>(st_checkpoint_atom_v, sid, std::string{"cp1"}, int64_t{2000});
+  BOOST_TEST(cp.last_message_id == ids.ids.back());
+  BOOST_TEST(call<std::vector<checkpoint_record>>(st_checkpoints_atom_v, sid).size() == 1u);
+  trigger_state t;
+  t.compaction_count = 1;
+  message summary = text("summary");
+  auto s = call<message>(st_compact_atom_v,
+                         compaction_commit{sid, {ids.ids[2], ids.ids[3]}, summary, true, t});
+  BOOST_TEST(s.is_summary);
+  auto live = call<std::vector<message>>(st_live_atom_v, sid);
+  BOOST_REQUIRE(live.size() == 5u);
+  BOOST_TEST(live[2].id == s.id);
+  BOOST_TEST((call<trigger_state>(st_get_triggers_atom_v, sid) == t));
+  auto stats = call<session_stats>(st_stats_atom_v, sid);
+  BOOST_TEST(stats.archived_rows == 2);
+  BOOST_TEST(call<std::vector<message>>(st_range_atom_v, sid, ids.ids[0], s.id).size() == 7u);
+  auto restored = call<std::vector<message>>(st_rollback_atom_v, sid, std::string{"cp1"});
+  BOOST_TEST(restored.size() == 6u);
+  t.cooldown_until_ms = 99;
+  call<caf::ok_atom>(st_put_triggers_atom_v, sid, t);
+  BOOST_TEST(call<trigger_state>(st_get_triggers_atom_v, sid).cooldown_until_ms == 99);
+  auto jsonl = call<std::string>(st_export_atom_v, sid);
+  BOOST_TEST(std::count(jsonl.begin(), jsonl.end(), '\n') == 7);
+  auto child = call<session_record>(st_reset_atom_v, sid, int32_t{3}, int64_t{5000},
+                                    std::string{"compaction_exhausted"});
+  BOOST_TEST(child.parent_id == sid);
+  BOOST_TEST(call<session_record>(st_session_atom_v, sid).ended_at_ms == 5000);
+  session_filter f;
+  f.session_key = "k";
+  f.open_only = true;
+  auto open = call<std::vector<session_record>>(st_list_atom_v, f);
+  BOOST_REQUIRE(open.size() == 1u);
+  BOOST_TEST(open.front().id == child.id);
+  auto ended = call<session_record>(st_end_atom_v, child.id, int64_t{6000}, std::string{"done"});
+  BOOST_TEST(ended.end_reason == "done");
+}
+
+BOOST_AUTO_TEST_CASE(spawning_on_a_corrupt_file_fails_with_the_storage_error) {
+  std::ofstream{params.path} << std::string(8192, 'g');
+  auto s = spawn_storage(sys, params, nullptr);
+  BOOST_REQUIRE(!s);
+  BOOST_TEST((s.error() == errc::storage_corrupt));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
