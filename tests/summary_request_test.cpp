@@ -109,8 +109,9 @@ BOOST_DATA_TEST_CASE(characters_are_code_points_not_bytes,
                      data::make({std::string{}, std::string{"abc"}, cjk + cjk, emoji,
                                  "a" + emoji + "b", std::string{"é"}, std::string{"\x80"
                                                                                   "abc"},
-                                 std::string{"\xff"}})
-                         ^ data::make({0u, 3u, 2u, 1u, 3u, 1u, 4u, 1u}),
+                                 std::string{"\xff"}, repeat("a" + cjk + emoji + "é", 101),
+                                 repeat("\x80\x80x", 50)})
+                         ^ data::make({0u, 3u, 2u, 1u, 3u, 1u, 4u, 1u, 404u, 51u}),
                      text, want) {
   BOOST_TEST(utf8_char_count(text) == want);
 }
