@@ -7,7 +7,8 @@
 //
 // Format (one line per message, whitespace runs collapsed to one space):
 //
-//   Local fallback summary (the summarizer was unavailable): the 42 compacted messages as "role: content" lines, long ones shortened.
+//   Local fallback summary (the summarizer was unavailable): the 42 compacted
+//     messages as "role: content" lines, long ones shortened.    (one line)
 //   earlier summary: <body of a summary found in the middle>
 //   user: <content>
 //   assistant: <content> [tool calls: grep({"q":"x"}); ls({})]

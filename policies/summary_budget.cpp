@@ -48,8 +48,8 @@ summary_budget compute_summary_budget(int64_t tokens_to_summarize, int64_t conte
   }
   const bool window_is_tighter = window_ceiling < summary_budget_ceiling_tokens;
   const int64_t ceiling = window_is_tighter ? window_ceiling : summary_budget_ceiling_tokens;
-  const auto ceiling_rule =
-      window_is_tighter ? summary_budget_rule::window_ceiling : summary_budget_rule::absolute_ceiling;
+  const auto ceiling_rule = window_is_tighter ? summary_budget_rule::window_ceiling
+                                              : summary_budget_rule::absolute_ceiling;
 
   // Compare in floating point before converting: a huge input must not overflow.
   const double wanted = std::floor(target_ratio * static_cast<double>(tokens_to_summarize));

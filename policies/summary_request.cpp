@@ -2,7 +2,6 @@
 // summary_request.hpp for the prompt shape and the limits.
 #include "policies/summary_request.hpp"
 
-#include <algorithm>
 #include <bitset>
 #include <cassert>
 #include <cctype>
@@ -67,10 +66,8 @@ void render_turn(std::string& out, size_t number, const message& m, std::string_
   out += '[';
   out += std::to_string(number);
   out += "] ";
-  std::string role{to_string(m.role)};
-  std::transform(role.begin(), role.end(), role.begin(),
-                 [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); });
-  out += role;
+  for (char c : to_string(m.role))
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (m.role == msg_role::tool) {
     if (!m.tool_name.empty()) {
       out += ' ';

@@ -26,7 +26,11 @@ bool valid_utf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    const size_t len = c < 0x80           ? 1
+                       : (c >> 5) == 0x6  ? 2
+                       : (c >> 4) == 0xE  ? 3
+                       : (c >> 3) == 0x1E ? 4
+                                          : 0;
     if (len == 0 || i + len > s.size()) return false;
     for (size_t k = 1; k < len; ++k)
       if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
@@ -130,10 +134,11 @@ BOOST_AUTO_TEST_CASE(an_earlier_summary_keeps_its_first_2000_and_last_800_chars)
   BOOST_TEST(out.find(summary_prefix_tag) == std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(a_summary_merged_into_a_message_gives_a_summary_line_and_a_message_line) {
+BOOST_AUTO_TEST_CASE(a_merged_summary_gives_a_summary_line_and_a_message_line) {
   const std::string out = build_fallback_summary(
       {msg(msg_role::user, wrap_summary("goal: ship v3") + "\n\nand add tests")});
-  BOOST_TEST(out.find("\nearlier summary: goal: ship v3\nuser: and add tests") != std::string::npos);
+  BOOST_TEST(out.find("\nearlier summary: goal: ship v3\nuser: and add tests")
+             != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_text_of_exactly_8000_chars_is_kept_whole_and_one_more_is_cut_to_8000) {
