@@ -12,9 +12,13 @@
 //   instructions: sections, language, identifiers, secrets, "target about N tokens"
 //   [focus]                        from `/compress [focus]`, when given
 //   [=== PREVIOUS SUMMARY ===]     iterative update: the earlier summary's body
-//   === TURNS TO SUMMARIZE ===     each message rendered readably, long ones cut
+//   === TURNS TO SUMMARIZE ===     each message rendered readably; its content and
+//                                  each tool call's arguments cut separately by the
+//                                  per-message limit (6,000 -> 4,000 + 1,500)
 //   closing line repeating the target (so it survives the 45/55 cut)
-// and the whole prompt capped at 160,000 characters.
+// and the whole prompt capped at 160,000 characters. The focus text obeys the
+// per-message limit; the previous summary does not (it condenses many turns and
+// is bounded by its own budget), only by the prompt cap.
 //
 // Pure functions, standard library only; safe from any thread.
 #pragma once
