@@ -134,14 +134,4 @@ llm_error_kind classify_http_answer(int status, std::string_view body) {
   return llm_error_kind::server_error;
 }
 
-trigger error_trigger(llm_error_kind kind) {
-  switch (kind) {
-    case llm_error_kind::payload_too_large: return trigger::t6_payload_too_large;
-    case llm_error_kind::long_context_rate_limit: return trigger::t7_long_context_rate_limit;
-    case llm_error_kind::output_too_large: return trigger::t8_output_too_large;
-    case llm_error_kind::context_overflow: return trigger::t9_context_overflow;
-    default: return trigger::none;
-  }
-}
-
 } // namespace mneme

@@ -43,7 +43,6 @@ inline constexpr std::size_t max_classified_body_bytes = 64 * 1024;
 
 llm_error_kind classify_http_answer(int status, std::string_view body);
 
-// The error trigger a kind fires (T6-T9), trigger::none for every other kind.
-trigger error_trigger(llm_error_kind kind);
+// The error trigger a kind fires: error_trigger() in policies/trigger.hpp.
 
 } // namespace mneme

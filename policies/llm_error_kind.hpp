@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string_view>
 
 namespace mneme {
@@ -53,5 +54,7 @@ inline std::string_view to_string(llm_error_kind k) {
   }
   return "unknown";
 }
+
+inline std::ostream& operator<<(std::ostream& os, llm_error_kind k) { return os << to_string(k); }
 
 } // namespace mneme

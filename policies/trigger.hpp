@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string_view>
+
+#include "policies/llm_error_kind.hpp"
 
 namespace mneme {
 
@@ -63,6 +66,19 @@ inline bool bypasses_locks(trigger t) {
       return true;
     default:
       return false;
+  }
+}
+
+inline std::ostream& operator<<(std::ostream& os, trigger t) { return os << to_string(t); }
+
+// The error trigger an LLM failure fires (T6-T9); trigger::none for every other kind.
+inline trigger error_trigger(llm_error_kind kind) {
+  switch (kind) {
+    case llm_error_kind::payload_too_large: return trigger::t6_payload_too_large;
+    case llm_error_kind::long_context_rate_limit: return trigger::t7_long_context_rate_limit;
+    case llm_error_kind::output_too_large: return trigger::t8_output_too_large;
+    case llm_error_kind::context_overflow: return trigger::t9_context_overflow;
+    default: return trigger::none;
   }
 }
 

@@ -8,17 +8,6 @@ namespace mneme {
 
 namespace {
 
-// The error triggers T6-T9, by the kind the classifier produced.
-trigger error_trigger(llm_error_kind k) {
-  switch (k) {
-    case llm_error_kind::payload_too_large: return trigger::t6_payload_too_large;
-    case llm_error_kind::long_context_rate_limit: return trigger::t7_long_context_rate_limit;
-    case llm_error_kind::output_too_large: return trigger::t8_output_too_large;
-    case llm_error_kind::context_overflow: return trigger::t9_context_overflow;
-    default: return trigger::none;
-  }
-}
-
 trigger_input_error validate(const trigger_inputs& in, const trigger_limits& l) {
   if (in.estimated_tokens < 0 || in.api_prompt_tokens < 0)
     return trigger_input_error::negative_tokens;
