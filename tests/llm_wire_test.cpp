@@ -20,7 +20,6 @@ using namespace mneme;
 using namespace mneme::llm;
 
 namespace mneme {
-std::ostream& operator<<(std::ostream& os, llm_error_kind k) { return os << to_string(k); }
 std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
 std::ostream& operator<<(std::ostream& os, llm_purpose p) { return os << to_string(p); }
 } // namespace mneme
