@@ -359,6 +359,7 @@ const std::vector<rejection> rejections = {
   {"compression.threshold: 0.5\n",
    "compression.threshold: unknown key (nest the sections instead of writing a dotted key)"},
   {"compression:\n  threshold: 0.5\n  threshold: 0.6\n", "compression.threshold: duplicate key"},
+  {"compression:\n  ? [a]\n  : 1\n", "compression: a key must be a plain name, got a list"},
   {"model:\n  name: a\nmodel:\n  name: b\n", "model: duplicate key"},
   {"compression: {}\n---\nmodel: {}\n", "holds 2 YAML documents; expected one"},
   // checks across keys

@@ -13,19 +13,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include "apps/common/config_checks.hpp"
+#include "apps/common/config_field_builders.hpp"
 #include "apps/common/config_schema.hpp"
 
 namespace mneme {
 
 namespace {
 
-std::string node_kind(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Scalar: return "a single value";
-    case YAML::NodeType::Sequence: return "a list";
-    default: return "something else";
-  }
-}
+using config_build::node_kind;
 
 // Walks one YAML document against the key table, collecting every problem.
 class config_reader {

@@ -10,16 +10,6 @@ namespace mneme::config_build {
 
 namespace {
 
-std::string node_kind(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return "a single value";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
-  }
-}
-
 field_problem at(const YAML::Node& n, std::string suffix, std::string reason) {
   auto m = n.Mark();
   if (m.is_null())
@@ -38,6 +28,15 @@ std::string container_problem(const YAML::Node& n, bool want_map, const std::str
 }
 
 } // namespace
+
+std::string node_kind(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar: return "a single value";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
 
 std::string describe(int_range r) {
   auto range = fmt::format("{}..{}", r.lo, r.hi);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -38,6 +39,9 @@ struct string_check {
 
 std::string describe(int_range r);
 std::string describe(number_range r);
+
+// "a single value", "a list", "a mapping" or "nothing": what a node is, for messages.
+std::string node_kind(const YAML::Node& n);
 
 // Reason when `n` is not a scalar ("" when it is); `expected` names the kind.
 std::string scalar_problem(const YAML::Node& n, const std::string& expected);
