@@ -33,7 +33,10 @@
 //     "[no result recorded]" right after the assistant's run of tool rows —
 //     except the calls of the pending group at the very end of the
 //     transcript, whose tools may still be running.
-// Orphan fixes are only planned when the outcome is compact.
+// Orphan fixes, the summary role and the merge are only planned when the
+// middle is non-empty.
+//
+// Cost: O(n) plus one hash lookup per call id; about 1.5 ms for 5,000 rows.
 #pragma once
 
 #include <cstddef>
