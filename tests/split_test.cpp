@@ -226,11 +226,12 @@ BOOST_DATA_TEST_CASE(
     ^ data::make({1, 2, 1, 1, 2, 1, 1, 0})
     ^ data::make({6u, 6u, 2u, 2u, 7u, 2u, 2u, 2u}),
   text, last, users, want) {
-  // Rows 1-3: a user at index 5 (case 1); two users 3 and 5 but the head holds 3
-  // (case 2 reaches index 5 only, then stops at the head); a summary user and an
-  // orphan tool row never count (cases 3, 4); case 5 needs two users: 6 and 4;
-  // case 6 has no user after the head: the tail stays; case 7 already holds one;
-  // case 8 asks for none.
+  // The head is [0,4), the base tail the last 2 rows. Data cases:
+  // _0 reaches back to the user at 5; _1 wants 2 users but the only one after
+  // the head is at 5 (3 is protected), so it stops there; _2, _3: a summary
+  // user and a tool row are not real users, and no real user follows the head:
+  // the tail stays; _4 wants 2 and reaches 6 then 4; _5 has no user after the
+  // head; _6 already holds one; _7 asks for none.
   const auto live = parse(text);
   const auto plan = plan_compaction(live, with_counts(3, last, users), k_window);
   BOOST_TEST(live.size() - plan.tail_begin == want, text << " -> " << plan);
