@@ -1,0 +1,510 @@
+// The session actor's start, turns, trigger checks and timers; see session_actor.hpp.
+// The compaction pipeline itself is in session_compaction.cpp.
+//
+// Decisions where the SPEC is silent:
+//   - T1 and T10 compare the local estimate of the request about to be sent (the
+//     API's last usage described the previous, smaller request); T10's message-count
+//     rule ("compressible window") is off: T3 bounds the count;
+//   - the context "fits" (SPEC §5.3 exhaustion) when its estimate is below the
+//     threshold;
+//   - after an error trigger (T6-T9) compacted, the model call is retried; each retry
+//     spends a turn attempt, so a model that keeps refusing ends in exhaustion;
+//   - any other model failure ends the turn with that error; the user's message stays
+//     stored.
+#include "actors/session/session_actor.hpp"
+
+#include <cassert>
+
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/session/session_state.hpp"
+#include "policies/token_estimate.hpp"
+
+namespace mneme {
+
+time_ms system_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+namespace session_detail {
+
+namespace {
+
+std::shared_ptr<spdlog::logger> null_logger() {
+  static auto log = std::make_shared<spdlog::logger>(
+    "session", std::make_shared<spdlog::sinks::null_sink_mt>());
+  return log;
+}
+
+// The failure kind of a chat call's error (the inverse of llm::to_errc); a caller-side
+// timeout counts as the total timeout.
+llm_error_kind kind_of(const caf::error& err) {
+  if (err.category() != caf::atom("mneme"))
+    return llm_error_kind::total_timeout;
+  switch (static_cast<errc>(err.code())) {
+    case errc::llm_refused: return llm_error_kind::refused;
+    case errc::llm_dns: return llm_error_kind::dns;
+    case errc::llm_tls: return llm_error_kind::tls;
+    case errc::llm_idle_timeout: return llm_error_kind::idle_timeout;
+    case errc::llm_total_timeout: return llm_error_kind::total_timeout;
+    case errc::llm_network: return llm_error_kind::network;
+    case errc::llm_payload_too_large: return llm_error_kind::payload_too_large;
+    case errc::llm_long_context_rate_limit: return llm_error_kind::long_context_rate_limit;
+    case errc::llm_rate_limited: return llm_error_kind::rate_limited;
+    case errc::llm_output_too_large: return llm_error_kind::output_too_large;
+    case errc::llm_context_overflow: return llm_error_kind::context_overflow;
+    case errc::llm_unsupported_parameter: return llm_error_kind::unsupported_parameter;
+    case errc::llm_auth: return llm_error_kind::auth;
+    case errc::llm_quota: return llm_error_kind::quota;
+    case errc::llm_server_error: return llm_error_kind::server_error;
+    case errc::llm_bad_request: return llm_error_kind::bad_request;
+    case errc::llm_malformed: return llm_error_kind::malformed;
+    case errc::llm_empty_answer: return llm_error_kind::empty_answer;
+    default: return llm_error_kind::network;
+  }
+}
+
+void touch(session_ptr self) {
+  auto& st = self->state;
+  st.last_activity_ms = st.now();
+  auto after = st.params.compression.idle_compact_after_seconds;
+  if (after > 0)
+    self->delayed_send(self, std::chrono::seconds(after), ss_idle_atom_v,
+                       ++st.idle_generation);
+}
+
+// Appends one row through the storage actor; on success it joins the live context.
+void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
+                std::function<void(caf::error)> fail) {
+  auto& st = self->state;
+  m.session_id = st.record.id;
+  m.id = 0;
+  m.active = true;
+  m.compacted = false;
+  if (m.timestamp_ms == 0)
+    m.timestamp_ms = st.now();
+  m.token_estimate = estimate_message_tokens(m);
+  ++st.appends_in_flight;
+  self->request(st.deps.storage, st.params.storage_timeout, st_append_atom_v, m)
+    .then(
+      [self, m, ok](int64_t id) mutable {
+        auto& st = self->state;
+        --st.appends_in_flight;
+        m.id = id;
+        st.live_tokens += m.token_estimate;
+        st.live.push_back(std::move(m));
+        touch(self);
+        ok(id);
+      },
+      [self, fail](caf::error& err) {
+        --self->state.appends_in_flight;
+        fail(std::move(err));
+      });
+}
+
+void start_next_turn(session_ptr self);
+
+void end_turn(session_ptr self, caf::error err) {
+  auto& st = self->state;
+  assert(st.turn_running);
+  if (err) {
+    st.turn_promise.deliver(std::move(err));
+  } else {
+    st.reply.live_messages = static_cast<int64_t>(st.live.size());
+    st.reply.live_tokens = st.live_tokens;
+    st.turn_promise.deliver(std::move(st.reply));
+  }
+  st.reply = turn_reply{};
+  st.turn_running = false;
+  start_next_turn(self);
+}
+
+void report_exhausted(session_ptr self) {
+  auto& st = self->state;
+  st.log().warn("session={} event=compaction_exhausted attempts={} tokens={} threshold={}",
+                st.record.id, st.attempts.used(), st.live_tokens, st.threshold);
+  if (st.deps.supervisor)
+    caf::anon_send(st.deps.supervisor, sv_exhaust_atom_v, st.record.id, st.record.session_key);
+  end_turn(self, caf::make_error(errc::compaction_exhausted,
+                                 "session " + st.record.id + ": "
+                                   + std::to_string(st.attempts.used())
+                                   + " compaction attempts spent, context still "
+                                   + std::to_string(st.live_tokens) + " tokens"));
+}
+
+void record_attempt(session_state& st, const compaction_report& r, const caf::error& err) {
+  if (!err && r.effective)
+    st.attempts.record_productive();
+  else
+    st.attempts.record_unproductive();
+  st.reply.compactions.push_back(r);
+}
+
+trigger_inputs inputs_of(const session_state& st, eval_phase phase) {
+  trigger_inputs in;
+  in.phase = phase;
+  in.estimated_tokens = st.live_tokens;
+  in.message_count = static_cast<int64_t>(st.live.size());
+  return in;
+}
+
+void call_model(session_ptr self);
+
+void pre_call_check(session_ptr self) {
+  auto& st = self->state;
+  if (st.compacting) {
+    st.after_compaction.emplace_back([self] { pre_call_check(self); });
+    return;
+  }
+  auto in = inputs_of(st, st.preflight_passes == 0 ? eval_phase::pre_call
+                                                   : eval_phase::preflight);
+  in.preflight_passes_done = st.preflight_passes;
+  auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
+                             st.now());
+  if (d.compact && st.attempts.begin()) {
+    ++st.preflight_passes;
+    start_compaction(self, d.fired, d.lock, {}, std::nullopt,
+                     [self](compaction_report r, caf::error err) {
+                       record_attempt(self->state, r, err);
+                       pre_call_check(self);
+                     });
+    return;
+  }
+  bool fits = st.live_tokens < st.threshold;
+  if (st.attempts.exhausted(fits)) {
+    report_exhausted(self);
+    return;
+  }
+  call_model(self);
+}
+
+void post_call_check(session_ptr self) {
+  auto& st = self->state;
+  if (st.compacting) {
+    st.after_compaction.emplace_back([self] { post_call_check(self); });
+    return;
+  }
+  auto in = inputs_of(st, eval_phase::post_call);
+  in.api_prompt_tokens = st.record.triggers.last_prompt_tokens;
+  auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
+                             st.now());
+  if (d.compact && st.attempts.begin()) {
+    start_compaction(self, d.fired, d.lock, {}, std::nullopt,
+                     [self](compaction_report r, caf::error err) {
+                       record_attempt(self->state, r, err);
+                       end_turn(self, caf::error{});
+                     });
+    return;
+  }
+  persist_triggers(self); // the new usage figure
+  end_turn(self, caf::error{});
+}
+
+void on_model_error(session_ptr self, caf::error err) {
+  auto& st = self->state;
+  auto kind = kind_of(err);
+  auto in = inputs_of(st, eval_phase::post_call);
+  in.last_error = kind;
+  auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
+                             st.now());
+  st.log().warn("session={} event=model_call_failed kind={} fired={}", st.record.id,
+                to_string(kind), to_string(d.fired));
+  if (d.capped_context_window && *d.capped_context_window != st.window)
+    set_window(st, *d.capped_context_window);
+  if (!d.compact) {
+    end_turn(self, std::move(err));
+    return;
+  }
+  if (st.compacting) { // an outside compaction is running: retry once it is done
+    st.after_compaction.emplace_back([self] { call_model(self); });
+    return;
+  }
+  if (!st.attempts.begin()) {
+    report_exhausted(self);
+    return;
+  }
+  start_compaction(self, d.fired, d.lock, {}, std::nullopt,
+                   [self](compaction_report r, caf::error cerr) {
+                     record_attempt(self->state, r, cerr);
+                     call_model(self);
+                   });
+}
+
+void on_answer(session_ptr self, chat_answer answer) {
+  auto& st = self->state;
+  st.reply.answer = answer.content;
+  st.reply.prompt_tokens = answer.prompt_tokens;
+  st.record.triggers.last_prompt_tokens = answer.prompt_tokens;
+  message m;
+  m.role = msg_role::assistant;
+  m.content = std::move(answer.content);
+  m.tool_calls = std::move(answer.tool_calls);
+  append_row(self, std::move(m), [self](int64_t) { post_call_check(self); },
+             [self](caf::error err) { end_turn(self, std::move(err)); });
+}
+
+void call_model(session_ptr self) {
+  auto& st = self->state;
+  chat_request req;
+  req.model = st.params.model.name;
+  req.messages = st.live;
+  req.purpose = llm_purpose::chat;
+  self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
+    .then([self](chat_answer& a) { on_answer(self, std::move(a)); },
+          [self](caf::error& err) { on_model_error(self, std::move(err)); });
+}
+
+void start_next_turn(session_ptr self) {
+  auto& st = self->state;
+  if (st.turn_running || st.pending_turns.empty())
+    return;
+  auto job = std::move(st.pending_turns.front());
+  st.pending_turns.pop_front();
+  st.turn_running = true;
+  st.turn_promise = std::move(job.promise);
+  st.reply = turn_reply{};
+  st.reply.session_id = st.record.id;
+  st.attempts.new_turn();
+  st.preflight_passes = 0;
+  message m;
+  m.role = msg_role::user;
+  m.content = std::move(job.text);
+  append_row(self, std::move(m), [self](int64_t) { pre_call_check(self); },
+             [self](caf::error err) { end_turn(self, std::move(err)); });
+}
+
+void on_idle_tick(session_ptr self, uint64_t generation) {
+  auto& st = self->state;
+  if (generation != st.idle_generation || st.turn_running || st.compacting)
+    return;
+  auto in = inputs_of(st, eval_phase::idle_tick);
+  in.api_prompt_tokens = st.record.triggers.last_prompt_tokens;
+  in.idle_seconds = std::max<int64_t>(0, (st.now() - st.last_activity_ms) / 1000);
+  auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
+                             st.now());
+  if (!d.compact)
+    return;
+  start_compaction(self, d.fired, d.lock, {}, std::nullopt,
+                   [](compaction_report, caf::error) {});
+}
+
+// The decision for a compaction requested from outside (gateway, engine, CLI, ACP).
+trigger_decision outside_decision(const session_state& st, trigger by) {
+  trigger_inputs in;
+  switch (by) {
+    case trigger::t3_hygiene_message_cap:
+    case trigger::t4_hygiene_tokens:
+      in = inputs_of(st, eval_phase::hygiene_check); // count and local estimate only
+      break;
+    case trigger::t11_engine_request:
+      in = inputs_of(st, eval_phase::engine_request);
+      break;
+    default:
+      in = inputs_of(st, eval_phase::manual_command);
+      in.manual = by;
+      break;
+  }
+  return evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
+                           st.now());
+}
+
+bool accepted_from_outside(trigger by) {
+  switch (by) {
+    case trigger::t3_hygiene_message_cap:
+    case trigger::t4_hygiene_tokens:
+    case trigger::t11_engine_request:
+    case trigger::t12_manual_session:
+    case trigger::t13_manual_local:
+    case trigger::t14_channel_command:
+    case trigger::t15_acp_command:
+      return true;
+    default:
+      return false;
+  }
+}
+
+caf::result<compaction_report> compact_on_request(session_ptr self, trigger by,
+                                                  std::string focus, local_window local) {
+  auto& st = self->state;
+  if (st.compacting)
+    return caf::make_error(errc::compaction_in_flight,
+                           "session " + st.record.id + ": a compaction is running");
+  auto d = outside_decision(st, by);
+  if (d.error != trigger_input_error::none)
+    return caf::make_error(errc::internal, "trigger input: " + std::string{to_string(d.error)});
+  if (!d.compact) {
+    if (d.skip == trigger_skip::locked || d.skip == trigger_skip::master_switch_off)
+      return caf::make_error(errc::compaction_locked,
+                             "session " + st.record.id + ": " + std::string{to_string(d.skip)}
+                               + " (" + std::string{to_string(d.lock.verdict)} + ")");
+    compaction_report r; // the rule does not match (any more): nothing to do
+    r.by = by;
+    r.tokens_before = r.tokens_after = st.live_tokens;
+    r.messages_after = static_cast<int64_t>(st.live.size());
+    return r;
+  }
+  auto promise = self->make_response_promise<compaction_report>();
+  start_compaction(self, d.fired, d.lock, std::move(focus), local,
+                   [promise](compaction_report r, caf::error err) mutable {
+                     if (err)
+                       promise.deliver(std::move(err));
+                     else
+                       promise.deliver(std::move(r));
+                   });
+  return promise;
+}
+
+int64_t sum_estimates(std::vector<message>& rows) {
+  int64_t total = 0;
+  for (auto& m : rows) {
+    if (m.token_estimate <= 0)
+      m.token_estimate = estimate_message_tokens(m);
+    total += m.token_estimate;
+  }
+  return total;
+}
+
+void load(session_ptr self, const std::string& session_id) {
+  auto& st = self->state;
+  auto fail = [self](caf::error& err) {
+    self->state.log().error("session={} event=load_failed error={}", self->state.record.id,
+                            render_error(err));
+    self->quit(std::move(err));
+  };
+  st.record.id = session_id;
+  self->request(st.deps.storage, st.params.storage_timeout, st_session_atom_v, session_id)
+    .await(
+      [self, session_id, fail](session_record& rec) {
+        auto& st = self->state;
+        st.record = std::move(rec);
+        bool repaired = repair(st.record.triggers) != 0;
+        self->request(st.deps.storage, st.params.storage_timeout, st_live_atom_v, session_id)
+          .await(
+            [self, repaired](std::vector<message>& live) {
+              auto& st = self->state;
+              st.live_tokens = sum_estimates(live);
+              st.live = std::move(live);
+              st.ready = true;
+              if (repaired)
+                persist_triggers(self);
+              touch(self);
+              st.log().debug("session={} event=loaded live={} tokens={}", st.record.id,
+                             st.live.size(), st.live_tokens);
+            },
+            fail);
+      },
+      fail);
+}
+
+} // namespace
+
+spdlog::logger& session_state::log() const {
+  return params.log ? *params.log : *null_logger();
+}
+
+trigger_limits limits_of(const session_state& st) {
+  trigger_limits l;
+  l.threshold_tokens = st.threshold;
+  l.hygiene_token_limit = hygiene_token_limit(st.window);
+  l.idle_floor_tokens = threshold_floor_tokens;
+  l.context_window = st.window;
+  l.long_context_cap_tokens = long_context_window_cap_tokens;
+  l.compressible_window = 0;
+  return l;
+}
+
+void set_window(session_state& st, int64_t window) {
+  st.window = window;
+  st.threshold = compute_threshold(st.params.compression, st.params.model.name, window,
+                                   st.params.model.max_tokens)
+                   .threshold;
+}
+
+void persist_triggers(session_ptr self) {
+  auto& st = self->state;
+  self->request(st.deps.storage, st.params.storage_timeout, st_put_triggers_atom_v,
+                st.record.id, st.record.triggers)
+    .then([](caf::ok_atom) {},
+          [self](caf::error& err) {
+            self->state.log().warn("session={} event=persist_triggers_failed error={}",
+                                   self->state.record.id, render_error(err));
+          });
+}
+
+} // namespace session_detail
+
+session_actor spawn_session(caf::actor_system& sys, session_params params, session_deps deps,
+                            std::string session_id) {
+  using namespace session_detail;
+  return sys.spawn([params = std::move(params), deps = std::move(deps),
+                    session_id = std::move(session_id)](session_ptr self) mutable
+                   -> session_actor::behavior_type {
+    auto& st = self->state;
+    st.params = std::move(params);
+    st.deps = std::move(deps);
+    st.attempts = turn_attempts{st.params.compression.max_attempts};
+    set_window(st, st.params.model.context_length);
+    load(self, session_id);
+    return {
+      [self](ss_turn_atom, std::string& text) -> caf::result<turn_reply> {
+        auto& st = self->state;
+        if (st.pending_turns.size() >= st.params.max_pending_turns)
+          return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
+                                                     + std::to_string(st.pending_turns.size())
+                                                     + " turns waiting");
+        auto promise = self->make_response_promise<turn_reply>();
+        st.pending_turns.push_back(pending_turn{std::move(text), promise});
+        start_next_turn(self);
+        return promise;
+      },
+      [self](ss_append_atom, message& m) -> caf::result<int64_t> {
+        auto promise = self->make_response_promise<int64_t>();
+        append_row(self, std::move(m), [promise](int64_t id) mutable { promise.deliver(id); },
+                   [promise](caf::error err) mutable { promise.deliver(std::move(err)); });
+        return promise;
+      },
+      [self](ss_compact_atom, trigger by, std::string& focus) -> caf::result<compaction_report> {
+        if (!accepted_from_outside(by) || by == trigger::t13_manual_local)
+          return caf::make_error(errc::bad_request,
+                                 "trigger " + std::string{to_string(by)}
+                                   + " cannot be requested from outside the session");
+        return compact_on_request(self, by, std::move(focus), std::nullopt);
+      },
+      [self](ss_local_atom, int64_t center, int64_t radius) -> caf::result<compaction_report> {
+        if (center < 0 || radius < 0)
+          return caf::make_error(errc::bad_request, "local compaction: center and radius"
+                                                    " must not be negative");
+        return compact_on_request(self, trigger::t13_manual_local, {},
+                                  std::make_pair(static_cast<size_t>(center),
+                                                 static_cast<size_t>(radius)));
+      },
+      [self](ss_state_atom) -> session_snapshot {
+        auto& st = self->state;
+        session_snapshot s;
+        s.record = st.record;
+        s.live_messages = static_cast<int64_t>(st.live.size());
+        s.live_tokens = st.live_tokens;
+        s.threshold_tokens = st.threshold;
+        s.context_window = st.window;
+        s.compaction_in_flight = st.compacting;
+        s.pending_turns = static_cast<int64_t>(st.pending_turns.size());
+        s.compactions_by_trigger = st.compactions_by_trigger;
+        return s;
+      },
+      [self](ss_idle_atom, uint64_t generation) { on_idle_tick(self, generation); },
+      [self](ss_evict_atom) -> bool {
+        auto& st = self->state;
+        bool idle = !st.turn_running && !st.compacting && st.pending_turns.empty()
+                    && st.appends_in_flight == 0;
+        if (idle)
+          self->quit(caf::exit_reason::normal);
+        return idle;
+      },
+    };
+  });
+}
+
+} // namespace mneme

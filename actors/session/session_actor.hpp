@@ -1,0 +1,97 @@
+// The session actor: one per hosted session (SPEC §2, §3, §5; ARCHITECTURE). It holds
+// the live transcript, its token numbers and the persisted trigger state, runs turns
+// (append the user message -> pre-call check T1 and the preflight loop T10 -> model call
+// through the chat pool -> append the answer with its usage -> post-call check T2, or
+// the error triggers T6-T9 and a retry), and compacts end to end: split -> summarizer
+// pool -> local fallback on failure (unless abort_on_summary_failure) -> one atomic
+// commit through the storage actor -> swap of the live transcript. Every decision comes
+// from policies/; this actor only turns decisions into messages.
+//
+// Concurrency inside the actor (event-based, never blocks):
+//   - turns run one at a time; later turns wait in a bounded FIFO (errc::overloaded
+//     beyond session_params::max_pending_turns);
+//   - at most one compaction is in flight; appends (ss_append_atom and the user
+//     message of a turn) go on while a summary is in flight and land after the tail
+//     (apply_plan keeps rows appended after planning);
+//   - a compaction requested from outside while one runs is answered
+//     errc::compaction_in_flight; the turn's own checks wait for it instead.
+// Time: `now` comes from session_params::clock (the test seam), timers are
+// delayed_send with generation numbers (stale ticks are ignored).
+// Start: the actor loads its session row and live context from the storage actor
+// (messages wait meanwhile) and repairs the stored trigger state; a session that cannot
+// be loaded quits with the storage error.
+// Exhaustion (SPEC §5.3): the session sends (sv_exhaust_atom, session id, session key)
+// to the supervisor and answers the turn with errc::compaction_exhausted.
+//
+// Thread: a CAF event-based actor; talk to it only by messages.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "caf/all.hpp"
+
+#include "actors/llm/llm_pool.hpp"
+#include "messages/mneme_types.hpp"
+#include "policies/compression_params.hpp"
+
+namespace mneme {
+
+using session_actor = caf::typed_actor<
+  // A turn: the user's text -> the model's answer (errc::compaction_exhausted,
+  // the model's llm_* error, storage errors, errc::overloaded).
+  caf::replies_to<ss_turn_atom, std::string>::with<turn_reply>,
+  // Appends a row without calling the model (system prompt, tool rows, imports): its id.
+  caf::replies_to<ss_append_atom, message>::with<int64_t>,
+  // Compaction by trigger: T3/T4 (the gateway's hygiene check), T11 (engine request),
+  // T12, T14 (focus = `/compress` text), T15. Locks refuse automatic triggers with
+  // errc::compaction_locked; an aborted summary is errc::compaction_failed.
+  caf::replies_to<ss_compact_atom, trigger, std::string>::with<compaction_report>,
+  // T13: local compaction around the live message at `center` index, +- radius.
+  caf::replies_to<ss_local_atom, int64_t, int64_t>::with<compaction_report>,
+  caf::replies_to<ss_state_atom>::with<session_snapshot>,
+  // Internal: the idle timer (generation).
+  caf::reacts_to<ss_idle_atom, uint64_t>,
+  // Eviction: true (and the actor quits normally) when no work is in flight.
+  caf::replies_to<ss_evict_atom>::with<bool>>;
+
+// The part of the storage actor a session talks to. storage_actor converts to it.
+using session_storage_actor = caf::typed_actor<
+  caf::replies_to<st_append_atom, message>::with<int64_t>,
+  caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
+  caf::replies_to<st_compact_atom, compaction_commit>::with<message>,
+  caf::replies_to<st_session_atom, std::string>::with<session_record>,
+  caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>>;
+
+// Milliseconds since the Unix epoch from the system clock (the default clock).
+time_ms system_clock_ms();
+
+struct session_params {
+  compression_params compression;
+  model_params model;                       // name, context_length, max_tokens
+  std::string summary_model;                // empty = the model block's name
+  std::chrono::milliseconds storage_timeout{30000};
+  std::chrono::milliseconds chat_timeout{305000};    // > the chat pool's HTTP deadline
+  std::chrono::milliseconds summary_timeout{305000}; // > the summarizer pool's deadline
+  size_t max_pending_turns = 64;
+  std::function<time_ms()> clock = system_clock_ms; // test seam: tests set the time
+  std::shared_ptr<spdlog::logger> log;      // null = no logging
+};
+
+// The actors a session talks to. `supervisor` may be invalid (no exhaustion report).
+struct session_deps {
+  session_storage_actor storage;
+  llm_pool_actor chat;
+  llm_pool_actor summarizer;
+  caf::actor supervisor;
+};
+
+// Spawns the session actor of the stored session `session_id` (rehydrates it).
+session_actor spawn_session(caf::actor_system& sys, session_params params, session_deps deps,
+                            std::string session_id);
+
+} // namespace mneme

@@ -1,0 +1,220 @@
+// The compaction pipeline of a session (SPEC §3, §5): plan the split, ask the
+// summarizer pool (or build the local fallback), apply the plan to the live transcript
+// as it is when the summary arrives (rows appended meanwhile stay after the tail),
+// commit archive + summary + trigger state in one storage transaction, then swap.
+//
+// Decisions where the SPEC is silent:
+//   - pre-existing tool-call orphans in the kept head/tail are left as they are: the
+//     store's commit takes one contiguous archived slice and one new row, and the
+//     cuts themselves never create orphans (policies/split.hpp);
+//   - savings are judged on the rows the plan saw: rows appended while the summary was
+//     in flight are left out of tokens_after;
+//   - a failed commit changes nothing (store, live context, trigger state) and is
+//     reported to the caller as the storage error.
+#include <cassert>
+#include <numeric>
+
+#include "actors/session/session_state.hpp"
+#include "policies/fallback_summary.hpp"
+#include "policies/split.hpp"
+#include "policies/split_apply.hpp"
+#include "policies/summary_budget.hpp"
+#include "policies/summary_markers.hpp"
+#include "policies/summary_request.hpp"
+#include "policies/token_estimate.hpp"
+
+namespace mneme::session_detail {
+
+namespace {
+
+int64_t sum_tokens(const std::vector<message>& rows, size_t from = 0) {
+  int64_t total = 0;
+  for (size_t i = from; i < rows.size(); ++i)
+    total += rows[i].token_estimate;
+  return total;
+}
+
+compaction_report report_of(const compaction_outcome& out, const compression_params& params) {
+  compaction_report r;
+  r.by = out.by;
+  r.committed = out.committed();
+  r.nothing_to_compact = out.nothing_to_compact;
+  r.summary_failed = out.summary_failed;
+  r.used_fallback = out.used_fallback;
+  r.effective = is_effective(out, params);
+  r.tokens_before = out.tokens_before;
+  r.tokens_after = out.tokens_after;
+  return r;
+}
+
+// Ends the pipeline: the caller's continuation first, then whoever waited for it.
+void finish(session_ptr self, compaction_report report, caf::error err,
+            const compaction_done& done) {
+  auto& st = self->state;
+  st.compacting = false;
+  report.messages_after = static_cast<int64_t>(st.live.size());
+  done(std::move(report), std::move(err));
+  auto waiting = std::move(st.after_compaction);
+  st.after_compaction.clear();
+  for (auto& next : waiting)
+    next();
+}
+
+// A compaction that commits nothing (no-op or aborted summary) still moves the
+// failure protection state machine; that state is persisted on its own.
+void finish_uncommitted(session_ptr self, compaction_outcome out, caf::error err,
+                        const compaction_done& done) {
+  auto& st = self->state;
+  auto rejected = on_compaction_done(st.record.triggers, out, st.now(), st.params.compression);
+  assert(rejected == outcome_error::none);
+  (void) rejected;
+  persist_triggers(self);
+  st.log().info("session={} event=compaction by={} committed=false nothing_to_compact={} "
+                "summary_failed={}", st.record.id, to_string(out.by), out.nothing_to_compact,
+                out.summary_failed);
+  finish(self, report_of(out, st.params.compression), std::move(err), done);
+}
+
+void commit(session_ptr self, compaction_plan plan, std::string summary_text,
+            compaction_outcome out, compaction_done done) {
+  auto& st = self->state;
+  auto applied = apply_plan(st.live, plan, summary_text);
+  if (applied.status != apply_status::applied) {
+    finish(self, report_of(out, st.params.compression),
+           caf::make_error(errc::internal, "compaction plan could not be applied: "
+                                             + std::string{to_string(applied.status)}),
+           done);
+    return;
+  }
+  auto& summary = applied.live[applied.summary_index];
+  summary.session_id = st.record.id;
+  summary.token_estimate = estimate_message_tokens(summary);
+  // Rows appended since planning are not part of what was compacted.
+  int64_t appended_since_plan = sum_tokens(st.live, plan.transcript_size);
+  out.tokens_after = sum_tokens(applied.live) - appended_since_plan;
+  trigger_state next = st.record.triggers;
+  auto rejected = on_compaction_done(next, out, st.now(), st.params.compression);
+  assert(rejected == outcome_error::none);
+  (void) rejected;
+  compaction_commit cc;
+  cc.session_id = st.record.id;
+  cc.archive_ids = applied.archived_ids;
+  cc.summary = summary;
+  cc.update_triggers = true;
+  cc.triggers = next;
+  auto live_size_at_apply = st.live.size();
+  auto summary_index = applied.summary_index;
+  auto new_live = std::make_shared<std::vector<message>>(std::move(applied.live));
+  auto archived = static_cast<int64_t>(cc.archive_ids.size());
+  self->request(st.deps.storage, st.params.storage_timeout, st_compact_atom_v, std::move(cc))
+    .then(
+      [self, new_live, summary_index, live_size_at_apply, next, out, archived,
+       done](message& stored) {
+        auto& st = self->state;
+        if (stored.token_estimate == 0)
+          stored.token_estimate = estimate_message_tokens(stored);
+        (*new_live)[summary_index] = std::move(stored);
+        for (size_t i = live_size_at_apply; i < st.live.size(); ++i)
+          new_live->push_back(std::move(st.live[i]));
+        st.live = std::move(*new_live);
+        st.live_tokens = sum_tokens(st.live);
+        st.record.triggers = next;
+        ++st.compactions_by_trigger[static_cast<size_t>(out.by)];
+        auto report = report_of(out, st.params.compression);
+        report.archived_rows = archived;
+        report.summary_id = st.live[summary_index].id;
+        st.log().info("session={} event=compaction by={} committed=true fallback={} "
+                      "tokens_before={} tokens_after={} archived={} live={}",
+                      st.record.id, to_string(out.by), out.used_fallback, out.tokens_before,
+                      out.tokens_after, archived, st.live.size());
+        finish(self, std::move(report), caf::error{}, done);
+      },
+      [self, out, done](caf::error& err) {
+        auto& st = self->state;
+        st.log().warn("session={} event=compaction_commit_failed by={} error={}",
+                      st.record.id, to_string(out.by), render_error(err));
+        finish(self, report_of(out, st.params.compression), std::move(err), done);
+      });
+}
+
+std::vector<message> middle_of(const std::vector<message>& live, const compaction_plan& plan) {
+  return {live.begin() + static_cast<std::ptrdiff_t>(plan.head_end),
+          live.begin() + static_cast<std::ptrdiff_t>(plan.tail_begin)};
+}
+
+} // namespace
+
+void start_compaction(session_ptr self, trigger by, lock_decision lock, std::string focus,
+                      local_window local, compaction_done done) {
+  auto& st = self->state;
+  // REQUIRES: one pipeline at a time, on a loaded session.
+  assert(!st.compacting && st.ready);
+  st.compacting = true;
+  const auto& params = st.params.compression;
+  auto plan = local ? plan_local_compaction(st.live, local->first, local->second, params,
+                                            st.window)
+                    : plan_compaction(st.live, params, st.window);
+  compaction_outcome out;
+  out.by = by;
+  out.tokens_before = st.live_tokens;
+  out.tokens_after = st.live_tokens;
+  if (plan.outcome == split_outcome::center_out_of_range
+      || plan.outcome == split_outcome::center_in_protected_head
+      || plan.outcome == split_outcome::center_in_protected_tail
+      || plan.outcome == split_outcome::middle_not_stored) {
+    // Not a compaction attempt: the request named something that cannot be compacted.
+    finish(self, report_of(out, params),
+           caf::make_error(errc::bad_request,
+                           "compaction: " + std::string{to_string(plan.outcome)}),
+           done);
+    return;
+  }
+  if (plan.nothing_to_compact()) {
+    out.nothing_to_compact = true;
+    finish_uncommitted(self, out, caf::error{}, done);
+    return;
+  }
+  plan.orphan_fixes.clear();
+  auto middle = middle_of(st.live, plan);
+  if (lock.fallback_only) {
+    out.used_fallback = true;
+    commit(self, std::move(plan), wrap_summary(build_fallback_summary(middle)), out,
+           std::move(done));
+    return;
+  }
+  auto budget = compute_summary_budget(plan.middle_tokens, st.window, params.target_ratio);
+  summary_request_params rp;
+  rp.model = st.params.summary_model.empty() ? st.params.model.name : st.params.summary_model;
+  rp.budget_tokens = budget.ok() ? budget.tokens : summary_budget_floor_tokens;
+  rp.focus = std::move(focus);
+  auto request = build_summary_request(middle, rp);
+  auto on_failure = [self, plan, middle, out, done](std::string reason) mutable {
+    auto& st = self->state;
+    out.summary_failed = true;
+    out.failure_reason = reason;
+    st.log().warn("session={} event=summary_failed by={} reason={}", st.record.id,
+                  to_string(out.by), reason);
+    if (st.params.compression.abort_on_summary_failure) {
+      finish_uncommitted(self, out,
+                         caf::make_error(errc::compaction_failed, "summary failed: " + reason),
+                         done);
+      return;
+    }
+    out.used_fallback = true;
+    commit(self, std::move(plan), wrap_summary(build_fallback_summary(middle)), out,
+           std::move(done));
+  };
+  self->request(st.deps.summarizer, st.params.summary_timeout, llm_call_atom_v,
+                std::move(request))
+    .then(
+      [self, plan, out, done, on_failure](chat_answer& answer) mutable {
+        if (answer.content.empty()) {
+          on_failure("empty summary");
+          return;
+        }
+        commit(self, std::move(plan), wrap_summary(answer.content), out, std::move(done));
+      },
+      [on_failure](caf::error& err) mutable { on_failure(render_error(err)); });
+}
+
+} // namespace mneme::session_detail

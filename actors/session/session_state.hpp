@@ -1,0 +1,90 @@
+// The state of one session actor and the steps its handlers are made of, shared by
+// session_actor.cpp (start, turns, triggers, timers) and session_compaction.cpp (the
+// compaction pipeline). Internal to actors/session: nothing else includes it.
+// Touched only by the owning actor, inside its handlers.
+//
+// Invariants (between handlers):
+//   1. live_tokens == sum of token_estimate over live; every live row has an id.
+//   2. compacting implies exactly one compaction pipeline is running.
+//   3. turn_running is false implies pending_turns is empty (a finished turn starts
+//      the next one).
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/session/session_actor.hpp"
+#include "policies/failure_protection.hpp"
+#include "policies/threshold.hpp"
+#include "policies/trigger_eval.hpp"
+
+namespace mneme::session_detail {
+
+struct pending_turn {
+  std::string text;
+  caf::typed_response_promise<turn_reply> promise;
+};
+
+struct session_state {
+  static inline const char* name = "session";
+
+  session_params params;
+  session_deps deps;
+  session_record record;             // record.triggers is the authoritative trigger state
+  bool ready = false;                // loaded from the store
+
+  std::vector<message> live;
+  int64_t live_tokens = 0;
+  int64_t window = 0;                // declared window (T7 may lower it)
+  int64_t threshold = 0;
+
+  // Turns.
+  std::deque<pending_turn> pending_turns;
+  bool turn_running = false;
+  caf::typed_response_promise<turn_reply> turn_promise;
+  turn_reply reply;
+  turn_attempts attempts{3};
+  int preflight_passes = 0;
+  int appends_in_flight = 0;
+
+  // Compaction.
+  bool compacting = false;
+  std::vector<std::function<void()>> after_compaction; // run once the pipeline ends
+  std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(16, 0);
+
+  // Idle timer (T5).
+  uint64_t idle_generation = 0;
+  time_ms last_activity_ms = 0;
+
+  spdlog::logger& log() const;
+  time_ms now() const { return params.clock(); }
+};
+
+using session_ptr = session_actor::stateful_pointer<session_state>;
+
+// The figures the trigger rules compare against, for the session's current window.
+trigger_limits limits_of(const session_state& st);
+
+// Recomputes the threshold after the window changed.
+void set_window(session_state& st, int64_t window);
+
+// Writes the trigger state through the storage actor (errors are logged).
+void persist_triggers(session_ptr self);
+
+// What a compaction pipeline hands back: a report, or an error (commit failed,
+// errc::compaction_failed for an aborted summary, errc::bad_request for a bad local
+// center). Called exactly once.
+using compaction_done = std::function<void(compaction_report, caf::error)>;
+
+// Where a local compaction (T13) centers: live index and radius.
+using local_window = std::optional<std::pair<size_t, size_t>>;
+
+// Runs one compaction end to end. REQUIRES: !st.compacting, st.ready.
+void start_compaction(session_ptr self, trigger by, lock_decision lock, std::string focus,
+                      local_window local, compaction_done done);
+
+} // namespace mneme::session_detail

@@ -1,0 +1,93 @@
+// The vocabulary of the session, supervisor and gateway actors (actors/session,
+// actors/supervisor, actors/gateway): what a turn answers, what a compaction reports,
+// a snapshot of a session, the supervisor's counters. Plain values plus their CAF
+// inspect(); included by messages/mneme_types.hpp inside the "session, gateway,
+// supervisor" section of the type-ID block (it uses no __COUNTER__). Owned by the
+// runtime module (issue 6). Safe to use from any thread; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "caf/meta/type_name.hpp"
+
+#include "messages/transcript.hpp"
+#include "policies/trigger.hpp"
+
+namespace mneme {
+
+// What one compaction did (SPEC §3, §5). `committed` is false for a no-op, a
+// refusal by a lock and an aborted summary.
+struct compaction_report {
+  trigger by = trigger::none;
+  bool committed = false;
+  bool nothing_to_compact = false;
+  bool summary_failed = false;   // the summarizer call failed
+  bool used_fallback = false;    // the local fallback summary was committed
+  bool effective = false;        // saved at least anti_thrash_min_savings
+  int64_t tokens_before = 0;     // live context estimate before / after
+  int64_t tokens_after = 0;
+  int64_t archived_rows = 0;     // rows that left the live context
+  int64_t summary_id = 0;        // the stored summary row, 0 when nothing committed
+  int64_t messages_after = 0;    // live rows after
+};
+
+// The answer of one turn (session) or of one inbound message (gateway).
+struct turn_reply {
+  std::string session_id;        // the session that answered (a reset changes it)
+  std::string answer;            // the model's answer; empty for channel commands
+  std::string notice;            // a note for the user (reset, command result), may be empty
+  std::vector<compaction_report> compactions; // compactions this turn ran, in order
+  int64_t live_messages = 0;     // live rows after the turn
+  int64_t live_tokens = 0;       // local estimate of the live context after the turn
+  int64_t prompt_tokens = 0;     // usage.prompt_tokens of the model call, 0 if none
+};
+
+// A session's numbers at one moment (ss_state_atom).
+struct session_snapshot {
+  session_record record;         // the session row, triggers as held in memory
+  int64_t live_messages = 0;
+  int64_t live_tokens = 0;
+  int64_t threshold_tokens = 0;
+  int64_t context_window = 0;    // the declared window (T7 may have lowered it)
+  bool compaction_in_flight = false;
+  int64_t pending_turns = 0;     // turns waiting behind the running one
+  std::vector<int64_t> compactions_by_trigger; // indexed by trigger's value
+};
+
+// The supervisor's counters (sv_stats_atom).
+struct supervisor_stats {
+  int64_t hosted = 0;            // session actors alive now
+  int64_t spawned = 0;           // spawns and rehydrations since start
+  int64_t restarts = 0;          // crashed sessions restarted from the store
+  int64_t exhausted = 0;         // compaction_exhausted reports received
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compaction_report& x) {
+  return f(caf::meta::type_name("mneme::compaction_report"), x.by, x.committed,
+           x.nothing_to_compact, x.summary_failed, x.used_fallback, x.effective,
+           x.tokens_before, x.tokens_after, x.archived_rows, x.summary_id, x.messages_after);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, turn_reply& x) {
+  return f(caf::meta::type_name("mneme::turn_reply"), x.session_id, x.answer, x.notice,
+           x.compactions, x.live_messages, x.live_tokens, x.prompt_tokens);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_snapshot& x) {
+  return f(caf::meta::type_name("mneme::session_snapshot"), x.record, x.live_messages,
+           x.live_tokens, x.threshold_tokens, x.context_window, x.compaction_in_flight,
+           x.pending_turns, x.compactions_by_trigger);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, supervisor_stats& x) {
+  return f(caf::meta::type_name("mneme::supervisor_stats"), x.hosted, x.spawned, x.restarts,
+           x.exhausted);
+}
+
+} // namespace mneme
