@@ -380,8 +380,10 @@ BOOST_DATA_TEST_CASE_F(server_fixture, bad_input_gets_a_json_error_and_the_serve
                                    get_request("/nowhere"),
                                    get_request("/v1/chat/completions"),
                                    std::string("POST /v1/chat/completions HTTP/1.1\r\n"
-                                               "Transfer-Encoding: chunked\r\n\r\n")}) ^
-                           data::make({400, 413, 400, 400, 404, 405, 411}),
+                                               "Transfer-Encoding: chunked\r\n\r\n"),
+                                   std::string("GET /\xff\xfe HTTP/1.1\r\n\r\n"),
+                                   std::string("GET / HTTP/1.\xff\r\n\r\n")}) ^
+                           data::make({400, 413, 400, 400, 404, 405, 411, 404, 400}),
                        wire, status) {
   auto r = roundtrip(port, wire);
   BOOST_TEST(r.status == status);

@@ -142,7 +142,7 @@ response_plan fake_llm_server::impl::handle_control(const http_request& req) {
   auto doc = to_json(scn);
   doc["elapsed_s"] = elapsed_locked();
   doc["listener_refused"] = listener_refused(scn.plan, elapsed_locked());
-  return json_plan(200, doc.dump(), req.keep_alive);
+  return json_plan(200, doc.dump(-1, ' ', false, json::error_handler_t::replace), req.keep_alive);
 }
 
 response_plan fake_llm_server::impl::handle_chat(const http_request& req) {

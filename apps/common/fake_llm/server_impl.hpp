@@ -91,6 +91,7 @@ struct fake_llm_server::impl {
 
   // --- request handling (fake_llm_server.cpp), on the loop thread
   response_plan route(const http_request& req);
+  response_plan route_guarded(const http_request& req);  // route(), exceptions -> 500
   response_plan handle_chat(const http_request& req);
   response_plan handle_control(const http_request& req);
 };

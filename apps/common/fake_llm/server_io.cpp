@@ -177,6 +177,18 @@ void fake_llm_server::impl::on_connection_event(int fd, uint32_t events) {
   if (!c.busy) process_input(c);
 }
 
+response_plan fake_llm_server::impl::route_guarded(const http_request& req) {
+  try {
+    return route(req);
+  } catch (const std::exception& e) {
+    // A bug must cost one request, never the loop thread.
+    log->error("port={} event=handler_exception path={} error={}", bound_port.load(),
+               std::string(req.path().substr(0, 100)), e.what());
+    return json_plan(500, error_body("internal error of the fake server", "server_error", ""),
+                     false);
+  }
+}
+
 void fake_llm_server::impl::process_input(connection& c) {
   while (!c.busy && !c.in.empty()) {
     http_request req;
@@ -191,7 +203,7 @@ void fake_llm_server::impl::process_input(connection& c) {
       case parse_status::complete: {
         c.in.erase(0, r.consumed);
         c.sent_continue = false;
-        if (!execute(c, route(req))) return;
+        if (!execute(c, route_guarded(req))) return;
         continue;
       }
       case parse_status::bad_request:

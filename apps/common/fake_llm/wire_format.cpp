@@ -108,7 +108,13 @@ std::vector<std::string> pieces(const std::string& s, size_t n) {
   return out;
 }
 
-std::string sse(const json& j) { return "data: " + j.dump() + "\n\n"; }
+// Serializes without throwing: invalid UTF-8 (e.g. echoed from a raw request
+// line) becomes U+FFFD instead of an exception on the server's loop thread.
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
 } // namespace
 
@@ -153,7 +159,7 @@ std::string completion_body(const completion& c) {
               {"choices", json::array({{{"index", 0}, {"message", std::move(msg)},
                                         {"finish_reason", c.finish_reason}}})},
               {"usage", usage_json(c)}};
-  return doc.dump();
+  return dump(doc);
 }
 
 std::vector<std::string> completion_events(const completion& c, size_t piece_bytes) {
@@ -174,7 +180,7 @@ std::vector<std::string> completion_events(const completion& c, size_t piece_byt
 std::string error_body(std::string_view message, std::string_view type, std::string_view code) {
   json err = {{"message", message}, {"type", type}, {"param", nullptr}};
   err["code"] = code.empty() ? json(nullptr) : json(code);
-  return json{{"error", std::move(err)}}.dump();
+  return dump(json{{"error", std::move(err)}});
 }
 
 std::string overflow_body(int64_t window_tokens, int64_t prompt_tokens) {
@@ -190,7 +196,7 @@ std::string long_context_429_body() {
                {{"type", "rate_limit_error"},
                 {"message", "Extra usage is required for long context requests. This request "
                             "exceeds the long context rate limit for your organization."}}}};
-  return doc.dump();
+  return dump(doc);
 }
 
 } // namespace mneme::fakellm
