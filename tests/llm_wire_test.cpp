@@ -390,6 +390,26 @@ BOOST_AUTO_TEST_CASE(summary_pool_timeouts_come_from_the_spec_defaults) {
   BOOST_TEST(cfg->endpoint.idle_timeout.count() == 200000);
 }
 
+BOOST_AUTO_TEST_CASE(hygiene_pool_timeouts_come_from_the_hygiene_keys) {
+  summarizer_params aux;
+  aux.base_url = "http://127.0.0.1:1";
+  aux.timeout_seconds = 1000;
+  compression_params comp;
+  // idle = hygiene_timeout_seconds (60); total = hygiene_total_ceiling_seconds (180).
+  auto cfg = make_hygiene_pool_config(aux, model_params{}, comp);
+  BOOST_REQUIRE(cfg);
+  BOOST_TEST(cfg->name == "hygiene");
+  BOOST_TEST(cfg->endpoint.idle_timeout.count() == 60000);
+  BOOST_TEST(cfg->endpoint.total_timeout.count() == 180000);
+  aux.timeout_seconds = 90; // the auxiliary timeout caps the ceiling
+  BOOST_TEST(make_hygiene_pool_config(aux, model_params{}, comp)->endpoint.total_timeout.count()
+             == 90000);
+  comp.hygiene_timeout_seconds = 0;
+  auto bad = make_hygiene_pool_config(aux, model_params{}, comp);
+  BOOST_REQUIRE(!bad);
+  BOOST_TEST(render_error(bad.error()).find("hygiene_timeout_seconds") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(summary_pool_uses_its_own_key_else_the_model_key) {
   summarizer_params aux;
   aux.base_url = "http://127.0.0.1:1";

@@ -115,6 +115,8 @@ struct curl_multi_loop::impl {
     t->headers = curl_slist_append(t->headers, "Expect:"); // no 100-continue round trip
     curl_easy_setopt(easy, CURLOPT_URL, t->call.url.c_str());
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    // Settings come from the config file only: no proxy from http_proxy & co.
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(t->call.body.size()));

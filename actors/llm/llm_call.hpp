@@ -22,8 +22,8 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
 // The answer of a finished call, or its failure: transport kinds as reported by the
 // loop; HTTP non-2xx through policies' classify_http_answer(status, body); a 2xx error
 // object likewise with its embedded status; a 2xx body through parse_chat_answer.
-// The error context names the URL path, status, elapsed time and a body excerpt with
-// `api_key` redacted.
+// The error context names the failure, the elapsed time, the HTTP status and a body
+// excerpt with `api_key` redacted.
 caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
                                              const std::string& api_key);
 

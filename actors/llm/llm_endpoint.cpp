@@ -92,6 +92,22 @@ caf::expected<llm_pool_config> make_summary_pool_config(const summarizer_params&
   return cfg;
 }
 
+caf::expected<llm_pool_config> make_hygiene_pool_config(const summarizer_params& aux,
+                                                        const model_params& model,
+                                                        const compression_params& comp) {
+  if (comp.hygiene_timeout_seconds <= 0)
+    return bad_config("compression.hygiene_timeout_seconds", "must be > 0");
+  if (comp.hygiene_total_ceiling_seconds <= 0)
+    return bad_config("compression.hygiene_total_ceiling_seconds", "must be > 0");
+  auto hygiene = comp;
+  hygiene.context_timeout_seconds = comp.hygiene_timeout_seconds;
+  hygiene.context_total_ceiling_seconds = comp.hygiene_total_ceiling_seconds;
+  auto cfg = make_summary_pool_config(aux, model, hygiene);
+  if (cfg)
+    cfg->name = "hygiene";
+  return cfg;
+}
+
 caf::expected<llm_pool_config> make_chat_pool_config(const model_params& model,
                                                      const chat_pool_params& chat) {
   if (model.base_url.empty() || model.base_url == "builtin")

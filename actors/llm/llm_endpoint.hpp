@@ -54,6 +54,13 @@ caf::expected<llm_pool_config> make_summary_pool_config(const summarizer_params&
                                                         const model_params& model,
                                                         const compression_params& comp);
 
+// The same pool for hygiene compactions (T3/T4, gateway side): idle =
+// compression.hygiene_timeout_seconds; total = min(hygiene_total_ceiling_seconds,
+// auxiliary.compression.timeout). Name "hygiene".
+caf::expected<llm_pool_config> make_hygiene_pool_config(const summarizer_params& aux,
+                                                        const model_params& model,
+                                                        const compression_params& comp);
+
 // The chat pool for the session's main model: URL/model/key from the model block;
 // idle and total = chat.timeout_seconds (a non-streaming answer sends no byte until
 // it is complete, so an idle bound shorter than the total would cut slow answers).
