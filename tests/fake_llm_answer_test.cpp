@@ -13,6 +13,7 @@
 #include "apps/common/fake_llm/wire_format.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
+#include "policies/compression_params.hpp"
 #include "policies/token_estimate.hpp"
 
 using namespace mneme;
@@ -110,6 +111,19 @@ BOOST_AUTO_TEST_CASE(a_cjk_summary_respects_its_target_without_splitting_charact
   auto s = fake_summary(conv, 200);
   BOOST_TEST(estimate_text_tokens(s) <= 200);
   BOOST_TEST(json(s).dump().find("\\ufffd") == std::string::npos);  // valid UTF-8 for JSON
+}
+
+BOOST_AUTO_TEST_CASE(the_default_window_is_the_model_blocks_default_context_length) {
+  BOOST_TEST(answer_settings{}.window_tokens == model_params{}.context_length);
+}
+
+BOOST_AUTO_TEST_CASE(a_summary_without_a_target_uses_the_spec_minimum_budget_of_2000) {
+  BOOST_TEST(answer_settings{}.default_summary_tokens == 2000);
+  chat_call call;
+  call.messages = long_conversation(2000);
+  auto text = answer_text(call, true, answer_settings{});
+  BOOST_TEST(estimate_text_tokens(text) <= 2000);
+  BOOST_TEST(estimate_text_tokens(text) >= 1200);
 }
 
 // --- chat answers

@@ -37,6 +37,13 @@
 //   2. the first matching non-latency rule (plan order) is the answer fault;
 //   3. no answer fault -> the normal answer (or the window's own overflow 400).
 //
+// Where plans come from: a YAML scenario file (`mneme-fakellm --scenario`,
+// format in scenario.hpp, commented example in configs/fakellm/example.yaml) or
+// the control API of the running server (fake_llm_server.hpp): POST
+// /control/faults with the same document as JSON replaces the plan and restarts
+// the scenario clock, GET shows it, DELETE clears it, GET /control/stats counts
+// injections per kind and requests per purpose.
+//
 // Invariants: 1. decide() is a function of (plan, facts, injected counts) only.
 //             2. a rule with max_count > 0 is never chosen once it has injected
 //                max_count times.
