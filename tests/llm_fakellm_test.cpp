@@ -5,7 +5,11 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <dirent.h>
+
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "actors/llm/llm_pool.hpp"
 #include "apps/common/fake_llm/fake_llm_server.hpp"
@@ -95,6 +99,16 @@ std::string describe(const caf::expected<chat_answer>& r) {
   return r ? "answer: " + r->content : render_error(r.error());
 }
 
+int count_threads() {
+  int n = 0;
+  if (auto* dir = ::opendir("/proc/self/task")) {
+    while (auto* e = ::readdir(dir))
+      n += e->d_name[0] != '.';
+    ::closedir(dir);
+  }
+  return n;
+}
+
 errc code_of(const caf::expected<chat_answer>& r) {
   return r ? errc{} : static_cast<errc>(r.error().code());
 }
@@ -168,6 +182,49 @@ BOOST_AUTO_TEST_CASE(added_latency_below_the_timeouts_still_answers) {
   auto res = call(pool_config(2s, 10s), request(llm_purpose::chat, "hello"), &elapsed);
   BOOST_TEST(static_cast<bool>(res), describe(res));
   BOOST_TEST(elapsed.count() >= 290);
+}
+
+BOOST_AUTO_TEST_CASE(two_hundred_concurrent_calls_add_no_thread_beyond_the_pools_one) {
+  fakellm::fault_rule rule;
+  rule.kind = fakellm::fault_kind::latency;
+  rule.latency_ms = 300;
+  fakellm::scenario s;
+  s.plan.rules.push_back(rule);
+  BOOST_REQUIRE(!server.set_scenario(s));
+  auto c = pool_config(10s, 30s);
+  c.max_concurrency = 200;
+  c.max_queue = 0;
+  auto pool = llm::spawn_llm_pool(*sys, c);
+  caf::scoped_actor self{*sys};
+  self->request(pool, llm::caller_timeout(c), llm_call_atom_v,
+                request(llm_purpose::summary, "warm-up"))
+    .receive([](chat_answer&) {}, [](caf::error& err) { BOOST_FAIL(render_error(err)); });
+  auto threads_before = count_threads(); // the pool's transport thread included
+  std::atomic<bool> stop{false};
+  std::atomic<int> peak{0};
+  std::thread sampler{[&] {
+    while (!stop) {
+      peak = std::max(peak.load(), count_threads() - 1); // minus the sampler itself
+      std::this_thread::sleep_for(1ms);
+    }
+  }};
+  constexpr int n = 200;
+  for (int i = 0; i < n; ++i)
+    self->send(pool, llm_call_atom_v, request(llm_purpose::summary, "call " + std::to_string(i)));
+  int ok = 0;
+  for (int i = 0; i < n; ++i)
+    self->receive([&](chat_answer&) { ++ok; },
+                  [&](caf::error& err) { BOOST_ERROR(render_error(err)); },
+                  caf::after(30s) >> [&] { BOOST_FAIL("pool hung"); });
+  stop = true;
+  sampler.join();
+  BOOST_TEST(ok == n);
+  BOOST_TEST(peak.load() <= threads_before);
+  caf::scoped_actor probe{*sys};
+  probe->request(pool, 5s, llm_stats_atom_v)
+    .receive([&](llm_pool_stats& st) { BOOST_TEST(st.max_in_flight > 1u); },
+             [](caf::error& err) { BOOST_FAIL(render_error(err)); });
+  self->send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
