@@ -107,6 +107,38 @@ CREATE TABLE checkpoints(
 ) WITHOUT ROWID;
 )sql";
 
+// Recall (SPEC §4, owned by the recall module): three external-content FTS5
+// indexes over messages.content (no second copy of the text). Maintained only by
+// triggers on `messages`, whose rows are immutable: state flips live in
+// message_state and never touch an index entry. The UPDATE trigger exists for
+// completeness. The 'rebuild' commands backfill a file upgraded from version 2.
+constexpr const char* v3_sql = R"sql(
+CREATE VIRTUAL TABLE fts_words USING fts5(content, content='messages',
+  content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts_cjk USING fts5(content, content='messages',
+  content_rowid='id', tokenize='mneme_cjk');
+CREATE VIRTUAL TABLE fts_trigram USING fts5(content, content='messages',
+  content_rowid='id', tokenize='trigram');
+
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO fts_words(rowid, content) VALUES (new.id, new.content);
+  INSERT INTO fts_cjk(rowid, content) VALUES (new.id, new.content);
+  INSERT INTO fts_trigram(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+  INSERT INTO fts_words(fts_words, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO fts_cjk(fts_cjk, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO fts_trigram(fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
+  INSERT INTO fts_words(rowid, content) VALUES (new.id, new.content);
+  INSERT INTO fts_cjk(rowid, content) VALUES (new.id, new.content);
+  INSERT INTO fts_trigram(rowid, content) VALUES (new.id, new.content);
+END;
+
+INSERT INTO fts_words(fts_words) VALUES ('rebuild');
+INSERT INTO fts_cjk(fts_cjk) VALUES ('rebuild');
+INSERT INTO fts_trigram(fts_trigram) VALUES ('rebuild');
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -120,6 +152,7 @@ const std::vector<migration>& schema_migrations() {
   static const std::vector<migration> list{
     {1, "sessions, messages, message_state, message_rows", v1_sql},
     {2, "rollback checkpoints", v2_sql},
+    {3, "recall: unicode61, CJK bigram and trigram full-text indexes", v3_sql},
   };
   return list;
 }

@@ -1,0 +1,383 @@
+// Cross-session recall queries; see recall.hpp.
+#include "store/recall.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <unordered_set>
+
+#include <sqlite3.h>
+
+#include "caf/make_message.hpp"
+
+#include "messages/errc.hpp"
+#include "policies/fts_query.hpp"
+#include "store/db_connection.hpp"
+#include "store/row_codec.hpp"
+
+namespace mneme {
+
+namespace {
+
+// Rows a search may see: live and archived always, rolled back only when asked.
+#define MNEME_VISIBLE(prefix) \
+  "(?3 OR " prefix "active = 1 OR " prefix "compacted = 1)"
+
+// One full-text route: ?1 MATCH expression, ?2 user id, ?3 include_inactive.
+// Columns: rowid, session id, BM25 x 1e6 (integer), snippet.
+#define MNEME_FTS_SEARCH(table)                                                      \
+  "SELECT " table ".rowid, st.session_id, CAST(round(" table ".rank * 1000000) AS INTEGER),"\
+  " snippet(" table ", 0, '>>>', '<<<', '…', 24)"                                  \
+  " FROM " table " JOIN message_state st ON st.id = " table ".rowid"                 \
+  " JOIN sessions se ON se.id = st.session_id"                                        \
+  " WHERE " table " MATCH ?1 AND se.user_id = ?2 AND " MNEME_VISIBLE("st.")           \
+  " ORDER BY " table ".rank"
+
+constexpr const char* search_words_sql = MNEME_FTS_SEARCH("fts_words");
+constexpr const char* search_cjk_sql = MNEME_FTS_SEARCH("fts_cjk");
+constexpr const char* search_trigram_sql = MNEME_FTS_SEARCH("fts_trigram");
+
+// The substring scan: the newest ?4 visible rows of user ?2 whose text is LIKE ?1.
+constexpr const char* substring_scan_sql =
+  "SELECT m.id, st.session_id, m.content FROM messages m"
+  " JOIN message_state st ON st.id = m.id"
+  " WHERE m.id IN (SELECT s2.id FROM message_state s2"
+  "                JOIN sessions se ON se.id = s2.session_id"
+  "                WHERE se.user_id = ?2 AND (?3 OR s2.active = 1 OR s2.compacted = 1)"
+  "                ORDER BY s2.id DESC LIMIT ?4)"
+  " AND m.content LIKE ?1 ESCAPE '\\'"
+  " ORDER BY m.id DESC";
+
+constexpr const char* hit_row_sql =
+  "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows WHERE id = ?1";
+
+// ?1 session, ?2 position, ?3 include_inactive (shared numbering), ?4 id, ?5 limit.
+constexpr const char* before_sql =
+  "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows"
+  " WHERE session_id = ?1 AND " MNEME_VISIBLE("")
+  " AND (position < ?2 OR (position = ?2 AND id < ?4))"
+  " ORDER BY position DESC, id DESC LIMIT ?5";
+
+constexpr const char* after_sql =
+  "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows"
+  " WHERE session_id = ?1 AND " MNEME_VISIBLE("")
+  " AND (position > ?2 OR (position = ?2 AND id > ?4))"
+  " ORDER BY position ASC, id ASC LIMIT ?5";
+
+constexpr const char* first_rows_sql =
+  "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows"
+  " WHERE session_id = ?1 AND " MNEME_VISIBLE("") " AND is_summary = 0"
+  " ORDER BY position ASC, id ASC LIMIT ?5";
+
+constexpr const char* last_rows_sql =
+  "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows"
+  " WHERE session_id = ?1 AND " MNEME_VISIBLE("") " AND is_summary = 0"
+  " ORDER BY position DESC, id DESC LIMIT ?5";
+
+constexpr std::size_t max_user_id_bytes = 128;
+constexpr std::size_t scan_snippet_context = 80; // bytes each side of a scan match
+
+struct candidate {
+  int64_t id = 0;
+  std::string session_id;
+  double score = 0;
+  std::string snippet;
+  recall_route route = recall_route::unicode61;
+};
+
+struct positioned {
+  message m;
+  int64_t position = 0;
+};
+
+const char* search_sql_of(recall_route r) {
+  switch (r) {
+    case recall_route::unicode61: return search_words_sql;
+    case recall_route::cjk_bigram: return search_cjk_sql;
+    case recall_route::trigram: return search_trigram_sql;
+    case recall_route::substring_scan: break;
+  }
+  return nullptr;
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out{s};
+  for (auto& ch : out)
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  return out;
+}
+
+// Byte offset of `needle` in `hay_lower` (both already ASCII-lowered), or npos.
+std::size_t find_term(const std::string& hay_lower, const query_term& t) {
+  return hay_lower.find(ascii_lower(t.text));
+}
+
+bool clause_matches(const std::string& hay_lower, const query_clause& c) {
+  for (auto& t : c.any_of)
+    if (find_term(hay_lower, t) != std::string::npos) return true;
+  return false;
+}
+
+// Moves `pos` back to the start of the UTF-8 sequence it points into.
+std::size_t char_start(std::string_view s, std::size_t pos) {
+  while (pos > 0 && pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80)
+    --pos;
+  return pos;
+}
+
+// The scan's snippet: the first match of any positive term with context around it.
+std::string scan_snippet(std::string_view text, const std::string& lower,
+                         const parsed_query& q) {
+  std::size_t at = std::string::npos, len = 0;
+  for (auto& c : q.clauses) {
+    if (c.negated) continue;
+    for (auto& t : c.any_of) {
+      auto p = find_term(lower, t);
+      if (p < at) { at = p; len = t.text.size(); }
+    }
+  }
+  if (at == std::string::npos)
+    return {};
+  auto begin = char_start(text, at > scan_snippet_context ? at - scan_snippet_context : 0);
+  auto end = char_start(text, std::min(text.size(), at + len + scan_snippet_context));
+  std::string out;
+  if (begin > 0) out += "…";
+  out.append(text.substr(begin, at - begin));
+  out.append(snippet_open);
+  out.append(text.substr(at, len));
+  out.append(snippet_close);
+  out.append(text.substr(at + len, end - (at + len)));
+  if (end < text.size()) out += "…";
+  return out;
+}
+
+caf::expected<positioned> decode_positioned(statement& row) {
+  auto m = decode_message(row);
+  if (!m)
+    return std::move(m.error());
+  return positioned{std::move(*m), row.column_int(15)};
+}
+
+// Runs one full-text route, adding the best row of every session not seen yet
+// until `want` sessions are known. A MATCH the index rejects (SQLITE_ERROR) finds
+// nothing on that route instead of failing the search.
+caf::error run_fts_route(db_connection& db, recall_route route, const std::string& match,
+                         const recall_request& req, std::unordered_set<std::string>& seen,
+                         std::vector<candidate>& out) {
+  auto stmt = db.prepare(search_sql_of(route));
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, match);
+  s->bind(2, req.user_id);
+  s->bind(3, int64_t{req.include_inactive ? 1 : 0});
+  while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
+    auto rc = s->step();
+    if (rc == SQLITE_DONE || (rc & 0xFF) == SQLITE_ERROR)
+      break;
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, std::string{"recall search on "} + std::string{to_string(route)});
+    auto session = s->column_text(1);
+    if (!seen.insert(session).second)
+      continue;
+    candidate c;
+    c.id = s->column_int(0);
+    c.session_id = std::move(session);
+    c.score = static_cast<double>(s->column_int(2)) / 1e6;
+    c.snippet = s->column_text(3);
+    c.route = route;
+    out.push_back(std::move(c));
+  }
+  return {};
+}
+
+caf::error run_substring_scan(db_connection& db, const parsed_query& q,
+                              const recall_request& req, std::unordered_set<std::string>& seen,
+                              std::vector<candidate>& out) {
+  // The first positive clause's first term narrows in SQL; every clause is checked here.
+  const query_term* narrow = nullptr;
+  for (auto& c : q.clauses)
+    if (!c.negated && c.any_of.size() == 1) { narrow = &c.any_of.front(); break; }
+  auto stmt = db.prepare(substring_scan_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, narrow ? like_pattern(narrow->text) : std::string{"%"});
+  s->bind(2, req.user_id);
+  s->bind(3, int64_t{req.include_inactive ? 1 : 0});
+  s->bind(4, substring_scan_rows);
+  while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
+    auto rc = s->step();
+    if (rc == SQLITE_DONE)
+      break;
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, "recall substring scan");
+    auto session = s->column_text(1);
+    if (seen.count(session) != 0)
+      continue;
+    auto text = s->column_text(2);
+    auto lower = ascii_lower(text);
+    bool ok = true;
+    for (auto& c : q.clauses)
+      if (clause_matches(lower, c) == c.negated) { ok = false; break; }
+    if (!ok)
+      continue;
+    seen.insert(session);
+    candidate c;
+    c.id = s->column_int(0);
+    c.session_id = std::move(session);
+    c.snippet = scan_snippet(text, lower, q);
+    c.route = recall_route::substring_scan;
+    out.push_back(std::move(c));
+  }
+  return {};
+}
+
+// Rows of `sql` (window or bookend statements) for the hit's session.
+caf::error load_rows(db_connection& db, const char* sql, const positioned& hit,
+                     bool include_inactive, int64_t limit, std::vector<message>& out) {
+  auto stmt = db.prepare(sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, hit.m.session_id);
+  s->bind(2, hit.position);
+  s->bind(3, int64_t{include_inactive ? 1 : 0});
+  s->bind(4, hit.m.id);
+  s->bind(5, limit);
+  for (;;) {
+    auto rc = s->step();
+    if (rc == SQLITE_DONE)
+      return {};
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, "recall anchored view");
+    auto m = decode_message(s.get());
+    if (!m)
+      return std::move(m.error());
+    out.push_back(std::move(*m));
+  }
+}
+
+caf::expected<recall_hit> anchor(db_connection& db, const candidate& c, const parsed_query& q,
+                                 bool include_inactive) {
+  auto stmt = db.prepare(hit_row_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  positioned hit;
+  {
+    statement_scope s{**stmt};
+    s->bind(1, c.id);
+    auto rc = s->step();
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, "recall hit row");
+    auto row = decode_positioned(s.get());
+    if (!row)
+      return std::move(row.error());
+    hit = std::move(*row);
+  }
+  recall_hit out;
+  out.kind = kind_of(hit.m);
+  out.route = std::string{to_string(c.route)};
+  out.score = c.score;
+  out.snippet = c.snippet;
+  if (c.route == recall_route::trigram) {
+    // FTS5 highlights whole trigrams, which can stop short of the match's last
+    // character; the literal match is marked exactly when it can be found.
+    auto exact = scan_snippet(hit.m.content, ascii_lower(hit.m.content), q);
+    if (!exact.empty())
+      out.snippet = std::move(exact);
+  }
+  std::vector<message> before;
+  if (auto err = load_rows(db, before_sql, hit, include_inactive, recall_window_radius, before))
+    return err;
+  std::reverse(before.begin(), before.end());
+  out.window = std::move(before);
+  out.window.push_back(hit.m);
+  if (auto err = load_rows(db, after_sql, hit, include_inactive, recall_window_radius,
+                           out.window))
+    return err;
+  std::unordered_set<int64_t> shown;
+  for (auto& m : out.window)
+    shown.insert(m.id);
+  std::vector<message> first, last;
+  if (auto err = load_rows(db, first_rows_sql, hit, include_inactive, recall_bookend_count, first))
+    return err;
+  if (auto err = load_rows(db, last_rows_sql, hit, include_inactive, recall_bookend_count, last))
+    return err;
+  std::reverse(last.begin(), last.end());
+  for (auto& m : first)
+    if (shown.insert(m.id).second) out.first.push_back(std::move(m));
+  for (auto& m : last)
+    if (shown.insert(m.id).second) out.last.push_back(std::move(m));
+  out.hit = std::move(hit.m);
+  assert(out.window.size() + out.first.size() + out.last.size()
+         <= static_cast<std::size_t>(recall_max_messages_per_hit));
+  return out;
+}
+
+} // namespace
+
+std::string_view to_string(recall_hit_kind k) {
+  switch (k) {
+    case recall_hit_kind::message: return "message";
+    case recall_hit_kind::summary: return "summary";
+    case recall_hit_kind::archived: return "archived";
+    case recall_hit_kind::archived_summary: return "archived_summary";
+    case recall_hit_kind::rolled_back: return "rolled_back";
+  }
+  return "unknown";
+}
+
+recall_hit_kind kind_of(const message& m) {
+  switch (m.state()) {
+    case row_state::live:
+      return m.is_summary ? recall_hit_kind::summary : recall_hit_kind::message;
+    case row_state::archived:
+      return m.is_summary ? recall_hit_kind::archived_summary : recall_hit_kind::archived;
+    case row_state::rolled_back:
+      return recall_hit_kind::rolled_back;
+  }
+  return recall_hit_kind::message;
+}
+
+caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req) {
+  if (req.user_id.empty() || req.user_id.size() > max_user_id_bytes)
+    return caf::make_error(errc::bad_request,
+                           "recall: user id must have 1.." + std::to_string(max_user_id_bytes)
+                             + " bytes, got " + std::to_string(req.user_id.size()));
+  if (req.max_sessions < 1 || req.max_sessions > recall_max_sessions)
+    return caf::make_error(errc::bad_request,
+                           "recall: max_sessions must be 1.."
+                             + std::to_string(recall_max_sessions) + ", got "
+                             + std::to_string(req.max_sessions));
+  recall_result result;
+  auto q = parse_user_query(req.query);
+  result.query_truncated = q.truncated;
+  std::unordered_set<std::string> seen;
+  std::vector<candidate> found;
+  for (auto route : plan_routes(q)) {
+    if (found.size() >= static_cast<std::size_t>(req.max_sessions))
+      break;
+    if (route == recall_route::substring_scan && !found.empty())
+      break;
+    result.routes_tried.emplace_back(to_string(route));
+    caf::error err;
+    if (route == recall_route::substring_scan) {
+      err = run_substring_scan(db, q, req, seen, found);
+    } else {
+      auto dialect = route == recall_route::trigram ? match_dialect::trigram
+                                                    : match_dialect::word;
+      err = run_fts_route(db, route, to_fts5_match(q, dialect), req, seen, found);
+    }
+    if (err)
+      return err;
+  }
+  for (auto& c : found) {
+    auto hit = anchor(db, c, q, req.include_inactive);
+    if (!hit)
+      return std::move(hit.error());
+    result.hits.push_back(std::move(*hit));
+  }
+  return result;
+}
+
+} // namespace mneme

@@ -1,0 +1,431 @@
+// Tests of recall over the store (store/recall on a read-only connection beside the
+// single writer): routes, tenant scope, row kinds, the anchored view, dedup limits,
+// bad queries, index maintenance and the in-place upgrade of a version 2 file.
+#define BOOST_TEST_MODULE recall_store_test
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <set>
+
+#include <sqlite3.h>
+
+#include "messages/mneme_types.hpp"
+#include "store/migrations.hpp"
+#include "store/recall.hpp"
+#include "store/sqlite_store.hpp"
+#include "store/store_reader.hpp"
+
+using namespace mneme;
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
+namespace data = boost::unit_test::data;
+
+namespace {
+
+template <class T>
+std::string err_of(const caf::expected<T>& x) {
+  return x ? std::string{} : render_error(x.error());
+}
+
+std::string temp_db_path() {
+  char dir[] = "/tmp/mneme-recall-XXXXXX";
+  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
+  return std::string{dir} + "/r.db";
+}
+
+message msg(const std::string& sid, msg_role role, std::string text) {
+  message m;
+  m.session_id = sid;
+  m.role = role;
+  m.content = std::move(text);
+  m.timestamp_ms = 1700000000000;
+  return m;
+}
+
+int64_t scalar(sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  BOOST_REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK);
+  BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  auto v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+struct recall_fixture {
+  store_params params;
+  std::unique_ptr<sqlite_store> store;
+  std::unique_ptr<store_reader> reader;
+
+  recall_fixture() {
+    params.path = temp_db_path();
+    auto s = sqlite_store::open(params);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    store = std::move(*s);
+    auto r = store_reader::open(params);
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
+    reader = std::move(*r);
+  }
+
+  std::string session(const std::string& user, const std::string& key) {
+    session_record rec;
+    rec.user_id = user;
+    rec.session_key = key;
+    auto s = store->create_session(rec, 1);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    return s->id;
+  }
+
+  int64_t add(const std::string& sid, std::string text, msg_role role = msg_role::user) {
+    auto id = store->append(msg(sid, role, std::move(text)));
+    BOOST_REQUIRE_MESSAGE(id, err_of(id));
+    return *id;
+  }
+
+  // A session of `n` filler rows; returns their ids.
+  std::vector<int64_t> filler(const std::string& sid, int n) {
+    std::vector<int64_t> ids;
+    for (int i = 0; i < n; ++i)
+      ids.push_back(add(sid, "filler line number " + std::to_string(i),
+                        i % 2 == 0 ? msg_role::user : msg_role::assistant));
+    return ids;
+  }
+
+  recall_result search(const std::string& user, const std::string& query,
+                       bool include_inactive = false, int32_t max_sessions = 3) {
+    recall_request req;
+    req.user_id = user;
+    req.query = query;
+    req.include_inactive = include_inactive;
+    req.max_sessions = max_sessions;
+    auto r = recall_search(reader->connection(), req);
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
+    return std::move(*r);
+  }
+};
+
+std::vector<int64_t> ids_of(const std::vector<message>& xs) {
+  std::vector<int64_t> out;
+  for (auto& m : xs)
+    out.push_back(m.id);
+  return out;
+}
+
+struct route_case {
+  const char* stored;
+  const char* query;
+  const char* route;       // the route that must find it
+  const char* highlighted; // text between >>> and <<< in the snippet
+};
+
+std::ostream& operator<<(std::ostream& os, const route_case& c) {
+  return os << c.query;
+}
+
+const route_case route_cases[] = {
+  {"the connection pool was exhausted overnight", "connection", "unicode61", "connection"},
+  {"the connection pool was exhausted overnight", "conne*", "unicode61", "connection"},
+  {"Café au lait at the résumé review", "resume", "unicode61", "résumé"},
+  {"我爱数据库", "数据库", "cjk_bigram", "数据库"},
+  {"我爱数据库", "数据", "cjk_bigram", "数据"},
+  {"今天去桂林旅游", "桂林", "cjk_bigram", "桂林"},
+  {"请帮我修改youer服务端的配置", "youer", "cjk_bigram", "youer"},
+  {"東京タワーに行きました", "タワー", "cjk_bigram", "タワー"},
+  {"error in handlerRegistryFactory today", "RegistryFac", "trigram", "RegistryFac"},
+  {"token zzqy7 marks it", "qy", "substring_scan", "qy"},
+};
+
+} // namespace
+
+BOOST_DATA_TEST_CASE_F(recall_fixture, each_route_finds_what_it_is_for_and_highlights_it,
+                       data::make(route_cases), c) {
+  auto mine = session("alice", "k1");
+  filler(mine, 3);
+  auto hit_id = add(mine, c.stored);
+  filler(mine, 3);
+  auto r = search("alice", c.query);
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  BOOST_TEST(r.hits[0].hit.id == hit_id);
+  BOOST_TEST(r.hits[0].route == c.route);
+  BOOST_TEST(r.hits[0].snippet.find(std::string{">>>"} + c.highlighted + "<<<")
+               != std::string::npos,
+             r.hits[0].snippet);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_search_never_sees_another_users_sessions, recall_fixture) {
+  auto a = session("alice", "k");
+  auto b = session("bob", "k");
+  add(a, "shared words about the kubernetes deployment");
+  auto bob_only = add(b, "shared words about the kubernetes deployment and 数据库 youer");
+  add(b, "bob private zzsecretzz");
+  for (auto q : {"kubernetes", "shared words", "数据库", "youer", "zzsecretzz", "secret",
+                 "ecre", "deploy*"}) {
+    for (bool inactive : {false, true}) {
+      auto r = search("alice", q, inactive, 10);
+      for (auto& h : r.hits) {
+        BOOST_TEST(h.hit.session_id == a, q);
+        BOOST_TEST(h.hit.id != bob_only);
+      }
+    }
+  }
+  BOOST_TEST(search("bob", "kubernetes").hits.size() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(rolled_back_rows_are_found_only_with_include_inactive,
+                        recall_fixture) {
+  auto s = session("alice", "k");
+  filler(s, 4);
+  BOOST_REQUIRE(store->create_checkpoint(s, "before", 2));
+  auto undone = add(s, "the undone zebracorn remark");
+  BOOST_REQUIRE(store->rollback_to_checkpoint(s, "before"));
+  for (auto q : {"zebracorn", "ebracor", "zebra*"})
+    BOOST_TEST(search("alice", q).hits.empty(), q);
+  auto r = search("alice", "zebracorn", true);
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  BOOST_TEST(r.hits[0].hit.id == undone);
+  BOOST_TEST(r.hits[0].kind == recall_hit_kind::rolled_back);
+  BOOST_TEST(to_string(r.hits[0].kind) == "rolled_back");
+}
+
+BOOST_FIXTURE_TEST_CASE(archived_rows_and_summaries_are_found_and_say_their_kind,
+                        recall_fixture) {
+  auto s = session("alice", "k");
+  auto ids = filler(s, 4);
+  auto fact = add(s, "the archived platypus fact");
+  auto more = filler(s, 6);
+  compaction_commit c;
+  c.session_id = s;
+  c.archive_ids = {ids[2], ids[3], fact, more[0]};
+  c.summary = msg(s, msg_role::assistant, "summary: we discussed the okapi migration");
+  auto summary = store->commit_compaction(c);
+  BOOST_REQUIRE_MESSAGE(summary, err_of(summary));
+  auto archived = search("alice", "platypus");
+  BOOST_REQUIRE_EQUAL(archived.hits.size(), 1u);
+  BOOST_TEST(archived.hits[0].hit.id == fact);
+  BOOST_TEST(archived.hits[0].kind == recall_hit_kind::archived);
+  auto summarized = search("alice", "okapi");
+  BOOST_REQUIRE_EQUAL(summarized.hits.size(), 1u);
+  BOOST_TEST(summarized.hits[0].hit.id == summary->id);
+  BOOST_TEST(summarized.hits[0].kind == recall_hit_kind::summary);
+  // The summary sits at the position of the first row it archived, after it by id.
+  auto& w = summarized.hits[0].window;
+  auto at = std::find_if(w.begin(), w.end(), [&](auto& m) { return m.id == summary->id; });
+  BOOST_REQUIRE(at != w.end());
+  BOOST_REQUIRE(at != w.begin());
+  BOOST_TEST((at - 1)->id == ids[2]);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_hit_carries_five_rows_each_side_and_three_bookends_each_end,
+                        recall_fixture) {
+  auto s = session("alice", "k");
+  auto before = filler(s, 14);
+  auto hit = add(s, "the needle wombat");
+  auto after = filler(s, 15);
+  auto r = search("alice", "wombat");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  auto& h = r.hits[0];
+  std::vector<int64_t> window(before.end() - 5, before.end());
+  window.push_back(hit);
+  window.insert(window.end(), after.begin(), after.begin() + 5);
+  BOOST_TEST(ids_of(h.window) == window, boost::test_tools::per_element());
+  BOOST_TEST(ids_of(h.first) == std::vector<int64_t>(before.begin(), before.begin() + 3),
+             boost::test_tools::per_element());
+  BOOST_TEST(ids_of(h.last) == std::vector<int64_t>(after.end() - 3, after.end()),
+             boost::test_tools::per_element());
+  BOOST_TEST(h.window.size() + h.first.size() + h.last.size() == 17u);
+}
+
+BOOST_FIXTURE_TEST_CASE(bookends_overlapping_the_window_are_not_repeated, recall_fixture) {
+  auto s = session("alice", "k");
+  auto before = filler(s, 2);
+  auto hit = add(s, "the needle wombat");
+  auto after = filler(s, 3);
+  auto r = search("alice", "wombat");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  auto& h = r.hits[0];
+  BOOST_TEST(h.window.size() == 6u);
+  BOOST_TEST(h.window[2].id == hit);
+  BOOST_TEST(h.first.empty());
+  BOOST_TEST(h.last.empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(bookends_skip_summary_messages, recall_fixture) {
+  auto s = session("alice", "k");
+  auto ids = filler(s, 30);
+  compaction_commit c;
+  c.session_id = s;
+  c.archive_ids = {ids[0], ids[1], ids[2], ids[3]};
+  c.summary = msg(s, msg_role::user, "summary of the start");
+  auto summary = store->commit_compaction(c);
+  BOOST_REQUIRE_MESSAGE(summary, err_of(summary));
+  add(s, "needle wombat far from the start");
+  BOOST_REQUIRE(store->commit_compaction([&] {
+    compaction_commit c2;
+    c2.session_id = s;
+    c2.archive_ids = {ids[20]};
+    c2.summary = msg(s, msg_role::user, "summary in the middle");
+    return c2;
+  }()));
+  auto r = search("alice", "wombat");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  // First rows by position: ids[0] (archived, visible), then the summary at the
+  // same position is skipped, then ids[1], ids[2].
+  BOOST_TEST(ids_of(r.hits[0].first) == std::vector<int64_t>({ids[0], ids[1], ids[2]}),
+             boost::test_tools::per_element());
+  for (auto& m : r.hits[0].last)
+    BOOST_TEST(!m.is_summary);
+}
+
+BOOST_FIXTURE_TEST_CASE(results_keep_the_best_hit_per_session_three_by_default_ten_at_most,
+                        recall_fixture) {
+  for (int i = 0; i < 12; ++i) {
+    auto s = session("alice", "k" + std::to_string(i));
+    add(s, "quokka once");
+    add(s, "quokka twice quokka");
+  }
+  auto r = search("alice", "quokka");
+  BOOST_TEST(r.hits.size() == 3u);
+  std::set<std::string> sessions;
+  for (auto& h : r.hits)
+    sessions.insert(h.hit.session_id);
+  BOOST_TEST(sessions.size() == 3u);
+  BOOST_TEST(search("alice", "quokka", false, 10).hits.size() == 10u);
+  for (int32_t bad : {0, 11, -1}) {
+    recall_request req;
+    req.user_id = "alice";
+    req.query = "quokka";
+    req.max_sessions = bad;
+    auto x = recall_search(reader->connection(), req);
+    BOOST_REQUIRE(!x);
+    BOOST_TEST((x.error() == errc::bad_request));
+    BOOST_TEST(render_error(x.error()).find("max_sessions") != std::string::npos);
+  }
+  recall_request anon;
+  anon.query = "quokka";
+  auto x = recall_search(reader->connection(), anon);
+  BOOST_REQUIRE(!x);
+  BOOST_TEST(render_error(x.error()).find("user id") != std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(bm25_ranks_the_denser_match_first, recall_fixture) {
+  auto weak = session("alice", "weak");
+  add(weak, "a long message that mentions capybara once among many many other words here");
+  auto strong = session("alice", "strong");
+  add(strong, "capybara capybara capybara");
+  auto r = search("alice", "capybara");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 2u);
+  BOOST_TEST(r.hits[0].hit.session_id == strong);
+  BOOST_TEST(r.hits[0].score <= r.hits[1].score);
+}
+
+namespace {
+
+std::string garbage_10kb() {
+  std::string g;
+  unsigned x = 12345;
+  while (g.size() < 10 * 1024) {
+    x = x * 1103515245u + 12345u;
+    g.push_back(static_cast<char>((x >> 16) & 0xFF));
+  }
+  return g;
+}
+
+const std::string bad_queries[] = {
+  garbage_10kb(),
+  std::string{"\xff\xfe\xc3\x28 \xe6\x95 wombat \x80"},
+  "'; DROP TABLE messages; --",
+  "\" OR 1=1 --",
+  "content:wombat",
+  "NEAR(wombat capybara, 2)",
+  "(((( ^wombat -capybara + { }",
+  "\"unbalanced wombat",
+  "OR AND NOT",
+  "NOT wombat",
+  "*",
+  "",
+  std::string(5000, '"'),
+  std::string("wombat\0zero", 11),
+};
+
+} // namespace
+
+BOOST_DATA_TEST_CASE_F(recall_fixture, bad_queries_never_fail_and_never_change_the_store,
+                       data::make(bad_queries), q) {
+  auto s = session("alice", "k");
+  add(s, "the wombat met the capybara");
+  auto before = scalar(store->connection().native_handle(), "SELECT count(*) FROM messages");
+  for (bool inactive : {false, true}) {
+    recall_request req;
+    req.user_id = "alice";
+    req.query = q;
+    req.include_inactive = inactive;
+    auto r = recall_search(reader->connection(), req);
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
+    for (auto& h : r->hits)
+      BOOST_TEST(h.hit.session_id == s);
+  }
+  BOOST_TEST(scalar(store->connection().native_handle(), "SELECT count(*) FROM messages")
+             == before);
+}
+
+BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
+                        recall_fixture) {
+  auto s = session("alice", "k");
+  auto ids = filler(s, 10);
+  BOOST_REQUIRE(store->create_checkpoint(s, "cp", 2));
+  filler(s, 3);
+  compaction_commit c;
+  c.session_id = s;
+  c.archive_ids = {ids[1], ids[2], ids[3]};
+  c.summary = msg(s, msg_role::assistant, "summary text");
+  BOOST_REQUIRE(store->commit_compaction(c));
+  BOOST_REQUIRE(store->rollback_to_checkpoint(s, "cp"));
+  auto* db = store->connection().native_handle();
+  auto rows = scalar(db, "SELECT count(*) FROM messages");
+  for (auto* sql : {"INSERT INTO fts_words(fts_words, rank) VALUES ('integrity-check', 1)",
+                    "INSERT INTO fts_cjk(fts_cjk, rank) VALUES ('integrity-check', 1)",
+                    "INSERT INTO fts_trigram(fts_trigram, rank) VALUES ('integrity-check', 1)"})
+    BOOST_TEST(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK, sql);
+  // Each index holds exactly one entry per message, whatever its state.
+  BOOST_TEST(scalar(db, "SELECT count(*) FROM fts_words_docsize") == rows);
+  BOOST_TEST(scalar(db, "SELECT count(*) FROM fts_cjk_docsize") == rows);
+  BOOST_TEST(scalar(db, "SELECT count(*) FROM fts_trigram_docsize") == rows);
+  // No trigger on the state table writes to an index.
+  BOOST_TEST(scalar(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                        " AND tbl_name = 'message_state' AND sql LIKE '%fts%'") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_version_2_file_is_upgraded_in_place_and_its_rows_become_findable) {
+  store_params p;
+  p.path = temp_db_path();
+  {
+    sqlite3* raw = nullptr;
+    BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
+    for (int v = 0; v < 2; ++v)
+      BOOST_REQUIRE(sqlite3_exec(raw, schema_migrations()[v].sql, nullptr, nullptr, nullptr)
+                    == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(raw,
+                               "PRAGMA user_version = 2;"
+                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+                               " VALUES ('old', 'u', 'k', 1);"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('old', 'user', 'written before recall 我爱数据库');",
+                               nullptr, nullptr, nullptr)
+                  == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  BOOST_TEST(scalar((*store)->connection().native_handle(), "PRAGMA user_version") == 3);
+  BOOST_TEST(latest_schema_version() >= 3);
+  auto reader = store_reader::open(p);
+  BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
+  for (auto q : {"recall", "数据", "efore reca"}) {
+    recall_request req;
+    req.user_id = "u";
+    req.query = q;
+    auto r = recall_search((*reader)->connection(), req);
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
+    BOOST_REQUIRE_EQUAL(r->hits.size(), 1u);
+    BOOST_TEST(r->hits[0].hit.session_id == "old");
+  }
+}
