@@ -313,7 +313,7 @@ BOOST_AUTO_TEST_CASE(the_callers_timeout_is_longer_so_the_precise_error_wins) {
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(stopping_a_pool_with_calls_in_flight_does_not_hang) {
+BOOST_AUTO_TEST_CASE(stopping_a_pool_answers_running_and_queued_calls_shutting_down) {
   loopback_server srv{loopback_server::silent()};
   auto c = pool_config(srv.base_url(), 30s, 60s, 2, 4);
   auto pool = llm::spawn_llm_pool(*sys, c);
@@ -326,7 +326,11 @@ BOOST_AUTO_TEST_CASE(stopping_a_pool_with_calls_in_flight_does_not_hang) {
   int errors = 0;
   for (int i = 0; i < 4; ++i)
     self->receive([&](chat_answer&) { BOOST_ERROR("no answer expected"); },
-                  [&](caf::error&) { ++errors; },
+                  [&](caf::error& err) {
+                    ++errors;
+                    BOOST_TEST(static_cast<errc>(err.code()) == errc::shutting_down,
+                               render_error(err));
+                  },
                   caf::after(10s) >> [&] { BOOST_FAIL("requesters left hanging"); });
   BOOST_TEST(errors == 4);
   BOOST_TEST((steady::now() - start < 10s));

@@ -90,7 +90,12 @@ void start_call(pool_pointer self, waiting_call job, clock::duration left) {
   auto addr = self->address();
   st.loop->submit(std::move(call), [addr, id = job.id, purpose = job.req.purpose,
                                     key = st.cfg.endpoint.api_key](http_outcome out) {
-    auto result = read_http_outcome(out, purpose, key);
+    caf::expected<chat_answer> result{caf::error{}};
+    try {
+      result = read_http_outcome(out, purpose, key);
+    } catch (const std::exception& e) { // e.g. bad_alloc: never let it kill the loop thread
+      result = caf::make_error(errc::internal, std::string{"reading the answer: "} + e.what());
+    }
     auto pool = caf::actor_cast<caf::actor>(addr);
     if (!pool)
       return;
