@@ -81,6 +81,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_export_atom, "st_export")
 
   // --- recall actor (actors/recall): add types and atoms below this line
+  // (the recall value types live in their own std-only header; it uses no __COUNTER__)
+#include "messages/recall_types.hpp"
+  CAF_ADD_TYPE_ID(mneme, (mneme::recall_hit_kind))
+  CAF_ADD_TYPE_ID(mneme, (mneme::recall_request))
+  CAF_ADD_TYPE_ID(mneme, (mneme::recall_hit))
+  CAF_ADD_TYPE_ID(mneme, (mneme::recall_result))
+  CAF_ADD_ATOM(mneme, mneme, rc_search_atom, "rc_search")
 
   // --- LLM client, summarizer and chat pools (actors/llm): add below this line
   // (inspect overloads in messages/llm_messages.hpp; it uses no __COUNTER__)

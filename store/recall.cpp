@@ -314,30 +314,29 @@ caf::expected<recall_hit> anchor(db_connection& db, const candidate& c, const pa
   return out;
 }
 
+// One read transaction around a search, so the hits and their anchored views come
+// from the same snapshot of the database.
+class read_snapshot {
+public:
+  explicit read_snapshot(db_connection& db) : db_(db) {}
+  ~read_snapshot() {
+    if (open_)
+      db_.exec("COMMIT", "end recall snapshot");
+  }
+  caf::error begin() {
+    if (db_.in_transaction())
+      return {}; // the caller's transaction already fixes the snapshot
+    auto err = db_.exec("BEGIN", "begin recall snapshot");
+    open_ = !err;
+    return err;
+  }
+
+private:
+  db_connection& db_;
+  bool open_ = false;
+};
+
 } // namespace
-
-std::string_view to_string(recall_hit_kind k) {
-  switch (k) {
-    case recall_hit_kind::message: return "message";
-    case recall_hit_kind::summary: return "summary";
-    case recall_hit_kind::archived: return "archived";
-    case recall_hit_kind::archived_summary: return "archived_summary";
-    case recall_hit_kind::rolled_back: return "rolled_back";
-  }
-  return "unknown";
-}
-
-recall_hit_kind kind_of(const message& m) {
-  switch (m.state()) {
-    case row_state::live:
-      return m.is_summary ? recall_hit_kind::summary : recall_hit_kind::message;
-    case row_state::archived:
-      return m.is_summary ? recall_hit_kind::archived_summary : recall_hit_kind::archived;
-    case row_state::rolled_back:
-      return recall_hit_kind::rolled_back;
-  }
-  return recall_hit_kind::message;
-}
 
 caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req) {
   if (req.user_id.empty() || req.user_id.size() > max_user_id_bytes)
@@ -349,6 +348,9 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
                            "recall: max_sessions must be 1.."
                              + std::to_string(recall_max_sessions) + ", got "
                              + std::to_string(req.max_sessions));
+  read_snapshot snapshot{db};
+  if (auto err = snapshot.begin())
+    return err;
   recall_result result;
   auto q = parse_user_query(req.query);
   result.query_truncated = q.truncated;

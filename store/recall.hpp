@@ -24,58 +24,25 @@
 #pragma once
 
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "caf/expected.hpp"
 
+#include "messages/recall_types.hpp"
 #include "messages/transcript.hpp"
 
 namespace mneme {
 
 class db_connection;
 
-inline constexpr int32_t recall_default_sessions = 3;   // SPEC §4
-inline constexpr int32_t recall_max_sessions = 10;      // SPEC §4
 inline constexpr int32_t recall_window_radius = 5;      // hit ± 5 (SPEC §4)
 inline constexpr int32_t recall_bookend_count = 3;      // first 3 and last 3 (SPEC §4)
 inline constexpr int32_t recall_max_messages_per_hit = 17;
 inline constexpr int64_t substring_scan_rows = 20000;
 inline constexpr std::string_view snippet_open = ">>>";
 inline constexpr std::string_view snippet_close = "<<<";
-
-struct recall_request {
-  std::string user_id;          // tenant scope; required (1..128 bytes)
-  std::string query;            // any user text
-  int32_t max_sessions = recall_default_sessions; // 1..recall_max_sessions
-  bool include_inactive = false;                  // also rolled-back rows
-};
-
-// What the hit row is (SPEC §4: each result says which kind it is).
-enum class recall_hit_kind : uint8_t { message, summary, archived, archived_summary, rolled_back };
-
-std::string_view to_string(recall_hit_kind k);
-inline std::ostream& operator<<(std::ostream& os, recall_hit_kind k) { return os << to_string(k); }
-recall_hit_kind kind_of(const message& m);
-
-struct recall_hit {
-  message hit;                  // the matching row
-  recall_hit_kind kind = recall_hit_kind::message;
-  std::string route;            // the index that found it (policies/fts_query to_string)
-  double score = 0;             // BM25 as FTS5 reports it (lower is better); 0 for a scan
-  std::string snippet;          // a piece of the hit's text with >>>match<<< marks
-  std::vector<message> window;  // up to 5 rows before, the hit, up to 5 after
-  std::vector<message> first;   // up to 3 first non-summary rows not in the window
-  std::vector<message> last;    // up to 3 last non-summary rows not in the window
-};
-
-struct recall_result {
-  std::vector<recall_hit> hits; // one per session, best first
-  std::vector<std::string> routes_tried;
-  bool query_truncated = false; // the query was longer than the sanitizer's limits
-};
 
 // Runs one search. Errors: bad_request for an empty or oversized user id or
 // max_sessions outside 1..10; storage_* for SQLite failures. A query that

@@ -1,0 +1,49 @@
+// The recall pool (SPEC §4): one typed handle in front of a few detached reader
+// actors, each owning one read-only connection (WAL readers run beside the single
+// writer and never block it). A search goes to an idle reader; while all readers
+// are busy, up to `max_queued` searches wait in order and any beyond that are
+// refused with errc::overloaded (the caller retries) instead of growing latency.
+// Every reader answers a search with recall_search() (store/recall.hpp): tenant
+// scoped, routed, ranked, anchored. A message is findable as soon as the storage
+// actor acknowledged its append: the ack follows the durable COMMIT, and a reader
+// starts a fresh WAL snapshot for every search.
+//
+// Thread: the front actor only dispatches (event-based, never blocks); readers run
+// on their own threads. Talk to the pool only by messages.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+
+#include <spdlog/logger.h>
+
+#include "caf/fwd.hpp"
+#include "caf/replies_to.hpp"
+#include "caf/typed_actor.hpp"
+
+#include "messages/mneme_types.hpp"
+#include "store/store_params.hpp"
+
+namespace mneme {
+
+using recall_actor = caf::typed_actor<
+  // One search: the hits, one per session, best first.
+  caf::replies_to<rc_search_atom, recall_request>::with<recall_result>>;
+
+struct recall_pool_params {
+  std::size_t readers = 2;       // read-only connections; 1..16 (store_params::readers)
+  std::size_t max_queued = 256;  // searches waiting for a reader before overloaded
+  std::chrono::milliseconds reader_timeout{30000}; // one search on a reader
+};
+
+// Opens `params.readers` read-only connections on the calling thread (so a missing
+// or foreign file fails here with its errc) and spawns the pool. Keep the handle:
+// the readers are linked to the front actor and end with it. `log` may be null.
+// Errors: bad_request when readers is outside 1..16; the errors of
+// store_reader::open.
+caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_params& params,
+                                         std::shared_ptr<spdlog::logger> log,
+                                         recall_pool_params pool = {});
+
+} // namespace mneme
