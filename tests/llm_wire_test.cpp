@@ -382,7 +382,9 @@ BOOST_AUTO_TEST_CASE(summary_pool_timeouts_come_from_the_spec_defaults) {
   BOOST_TEST(cfg->endpoint.model == model.name); // aux.model empty: the model block's
   BOOST_TEST(cfg->max_concurrency == 8u);
   BOOST_TEST(cfg->max_queue == 256u);
-  aux.timeout_seconds = 1000;
+  aux.timeout_seconds = 1000; // no longer the cap: the 300 s ceiling is
+  BOOST_TEST(make_summary_pool_config(aux, model, comp)->endpoint.total_timeout.count()
+             == 300000);
   comp.context_total_ceiling_seconds = 200;
   comp.context_timeout_seconds = 500; // idle can never exceed the total
   cfg = make_summary_pool_config(aux, model, comp);
