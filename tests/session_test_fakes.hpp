@@ -1,0 +1,157 @@
+// Test doubles for the session actor's deterministic-scheduler tests: an in-memory
+// store speaking the session_storage_actor interface, and scripted LLM pools speaking
+// llm_pool_actor. Everything runs on the test thread under CAF's test_coordinator, so
+// the shared script objects need no locking. Used by tests/session_*_test.cpp only.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "caf/all.hpp"
+
+#include "actors/session/session_actor.hpp"
+
+namespace mneme::test {
+
+// The rows and sessions the fake store holds. Rows are kept in live-context order
+// (a summary takes the place of the first row it replaced); nothing is deleted.
+struct fake_db {
+  std::vector<message> rows;
+  std::map<std::string, session_record> sessions;
+  int64_t next_id = 1;
+  int commits = 0;
+  int trigger_writes = 0;
+  bool fail_commits = false;
+
+  std::vector<message> live(const std::string& sid) const {
+    std::vector<message> out;
+    for (const auto& m : rows)
+      if (m.session_id == sid && m.active)
+        out.push_back(m);
+    return out;
+  }
+  size_t count(const std::string& sid) const {
+    size_t n = 0;
+    for (const auto& m : rows)
+      n += m.session_id == sid ? 1 : 0;
+    return n;
+  }
+};
+
+inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> db) {
+  return {
+    [db](st_append_atom, message& m) -> caf::result<int64_t> {
+      if (!db->sessions.count(m.session_id))
+        return caf::make_error(errc::not_found, "unknown session");
+      m.id = db->next_id++;
+      db->rows.push_back(m);
+      return m.id;
+    },
+    [db](st_live_atom, const std::string& sid) { return db->live(sid); },
+    [db](st_compact_atom, compaction_commit& c) -> caf::result<message> {
+      if (db->fail_commits)
+        return caf::make_error(errc::storage_failed, "injected commit failure");
+      size_t first = db->rows.size();
+      for (size_t i = 0; i < db->rows.size(); ++i)
+        for (auto id : c.archive_ids)
+          if (db->rows[i].id == id) {
+            first = std::min(first, i);
+            db->rows[i].active = false;
+            db->rows[i].compacted = true;
+          }
+      auto s = c.summary;
+      s.id = db->next_id++;
+      s.session_id = c.session_id;
+      s.is_summary = true;
+      s.replaced_first_id = c.archive_ids.front();
+      s.replaced_last_id = c.archive_ids.back();
+      db->rows.insert(db->rows.begin() + static_cast<std::ptrdiff_t>(first), s);
+      if (c.update_triggers)
+        db->sessions[c.session_id].triggers = c.triggers;
+      ++db->commits;
+      return s;
+    },
+    [db](st_session_atom, const std::string& sid) -> caf::result<session_record> {
+      auto i = db->sessions.find(sid);
+      if (i == db->sessions.end())
+        return caf::make_error(errc::not_found, "unknown session " + sid);
+      return i->second;
+    },
+    [db](st_put_triggers_atom, const std::string& sid, trigger_state& t) -> caf::ok_atom {
+      db->sessions[sid].triggers = t;
+      ++db->trigger_writes;
+      return caf::ok_atom_v;
+    },
+  };
+}
+
+// A scripted LLM pool: answers are taken from `script` in order; an empty script
+// gives the default answer. A held request is answered only when the test releases it.
+struct llm_script {
+  std::deque<caf::expected<chat_answer>> script;
+  std::string default_content = "fine";
+  bool report_estimate_as_usage = true;   // prompt_tokens = the request's estimate
+  bool down = false;                      // every call: llm_refused
+  bool hold = false;                      // keep requests pending (see release)
+  std::vector<chat_request> requests;     // every request received, in order
+  std::vector<caf::typed_response_promise<chat_answer>> held;
+  std::vector<caf::expected<chat_answer>> held_answers;
+};
+
+// The fake pool also takes (ok_atom): deliver every held answer, inside the actor.
+using fake_pool_actor = llm_pool_actor::extend<caf::reacts_to<caf::ok_atom>>;
+
+// Delivers every held answer.
+inline void release_held(llm_script& s) {
+  for (size_t i = 0; i < s.held.size(); ++i) {
+    if (s.held_answers[i])
+      s.held[i].deliver(std::move(*s.held_answers[i]));
+    else
+      s.held[i].deliver(s.held_answers[i].error());
+  }
+  s.held.clear();
+  s.held_answers.clear();
+  s.hold = false;
+}
+
+inline fake_pool_actor::behavior_type fake_pool(fake_pool_actor::pointer self,
+                                                std::shared_ptr<llm_script> s) {
+  return {
+    [self, s](llm_call_atom, chat_request& req) -> caf::result<chat_answer> {
+      int64_t estimate = 0;
+      for (const auto& m : req.messages)
+        estimate += m.token_estimate;
+      s->requests.push_back(req);
+      caf::expected<chat_answer> answer{chat_answer{}};
+      if (s->down) {
+        answer = caf::make_error(errc::llm_refused, "fake pool down");
+      } else if (!s->script.empty()) {
+        answer = std::move(s->script.front());
+        s->script.pop_front();
+      } else {
+        chat_answer a;
+        a.content = s->default_content;
+        answer = a;
+      }
+      if (answer && answer->prompt_tokens == 0 && s->report_estimate_as_usage)
+        answer->prompt_tokens = estimate;
+      if (s->hold) {
+        auto p = self->make_response_promise<chat_answer>();
+        s->held.push_back(p);
+        s->held_answers.push_back(std::move(answer));
+        return p;
+      }
+      if (!answer)
+        return answer.error();
+      return std::move(*answer);
+    },
+    [](llm_stats_atom) { return llm_pool_stats{}; },
+    [s](caf::ok_atom) { release_held(*s); },
+  };
+}
+
+} // namespace mneme::test
