@@ -9,10 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "caf/binary_deserializer.hpp"
+#include "caf/binary_serializer.hpp"
+
 #include "actors/llm/llm_call.hpp"
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/llm_wire.hpp"
+#include "messages/mneme_types.hpp"
 
 namespace bdata = boost::unit_test::data;
 using nlohmann::json;
@@ -127,6 +131,58 @@ BOOST_AUTO_TEST_CASE(http_call_has_bearer_purpose_header_and_the_endpoint_model_
   for (const auto& h : chat.headers)
     BOOST_TEST(h.rfind("Authorization", 0) != 0u);
   BOOST_TEST(chat.idle_timeout.count() == 60000);
+}
+
+// ---------------------------------------------------------------- CAF serialization
+
+template <class T>
+T round_trip(const T& in) {
+  caf::actor_system_config cfg;
+  register_mneme_types(cfg);
+  caf::actor_system sys{cfg};
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  auto copy = in;
+  BOOST_REQUIRE(!sink(copy));
+  T out;
+  caf::binary_deserializer source{sys, buf};
+  BOOST_REQUIRE(!source(out));
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(chat_request_optionals_survive_serialization_both_set_and_unset) {
+  chat_request req;
+  req.model = "m";
+  req.messages = {msg(msg_role::user, "hi")};
+  req.max_tokens = 321;
+  req.purpose = llm_purpose::summary;
+  auto back = round_trip(req);
+  BOOST_TEST(back.model == "m");
+  BOOST_REQUIRE(back.messages.size() == 1u);
+  BOOST_TEST(back.messages[0].content == "hi");
+  BOOST_TEST(back.max_tokens.value_or(0) == 321);
+  BOOST_TEST(!back.temperature.has_value());
+  BOOST_TEST(back.purpose == llm_purpose::summary);
+  req.max_tokens.reset();
+  req.temperature = 0.5;
+  back = round_trip(req);
+  BOOST_TEST(!back.max_tokens.has_value());
+  BOOST_TEST(back.temperature.value_or(0) == 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(chat_answer_survives_serialization) {
+  chat_answer a;
+  a.content = "sum";
+  a.finish_reason = "stop";
+  a.prompt_tokens = 10;
+  a.completion_tokens = 3;
+  a.tool_calls = {{"c1", "f", "{}"}};
+  auto back = round_trip(a);
+  BOOST_TEST(back.content == "sum");
+  BOOST_TEST(back.finish_reason == "stop");
+  BOOST_TEST(back.prompt_tokens == 10);
+  BOOST_TEST(back.completion_tokens == 3);
+  BOOST_TEST((back.tool_calls == a.tool_calls));
 }
 
 // ---------------------------------------------------------------- reasoning
