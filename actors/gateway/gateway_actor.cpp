@@ -1,0 +1,482 @@
+// The gateway; see gateway_actor.hpp.
+//
+// Decisions where the SPEC is silent:
+//   - the hygiene check uses the numbers the session reported with its last answer
+//     plus the estimate of the inbound message; the gateway holds no trigger state, so
+//     the session re-checks the locks (T3 in a cooldown runs fallback-only there);
+//   - a hygiene compaction that fails or is refused does not block the turn;
+//   - the first session under a key starts with gateway.system_prompt as its system row;
+//   - an idle session is evicted only when it has no turn, compaction or append in
+//     flight (the session itself decides, answering ss_evict_atom).
+#include "actors/gateway/gateway_actor.hpp"
+
+#include <deque>
+#include <unordered_map>
+
+#include <spdlog/sinks/null_sink.h>
+
+#include "policies/threshold.hpp"
+#include "policies/token_estimate.hpp"
+#include "policies/trigger_eval.hpp"
+
+namespace mneme {
+
+namespace {
+
+struct key_entry {
+  std::string session_id;        // empty until the session is known
+  std::string user_id;
+  session_actor handle;          // null while evicted
+  bool opening = false;          // spawn / rehydrate / reset in progress
+  std::deque<std::function<void()>> waiting; // run in order once opened
+  int64_t live_messages = 0;     // as last reported by the session
+  int64_t live_tokens = 0;
+  time_ms last_activity_ms = 0;
+  int in_flight = 0;             // requests to the session not answered yet
+};
+
+struct gateway_state {
+  static inline const char* name = "gateway";
+  gateway_config cfg;
+  storage_actor storage;
+  supervisor_actor supervisor;
+  std::unordered_map<std::string, key_entry> keys;
+  uint64_t evict_generation = 0;
+
+  spdlog::logger& log() {
+    static auto null_log = std::make_shared<spdlog::logger>(
+      "gateway", std::make_shared<spdlog::sinks::null_sink_mt>());
+    return cfg.log ? *cfg.log : *null_log;
+  }
+};
+
+using gateway_ptr = gateway_actor::stateful_pointer<gateway_state>;
+using on_error = std::function<void(caf::error)>;
+
+void opened(gateway_ptr self, const std::string& key) {
+  auto& e = self->state.keys[key];
+  e.opening = false;
+  auto waiting = std::move(e.waiting);
+  e.waiting.clear();
+  for (auto& next : waiting)
+    next();
+}
+
+void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on_error fail) {
+  auto& e = self->state.keys[key];
+  self->state.log().error("key={} session={} event=open_failed error={}", key, e.session_id,
+                          render_error(err));
+  e.opening = false;
+  auto waiting = std::move(e.waiting);
+  e.waiting.clear();
+  fail(std::move(err));
+  for (auto& next : waiting) // they retry the open
+    next();
+}
+
+// Spawns the actor of the key's stored session and reads its numbers.
+void attach(gateway_ptr self, const std::string& key, on_error fail) {
+  auto& st = self->state;
+  auto id = st.keys[key].session_id;
+  self->request(st.supervisor, st.cfg.storage_timeout, sv_spawn_atom_v, id)
+    .then(
+      [self, key, fail](caf::actor& a) {
+        auto& st = self->state;
+        auto handle = caf::actor_cast<session_actor>(a);
+        st.keys[key].handle = handle;
+        self->request(handle, st.cfg.storage_timeout, ss_state_atom_v)
+          .then(
+            [self, key](session_snapshot& s) {
+              auto& e = self->state.keys[key];
+              e.live_messages = s.live_messages;
+              e.live_tokens = s.live_tokens;
+              opened(self, key);
+            },
+            [self, key, fail](caf::error& err) {
+              self->state.keys[key].handle = nullptr;
+              failed_to_open(self, key, std::move(err), fail);
+            });
+      },
+      [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
+}
+
+// A new session under `key`, with the system prompt as its first row.
+void create(gateway_ptr self, const std::string& key, on_error fail) {
+  auto& st = self->state;
+  session_record rec;
+  rec.user_id = st.keys[key].user_id;
+  rec.session_key = key;
+  rec.model = st.cfg.model.name;
+  self->request(st.storage, st.cfg.storage_timeout, st_new_session_atom_v, rec, st.cfg.clock())
+    .then(
+      [self, key, fail](session_record& created) {
+        auto& st = self->state;
+        st.keys[key].session_id = created.id;
+        if (st.cfg.gateway.system_prompt.empty()) {
+          attach(self, key, fail);
+          return;
+        }
+        message sys;
+        sys.session_id = created.id;
+        sys.role = msg_role::system;
+        sys.content = st.cfg.gateway.system_prompt;
+        sys.timestamp_ms = st.cfg.clock();
+        sys.token_estimate = estimate_message_tokens(sys);
+        self->request(st.storage, st.cfg.storage_timeout, st_append_atom_v, sys)
+          .then([self, key, fail](int64_t) { attach(self, key, fail); },
+                [self, key, fail](caf::error& err) {
+                  failed_to_open(self, key, std::move(err), fail);
+                });
+      },
+      [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
+}
+
+// Runs `fn` once the key's session actor is up: spawned, rehydrated or found open in
+// the store.
+void with_session(gateway_ptr self, const std::string& key, const std::string& user,
+                  std::function<void()> fn, on_error fail) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
+  if (e.user_id.empty())
+    e.user_id = user.empty() ? st.cfg.gateway.default_user : user;
+  if (e.opening) {
+    e.waiting.push_back([self, key, user, fn, fail] { with_session(self, key, user, fn, fail); });
+    return;
+  }
+  if (e.handle) {
+    fn();
+    return;
+  }
+  e.opening = true;
+  e.waiting.push_back(std::move(fn));
+  if (!e.session_id.empty()) {
+    attach(self, key, fail);
+    return;
+  }
+  session_filter filter;
+  filter.user_id = e.user_id;
+  filter.session_key = key;
+  filter.open_only = true;
+  filter.limit = 1;
+  self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, filter)
+    .then(
+      [self, key, fail](std::vector<session_record>& found) {
+        if (found.empty()) {
+          create(self, key, fail);
+          return;
+        }
+        self->state.keys[key].session_id = found.front().id;
+        attach(self, key, fail);
+      },
+      [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
+}
+
+// The reset after exhaustion (SPEC §5.3); `then` runs once the key has its new session.
+void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
+           std::function<void()> then) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
+  if (e.session_id != old_id) { // already reset
+    then();
+    return;
+  }
+  if (e.opening) {
+    e.waiting.push_back([self, key, old_id, then] { reset(self, key, old_id, then); });
+    return;
+  }
+  e.opening = true;
+  e.waiting.push_back(then);
+  st.log().warn("key={} session={} event=reset reason=compaction_exhausted", key, old_id);
+  self->request(st.storage, st.cfg.storage_timeout, st_reset_atom_v, old_id,
+                static_cast<int32_t>(st.cfg.compression.protect_first_n), st.cfg.clock(),
+                std::string{"compaction_exhausted"})
+    .then(
+      [self, key](session_record& fresh) {
+        auto& e = self->state.keys[key];
+        if (e.handle)
+          self->send_exit(e.handle, caf::exit_reason::user_shutdown);
+        e.handle = nullptr;
+        e.session_id = fresh.id;
+        attach(self, key, [](caf::error) {});
+      },
+      [self, key](caf::error& err) {
+        failed_to_open(self, key, std::move(err), [](caf::error) {});
+      });
+}
+
+void record_reply(gateway_ptr self, const std::string& key, const turn_reply& r) {
+  auto& e = self->state.keys[key];
+  e.live_messages = r.live_messages;
+  e.live_tokens = r.live_tokens;
+}
+
+std::string trim(std::string_view s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos)
+    return {};
+  auto end = s.find_last_not_of(" \t\r\n");
+  return std::string{s.substr(b, end - b + 1)};
+}
+
+// The argument of channel command `name` in `text`, or nullopt when `text` is not it.
+std::optional<std::string> command_arg(std::string_view text, std::string_view name) {
+  if (text.substr(0, name.size()) != name)
+    return std::nullopt;
+  auto rest = text.substr(name.size());
+  if (!rest.empty() && rest.front() != ' ' && rest.front() != '\t' && rest.front() != '\n')
+    return std::nullopt;
+  return trim(rest);
+}
+
+using reply_promise = caf::typed_response_promise<turn_reply>;
+
+void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_promise rp) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
+  ++e.in_flight;
+  e.last_activity_ms = st.cfg.clock();
+  auto old_id = e.session_id;
+  self->request(e.handle, st.cfg.turn_timeout, ss_turn_atom_v, std::move(text))
+    .then(
+      [self, key, rp](turn_reply& r) mutable {
+        auto& e = self->state.keys[key];
+        --e.in_flight;
+        record_reply(self, key, r);
+        rp.deliver(std::move(r));
+      },
+      [self, key, old_id, rp](caf::error& err) mutable {
+        auto& e = self->state.keys[key];
+        --e.in_flight;
+        if (err != errc::compaction_exhausted) {
+          rp.deliver(std::move(err));
+          return;
+        }
+        reset(self, key, old_id, [self, key, rp]() mutable {
+          turn_reply r;
+          auto& e = self->state.keys[key];
+          r.session_id = e.session_id;
+          r.notice = std::string{reset_notice};
+          r.live_messages = e.live_messages;
+          r.live_tokens = e.live_tokens;
+          rp.deliver(std::move(r));
+        });
+      });
+}
+
+// T3/T4 before the turn: count and local estimate only.
+void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string text,
+                       reply_promise rp) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
+  message incoming;
+  incoming.role = msg_role::user;
+  incoming.content = text;
+  trigger_inputs in;
+  in.phase = eval_phase::hygiene_check;
+  in.message_count = e.live_messages + 1;
+  in.estimated_tokens = e.live_tokens + estimate_message_tokens(incoming);
+  trigger_limits limits;
+  limits.hygiene_token_limit = hygiene_token_limit(st.cfg.model.context_length);
+  limits.threshold_tokens = 1; // unused by the hygiene phase
+  limits.idle_floor_tokens = threshold_floor_tokens;
+  limits.context_window = st.cfg.model.context_length;
+  limits.long_context_cap_tokens = long_context_window_cap_tokens;
+  auto d = evaluate_triggers(in, limits, st.cfg.compression, trigger_state{}, st.cfg.clock());
+  if (!d.compact) {
+    run_turn(self, key, std::move(text), std::move(rp));
+    return;
+  }
+  ++e.in_flight;
+  self->request(e.handle, st.cfg.turn_timeout, ss_compact_atom_v, d.fired, std::string{})
+    .then(
+      [self, key, text, rp](compaction_report& r) mutable {
+        auto& e = self->state.keys[key];
+        --e.in_flight;
+        e.live_messages = r.messages_after;
+        e.live_tokens = r.tokens_after;
+        run_turn(self, key, std::move(text), std::move(rp));
+      },
+      [self, key, text, rp](caf::error& err) mutable {
+        auto& e = self->state.keys[key];
+        --e.in_flight;
+        self->state.log().info("key={} session={} event=hygiene_skipped error={}", key,
+                               e.session_id, render_error(err));
+        run_turn(self, key, std::move(text), std::move(rp));
+      });
+}
+
+void channel_compress(gateway_ptr self, const std::string& key, std::string focus,
+                      reply_promise rp) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
+  ++e.in_flight;
+  self->request(e.handle, st.cfg.turn_timeout, ss_compact_atom_v,
+                trigger::t14_channel_command, std::move(focus))
+    .then(
+      [self, key, rp](compaction_report& r) mutable {
+        auto& e = self->state.keys[key];
+        --e.in_flight;
+        e.live_messages = r.messages_after;
+        e.live_tokens = r.tokens_after;
+        turn_reply out;
+        out.session_id = e.session_id;
+        out.notice = r.committed ? "Compacted: " + std::to_string(r.tokens_before) + " -> "
+                                     + std::to_string(r.tokens_after) + " tokens, "
+                                     + std::to_string(r.archived_rows) + " messages archived"
+                                 : std::string{"Nothing to compact."};
+        out.compactions.push_back(r);
+        out.live_messages = e.live_messages;
+        out.live_tokens = e.live_tokens;
+        rp.deliver(std::move(out));
+      },
+      [self, key, rp](caf::error& err) mutable {
+        --self->state.keys[key].in_flight;
+        rp.deliver(std::move(err));
+      });
+}
+
+void channel_rollback(gateway_ptr self, const std::string& key, std::string name,
+                      reply_promise rp) {
+  auto& st = self->state;
+  auto id = st.keys[key].session_id;
+  self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, name)
+    .then(
+      [self, key, name, rp](std::vector<message>& live) mutable {
+        auto& e = self->state.keys[key];
+        // The actor's transcript is stale: restart it from the store.
+        if (e.handle)
+          self->send_exit(e.handle, caf::exit_reason::user_shutdown);
+        e.handle = nullptr;
+        turn_reply out;
+        out.session_id = e.session_id;
+        out.notice = "Rolled back to checkpoint '" + name + "'.";
+        out.live_messages = static_cast<int64_t>(live.size());
+        rp.deliver(std::move(out));
+      },
+      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+}
+
+void sweep(gateway_ptr self) {
+  auto& st = self->state;
+  auto idle_ms = st.cfg.gateway.idle_evict_seconds * 1000;
+  auto now = st.cfg.clock();
+  for (auto& [key, e] : st.keys) {
+    if (!e.handle || e.opening || e.in_flight > 0 || now - e.last_activity_ms < idle_ms)
+      continue;
+    auto handle = e.handle;
+    self->request(handle, st.cfg.storage_timeout, ss_evict_atom_v)
+      .then(
+        [self, key = key, handle](bool evicted) {
+          auto& e = self->state.keys[key];
+          if (evicted && e.handle == handle)
+            e.handle = nullptr;
+        },
+        [](caf::error&) {});
+  }
+}
+
+void arm_eviction(gateway_ptr self) {
+  auto& st = self->state;
+  auto secs = st.cfg.gateway.idle_evict_seconds;
+  if (secs <= 0)
+    return;
+  auto period = std::chrono::seconds(std::max<int64_t>(1, secs / 4));
+  self->delayed_send(self, period, gw_evict_atom_v, ++st.evict_generation);
+}
+
+} // namespace
+
+gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_actor storage,
+                            supervisor_actor supervisor) {
+  auto gw = sys.spawn([cfg = std::move(cfg), storage, supervisor](
+                        gateway_ptr self) mutable -> gateway_actor::behavior_type {
+    auto& st = self->state;
+    st.cfg = std::move(cfg);
+    st.storage = storage;
+    st.supervisor = supervisor;
+    arm_eviction(self);
+    return {
+      [self](gw_message_atom, std::string& key, std::string& user,
+             std::string& text) -> caf::result<turn_reply> {
+        if (key.empty())
+          return caf::make_error(errc::bad_request, "message: the session key is empty");
+        if (auto q = command_arg(text, "/search"))
+          return caf::make_error(errc::not_found, "/search: recall is not wired into the "
+                                                  "gateway yet");
+        auto rp = self->make_response_promise<turn_reply>();
+        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+        with_session(
+          self, key, user,
+          [self, key, text, rp]() mutable {
+            if (auto focus = command_arg(text, "/compress"))
+              channel_compress(self, key, *focus, rp);
+            else if (auto name = command_arg(text, "/rollback"); name && !name->empty())
+              channel_rollback(self, key, *name, rp);
+            else
+              hygiene_then_turn(self, key, text, rp);
+          },
+          fail);
+        return rp;
+      },
+      [self](gw_command_atom, std::string& key, trigger by,
+             std::string& focus) -> caf::result<compaction_report> {
+        auto& st = self->state;
+        auto i = st.keys.find(key);
+        if (i == st.keys.end() || i->second.session_id.empty())
+          return caf::make_error(errc::not_found, "no session under key '" + key + "'");
+        auto rp = self->make_response_promise<compaction_report>();
+        with_session(
+          self, key, i->second.user_id,
+          [self, key, by, focus, rp]() mutable {
+            auto& st = self->state;
+            self->request(st.keys[key].handle, st.cfg.turn_timeout, ss_compact_atom_v, by,
+                          focus)
+              .then([rp](compaction_report& r) mutable { rp.deliver(std::move(r)); },
+                    [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+          },
+          [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](gw_state_atom, std::string& key) -> caf::result<session_snapshot> {
+        auto& st = self->state;
+        auto i = st.keys.find(key);
+        if (i == st.keys.end() || i->second.session_id.empty())
+          return caf::make_error(errc::not_found, "no session under key '" + key + "'");
+        auto rp = self->make_response_promise<session_snapshot>();
+        with_session(
+          self, key, i->second.user_id,
+          [self, key, rp]() mutable {
+            auto& st = self->state;
+            self->request(st.keys[key].handle, st.cfg.storage_timeout, ss_state_atom_v)
+              .then([rp](session_snapshot& s) mutable { rp.deliver(std::move(s)); },
+                    [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+          },
+          [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](gw_exhausted_atom, std::string& session_id, std::string& key) {
+        auto& st = self->state;
+        auto i = st.keys.find(key);
+        if (i == st.keys.end() || i->second.session_id != session_id)
+          return;
+        reset(self, key, session_id, [] {});
+      },
+      [self](gw_rebind_atom, std::string& session_id, caf::actor& a) {
+        for (auto& [key, e] : self->state.keys)
+          if (e.session_id == session_id)
+            e.handle = caf::actor_cast<session_actor>(a);
+      },
+      [self](gw_evict_atom, uint64_t generation) {
+        if (generation != 0 && generation != self->state.evict_generation)
+          return;
+        sweep(self);
+        if (generation != 0)
+          arm_eviction(self);
+      },
+    };
+  });
+  caf::anon_send(supervisor, sv_gateway_atom_v, caf::actor_cast<caf::actor>(gw));
+  return gw;
+}
+
+} // namespace mneme

@@ -1,0 +1,71 @@
+// The gateway (ARCHITECTURE; SPEC §2 T3/T4/T14, §5.3 reset, §8 channel commands): owns
+// the map session key -> session, spawns or rehydrates a session (through the
+// supervisor) on the key's first message, runs the hygiene check (T3 message cap, T4
+// token estimate — count and local estimate only, no API) before handing a turn over,
+// routes channel commands, evicts idle session actors (they rehydrate from the store
+// on the next message) and performs the reset after compaction exhaustion.
+//
+// Channel commands (a message whose text starts with one of them):
+//   /compress [focus]   T14: compact now, the focus steers the summary
+//   /rollback NAME      restore the live context of checkpoint NAME (the session actor
+//                       is restarted from the store)
+//   /search QUERY       answered errc::not_found until recall is wired in (actors/recall)
+// The reset (errc::compaction_exhausted from a turn, or gw_exhausted_atom from the
+// supervisor, whichever comes first; done once): the storage actor starts a new session
+// under the same key whose live context is the head plus the latest summary; the old
+// actor stops; the user gets reset_notice. Nothing is deleted.
+//
+// Messages for a key wait (in order) while its session is being opened or reset.
+// Thread: a CAF event-based actor; talk to it only by messages.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <spdlog/logger.h>
+
+#include "caf/all.hpp"
+
+#include "actors/gateway_params.hpp"
+#include "actors/session/session_actor.hpp"
+#include "actors/storage/storage_actor.hpp"
+#include "actors/supervisor/supervisor_actor.hpp"
+
+namespace mneme {
+
+using gateway_actor = caf::typed_actor<
+  // One inbound message of a channel: (session key, user id, text).
+  caf::replies_to<gw_message_atom, std::string, std::string, std::string>::with<turn_reply>,
+  // A compaction asked through the gateway (T11 engine, T12 CLI, T15 ACP): (key, trigger,
+  // focus). The key's session must exist (errc::not_found otherwise).
+  caf::replies_to<gw_command_atom, std::string, trigger, std::string>::with<compaction_report>,
+  // The session behind a key.
+  caf::replies_to<gw_state_atom, std::string>::with<session_snapshot>,
+  // From the supervisor.
+  caf::reacts_to<gw_exhausted_atom, std::string, std::string>,
+  caf::reacts_to<gw_rebind_atom, std::string, caf::actor>,
+  // Eviction sweep: generation 0 = sweep now (tests, admin), else the timer's tick.
+  caf::reacts_to<gw_evict_atom, uint64_t>>;
+
+inline constexpr std::string_view reset_notice =
+  "This conversation grew past what could be compacted, so it was restarted. The earlier "
+  "messages are kept and searchable; the new session starts from their latest summary.";
+
+struct gateway_config {
+  compression_params compression;
+  model_params model;
+  gateway_params gateway;
+  std::chrono::milliseconds storage_timeout{30000};
+  std::chrono::milliseconds turn_timeout{330000};   // > a session's own LLM timeouts
+  std::function<time_ms()> clock = system_clock_ms; // test seam
+  std::shared_ptr<spdlog::logger> log;              // null = no logging
+};
+
+// Spawns the gateway and registers it with the supervisor.
+gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_actor storage,
+                            supervisor_actor supervisor);
+
+} // namespace mneme

@@ -1,0 +1,99 @@
+// The supervisor; see supervisor_actor.hpp.
+#include "actors/supervisor/supervisor_actor.hpp"
+
+#include <map>
+#include <unordered_map>
+
+#include <spdlog/sinks/null_sink.h>
+
+namespace mneme {
+
+namespace {
+
+struct supervisor_state {
+  static inline const char* name = "supervisor";
+  supervisor_params params;
+  session_deps deps;
+  caf::actor gateway;
+  std::map<caf::actor_addr, std::string> watched;   // live session actor -> session id
+  std::unordered_map<std::string, int> restarts;    // session id -> restarts so far
+  supervisor_stats stats;
+
+  spdlog::logger& log() {
+    static auto null_log = std::make_shared<spdlog::logger>(
+      "supervisor", std::make_shared<spdlog::sinks::null_sink_mt>());
+    return params.log ? *params.log : *null_log;
+  }
+};
+
+using supervisor_ptr = supervisor_actor::stateful_pointer<supervisor_state>;
+
+bool ended_normally(const caf::error& reason) {
+  return !reason || reason == caf::exit_reason::normal
+         || reason == caf::exit_reason::user_shutdown || reason == caf::exit_reason::unreachable;
+}
+
+caf::actor spawn_watched(supervisor_ptr self, const std::string& session_id) {
+  auto& st = self->state;
+  auto handle = spawn_session(self->system(), st.params.session, st.deps, session_id);
+  self->monitor(handle);
+  st.watched[handle.address()] = session_id;
+  ++st.stats.spawned;
+  st.stats.hosted = static_cast<int64_t>(st.watched.size());
+  return caf::actor_cast<caf::actor>(handle);
+}
+
+void on_down(supervisor_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  auto i = st.watched.find(dm.source);
+  if (i == st.watched.end())
+    return;
+  auto session_id = i->second;
+  st.watched.erase(i);
+  st.stats.hosted = static_cast<int64_t>(st.watched.size());
+  if (ended_normally(dm.reason))
+    return;
+  auto& used = st.restarts[session_id];
+  if (used >= st.params.max_restarts) {
+    st.log().error("session={} event=restart_refused restarts={} reason={}", session_id, used,
+                   caf::to_string(dm.reason));
+    return;
+  }
+  ++used;
+  ++st.stats.restarts;
+  st.log().warn("session={} event=restart restarts={} reason={}", session_id, used,
+                caf::to_string(dm.reason));
+  auto handle = spawn_watched(self, session_id);
+  if (st.gateway)
+    caf::anon_send(st.gateway, gw_rebind_atom_v, session_id, handle);
+}
+
+} // namespace
+
+supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params params,
+                                  session_deps deps) {
+  return sys.spawn([params = std::move(params), deps = std::move(deps)](
+                     supervisor_ptr self) mutable -> supervisor_actor::behavior_type {
+    auto& st = self->state;
+    st.params = std::move(params);
+    st.deps = std::move(deps);
+    st.deps.supervisor = caf::actor_cast<caf::actor>(self);
+    self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
+    return {
+      [self](sv_spawn_atom, const std::string& session_id) -> caf::actor {
+        return spawn_watched(self, session_id);
+      },
+      [self](sv_exhaust_atom, const std::string& session_id, const std::string& key) {
+        auto& st = self->state;
+        ++st.stats.exhausted;
+        st.log().warn("session={} event=compaction_exhausted key={}", session_id, key);
+        if (st.gateway)
+          caf::anon_send(st.gateway, gw_exhausted_atom_v, session_id, key);
+      },
+      [self](sv_gateway_atom, caf::actor gateway) { self->state.gateway = std::move(gateway); },
+      [self](sv_stats_atom) { return self->state.stats; },
+    };
+  });
+}
+
+} // namespace mneme
