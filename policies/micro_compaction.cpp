@@ -25,8 +25,10 @@ struct exchange_span {
   std::size_t end = 0;
 };
 
+// Tool rows fold even when they are replacements (pruned, evicted, unloaded
+// skill: tool role with is_summary); assistant summaries (main or rolling) never.
 bool foldable(const message& m) {
-  return (m.role == msg_role::assistant || m.role == msg_role::tool) && !m.is_summary;
+  return m.role == msg_role::tool || (m.role == msg_role::assistant && !m.is_summary);
 }
 
 std::optional<exchange_span> oldest_exchange(const std::vector<message>& live,

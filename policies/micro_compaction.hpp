@@ -7,7 +7,8 @@
 // plan_micro_fold after each completed turn, persists through the storage
 // actor and applies with apply_micro_fold.
 //
-// Exchange: a maximal run of assistant and tool rows (not summaries) between
+// Exchange: a maximal run of tool rows (replaced ones included) and assistant
+// rows that are not summaries, between
 // the protected head and the protected tail that plan_compaction
 // (policies/split.hpp) would keep, ending before the next user row, summary
 // row or the tail; a run that would split a tool group is skipped. User

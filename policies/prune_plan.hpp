@@ -18,7 +18,8 @@
 //      tool row (anywhere, the tail included) becomes
 //        [DUPLICATE OUTPUT - N chars; identical to the later result of call C (row R)]
 //      (N = code points of the original; "(row R)" omitted when that row is
-//      not stored yet). The latest copy is never deduped.
+//      not stored yet). The latest copy is never deduped (rule 2 may shorten
+//      it; its original stays findable by that row id).
 //   2. large results: a remaining candidate longer than
 //      proactive_prune_min_result_chars code points becomes
 //        [PRUNED TOOL OUTPUT - NAME(ARGS) returned N chars; first line: "LINE"; recall with search]

@@ -187,6 +187,16 @@ BOOST_AUTO_TEST_CASE(folding_stops_at_the_protected_tail_and_keeps_every_user_me
     BOOST_TEST(live[live.size() - k].id == t.rows[t.rows.size() - k].id);
 }
 
+BOOST_AUTO_TEST_CASE(an_exchange_whose_tool_output_was_evicted_is_still_folded) {
+  auto t = session(2);
+  t.rows[6].is_summary = true;  // the tool row, replaced by an eviction marker
+  t.rows[6].content = "[OUTPUT TRUNCATED - 19 chars; recall with search]";
+  const auto plan = plan_micro_fold(t.rows, enabled(), 200000, 1);
+  BOOST_TEST_REQUIRE(plan.outcome == micro_outcome::fold);
+  BOOST_TEST(plan.folded_ids == (std::vector<int64_t>{6, 7, 8}));
+  BOOST_TEST(unwrap_summary(plan.summary_text).find("OUTPUT TRUNCATED") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(an_exchange_with_a_row_not_stored_yet_is_not_folded) {
   auto t = session(2);
   t.rows[6].id = 0;
