@@ -150,8 +150,8 @@ skill_parse_result parse_skill(std::string_view text, std::string_view fallback_
     if (is_heading(l)) {
       if (!paragraph.empty()) break;
       if (!heading_seen && !name) {
-        std::string_view title = l.substr(l.find_first_not_of('#'));
-        const std::string s = slug(title);
+        const std::size_t text_at = std::min(l.size(), l.find_first_not_of('#'));
+        const std::string s = slug(l.substr(text_at));
         if (!s.empty()) name = s;
       }
       heading_seen = true;

@@ -7,6 +7,7 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,13 @@ BOOST_AUTO_TEST_CASE(a_skill_without_name_or_heading_takes_its_folder_name) {
   BOOST_TEST(s.name == "my-skill");
   BOOST_TEST(s.description == "Just some instructions.");
   BOOST_TEST(parsed("# 发布博客\n\n把文章发布到微信。\n").name == "发布博客");
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_heading_gives_no_name_and_the_folder_name_is_used) {
+  const auto s = parsed("#\n\nDoes things.\n", "tools");
+  BOOST_TEST(s.name == "tools");
+  BOOST_TEST(s.description == "Does things.");
+  BOOST_TEST(parse_skill("###   \n", "").error == skill_error::no_name);
 }
 
 BOOST_AUTO_TEST_CASE(a_long_description_is_cut_to_120_characters) {
@@ -220,4 +228,29 @@ BOOST_AUTO_TEST_CASE(no_skills_cost_only_the_title_and_save_nothing) {
   const auto s = skills_token_saving({});
   BOOST_TEST(s.all_loaded_tokens == 0);
   BOOST_TEST(s.index_tokens == estimate_text_tokens(k_skills_index_title));
+}
+
+// Property: any text, however broken, parses to a skill or to an error with a
+// reason; it never throws, and a parsed name always obeys the name rule.
+BOOST_AUTO_TEST_CASE(arbitrary_text_never_throws_and_valid_results_have_valid_names) {
+  std::mt19937 rng(5);
+  const std::string alphabet = "#-:.'\" >|\n\n  abcXYZ\xE6\x95\xB0()\t\r";
+  int parsed_ok = 0;
+  for (int round = 0; round < 5000; ++round) {
+    std::string text;
+    const std::size_t len = rng() % 80;
+    for (std::size_t i = 0; i < len; ++i) text.push_back(alphabet[rng() % alphabet.size()]);
+    skill_parse_result r;
+    BOOST_CHECK_NO_THROW(r = parse_skill(text, round % 2 ? "folder" : ""));
+    if (!r.ok()) {
+      BOOST_TEST(!r.detail.empty());
+      continue;
+    }
+    ++parsed_ok;
+    BOOST_TEST(!r.value.name.empty());
+    BOOST_TEST(r.value.name.size() <= k_skill_name_max_bytes);
+    BOOST_TEST(r.value.name.find(' ') == std::string::npos);
+    BOOST_TEST(r.value.description.find('\n') == std::string::npos);
+  }
+  BOOST_TEST(parsed_ok > 100);
 }
