@@ -93,8 +93,10 @@ prune_plan plan_proactive_prune(const std::vector<message>& live,
   for (std::size_t i = plan.head_end; i < plan.tail_begin; ++i) {
     const message& m = live[i];
     if (!is_candidate(m)) continue;
-    const std::size_t chars = count_code_points(m.content);
     const std::size_t later = latest_copy[m.content];
+    // Bytes bound characters from above: most rows are dismissed without decoding.
+    if (later <= i && m.content.size() <= min_chars) continue;
+    const std::size_t chars = count_code_points(m.content);
     std::string text;
     bool dedupe = false;
     if (later > i) {

@@ -46,9 +46,14 @@ message replacement_row(const message& original, std::string content) {
 }
 
 int64_t reclaim_of(const message& original, std::string_view content) {
-  message shorter = original;
+  message shorter;  // every field the estimate reads, without copying the long content
   shorter.content = std::string{content};
-  return estimate_message_tokens(original) - estimate_message_tokens(shorter);
+  shorter.tool_call_id = original.tool_call_id;
+  shorter.tool_name = original.tool_name;
+  shorter.tool_calls = original.tool_calls;
+  const int64_t before = original.token_estimate > 0 ? original.token_estimate
+                                                     : estimate_message_tokens(original);
+  return before - estimate_message_tokens(shorter);
 }
 
 replaced_transcript apply_replacements(const std::vector<message>& live,

@@ -71,8 +71,11 @@ struct replaced_transcript {
 // token_estimate is the estimate of the new row.
 message replacement_row(const message& original, std::string content);
 
-// Planned reclaim of replacing `original`'s content by `content`, by the local
-// estimator (policies/token_estimate); may be <= 0 when the text is not shorter.
+// Planned reclaim of replacing `original`'s content by `content`: the
+// original's token_estimate (the local estimate when it is not filled in,
+// i.e. <= 0) minus the local estimate (policies/token_estimate) of the
+// replacement; may be <= 0 when the text is not shorter. Reads each long
+// content at most once.
 int64_t reclaim_of(const message& original, std::string_view content);
 
 // Applies `plan` (index order, at most one replacement per index) to `live`,

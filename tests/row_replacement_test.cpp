@@ -121,3 +121,12 @@ BOOST_DATA_TEST_CASE(sizes_are_written_with_thousands_separators,
                      n, want) {
   BOOST_TEST(with_thousands(n) == want);
 }
+
+BOOST_AUTO_TEST_CASE(the_reclaim_starts_from_the_rows_own_estimate_when_it_has_one) {
+  auto rows = three_rows();
+  const message shorter = replacement_row(rows[1], "[y]");
+  BOOST_TEST(reclaim_of(rows[1], "[y]")
+             == estimate_message_tokens(rows[1]) - shorter.token_estimate);  // not filled in
+  rows[1].token_estimate = 1000;  // e.g. filled from API usage
+  BOOST_TEST(reclaim_of(rows[1], "[y]") == 1000 - shorter.token_estimate);
+}
