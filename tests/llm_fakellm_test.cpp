@@ -13,14 +13,11 @@
 
 #include "actors/llm/llm_pool.hpp"
 #include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "tests/llm_test_print.hpp"
 
 namespace bdata = boost::unit_test::data;
 using namespace std::chrono_literals;
 using namespace mneme;
-
-namespace mneme {
-std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
-} // namespace mneme
 
 namespace {
 

@@ -13,16 +13,13 @@
 
 #include "actors/llm/llm_pool.hpp"
 #include "tests/llm_loopback_server.hpp"
+#include "tests/llm_test_print.hpp"
 
 namespace bdata = boost::unit_test::data;
 using namespace std::chrono_literals;
 using namespace mneme;
 using mneme::test::loopback_server;
 using nlohmann::json;
-
-namespace mneme {
-std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
-} // namespace mneme
 
 namespace {
 

@@ -17,16 +17,12 @@
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/llm_wire.hpp"
 #include "messages/mneme_types.hpp"
+#include "tests/llm_test_print.hpp"
 
 namespace bdata = boost::unit_test::data;
 using nlohmann::json;
 using namespace mneme;
 using namespace mneme::llm;
-
-namespace mneme {
-std::ostream& operator<<(std::ostream& os, errc e) { return os << to_string(e); }
-std::ostream& operator<<(std::ostream& os, llm_purpose p) { return os << to_string(p); }
-} // namespace mneme
 
 namespace {
 
