@@ -5,15 +5,16 @@
 //   messages       one row per transcript message, immutable once written. Its
 //                  INTEGER PRIMARY KEY `id` is the rowid an FTS5 external-content
 //                  index uses. Content is never rewritten by a state change.
-//                  `position` orders the live context: NULL means "= id"; a summary
-//                  takes the position of the first row it archived, so it sits
-//                  between head and tail although its id is the newest.
-//   message_state  the row state of each message (active, compacted, archived_by),
-//                  keyed by the same id. Compaction, rollback and reset only UPDATE
-//                  this narrow table: a flag flip rewrites ~20 bytes instead of the
-//                  whole message (a 5,000-row compaction measured 25-70 ms with the
-//                  flags inside `messages`, ~2 ms here) and never touches any
-//                  full-text index entry.
+//                  Small columns come first and content last.
+//   message_state  the row state of each message (active, compacted, archived_by,
+//                  position), keyed by the same id. Compaction, rollback and reset
+//                  only UPDATE this narrow table: a flag flip rewrites ~40 bytes
+//                  instead of the whole message (a 5,000-row compaction measured
+//                  25-70 ms with the flags inside `messages`, ~2 ms here) and never
+//                  touches any full-text index entry. `position` orders the live
+//                  context: NULL means "= id"; a summary takes the position of the
+//                  first row it archived, so it sits between head and tail although
+//                  its id is the newest. Validating a compaction reads only this table.
 //   message_rows   a view joining the two, for readers (position resolved).
 //   checkpoints    named rollback points (§6).
 // Invariants enforced by the schema: every message has exactly one state row,
@@ -59,16 +60,15 @@ CREATE TABLE messages(
   id                INTEGER PRIMARY KEY,
   session_id        TEXT NOT NULL,
   role              TEXT NOT NULL CHECK(role IN ('system','user','assistant','tool')),
-  content           TEXT NOT NULL,
-  tool_call_id      TEXT NOT NULL DEFAULT '',
-  tool_calls        TEXT NOT NULL DEFAULT '',
-  tool_name         TEXT NOT NULL DEFAULT '',
   timestamp_ms      INTEGER NOT NULL DEFAULT 0,
   token_estimate    INTEGER NOT NULL DEFAULT 0,
   is_summary        INTEGER NOT NULL DEFAULT 0,
   replaced_first_id INTEGER NOT NULL DEFAULT 0,
   replaced_last_id  INTEGER NOT NULL DEFAULT 0,
-  position          INTEGER
+  tool_call_id      TEXT NOT NULL DEFAULT '',
+  tool_name         TEXT NOT NULL DEFAULT '',
+  tool_calls        TEXT NOT NULL DEFAULT '',
+  content           TEXT NOT NULL
 );
 
 CREATE TABLE message_state(
@@ -77,6 +77,7 @@ CREATE TABLE message_state(
   active      INTEGER NOT NULL DEFAULT 1,
   compacted   INTEGER NOT NULL DEFAULT 0,
   archived_by INTEGER NOT NULL DEFAULT 0,
+  position    INTEGER,
   CHECK (NOT (active = 1 AND compacted = 1))
 );
 CREATE INDEX message_state_by_session ON message_state(session_id, id);
@@ -88,7 +89,7 @@ CREATE VIEW message_rows AS
   SELECT m.id, s.session_id, m.role, m.content, m.tool_call_id, m.tool_calls,
          m.tool_name, m.timestamp_ms, m.token_estimate, s.active, s.compacted,
          m.is_summary, m.replaced_first_id, m.replaced_last_id, s.archived_by,
-         coalesce(m.position, m.id) AS position
+         coalesce(s.position, s.id) AS position
   FROM messages m JOIN message_state s ON s.id = m.id;
 
 CREATE TRIGGER messages_are_never_deleted BEFORE DELETE ON messages

@@ -166,8 +166,8 @@ caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t po
     return err;
   auto stmt = db_->prepare(
     "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name,"
-    " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id, position)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
@@ -182,13 +182,20 @@ caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t po
   s->bind(9, int64_t{m.is_summary ? 1 : 0});
   s->bind(10, m.replaced_first_id);
   s->bind(11, m.replaced_last_id);
-  if (position > 0)
-    s->bind(12, position);
-  else
-    s->bind_null(12);
   if (auto rc = s->step(); rc != SQLITE_DONE)
     return db_->failure(rc, "append to session " + m.session_id);
-  return sqlite3_last_insert_rowid(db_->native_handle());
+  auto id = sqlite3_last_insert_rowid(db_->native_handle());
+  if (position > 0) {
+    auto place = db_->prepare("UPDATE message_state SET position = ?2 WHERE id = ?1");
+    if (!place)
+      return std::move(place.error());
+    statement_scope ps{**place};
+    ps->bind(1, id);
+    ps->bind(2, position);
+    if (auto rc = ps->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "place summary");
+  }
+  return id;
 }
 
 caf::expected<int64_t> sqlite_store::append(const message& m) {

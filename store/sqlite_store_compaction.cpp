@@ -23,8 +23,8 @@ struct live_row {
 };
 
 caf::expected<std::vector<live_row>> live_rows(db_connection& db, const std::string& session_id) {
-  auto stmt = db.prepare("SELECT id, position FROM message_rows"
-                         " WHERE session_id = ?1 AND active = 1 ORDER BY position, id");
+  auto stmt = db.prepare("SELECT id, coalesce(position, id) AS pos FROM message_state"
+                         " WHERE session_id = ?1 AND active = 1 ORDER BY pos, id");
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
