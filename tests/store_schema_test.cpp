@@ -67,7 +67,8 @@ BOOST_AUTO_TEST_CASE(migrations_are_numbered_one_to_n_without_gaps) {
   BOOST_REQUIRE(!list.empty());
   for (size_t i = 0; i < list.size(); ++i)
     BOOST_TEST(list[i].version == static_cast<int>(i + 1));
-  BOOST_TEST(latest_schema_version() == 2);
+  BOOST_TEST(latest_schema_version() == list.back().version);
+  BOOST_TEST(latest_schema_version() >= 2);
 }
 
 BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_sync) {
@@ -116,7 +117,7 @@ BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   auto* db = (*store)->connection().native_handle();
-  BOOST_TEST(scalar(db, "PRAGMA user_version") == 2);
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
   auto live = (*store)->live_context("old");
   BOOST_REQUIRE(live);
   BOOST_REQUIRE(live->size() == 1u);
