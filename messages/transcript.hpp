@@ -90,6 +90,14 @@ inline bool is_real_user_message(const message& m) {
   return m.role == msg_role::user && !m.is_summary;
 }
 
+// A summary of turns written by a compaction (SPEC §3) or a micro-compaction fold.
+// A tool row flagged is_summary is something else: the replacement of one tool
+// output (pruning, eviction, skill unload) that keeps its call pairing; it is a
+// tool result, not a summary of turns.
+inline bool is_compaction_summary(const message& m) {
+  return m.is_summary && m.role != msg_role::tool;
+}
+
 // The persisted trigger state of a session (SPEC §1, §5). Written through the
 // storage actor after every change so a restarted process honours it.
 // Times are 0 when unset.

@@ -110,7 +110,7 @@ std::string build_fallback_summary(const std::vector<message>& middle,
       b.add_summary(unwrap_summary(m.content));
       const std::string rest = text_around_summary(m.content, *span);
       if (!rest.empty() || m.has_tool_calls()) b.add_message(m, rest);
-    } else if (m.is_summary) {
+    } else if (is_compaction_summary(m)) {
       b.add_summary(m.content);
     } else {
       b.add_message(m, m.content);

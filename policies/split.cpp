@@ -170,7 +170,7 @@ compaction_plan finish_plan(const std::vector<message>& live, const tool_group_m
   p.outcome = split_outcome::compact;
   for (std::size_t i = head_end; i < tail_begin; ++i) {
     p.middle_ids.push_back(live[i].id);
-    if (live[i].is_summary) p.previous_summary_index = i;
+    if (is_compaction_summary(live[i])) p.previous_summary_index = i;
     if (live[i].id == 0) p.outcome = split_outcome::middle_not_stored;
   }
   plan_orphan_fixes(live, groups, p);

@@ -233,7 +233,7 @@ std::optional<std::string> previous_summary_in(const std::vector<message>& middl
   for (const auto& m : middle) {
     if (find_summary(m.content))
       add(unwrap_summary(m.content));
-    else if (m.is_summary)
+    else if (is_compaction_summary(m))
       add(m.content);
   }
   return out;
@@ -280,12 +280,12 @@ std::string build_summary_prompt(const std::vector<message>& middle,
     // rest of a tail message a summary was merged into) is a turn.
     std::string_view content = m.content;
     std::string around;  // owns the content when a summary is cut out of it
-    bool held_summary = m.is_summary;
+    bool held_summary = is_compaction_summary(m);
     if (const auto span = find_summary(m.content)) {
       around = text_around_summary(m.content, *span);
       content = around;
       held_summary = true;
-    } else if (m.is_summary) {
+    } else if (is_compaction_summary(m)) {
       content = {};
     }
     if (held_summary && content.empty() && m.tool_calls.empty()) continue;

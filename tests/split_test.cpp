@@ -368,6 +368,16 @@ BOOST_DATA_TEST_CASE(the_latest_previous_summary_inside_the_middle_is_reported,
   BOOST_TEST(index_or_none(plan.previous_summary_index) == want);
 }
 
+BOOST_AUTO_TEST_CASE(a_replaced_tool_output_in_the_middle_is_not_a_previous_summary) {
+  // Pruning and eviction store a tool row flagged is_summary: a tool result, not a
+  // summary of turns, so the iterative update must not start from it.
+  auto live = parse("s u a u a:c1 t:c1 u a u a u a");
+  live[5].is_summary = true;
+  const auto plan = plan_compaction(live, with_counts(3, 2), k_window);
+  BOOST_TEST(plan.outcome == split_outcome::compact);
+  BOOST_TEST(index_or_none(plan.previous_summary_index) == -1);
+}
+
 // ---------------------------------------------------------------------------
 // Summary role and merge.
 
