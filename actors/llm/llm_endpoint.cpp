@@ -114,11 +114,11 @@ caf::expected<llm_pool_config> make_chat_pool_config(const model_params& model,
     return bad_config("model.base_url",
                       "no HTTP endpoint (\"" + model.base_url + "\" must be resolved by the app)");
   if (chat.timeout_seconds <= 0)
-    return bad_config("chat.timeout_seconds", "must be > 0");
+    return bad_config("model.timeout", "must be > 0");
   if (chat.max_concurrency <= 0)
-    return bad_config("chat.max_concurrency", "must be > 0");
+    return bad_config("model.max_concurrency", "must be > 0");
   if (chat.max_queue < 0)
-    return bad_config("chat.max_queue", "must be >= 0");
+    return bad_config("model.max_queue", "must be >= 0");
   auto key = load_api_key(model.api_key, model.api_key_file, "model");
   if (!key)
     return key.error();

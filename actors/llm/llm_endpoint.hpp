@@ -62,7 +62,7 @@ caf::expected<llm_pool_config> make_hygiene_pool_config(const summarizer_params&
                                                         const compression_params& comp);
 
 // The chat pool for the session's main model: URL/model/key from the model block;
-// idle and total = chat.timeout_seconds (a non-streaming answer sends no byte until
+// idle and total = model.timeout (a non-streaming answer sends no byte until
 // it is complete, so an idle bound shorter than the total would cut slow answers).
 caf::expected<llm_pool_config> make_chat_pool_config(const model_params& model,
                                                      const chat_pool_params& chat);
