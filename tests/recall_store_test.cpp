@@ -415,8 +415,13 @@ BOOST_AUTO_TEST_CASE(a_version_2_file_is_upgraded_in_place_and_its_rows_become_f
   }
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
-  BOOST_TEST(scalar((*store)->connection().native_handle(), "PRAGMA user_version") == 3);
-  BOOST_TEST(latest_schema_version() >= 3);
+  auto* db = (*store)->connection().native_handle();
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
+  BOOST_TEST(latest_schema_version() >= 4);
+  for (auto* sql : {"SELECT v FROM fts_words_config WHERE k = 'automerge'",
+                    "SELECT v FROM fts_cjk_config WHERE k = 'automerge'",
+                    "SELECT v FROM fts_trigram_config WHERE k = 'automerge'"})
+    BOOST_TEST(scalar(db, sql) == 8, sql);
   auto reader = store_reader::open(p);
   BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
   for (auto q : {"recall", "数据", "efore reca"}) {
