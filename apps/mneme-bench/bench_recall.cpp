@@ -1,0 +1,352 @@
+// `mneme-bench recall [--messages N] [--dir D] [--json]`: the recall figures of
+// issue 4 on the generated corpus of store/recall_corpus (default 1,000,000 rows of
+// mixed languages and sizes):
+//   - search latency of recall_search including the anchored view, over every
+//     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
+//   - indexing throughput of each index as mneme maintains it (an AFTER INSERT
+//     trigger, rows committed in groups of 512 like the storage actor) against
+//     FTS5's own bulk build ('rebuild') with the same tokenizer over the same rows,
+//     in the same run [index_ratio_min: the lowest of the three ratios];
+//   - what the indexes cost the append path: rows/s of 512-row group commits and
+//     the p99 of single-row commits (an idle append's ack), with and without the
+//     index triggers, synchronous=FULL as the storage actor runs;
+//   - index sizes against the messages table [index_bytes_*, table_bytes];
+//   - the quality suite's figures on this corpus [recall_at_3, leaks].
+// Only this program links this file.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "apps/mneme-bench/bench_registry.hpp"
+#include "messages/mneme_types.hpp"
+#include "store/fts_tokenizers.hpp"
+#include "store/recall.hpp"
+#include "store/recall_corpus.hpp"
+#include "store/sqlite_store.hpp"
+#include "store/store_reader.hpp"
+
+namespace mneme::bench {
+
+namespace {
+
+// The automerge setting migration 4 gives mneme's indexes.
+constexpr int fts_automerge = 8;
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+double percentile(std::vector<double> xs, double p) {
+  if (xs.empty())
+    return 0;
+  std::sort(xs.begin(), xs.end());
+  auto i = static_cast<std::size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
+  return xs[std::min(i, xs.size() - 1)];
+}
+
+bool exec(sqlite3* db, const std::string& sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg) == SQLITE_OK)
+    return true;
+  std::fprintf(stderr, "sqlite: %s\n  in: %.200s\n", msg ? msg : "?", sql.c_str());
+  sqlite3_free(msg);
+  return false;
+}
+
+int64_t scalar(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK
+      && sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+struct index_figures {
+  std::string name;
+  std::string tokenize;
+  double bulk_s = 0;     // FTS5 'rebuild' over the rows
+  double trigger_s = 0;  // group-committed inserts with the index trigger ...
+  double plain_s = 0;    // ... minus the same inserts without it
+  double ratio() const {
+    auto ours = trigger_s - plain_s;
+    return ours <= 0 ? 1.0 : bulk_s / ours;
+  }
+};
+
+// Copies rows (id, content) in groups of `group` rows per transaction into `table`.
+double copy_in_groups(sqlite3* db, const std::string& table, int64_t max_id, int64_t group) {
+  auto t0 = clock_type::now();
+  sqlite3_stmt* st = nullptr;
+  auto sql = "INSERT INTO " + table + "(id, content) SELECT id, content FROM src_rows"
+             " WHERE id > ?1 AND id <= ?2";
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+  for (int64_t lo = 0; lo < max_id; lo += group) {
+    exec(db, "BEGIN");
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, lo + group);
+    sqlite3_step(st);
+    sqlite3_reset(st);
+    exec(db, "COMMIT");
+  }
+  sqlite3_finalize(st);
+  return seconds_since(t0);
+}
+
+// Indexing throughput per tokenizer: ours (trigger, grouped commits) vs FTS5 bulk.
+std::vector<index_figures> measure_indexing(const std::string& main_db, const std::string& dir) {
+  std::vector<index_figures> out{{"unicode61", "unicode61 remove_diacritics 2"},
+                                 {"cjk", "mneme_cjk"},
+                                 {"trigram", "trigram"}};
+  auto path = dir + "/indexing.db";
+  std::filesystem::remove(path);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  register_fts_tokenizers(db);
+  exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
+  exec(db, "ATTACH '" + main_db + "' AS src");
+  exec(db, "CREATE TABLE src_rows(id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
+           "INSERT INTO src_rows SELECT id, content FROM src.messages;");
+  exec(db, "DETACH src");
+  auto max_id = scalar(db, "SELECT max(id) FROM src_rows");
+  for (auto& f : out) {
+    auto bulk = "bulk_" + f.name, ours = "ours_" + f.name, dst = "dst_" + f.name,
+         plain = "plain_" + f.name;
+    exec(db, "CREATE VIRTUAL TABLE " + bulk + " USING fts5(content, content='src_rows',"
+             " content_rowid='id', tokenize='" + f.tokenize + "')");
+    auto t0 = clock_type::now();
+    exec(db, "INSERT INTO " + bulk + "(" + bulk + ") VALUES ('rebuild')");
+    f.bulk_s = seconds_since(t0);
+    exec(db, "CREATE TABLE " + plain + "(id INTEGER PRIMARY KEY, content TEXT NOT NULL)");
+    f.plain_s = copy_in_groups(db, plain, max_id, 512);
+    exec(db, "CREATE TABLE " + dst + "(id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
+             "CREATE VIRTUAL TABLE " + ours + " USING fts5(content, content='" + dst + "',"
+             " content_rowid='id', tokenize='" + f.tokenize + "');"
+             "CREATE TRIGGER " + dst + "_ai AFTER INSERT ON " + dst + " BEGIN INSERT INTO "
+             + ours + "(rowid, content) VALUES (new.id, new.content); END;"
+             "INSERT INTO " + ours + "(" + ours + ", rank) VALUES ('automerge', "
+             + std::to_string(fts_automerge) + ")");
+    f.trigger_s = copy_in_groups(db, dst, max_id, 512);
+    exec(db, "DROP TABLE " + bulk + "; DROP TABLE " + ours + "; DROP TABLE " + dst
+             + "; DROP TABLE " + plain);
+  }
+  sqlite3_close(db);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  return out;
+}
+
+struct append_figures {
+  double group_rows_per_s = 0;
+  double single_commit_p99_ms = 0;
+};
+
+// The append path of the store with synchronous=FULL: 512-row groups, then single
+// appends; `indexed` keeps the recall triggers, otherwise they are dropped first.
+append_figures measure_appends(const std::string& dir, bool indexed, int64_t group_rows,
+                               int64_t singles) {
+  append_figures out;
+  store_params p;
+  p.path = dir + (indexed ? "/append_indexed.db" : "/append_plain.db");
+  std::filesystem::remove(p.path);
+  auto store = sqlite_store::open(p);
+  if (!store)
+    return out;
+  auto& s = **store;
+  if (!indexed)
+    exec(s.connection().native_handle(), "DROP TRIGGER messages_fts_insert");
+  session_record rec;
+  rec.user_id = "bench";
+  rec.session_key = "k";
+  auto sid = s.create_session(rec, 1)->id;
+  // Rows shaped like the corpus: reuse a small generated corpus's texts.
+  std::vector<message> rows;
+  {
+    store_params scratch;
+    scratch.path = ":memory:";
+    auto mem = sqlite_store::open(scratch);
+    corpus_spec spec;
+    spec.messages = 2000;
+    spec.fact_every_n_sessions = 0;
+    generate_corpus(**mem, spec);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2((*mem)->connection().native_handle(), "SELECT content FROM messages",
+                       -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      message m;
+      m.session_id = sid;
+      m.content = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      rows.push_back(std::move(m));
+    }
+    sqlite3_finalize(st);
+  }
+  auto t0 = clock_type::now();
+  for (int64_t done = 0; done < group_rows;) {
+    std::vector<message> batch;
+    for (int i = 0; i < 512 && done < group_rows; ++i, ++done)
+      batch.push_back(rows[static_cast<std::size_t>(done) % rows.size()]);
+    s.begin_group();
+    s.insert_batch_in_group(batch);
+    s.commit_group();
+  }
+  out.group_rows_per_s = static_cast<double>(group_rows) / seconds_since(t0);
+  std::vector<double> ms;
+  for (int64_t i = 0; i < singles; ++i) {
+    auto t1 = clock_type::now();
+    s.append(rows[static_cast<std::size_t>(i) % rows.size()]);
+    ms.push_back(seconds_since(t1) * 1000);
+  }
+  out.single_commit_p99_ms = percentile(ms, 0.99);
+  store->reset();
+  std::filesystem::remove(p.path);
+  std::filesystem::remove(p.path + "-wal");
+  std::filesystem::remove(p.path + "-shm");
+  return out;
+}
+
+int run_recall_bench(const std::vector<std::string>& args) {
+  int64_t messages = 1000000;
+  std::string dir = "/tmp";
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+    } else if (args[i] == "--messages" && i + 1 < args.size()) {
+      messages = std::atoll(args[++i].c_str());
+    } else if (args[i] == "--dir" && i + 1 < args.size()) {
+      dir = args[++i];
+    } else {
+      std::fprintf(stderr, "usage: mneme-bench recall [--messages N] [--dir D] [--json]\n");
+      return 2;
+    }
+  }
+  if (messages < 1000) {
+    std::fprintf(stderr, "mneme-bench recall: --messages must be at least 1000\n");
+    return 2;
+  }
+  auto work = dir + "/mneme-bench-recall-" + std::to_string(::getpid());
+  std::filesystem::create_directories(work);
+  store_params params;
+  params.path = work + "/recall.db";
+  params.synchronous_full = false; // building the corpus measures nothing durable
+  auto store = sqlite_store::open(params);
+  if (!store) {
+    std::fprintf(stderr, "%s\n", render_error(store.error()).c_str());
+    return 1;
+  }
+  corpus_spec spec;
+  spec.messages = messages;
+  spec.messages_per_session = 60;
+  auto corpus = generate_corpus(**store, spec);
+  if (!corpus) {
+    std::fprintf(stderr, "%s\n", render_error(corpus.error()).c_str());
+    return 1;
+  }
+  auto* raw = (*store)->connection().native_handle();
+  exec(raw, "PRAGMA wal_checkpoint(TRUNCATE)");
+  std::map<std::string, int64_t> bytes;
+  for (auto* name : {"messages", "fts_words", "fts_cjk", "fts_trigram"})
+    bytes[name] = scalar(raw, std::string{"SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = '"}
+                                + name + "' OR name LIKE '" + name + "\\_%' ESCAPE '\\'");
+  store->reset();
+
+  auto reader = store_reader::open(params);
+  if (!reader) {
+    std::fprintf(stderr, "%s\n", render_error(reader.error()).c_str());
+    return 1;
+  }
+  auto outcome = run_probes((*reader)->connection(), corpus->probes);
+  if (!outcome) {
+    std::fprintf(stderr, "%s\n", render_error(outcome.error()).c_str());
+    return 1;
+  }
+  // Common words too: many matches to rank, the worst case of a real user's query.
+  std::vector<double> latencies = outcome->latencies_ms;
+  std::vector<double> common_ms;
+  const char* common[] = {"database error", "timeout", "服务器", "cache", "設定", "retry OR queue",
+                          "deploy*", "KeyError", "数据", "the"};
+  for (int round = 0; round < 10; ++round)
+    for (auto* q : common) {
+      recall_request req;
+      req.user_id = "user-" + std::to_string(round * 7 % std::max<int64_t>(1, corpus->sessions / 10));
+      req.query = q;
+      auto t0 = clock_type::now();
+      auto r = recall_search((*reader)->connection(), req);
+      auto ms = seconds_since(t0) * 1000;
+      if (!r) {
+        std::fprintf(stderr, "%s\n", render_error(r.error()).c_str());
+        return 1;
+      }
+      latencies.push_back(ms);
+      common_ms.push_back(ms);
+    }
+  reader->reset();
+
+  auto indexing = measure_indexing(params.path, work);
+  auto plain = measure_appends(work, false, 20480, 300);
+  auto indexed = measure_appends(work, true, 20480, 300);
+  double ratio_min = 1e9;
+  for (auto& f : indexing)
+    ratio_min = std::min(ratio_min, f.ratio());
+
+  nlohmann::json j;
+  j["bench"] = "recall";
+  j["messages"] = corpus->messages;
+  j["sessions"] = corpus->sessions;
+  j["content_bytes"] = corpus->content_bytes;
+  j["ingest_seconds"] = corpus->ingest_seconds;
+  j["ingest_rows_per_s"] = static_cast<double>(corpus->messages) / corpus->ingest_seconds;
+  j["searches"] = latencies.size();
+  j["search_p50_ms"] = percentile(latencies, 0.50);
+  j["search_p99_ms"] = percentile(latencies, 0.99);
+  j["search_max_ms"] = percentile(latencies, 1.0);
+  j["common_query_p50_ms"] = percentile(common_ms, 0.50);
+  j["common_query_p99_ms"] = percentile(common_ms, 0.99);
+  for (auto& f : indexing) {
+    j["index_bulk_rows_per_s_" + f.name] = static_cast<double>(corpus->messages) / f.bulk_s;
+    j["index_trigger_rows_per_s_" + f.name] =
+      static_cast<double>(corpus->messages) / std::max(1e-9, f.trigger_s - f.plain_s);
+    j["index_ratio_" + f.name] = f.ratio();
+  }
+  j["index_ratio_min"] = ratio_min;
+  j["append_rows_per_s_without_indexes"] = plain.group_rows_per_s;
+  j["append_rows_per_s_with_indexes"] = indexed.group_rows_per_s;
+  j["append_ratio_with_indexes"] = indexed.group_rows_per_s / plain.group_rows_per_s;
+  j["single_append_p99_ms_without_indexes"] = plain.single_commit_p99_ms;
+  j["single_append_p99_ms_with_indexes"] = indexed.single_commit_p99_ms;
+  j["table_bytes"] = bytes["messages"];
+  j["index_bytes_unicode61"] = bytes["fts_words"];
+  j["index_bytes_cjk"] = bytes["fts_cjk"];
+  j["index_bytes_trigram"] = bytes["fts_trigram"];
+  j["probes"] = corpus->probes.size();
+  j["recall_at_3"] = outcome->recall_at_3();
+  j["leaks"] = outcome->leaks;
+  std::filesystem::remove_all(work);
+  if (json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    for (auto& [k, v] : j.items())
+      std::printf("%-40s %s\n", k.c_str(), v.dump().c_str());
+  }
+  bool pass = outcome->recall_at_3() >= 0.99 && outcome->leaks == 0;
+  return pass ? 0 : 1;
+}
+
+} // namespace
+
+MNEME_BENCH("recall", "full-text recall: latency, indexing vs FTS5 bulk, sizes, recall@3",
+            run_recall_bench);
+
+} // namespace mneme::bench
