@@ -10,6 +10,7 @@
 #include <string>
 
 #include "caf/error.hpp"
+#include "caf/make_message.hpp"
 #include "caf/message.hpp"
 
 namespace mneme {
