@@ -1,0 +1,576 @@
+// mneme-bench storage: the single writer against raw SQLite doing the same work.
+//   1. ingest: N session actors each append M messages (one in flight per session,
+//      the next sent on the acknowledgement) through the storage actor; baseline:
+//      one thread, same schema, one prepared INSERT, transactions of the same mean
+//      batch size, no actors. Then the acknowledgement latency at half that peak
+//      rate (sessions paced by timers).
+//   2. multi-process: 4 processes appending to one file, one transaction per message,
+//      busy timeout 1 s (the pattern that gives "database is locked"), against the
+//      same 4 producers sending through one runtime (64 appends in flight each).
+//   3. compaction commit of a 5,000-message session (head 4, tail 20): time, and the
+//      number of message rows rewritten (the only rows a full-text index trigger
+//      can fire on), counted by a temporary trigger on the writer connection.
+// Messages: mixed sizes (98% 50-2,000 chars, 2% 20-200 KB tool outputs), English and
+// Chinese. Every run uses fresh files in a temporary directory (same disk as /tmp),
+// PRAGMA synchronous=FULL. Options: --json, --sessions N (1000), --per-session M (30),
+// --mp-messages K (500 per process), --dir PATH.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "caf/all.hpp"
+
+#include "actors/storage/storage_actor.hpp"
+#include "apps/mneme-bench/bench_registry.hpp"
+#include "store/fts_tokenizers.hpp"
+#include "store/sqlite_store.hpp"
+
+namespace mneme::bench {
+namespace {
+
+using steady = std::chrono::steady_clock;
+constexpr auto request_timeout = std::chrono::seconds(60);
+
+double ms_since(steady::time_point t0) {
+  return std::chrono::duration<double, std::milli>(steady::now() - t0).count();
+}
+
+// A pool of realistic message bodies, reused round-robin.
+std::vector<std::string> make_bodies(size_t n, unsigned seed) {
+  static const std::string en = "The deployment failed because the config path was wrong. ";
+  static const std::string zh = "部署失败，因为配置路径写错了，请检查服务端日志。";
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> pct(0, 99);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    size_t size = pct(rng) < 2 ? std::uniform_int_distribution<size_t>(20000, 200000)(rng)
+                               : std::uniform_int_distribution<size_t>(50, 2000)(rng);
+    const auto& unit = pct(rng) < 35 ? zh : en;
+    std::string s;
+    while (s.size() < size)
+      s += unit;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+message make_message(const std::string& sid, const std::string& body, int64_t seq) {
+  message m;
+  m.session_id = sid;
+  m.role = seq % 2 == 0 ? msg_role::user : msg_role::assistant;
+  m.content = body;
+  m.timestamp_ms = 1700000000000 + seq;
+  m.token_estimate = static_cast<int64_t>(body.size() / 4);
+  return m;
+}
+
+struct fresh_file {
+  std::string path;
+  fresh_file(const std::string& dir, const std::string& name) : path(dir + "/" + name) {
+    for (auto suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path + suffix);
+  }
+};
+
+double percentile(std::vector<double> xs, double p) {
+  if (xs.empty())
+    return 0;
+  std::sort(xs.begin(), xs.end());
+  auto i = static_cast<size_t>(p * static_cast<double>(xs.size() - 1));
+  return xs[i];
+}
+
+// Creates `n` sessions through the actor; returns their ids.
+std::vector<std::string> create_sessions(caf::scoped_actor& self, const storage_actor& st,
+                                         size_t n) {
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < n; ++i) {
+    session_record rec;
+    rec.user_id = "bench";
+    rec.session_key = "k" + std::to_string(i);
+    self->request(st, request_timeout, st_new_session_atom_v, rec, int64_t{1})
+      .receive([&](session_record& r) { ids.push_back(r.id); },
+               [&](caf::error& err) { std::fprintf(stderr, "%s\n", render_error(err).c_str()); });
+  }
+  return ids;
+}
+
+// --- 1. ingest through the actor
+
+// A session actor: appends `count` messages one after the other, each sent when
+// the previous is acknowledged (or on a timer tick when `pace` > 0), recording
+// the send-to-acknowledge latency of each into its own slot of `latencies`.
+struct session_job {
+  std::string sid;
+  const std::vector<std::string>* bodies;
+  size_t first_body;
+  int count;
+  std::chrono::microseconds pace{0};
+  std::chrono::microseconds offset{0};
+  std::vector<double>* latencies;
+  std::atomic<int64_t>* errors;
+};
+
+struct session_bench_state {
+  session_job job;
+  storage_actor storage;
+  caf::actor done;
+  int sent = 0;
+  int answered = 0;
+};
+
+using session_bench_actor = caf::stateful_actor<session_bench_state>;
+
+void send_one(session_bench_actor* self);
+
+void on_answer(session_bench_actor* self) {
+  auto& st = self->state;
+  if (++st.answered == st.job.count) {
+    self->send(st.done, caf::ok_atom_v);
+    self->quit();
+    return;
+  }
+  if (st.job.pace.count() == 0)
+    send_one(self);
+}
+
+void send_one(session_bench_actor* self) {
+  auto& st = self->state;
+  if (st.sent == st.job.count)
+    return;
+  auto i = st.sent++;
+  auto t0 = steady::now();
+  const auto& bodies = *st.job.bodies;
+  const auto& body = bodies[(st.job.first_body + static_cast<size_t>(i)) % bodies.size()];
+  self->request(st.storage, request_timeout, st_append_atom_v, make_message(st.job.sid, body, i))
+    .then(
+      [self, t0](int64_t) {
+        self->state.job.latencies->push_back(ms_since(t0));
+        on_answer(self);
+      },
+      [self](caf::error&) {
+        self->state.job.errors->fetch_add(1);
+        on_answer(self);
+      });
+}
+
+caf::behavior session_actor(session_bench_actor* self, session_job job, storage_actor storage,
+                            caf::actor done) {
+  self->state.job = std::move(job);
+  self->state.storage = std::move(storage);
+  self->state.done = std::move(done);
+  if (self->state.job.pace.count() == 0) {
+    send_one(self);
+  } else {
+    self->delayed_send(self, self->state.job.offset, caf::tick_atom_v);
+  }
+  return {
+    [self](caf::tick_atom) { // paced: one append per tick
+      send_one(self);
+      if (self->state.sent < self->state.job.count)
+        self->delayed_send(self, self->state.job.pace, caf::tick_atom_v);
+    },
+  };
+}
+
+struct ingest_result {
+  double msgs_per_s = 0;
+  int64_t messages = 0;
+  int64_t errors = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double mean_batch = 0;
+  std::vector<std::pair<std::string, int64_t>> batches;
+};
+
+// Runs N sessions × M messages through a fresh storage actor. pace_rate > 0 paces
+// the total offered load at that many messages per second.
+ingest_result run_ingest(const std::string& dir, size_t sessions, int per_session,
+                         const std::vector<std::string>& bodies, double pace_rate) {
+  fresh_file file{dir, pace_rate > 0 ? "paced.db" : "ingest.db"};
+  caf::actor_system_config cfg;
+  register_mneme_types(cfg);
+  caf::actor_system sys{cfg};
+  store_params params;
+  params.path = file.path;
+  auto metrics = std::make_shared<storage_metrics>();
+  auto spawned = spawn_storage(sys, params, nullptr, metrics);
+  if (!spawned) {
+    std::fprintf(stderr, "storage: %s\n", render_error(spawned.error()).c_str());
+    std::exit(1);
+  }
+  auto storage = *spawned;
+  caf::scoped_actor self{sys};
+  auto ids = create_sessions(self, storage, sessions);
+  auto base_commits = metrics->group_commits.load();
+  std::vector<std::vector<double>> latencies(sessions);
+  std::atomic<int64_t> errors{0};
+  auto pace = pace_rate > 0 ? std::chrono::microseconds(static_cast<int64_t>(
+                                1e6 * static_cast<double>(sessions) / pace_rate))
+                            : std::chrono::microseconds(0);
+  std::mt19937 rng(7);
+  auto t0 = steady::now();
+  for (size_t i = 0; i < sessions; ++i) {
+    latencies[i].reserve(static_cast<size_t>(per_session));
+    session_job job{ids[i], &bodies, i * 7, per_session, pace,
+                    std::chrono::microseconds(pace.count() > 0
+                      ? std::uniform_int_distribution<int64_t>(0, pace.count())(rng) : 0),
+                    &latencies[i], &errors};
+    sys.spawn(session_actor, job, storage, caf::actor_cast<caf::actor>(self));
+  }
+  for (size_t i = 0; i < sessions; ++i)
+    self->receive([](caf::ok_atom) {});
+  auto elapsed = ms_since(t0);
+  ingest_result r;
+  std::vector<double> all;
+  for (auto& l : latencies)
+    all.insert(all.end(), l.begin(), l.end());
+  r.messages = static_cast<int64_t>(all.size());
+  r.errors = errors.load();
+  r.msgs_per_s = static_cast<double>(r.messages) / (elapsed / 1000.0);
+  r.p50_ms = percentile(all, 0.50);
+  r.p99_ms = percentile(all, 0.99);
+  auto commits = metrics->group_commits.load() - base_commits;
+  r.mean_batch = commits > 0 ? static_cast<double>(r.messages) / static_cast<double>(commits) : 0;
+  for (size_t i = 0; i < metrics->batch_buckets.size(); ++i)
+    r.batches.emplace_back(storage_metrics::bucket_label(i), metrics->batch_buckets[i].load());
+  r.batches.front().second -= base_commits; // session creation commits
+  self->send_exit(storage, caf::exit_reason::user_shutdown);
+  return r;
+}
+
+// --- 1. raw SQLite baseline: one thread, same schema, one prepared INSERT
+
+double run_raw(const std::string& dir, size_t sessions, int per_session,
+               const std::vector<std::string>& bodies, int64_t batch) {
+  fresh_file file{dir, "raw.db"};
+  store_params params;
+  params.path = file.path;
+  std::vector<std::string> ids;
+  {
+    auto store = sqlite_store::open(params); // the same schema and indexes
+    for (size_t i = 0; i < sessions; ++i)
+      ids.push_back((*store)->create_session(session_record{}, 1)->id);
+  }
+  sqlite3* db = nullptr;
+  sqlite3_open(file.path.c_str(), &db);
+  register_fts_tokenizers(db); // the same full-text indexes are maintained
+  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL", nullptr, nullptr, nullptr);
+  sqlite3_stmt* ins = nullptr;
+  sqlite3_prepare_v2(db,
+                     "INSERT INTO messages(session_id, role, content, timestamp_ms,"
+                     " token_estimate) VALUES (?1, ?2, ?3, ?4, ?5)",
+                     -1, &ins, nullptr);
+  auto total = static_cast<int64_t>(sessions) * per_session;
+  auto t0 = steady::now();
+  int64_t in_txn = 0;
+  for (int64_t k = 0; k < total; ++k) {
+    if (in_txn == 0)
+      sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    auto s = static_cast<size_t>(k) % sessions;
+    auto seq = k / static_cast<int64_t>(sessions);
+    const auto& body = bodies[(s * 7 + static_cast<size_t>(seq)) % bodies.size()];
+    sqlite3_bind_text(ins, 1, ids[s].c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 2, seq % 2 == 0 ? "user" : "assistant", -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, body.data(), static_cast<int>(body.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 4, 1700000000000 + seq);
+    sqlite3_bind_int64(ins, 5, static_cast<int64_t>(body.size() / 4));
+    sqlite3_step(ins);
+    sqlite3_reset(ins);
+    if (++in_txn == batch || k + 1 == total) {
+      sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+      in_txn = 0;
+    }
+  }
+  auto elapsed = ms_since(t0);
+  sqlite3_finalize(ins);
+  sqlite3_close(db);
+  return static_cast<double>(total) / (elapsed / 1000.0);
+}
+
+// --- 2. four processes, one transaction per message, busy timeout 1 s
+
+struct multiprocess_result {
+  double msgs_per_s = 0;
+  int64_t lock_errors = 0;
+  int64_t stored = 0;
+};
+
+multiprocess_result run_multiprocess_baseline(const std::string& dir, int per_process,
+                                              const std::vector<std::string>& bodies) {
+  fresh_file file{dir, "mp.db"};
+  store_params params;
+  params.path = file.path;
+  std::string sid;
+  {
+    auto store = sqlite_store::open(params);
+    sid = (*store)->create_session(session_record{}, 1)->id;
+  }
+  constexpr int procs = 4;
+  int pipes[procs][2];
+  pid_t pids[procs];
+  auto t0 = steady::now();
+  for (int p = 0; p < procs; ++p) {
+    if (pipe(pipes[p]) != 0)
+      std::exit(1);
+    pids[p] = fork();
+    if (pids[p] == 0) {
+      sqlite3* db = nullptr;
+      sqlite3_open(file.path.c_str(), &db);
+      register_fts_tokenizers(db);
+      sqlite3_busy_timeout(db, 1000);
+      sqlite3_exec(db, "PRAGMA synchronous=FULL", nullptr, nullptr, nullptr);
+      sqlite3_stmt* ins = nullptr;
+      sqlite3_prepare_v2(db,
+                         "INSERT INTO messages(session_id, role, content) VALUES (?1, 'user', ?2)",
+                         -1, &ins, nullptr);
+      int64_t counts[2] = {0, 0}; // stored, lock errors
+      for (int i = 0; i < per_process; ++i) {
+        const auto& body = bodies[static_cast<size_t>(p * per_process + i) % bodies.size()];
+        sqlite3_bind_text(ins, 1, sid.c_str(), -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 2, body.data(), static_cast<int>(body.size()), SQLITE_STATIC);
+        auto rc = sqlite3_step(ins); // autocommit: one transaction per message
+        sqlite3_reset(ins);
+        if (rc == SQLITE_DONE)
+          ++counts[0];
+        else if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+          ++counts[1];
+        else
+          std::fprintf(stderr, "baseline insert failed: %s\n", sqlite3_errmsg(db));
+      }
+      sqlite3_finalize(ins);
+      sqlite3_close(db);
+      if (write(pipes[p][1], counts, sizeof(counts)) != sizeof(counts))
+        _exit(1);
+      _exit(0);
+    }
+    close(pipes[p][1]);
+  }
+  multiprocess_result r;
+  for (int p = 0; p < procs; ++p) {
+    int64_t counts[2] = {0, 0};
+    if (read(pipes[p][0], counts, sizeof(counts)) == sizeof(counts)) {
+      r.stored += counts[0];
+      r.lock_errors += counts[1];
+    }
+    close(pipes[p][0]);
+    waitpid(pids[p], nullptr, 0);
+  }
+  r.msgs_per_s = static_cast<double>(r.stored) / (ms_since(t0) / 1000.0);
+  return r;
+}
+
+// The same 4 producers inside one runtime: each keeps `window` appends in flight.
+multiprocess_result run_multiprocess_mneme(const std::string& dir, int per_process,
+                                           const std::vector<std::string>& bodies) {
+  fresh_file file{dir, "mp-mneme.db"};
+  caf::actor_system_config cfg;
+  register_mneme_types(cfg);
+  caf::actor_system sys{cfg};
+  store_params params;
+  params.path = file.path;
+  auto storage = *spawn_storage(sys, params, nullptr);
+  caf::scoped_actor self{sys};
+  auto sid = create_sessions(self, storage, 1).front();
+  constexpr int procs = 4;
+  constexpr int window = 64;
+  std::atomic<int64_t> stored{0};
+  std::atomic<int64_t> errors{0};
+  auto t0 = steady::now();
+  std::vector<std::thread> producers;
+  for (int p = 0; p < procs; ++p)
+    producers.emplace_back([&, p] {
+      caf::scoped_actor me{sys};
+      int sent = 0;
+      int answered = 0;
+      auto send_next = [&] {
+        const auto& body = bodies[static_cast<size_t>(p * per_process + sent) % bodies.size()];
+        me->send(storage, st_append_atom_v, make_message(sid, body, sent));
+        ++sent;
+      };
+      while (sent < std::min(window, per_process))
+        send_next();
+      while (answered < per_process) {
+        me->receive([&](int64_t) { stored.fetch_add(1); },
+                    [&](caf::error&) { errors.fetch_add(1); });
+        ++answered;
+        if (sent < per_process)
+          send_next();
+      }
+    });
+  for (auto& t : producers)
+    t.join();
+  multiprocess_result r;
+  r.stored = stored.load();
+  r.lock_errors = errors.load();
+  r.msgs_per_s = static_cast<double>(r.stored) / (ms_since(t0) / 1000.0);
+  self->send_exit(storage, caf::exit_reason::user_shutdown);
+  return r;
+}
+
+// --- 3. compaction commit of a 5,000-message session
+
+struct compaction_result {
+  double commit_ms = 0;
+  int64_t rows_rewritten = 0;
+  int64_t archived = 0;
+};
+
+compaction_result run_compaction(const std::string& dir, const std::vector<std::string>& bodies,
+                                 int reps) {
+  fresh_file file{dir, "compaction.db"};
+  store_params params;
+  params.path = file.path;
+  auto store = std::move(*sqlite_store::open(params));
+  auto* db = store->connection().native_handle();
+  sqlite3_exec(db,
+               "CREATE TEMP TABLE rewrites(n INTEGER); INSERT INTO rewrites VALUES (0);"
+               "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.messages"
+               " BEGIN UPDATE rewrites SET n = n + 1; END;",
+               nullptr, nullptr, nullptr);
+  std::vector<double> times;
+  compaction_result r;
+  for (int rep = 0; rep < reps; ++rep) {
+    auto sid = store->create_session(session_record{}, 1)->id;
+    std::vector<message> batch;
+    for (int i = 0; i < 5000; ++i)
+      batch.push_back(make_message(sid, bodies[static_cast<size_t>(rep * 5000 + i) % bodies.size()], i));
+    auto ids = store->append_batch(batch);
+    compaction_commit c;
+    c.session_id = sid;
+    c.archive_ids.assign(ids->ids.begin() + 4, ids->ids.end() - 20);
+    c.summary.role = msg_role::assistant;
+    c.summary.content = "[CONTEXT COMPACTION — REFERENCE ONLY] " + bodies[0];
+    c.update_triggers = true;
+    c.triggers.compaction_count = 1;
+    auto t0 = steady::now();
+    auto s = store->commit_compaction(c);
+    times.push_back(ms_since(t0));
+    if (!s) {
+      std::fprintf(stderr, "compaction: %s\n", render_error(s.error()).c_str());
+      std::exit(1);
+    }
+    r.archived = static_cast<int64_t>(c.archive_ids.size());
+  }
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT n FROM temp.rewrites", -1, &st, nullptr);
+  if (sqlite3_step(st) == SQLITE_ROW)
+    r.rows_rewritten = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  r.commit_ms = percentile(times, 0.5);
+  return r;
+}
+
+int run_storage_bench(const std::vector<std::string>& args) {
+  bool json = false;
+  size_t sessions = 1000;
+  int per_session = 30;
+  int mp_messages = 500;
+  std::string dir;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto next = [&] { return i + 1 < args.size() ? args[++i] : std::string{}; };
+    if (args[i] == "--json")
+      json = true;
+    else if (args[i] == "--sessions")
+      sessions = std::stoul(next());
+    else if (args[i] == "--per-session")
+      per_session = std::stoi(next());
+    else if (args[i] == "--mp-messages")
+      mp_messages = std::stoi(next());
+    else if (args[i] == "--dir")
+      dir = next();
+    else {
+      std::fprintf(stderr, "unknown option %s\n", args[i].c_str());
+      return 2;
+    }
+  }
+  bool own_dir = dir.empty();
+  if (own_dir) {
+    char tmpl[] = "/tmp/mneme-bench-storage-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr)
+      return 1;
+    dir = tmpl;
+  }
+  auto bodies = make_bodies(4000, 42);
+  // Fork the baseline processes before any actor system starts threads.
+  auto mp_base = run_multiprocess_baseline(dir, mp_messages, bodies);
+  auto ingest = run_ingest(dir, sessions, per_session, bodies, 0);
+  auto raw_batch = std::max<int64_t>(1, static_cast<int64_t>(ingest.mean_batch + 0.5));
+  auto raw = run_raw(dir, sessions, per_session, bodies, raw_batch);
+  auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
+                          ingest.msgs_per_s / 2);
+  auto mp_mneme = run_multiprocess_mneme(dir, mp_messages, bodies);
+  auto compaction = run_compaction(dir, bodies, 5);
+  if (own_dir)
+    std::filesystem::remove_all(dir);
+
+  nlohmann::json batches = nlohmann::json::object();
+  for (auto& [label, n] : ingest.batches)
+    batches[label] = n;
+  nlohmann::json out = {
+    {"sessions", sessions},
+    {"messages", ingest.messages},
+    {"ingest_msgs_per_s", ingest.msgs_per_s},
+    {"raw_msgs_per_s", raw},
+    {"raw_batch_size", raw_batch},
+    {"ingest_ratio", ingest.msgs_per_s / raw},
+    {"ingest_errors", ingest.errors},
+    {"mean_batch", ingest.mean_batch},
+    {"batch_size_distribution", batches},
+    {"ack_rate_msgs_per_s", paced.msgs_per_s},
+    {"ack_p50_ms", paced.p50_ms},
+    {"ack_p99_ms", paced.p99_ms},
+    {"baseline_msgs_per_s", mp_base.msgs_per_s},
+    {"baseline_lock_errors", mp_base.lock_errors},
+    {"mneme_4producers_msgs_per_s", mp_mneme.msgs_per_s},
+    {"mneme_lock_errors", mp_mneme.lock_errors},
+    {"multiprocess_speedup", mp_mneme.msgs_per_s / mp_base.msgs_per_s},
+    {"compaction_rows_archived", compaction.archived},
+    {"compaction_commit_ms", compaction.commit_ms},
+    {"fts_rows_rewritten", compaction.rows_rewritten},
+  };
+  if (json) {
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  }
+  std::printf("%s", fmt::format(
+    "storage benchmark ({} sessions x {} messages, synchronous=FULL)\n"
+    "  1. ingest through the storage actor   {:>10.0f} msgs/s  (mean batch {:.1f})\n"
+    "     raw SQLite, 1 thread, batch {:<4}    {:>10.0f} msgs/s  ratio {:.2f} (target >= 0.80)\n"
+    "     ack latency at {:.0f} msgs/s        p50 {:.2f} ms  p99 {:.2f} ms (target <= 10)\n",
+    sessions, per_session, ingest.msgs_per_s, ingest.mean_batch, raw_batch, raw,
+    ingest.msgs_per_s / raw, paced.msgs_per_s, paced.p50_ms, paced.p99_ms).c_str());
+  std::printf("     batch sizes:");
+  for (auto& [label, n] : ingest.batches)
+    std::printf(" %s:%lld", label.c_str(), static_cast<long long>(n));
+  std::printf("\n%s", fmt::format(
+    "  2. 4 processes, 1 txn/message, 1 s busy {:>10.0f} msgs/s  lock errors {}\n"
+    "     mneme, 4 producers, one runtime      {:>10.0f} msgs/s  lock errors {}  speedup {:.1f}x (target >= 10)\n"
+    "  3. compaction commit of 5,000 messages  {:>10.2f} ms      rows archived {}  message rows rewritten {}\n",
+    mp_base.msgs_per_s, mp_base.lock_errors, mp_mneme.msgs_per_s, mp_mneme.lock_errors,
+    mp_mneme.msgs_per_s / mp_base.msgs_per_s, compaction.commit_ms, compaction.archived,
+    compaction.rows_rewritten).c_str());
+  return 0;
+}
+
+} // namespace
+
+MNEME_BENCH("storage", "durable appends vs raw SQLite, 4 writer processes, compaction commit",
+            run_storage_bench);
+
+} // namespace mneme::bench
