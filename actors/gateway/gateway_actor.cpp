@@ -2,7 +2,7 @@
 //
 // Decisions where the SPEC is silent:
 //   - the hygiene check uses the numbers the session reported with its last answer
-//     plus the estimate of the inbound message; the gateway holds no trigger state, so
+//     (after a failed turn: plus the stored user message); the gateway holds no trigger state, so
 //     the session re-checks the locks (T3 in a cooldown runs fallback-only there);
 //   - a hygiene compaction that fails or is refused does not block the turn;
 //   - the first session under a key starts with gateway.system_prompt as its system row;
@@ -236,7 +236,7 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
   ++e.in_flight;
   e.last_activity_ms = st.cfg.clock();
   auto old_id = e.session_id;
-  self->request(e.handle, st.cfg.turn_timeout, ss_turn_atom_v, std::move(text))
+  self->request(e.handle, st.cfg.turn_timeout, ss_turn_atom_v, text)
     .then(
       [self, key, rp](turn_reply& r) mutable {
         auto& e = self->state.keys[key];
@@ -244,10 +244,14 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
         record_reply(self, key, r);
         rp.deliver(std::move(r));
       },
-      [self, key, old_id, rp](caf::error& err) mutable {
+      [self, key, old_id, text, rp](caf::error& err) mutable {
         auto& e = self->state.keys[key];
         --e.in_flight;
         if (err != errc::compaction_exhausted) {
+          // The user's message is stored even when the model failed: count it, so the
+          // hygiene check sees the session grow during an outage (SPEC §5.4).
+          ++e.live_messages;
+          e.live_tokens += estimate_text_tokens(text) + message_overhead_tokens;
           rp.deliver(std::move(err));
           return;
         }
@@ -268,13 +272,12 @@ void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string tex
                        reply_promise rp) {
   auto& st = self->state;
   auto& e = st.keys[key];
-  message incoming;
-  incoming.role = msg_role::user;
-  incoming.content = text;
+  // The session's own numbers (it re-checks with the same ones): the incoming message
+  // is not counted yet.
   trigger_inputs in;
   in.phase = eval_phase::hygiene_check;
-  in.message_count = e.live_messages + 1;
-  in.estimated_tokens = e.live_tokens + estimate_message_tokens(incoming);
+  in.message_count = e.live_messages;
+  in.estimated_tokens = e.live_tokens;
   trigger_limits limits;
   limits.hygiene_token_limit = hygiene_token_limit(st.cfg.model.context_length);
   limits.threshold_tokens = 1; // unused by the hygiene phase

@@ -15,7 +15,9 @@ struct supervisor_state {
   supervisor_params params;
   session_deps deps;
   caf::actor gateway;
-  std::map<caf::actor_addr, std::string> watched;   // live session actor -> session id
+  // live session actor -> session id; shared with the exit functor that stops them
+  std::shared_ptr<std::map<caf::actor_addr, std::string>> watched =
+    std::make_shared<std::map<caf::actor_addr, std::string>>();
   std::unordered_map<std::string, int> restarts;    // session id -> restarts so far
   supervisor_stats stats;
 
@@ -37,20 +39,20 @@ caf::actor spawn_watched(supervisor_ptr self, const std::string& session_id) {
   auto& st = self->state;
   auto handle = spawn_session(self->system(), st.params.session, st.deps, session_id);
   self->monitor(handle);
-  st.watched[handle.address()] = session_id;
+  (*st.watched)[handle.address()] = session_id;
   ++st.stats.spawned;
-  st.stats.hosted = static_cast<int64_t>(st.watched.size());
+  st.stats.hosted = static_cast<int64_t>(st.watched->size());
   return caf::actor_cast<caf::actor>(handle);
 }
 
 void on_down(supervisor_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
-  auto i = st.watched.find(dm.source);
-  if (i == st.watched.end())
+  auto i = st.watched->find(dm.source);
+  if (i == st.watched->end())
     return;
   auto session_id = i->second;
-  st.watched.erase(i);
-  st.stats.hosted = static_cast<int64_t>(st.watched.size());
+  st.watched->erase(i);
+  st.stats.hosted = static_cast<int64_t>(st.watched->size());
   if (ended_normally(dm.reason))
     return;
   auto& used = st.restarts[session_id];
@@ -79,6 +81,13 @@ supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params para
     st.deps = std::move(deps);
     st.deps.supervisor = caf::actor_cast<caf::actor>(self);
     self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
+    // Sessions end with the supervisor (a session's pending request timeouts would
+    // otherwise keep it alive after the gateway dropped it).
+    self->attach_functor([watched = st.watched](const caf::error&) {
+      for (const auto& [addr, id] : *watched)
+        if (auto session = caf::actor_cast<caf::actor>(addr))
+          caf::anon_send_exit(session, caf::exit_reason::user_shutdown);
+    });
     return {
       [self](sv_spawn_atom, const std::string& session_id) -> caf::actor {
         return spawn_watched(self, session_id);

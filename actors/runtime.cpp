@@ -1,0 +1,77 @@
+// The runtime facade; see runtime.hpp.
+#include "actors/runtime.hpp"
+
+namespace mneme {
+
+session_params session_params_of(const runtime_config& cfg) {
+  session_params p;
+  p.compression = cfg.compression;
+  p.model = cfg.model;
+  p.summary_model = cfg.summarizer.endpoint.model;
+  p.chat_timeout = llm::caller_timeout(cfg.chat);
+  p.summary_timeout = llm::caller_timeout(cfg.summarizer);
+  p.clock = cfg.clock;
+  p.log = cfg.log;
+  return p;
+}
+
+std::chrono::milliseconds runtime::turn_timeout() const {
+  // A turn may wait for a storage write, a summary and two chat calls.
+  return std::chrono::milliseconds{cfg_.gateway.request_timeout_seconds * 1000}
+         + llm::caller_timeout(cfg_.summarizer) + llm::caller_timeout(cfg_.chat);
+}
+
+caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
+                                                       runtime_config cfg) {
+  std::unique_ptr<runtime> rt{new runtime(sys, std::move(cfg))};
+  auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log);
+  if (!storage)
+    return std::move(storage.error());
+  rt->storage_ = *storage;
+  rt->chat_ = llm::spawn_llm_pool(sys, rt->cfg_.chat, rt->cfg_.log);
+  rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
+  supervisor_params sp;
+  sp.session = session_params_of(rt->cfg_);
+  sp.log = rt->cfg_.log;
+  rt->supervisor_ = spawn_supervisor(sys, sp,
+                                     session_deps{rt->storage_, rt->chat_, rt->summarizer_, {}});
+  gateway_config gc;
+  gc.compression = rt->cfg_.compression;
+  gc.model = rt->cfg_.model;
+  gc.gateway = rt->cfg_.gateway;
+  gc.turn_timeout = std::chrono::milliseconds{rt->cfg_.gateway.request_timeout_seconds * 1000}
+                    + llm::caller_timeout(rt->cfg_.summarizer);
+  gc.clock = rt->cfg_.clock;
+  gc.log = rt->cfg_.log;
+  rt->gateway_ = spawn_gateway(sys, gc, rt->storage_, rt->supervisor_);
+  return rt;
+}
+
+void runtime::stop() {
+  if (stopped_)
+    return;
+  stopped_ = true;
+  caf::scoped_actor self{sys_};
+  for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(supervisor_),
+                 caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_)}) {
+    if (!a)
+      continue;
+    self->monitor(a);
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+    self->receive([](caf::down_msg&) {});
+  }
+  if (storage_) { // last: sessions may still have writes queued ahead of the exit
+    self->monitor(storage_);
+    self->send_exit(storage_, caf::exit_reason::user_shutdown);
+    self->receive([](caf::down_msg&) {});
+  }
+  gateway_ = nullptr;
+  supervisor_ = nullptr;
+  chat_ = nullptr;
+  summarizer_ = nullptr;
+  storage_ = nullptr;
+}
+
+runtime::~runtime() { stop(); }
+
+} // namespace mneme

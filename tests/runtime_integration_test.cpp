@@ -1,0 +1,473 @@
+// The whole runtime (storage, pools, supervisor, gateway, sessions) against the
+// in-process fake LLM server over loopback and a real SQLite file: a turn end to end,
+// the worked example of the design document (800 messages over a 100,000 threshold ->
+// head 3 + summary + tail 20), the error triggers T6/T7/T9 from real HTTP answers, the
+// summarizer down (local fallback), T4 and channel commands through the gateway, idle
+// eviction and rehydration, exhaustion -> reset, a crash mid-compaction restarted by the
+// supervisor, and the death spiral of SPEC §5.4 (chat and summarizer down, 6,000
+// messages, live context bounded by T3 + fallback, nothing lost).
+#define BOOST_TEST_MODULE runtime_integration_test
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "actors/runtime.hpp"
+#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "policies/token_estimate.hpp"
+
+using namespace mneme;
+using namespace std::chrono_literals;
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
+
+namespace mneme {
+std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(r); }
+} // namespace mneme
+
+namespace {
+
+constexpr auto call_timeout = 60s;
+
+template <class T>
+std::string why(const caf::expected<T>& r) {
+  return r ? std::string{"ok"} : render_error(r.error());
+}
+
+// A text whose message estimate is exactly `tokens`.
+std::string text_of(int64_t tokens, char c = 'a') {
+  return std::string(static_cast<size_t>((tokens - message_overhead_tokens) * 4), c);
+}
+
+llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
+  llm::llm_pool_config c;
+  c.name = purpose == llm_purpose::chat ? "chat" : "summary";
+  c.endpoint.url = llm::chat_completions_url(base_url);
+  c.endpoint.model = purpose == llm_purpose::chat ? "fake-chat" : "fake-summary";
+  c.endpoint.purpose = purpose;
+  c.endpoint.idle_timeout = 5s;
+  c.endpoint.total_timeout = 10s;
+  c.max_concurrency = 8;
+  c.max_queue = 1024;
+  return c;
+}
+
+struct runtime_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  fakellm::fake_llm_server server;
+  std::string dir;
+  std::shared_ptr<std::atomic<time_ms>> clock = std::make_shared<std::atomic<time_ms>>(0);
+  runtime_config rc;
+  std::unique_ptr<runtime> rt;
+
+  runtime_fixture() {
+    register_mneme_types(cfg);
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    BOOST_REQUIRE(server.start());
+    char tmpl[] = "/tmp/mneme-runtime-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    rc.database.path = dir + "/t.db";
+    rc.database.synchronous_full = false;
+    rc.chat = pool(server.base_url(), llm_purpose::chat);
+    rc.summarizer = pool(server.base_url(), llm_purpose::summary);
+    rc.model.name = "fake-chat";
+    rc.gateway.idle_evict_seconds = 0; // sweeps only when a test asks
+    clock->store(system_clock_ms());
+    auto c = clock;
+    rc.clock = [c] { return c->load(); };
+  }
+
+  ~runtime_fixture() {
+    if (rt)
+      rt->stop();
+    server.stop();
+    std::filesystem::remove_all(dir);
+  }
+
+  void start() {
+    auto r = runtime::start(*sys, rc);
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    rt = std::move(*r);
+  }
+
+  template <class T, class Handle, class... Ts>
+  caf::expected<T> call(const Handle& h, Ts... xs) {
+    caf::scoped_actor self{*sys};
+    caf::expected<T> out{caf::error{}};
+    self->request(h, call_timeout, xs...)
+      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+
+  caf::expected<turn_reply> say(const std::string& key, const std::string& text) {
+    return call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
+  }
+  session_snapshot state(const std::string& key) {
+    auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+  session_stats stats(const std::string& sid) {
+    auto s = call<session_stats>(rt->storage(), st_stats_atom_v, sid);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+  std::vector<message> live(const std::string& sid) {
+    auto s = call<std::vector<message>>(rt->storage(), st_live_atom_v, sid);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+  std::vector<message> all_rows(const std::string& sid) {
+    auto s = call<std::vector<message>>(rt->storage(), st_range_atom_v, sid, int64_t{1},
+                                        std::numeric_limits<int64_t>::max());
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+
+  // A stored session under `key` with a system prompt and `n` alternating rows.
+  std::string seed(const std::string& key, int n, int64_t tokens) {
+    session_record rec;
+    rec.user_id = "u";
+    rec.session_key = key;
+    rec.model = rc.model.name;
+    auto created = call<session_record>(rt->storage(), st_new_session_atom_v, rec,
+                                        int64_t{system_clock_ms()});
+    BOOST_REQUIRE_MESSAGE(created, why(created));
+    std::vector<message> rows;
+    message sys_row;
+    sys_row.role = msg_role::system;
+    sys_row.content = "You are a helpful assistant.";
+    rows.push_back(sys_row);
+    for (int i = 0; i < n; ++i) {
+      message m;
+      m.role = i % 2 == 0 ? msg_role::user : msg_role::assistant;
+      m.content = std::to_string(i) + " " + text_of(tokens - 2);
+      rows.push_back(m);
+    }
+    for (auto& m : rows) {
+      m.session_id = created->id;
+      m.timestamp_ms = system_clock_ms();
+      m.token_estimate = estimate_message_tokens(m);
+    }
+    auto ids = call<message_ids>(rt->storage(), st_append_atom_v, rows);
+    BOOST_REQUIRE_MESSAGE(ids, why(ids));
+    return created->id;
+  }
+
+  void faults(std::vector<fakellm::fault_rule> rules) {
+    fakellm::scenario s;
+    s.plan.rules = std::move(rules);
+    auto err = server.set_scenario(s);
+    BOOST_REQUIRE_MESSAGE(!err, render_error(err));
+  }
+  static fakellm::fault_rule rule(fakellm::fault_kind kind, fakellm::purpose_filter purpose,
+                                  int64_t max_count = 0) {
+    fakellm::fault_rule r;
+    r.kind = kind;
+    r.purpose = purpose;
+    r.max_count = max_count;
+    if (kind == fakellm::fault_kind::payload_too_large)
+      r.max_body_bytes = 1;
+    return r;
+  }
+};
+
+int64_t count_of(const session_snapshot& s, trigger t) {
+  return s.compactions_by_trigger[static_cast<size_t>(t)];
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(runtime_integration, runtime_fixture)
+
+BOOST_AUTO_TEST_CASE(a_first_message_opens_a_session_and_the_fake_model_answers) {
+  start();
+  auto r = say("chat-1", "Hello there, what is mneme?");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_TEST(!r->answer.empty());
+  BOOST_TEST(r->prompt_tokens > 0);
+  auto rows = live(r->session_id);
+  BOOST_REQUIRE(rows.size() == 3u);
+  BOOST_TEST(rows[0].role == msg_role::system);
+  BOOST_TEST(rows[1].content == "Hello there, what is mneme?");
+  BOOST_TEST(rows[2].content == r->answer);
+  auto again = say("chat-1", "and again");
+  BOOST_REQUIRE(again);
+  BOOST_TEST(again->session_id == r->session_id);
+  BOOST_TEST(again->live_messages == 5);
+}
+
+// Section 9 of the compaction design document: 800 messages, usage 110,000 over a
+// threshold configured to 100,000 -> head 3 + summary + tail 20 live.
+BOOST_AUTO_TEST_CASE(the_worked_example_keeps_head_3_summary_and_tail_20) {
+  rc.compression.threshold_tokens = 100000;
+  start();
+  auto sid = seed("worked", 799, 139); // with the system prompt: 800 messages, ~110,000
+  auto before = stats(sid);
+  BOOST_TEST(before.live_rows == 800);
+  BOOST_TEST(before.live_token_estimate >= 110000);
+  auto r = say("worked", "what did we decide?");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE(r->compactions.size() == 1u);
+  BOOST_TEST(r->compactions[0].committed);
+  BOOST_TEST(!r->compactions[0].used_fallback);
+  auto rows = live(sid);
+  // system + head 3 + summary + tail 20 (the new question is its last row) + the answer
+  BOOST_REQUIRE(rows.size() == 1u + 3u + 1u + 20u + 1u);
+  BOOST_TEST(rows[0].role == msg_role::system);
+  BOOST_TEST(rows[1].content.rfind("0 ", 0) == 0u);
+  BOOST_TEST(rows[3].content.rfind("2 ", 0) == 0u);
+  BOOST_TEST(rows[4].is_summary);
+  BOOST_TEST(rows[5].content.rfind("780 ", 0) == 0u);
+  BOOST_TEST(rows[24].content == "what did we decide?");
+  auto after = stats(sid);
+  BOOST_TEST(after.archived_rows == 799 - 3 - 19);
+  BOOST_TEST(after.rolled_back_rows == 0);
+  // Every original row is still stored, archived ones included.
+  auto all = all_rows(sid);
+  std::set<std::string> prefixes;
+  for (const auto& m : all)
+    if (m.role != msg_role::system && !m.is_summary)
+      prefixes.insert(m.content.substr(0, m.content.find(' ')));
+  for (int i = 0; i < 799; ++i)
+    BOOST_TEST_REQUIRE(prefixes.count(std::to_string(i)) == 1u);
+  BOOST_TEST(after.live_token_estimate < 100000);
+}
+
+BOOST_AUTO_TEST_CASE(a_413_from_the_model_compacts_through_t6_and_the_retry_is_answered) {
+  start();
+  auto sid = seed("t6", 40, 50);
+  faults({rule(fakellm::fault_kind::payload_too_large, fakellm::purpose_filter::chat, 1)});
+  auto r = say("t6", "go");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE(r->compactions.size() == 1u);
+  BOOST_TEST(r->compactions[0].by == trigger::t6_payload_too_large);
+  BOOST_TEST(!r->answer.empty());
+  BOOST_TEST(stats(sid).summary_rows == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_long_context_429_compacts_through_t7_and_caps_the_window) {
+  rc.model.context_length = 1'000'000;
+  start();
+  seed("t7", 40, 50);
+  faults({rule(fakellm::fault_kind::long_context_429, fakellm::purpose_filter::chat, 1)});
+  auto r = say("t7", "go");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE(!r->compactions.empty());
+  BOOST_TEST(r->compactions[0].by == trigger::t7_long_context_rate_limit);
+  auto s = state("t7");
+  BOOST_TEST(s.context_window == 200000);
+  BOOST_TEST(s.threshold_tokens == 150000);
+}
+
+BOOST_AUTO_TEST_CASE(a_context_overflow_400_compacts_through_t9) {
+  start();
+  seed("t9", 40, 50);
+  faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat, 1)});
+  auto r = say("t9", "go");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE(!r->compactions.empty());
+  BOOST_TEST(r->compactions[0].by == trigger::t9_context_overflow);
+}
+
+BOOST_AUTO_TEST_CASE(the_summarizer_down_leaves_a_local_fallback_summary_and_a_cooldown) {
+  start();
+  auto sid = seed("fallback", 60, 50);
+  faults({rule(fakellm::fault_kind::unavailable, fakellm::purpose_filter::summary)});
+  auto r = call<compaction_report>(rt->gateway(), gw_command_atom_v, std::string{"fallback"},
+                                   trigger::t12_manual_session, std::string{});
+  // The gateway knows the key only once a message came through it.
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(static_cast<errc>(r.error().code()) == errc::not_found);
+  BOOST_REQUIRE(say("fallback", "/compress"));
+  auto s = state("fallback");
+  BOOST_TEST(count_of(s, trigger::t14_channel_command) == 1);
+  BOOST_TEST(s.record.triggers.cooldown_until_ms > 0);
+  BOOST_TEST(s.record.triggers.fallback_streak == 1);
+  auto rows = live(sid);
+  BOOST_TEST(rows[4].content.find("Local fallback summary") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_gateway_hygiene_check_fires_t4_at_85_percent_of_the_window) {
+  rc.model.context_length = 100000; // T4 at 85,000; threshold 75,000
+  rc.compression.hygiene_hard_message_limit = 0;
+  start();
+  seed("t4", 60, 1450); // ~87,000 tokens
+  auto r = say("t4", "next");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  auto s = state("t4");
+  // The gateway compacted before the turn; the session then stood under T1's threshold.
+  BOOST_TEST(count_of(s, trigger::t4_hygiene_tokens) == 1);
+  BOOST_TEST(count_of(s, trigger::t1_pre_call) == 0);
+  BOOST_TEST(r->compactions.empty());
+}
+
+BOOST_AUTO_TEST_CASE(channel_commands_compress_roll_back_and_search) {
+  start();
+  auto sid = seed("cmd", 60, 50);
+  auto first = say("cmd", "hello");
+  BOOST_REQUIRE(first);
+  auto ckpt = call<checkpoint_record>(rt->storage(), st_checkpoint_atom_v, sid,
+                                      std::string{"before"}, int64_t{system_clock_ms()});
+  BOOST_REQUIRE_MESSAGE(ckpt, why(ckpt));
+  BOOST_REQUIRE(say("cmd", "one more"));
+  auto compressed = say("cmd", "/compress the budget numbers");
+  BOOST_REQUIRE_MESSAGE(compressed, why(compressed));
+  BOOST_REQUIRE(compressed->compactions.size() == 1u);
+  BOOST_TEST(compressed->compactions[0].by == trigger::t14_channel_command);
+  BOOST_TEST(compressed->notice.find("Compacted") == 0u);
+  auto rolled = say("cmd", "/rollback before");
+  BOOST_REQUIRE_MESSAGE(rolled, why(rolled));
+  BOOST_TEST(rolled->notice.find("before") != std::string::npos);
+  BOOST_TEST(stats(sid).rolled_back_rows > 0);
+  auto after = say("cmd", "after the rollback");
+  BOOST_REQUIRE_MESSAGE(after, why(after));
+  BOOST_TEST(after->live_messages == rolled->live_messages + 2);
+  auto search = say("cmd", "/search budget");
+  BOOST_REQUIRE(!search);
+  BOOST_TEST(static_cast<errc>(search.error().code()) == errc::not_found);
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_message) {
+  rc.gateway.idle_evict_seconds = 600;
+  start();
+  auto r = say("idle", "remember the number 42");
+  BOOST_REQUIRE(r);
+  auto stats_of = [&] { return *call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v); };
+  BOOST_TEST(stats_of().hosted == 1);
+  *clock += 599'000;
+  caf::anon_send(rt->gateway(), gw_evict_atom_v, uint64_t{0});
+  BOOST_REQUIRE(call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v)); // a round trip
+  std::this_thread::sleep_for(50ms);
+  BOOST_TEST(stats_of().hosted == 1); // not idle long enough
+  *clock += 1'000;
+  caf::anon_send(rt->gateway(), gw_evict_atom_v, uint64_t{0});
+  for (int i = 0; i < 200 && stats_of().hosted != 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  BOOST_TEST(stats_of().hosted == 0);
+  auto back = say("idle", "what was the number?");
+  BOOST_REQUIRE_MESSAGE(back, why(back));
+  BOOST_TEST(back->session_id == r->session_id);
+  BOOST_TEST(back->live_messages == 5);
+  BOOST_TEST(stats_of().spawned == 2);
+}
+
+BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_every_row) {
+  start();
+  auto old_sid = seed("spent", 60, 50);
+  BOOST_REQUIRE(say("spent", "hello"));
+  auto old_rows = all_rows(old_sid).size();
+  faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
+  auto r = say("spent", "one more");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_TEST(r->notice == std::string{reset_notice});
+  BOOST_TEST(r->session_id != old_sid);
+  auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
+  BOOST_TEST(sv->exhausted == 1);
+  auto old = call<session_record>(rt->storage(), st_session_atom_v, old_sid);
+  BOOST_TEST(old->ended_at_ms > 0);
+  auto fresh = call<session_record>(rt->storage(), st_session_atom_v, r->session_id);
+  BOOST_TEST(fresh->session_key == "spent");
+  BOOST_TEST(fresh->parent_id == old_sid);
+  // New live context: the head and the latest summary.
+  auto rows = live(r->session_id);
+  BOOST_TEST(rows.size() <= 1u + 3u + 1u);
+  bool has_summary = false;
+  for (const auto& m : rows)
+    has_summary = has_summary || m.is_summary;
+  BOOST_TEST(has_summary);
+  BOOST_TEST(all_rows(old_sid).size() >= old_rows); // nothing deleted
+  server.clear_faults();
+  auto next = say("spent", "fresh start");
+  BOOST_REQUIRE_MESSAGE(next, why(next));
+  BOOST_TEST(next->session_id == r->session_id);
+}
+
+BOOST_AUTO_TEST_CASE(a_session_killed_mid_compaction_is_restarted_from_the_store) {
+  start();
+  auto sid = seed("crash", 60, 50);
+  fakellm::fault_rule slow = rule(fakellm::fault_kind::latency, fakellm::purpose_filter::summary);
+  slow.latency_ms = 2000;
+  faults({slow});
+  caf::scoped_actor gw{*sys};
+  caf::anon_send(rt->supervisor(), sv_gateway_atom_v, caf::actor_cast<caf::actor>(gw));
+  auto handle = call<caf::actor>(rt->supervisor(), sv_spawn_atom_v, sid);
+  BOOST_REQUIRE(handle);
+  auto session = caf::actor_cast<session_actor>(*handle);
+  BOOST_REQUIRE(call<session_snapshot>(session, ss_state_atom_v));
+  caf::anon_send(session, ss_compact_atom_v, trigger::t12_manual_session, std::string{});
+  for (int i = 0; i < 100; ++i) {
+    auto s = call<session_snapshot>(session, ss_state_atom_v);
+    if (s && s->compaction_in_flight)
+      break;
+    std::this_thread::sleep_for(5ms);
+  }
+  caf::anon_send_exit(session, caf::exit_reason::kill);
+  std::string rebound;
+  caf::actor restarted;
+  gw->receive([&](gw_rebind_atom, std::string& id, caf::actor& a) {
+                rebound = id;
+                restarted = a;
+              },
+              caf::after(10s) >> [] {});
+  BOOST_TEST(rebound == sid);
+  BOOST_REQUIRE(restarted);
+  auto s = call<session_snapshot>(caf::actor_cast<session_actor>(restarted), ss_state_atom_v);
+  BOOST_REQUIRE_MESSAGE(s, why(s));
+  // The interrupted compaction never committed: the store and the new actor agree.
+  BOOST_TEST(s->live_messages == 61);
+  BOOST_TEST(stats(sid).summary_rows == 0);
+  BOOST_TEST(call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v)->restarts == 1);
+  caf::anon_send_exit(restarted, caf::exit_reason::user_shutdown);
+}
+
+// SPEC §5.4: the API down, so no usage numbers; T3 counts rows locally and the local
+// fallback summary compacts without the summarizer.
+BOOST_AUTO_TEST_CASE(the_death_spiral_stays_bounded_with_chat_and_summarizer_down) {
+  start();
+  faults({rule(fakellm::fault_kind::unavailable, fakellm::purpose_filter::any)});
+  // Inbound messages arrive in bursts of 32 (the session queues them in order).
+  std::string sid;
+  int failed_turns = 0;
+  caf::scoped_actor self{*sys};
+  for (int burst = 0; burst < 6000 / 32 + 1; ++burst) {
+    int n = std::min(32, 6000 - burst * 32);
+    for (int i = 0; i < n; ++i)
+      self->send(rt->gateway(), gw_message_atom_v, std::string{"spiral"},
+                    std::string{"u"}, "message " + std::to_string(burst * 32 + i));
+    for (int i = 0; i < n; ++i) {
+      bool got = false;
+      self->receive([&](turn_reply&) { got = true; },
+                    [&](caf::error& e) {
+                      got = true;
+                      ++failed_turns;
+                      BOOST_TEST_REQUIRE(static_cast<errc>(e.code())
+                                         == errc::llm_server_error, render_error(e));
+                    },
+                    caf::after(call_timeout) >> [] {});
+      BOOST_TEST_REQUIRE(got, "no answer in burst " << burst);
+    }
+  }
+  BOOST_TEST(failed_turns == 6000);
+  auto s = state("spiral");
+  sid = s.record.id;
+  BOOST_TEST(count_of(s, trigger::t3_hygiene_message_cap) >= 1);
+  BOOST_TEST(s.live_messages <= 5000);
+  BOOST_TEST(s.record.triggers.fallback_streak >= 1);
+  // Every message is stored, archived or live.
+  auto all = all_rows(sid);
+  std::set<std::string> texts;
+  for (const auto& m : all)
+    if (m.role == msg_role::user && !m.is_summary)
+      texts.insert(m.content);
+  BOOST_TEST(texts.size() == 6000u);
+  BOOST_TEST(stats(sid).archived_rows >= 5000 - 1 - 3 - 20);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
