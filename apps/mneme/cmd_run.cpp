@@ -1,47 +1,68 @@
-// `mneme run [--config FILE]`: the main job on embedded defaults. Until the runtime
-// lands it is a dry run: it validates the configuration, then walks one compaction of
-// a deterministic sample transcript through every policy (threshold, trigger, split,
-// budget, summarizer request, local fallback summary, plan application, failure
-// protection) and prints what each decided. No network, no database, no clock read
-// by a policy (`now` is taken once here).
+// `mneme run [--config FILE]`: the main job. Starts the runtime (storage, chat and
+// summarizer pools, supervisor, gateway, sessions) on the configuration — embedded
+// defaults unless --config — against the in-process fake LLM server, drives simulated
+// users through the gateway (every session its turns in order, all sessions at once),
+// with a summarizer outage for a share of the summary calls, and prints a short report:
+// sessions, messages, compactions by trigger, the largest live context, and the checks
+// (every message stored, live context bounded, every turn answered). Exit 0 only when
+// every check holds.
+//
+// Decision: so that a run of under a minute compacts at all, the demo caps the threshold
+// at --threshold-tokens (default 6,000; 0 keeps the configured one) and stores its
+// database in a fresh temporary directory unless --db names a file.
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
 #include <iostream>
+#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "actors/llm/llm_endpoint.hpp"
+#include "actors/runtime.hpp"
 #include "apps/common/app_config.hpp"
-#include "apps/common/sample_transcript.hpp"
+#include "apps/common/fake_llm/fake_llm_server.hpp"
 #include "apps/mneme/command_registry.hpp"
-#include "policies/failure_protection.hpp"
-#include "policies/fallback_summary.hpp"
-#include "policies/split.hpp"
-#include "policies/split_apply.hpp"
-#include "policies/summary_budget.hpp"
-#include "policies/summary_markers.hpp"
-#include "policies/summary_request.hpp"
 #include "policies/threshold.hpp"
-#include "policies/token_estimate.hpp"
-#include "policies/trigger_eval.hpp"
-#include "policies/utf8.hpp"
 
 namespace mneme::cli {
 
 namespace {
 
 struct run_options {
-  std::string config_file;  // empty = embedded defaults
-  std::size_t messages = 800;
-  uint64_t seed = 1;
+  std::string config_file;   // empty = embedded defaults
+  std::string db;            // empty = a temporary file
+  int sessions = 300;
+  int turns = 30;
+  int64_t threshold_tokens = 6000;
+  int64_t user_chars = 800;  // size of each simulated user message
+  double summary_outage = 0.25; // share of summary calls the fake LLM answers with 503
 };
 
-void line(const char* label, const std::string& text) {
-  std::cout << fmt::format("{:<11} {}\n", label, text);
+std::string user_text(int session, int turn, int64_t chars) {
+  std::string s = fmt::format("user {} turn {}: ", session, turn);
+  while (static_cast<int64_t>(s.size()) < chars)
+    s += "please keep track of the deployment plan for service-" + std::to_string(session)
+         + " and the open questions. ";
+  s.resize(static_cast<size_t>(chars));
+  return s;
 }
 
-int run_dry(const run_options& opt) {
+struct run_totals {
+  int64_t answered = 0;
+  int64_t failed = 0;
+  int64_t resets = 0;
+  int64_t max_live_tokens = 0;
+  int64_t max_live_messages = 0;
+  std::map<trigger, int64_t> compactions;
+  int64_t fallback_compactions = 0;
+};
+
+int run_runtime(const run_options& opt) {
   app_config cfg;
   if (!opt.config_file.empty()) {
     auto loaded = load_config_file(opt.config_file);
@@ -51,106 +72,198 @@ int run_dry(const run_options& opt) {
     }
     cfg = *loaded.config;
   }
-  std::cout << "mneme run: dry run of the compaction policies (no LLM, no database)\n";
-  line("config", opt.config_file.empty() ? "embedded defaults (valid)"
-                                         : opt.config_file + " (valid)");
-  auto th = compute_threshold(cfg.compression, cfg.model);
-  line("threshold", fmt::format("model={} {}", cfg.model.name, describe(th)));
-  if (!th.ok() || th.threshold <= 0) {
-    std::cerr << "the configured model gives no usable threshold\n";
+  if (opt.threshold_tokens > 0)
+    cfg.compression.threshold_tokens = opt.threshold_tokens;
+
+  fakellm::fake_llm_server server;
+  auto port = server.start();
+  if (!port) {
+    std::cerr << "fake LLM server: " << render_error(port.error()) << "\n";
     return exit_failure;
   }
-
-  sample_shape shape;
-  shape.min_messages = opt.messages;
-  shape.min_tokens = th.threshold + th.threshold / 10; // 10% over: a compaction is due
-  shape.seed = opt.seed;
-  auto live = make_sample_transcript(shape);
-  int64_t before = estimate_messages_tokens(live);
-  line("transcript", fmt::format("{} messages, estimate {} tokens (sample, seed {})",
-                                 live.size(), before, opt.seed));
-
-  const time_ms now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch()).count();
-  trigger_state state;
-  trigger_inputs in;
-  in.phase = eval_phase::post_call;
-  in.estimated_tokens = before;
-  in.api_prompt_tokens = before; // the fake model reports the estimate as usage
-  in.message_count = static_cast<int64_t>(live.size());
-  trigger_limits limits;
-  limits.threshold_tokens = th.threshold;
-  limits.hygiene_token_limit = hygiene_token_limit(cfg.model.context_length);
-  limits.idle_floor_tokens = threshold_floor_tokens;
-  limits.context_window = cfg.model.context_length;
-  limits.long_context_cap_tokens = long_context_window_cap_tokens;
-  auto decision = evaluate_triggers(in, limits, cfg.compression, state, now);
-  std::ostringstream d;
-  d << decision;
-  line("trigger", d.str());
-  if (!decision.compact) {
-    line("result", "no compaction due");
-    return exit_ok;
+  if (opt.summary_outage > 0) {
+    fakellm::scenario s;
+    fakellm::fault_rule r;
+    r.kind = fakellm::fault_kind::unavailable;
+    r.purpose = fakellm::purpose_filter::summary;
+    r.fraction = opt.summary_outage;
+    s.plan.rules.push_back(r);
+    if (auto err = server.set_scenario(s)) {
+      std::cerr << "fake LLM scenario: " << render_error(err) << "\n";
+      return exit_failure;
+    }
+  }
+  cfg.model.base_url = server.base_url();
+  if (cfg.summarizer.base_url.empty() || cfg.summarizer.base_url == "builtin")
+    cfg.summarizer.base_url = server.base_url();
+  auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
+  auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
+  if (!chat || !summary) {
+    std::cerr << render_error(!chat ? chat.error() : summary.error()) << "\n";
+    return exit_usage;
   }
 
-  auto plan = plan_compaction(live, cfg.compression, cfg.model.context_length);
-  std::ostringstream p;
-  p << plan;
-  line("split", p.str());
-  if (plan.nothing_to_compact()) {
-    line("result", "nothing to compact");
-    return exit_ok;
+  std::string tmp_dir;
+  runtime_config rc;
+  rc.compression = cfg.compression;
+  rc.model = cfg.model;
+  rc.chat = *chat;
+  rc.summarizer = *summary;
+  rc.database = cfg.database;
+  rc.gateway = cfg.gateway;
+  if (opt.db.empty()) {
+    char tmpl[] = "/tmp/mneme-run-XXXXXX";
+    if (!mkdtemp(tmpl)) {
+      std::cerr << "cannot create a temporary directory\n";
+      return exit_failure;
+    }
+    tmp_dir = tmpl;
+    rc.database.path = tmp_dir + "/mneme.db";
+    rc.database.synchronous_full = false;
+  } else {
+    rc.database.path = opt.db;
   }
-  std::vector<message> middle(live.begin() + static_cast<std::ptrdiff_t>(plan.head_end),
-                              live.begin() + static_cast<std::ptrdiff_t>(plan.tail_begin));
-  auto budget = compute_summary_budget(plan.middle_tokens, cfg.model.context_length,
-                                       cfg.compression.target_ratio);
-  line("budget", fmt::format("{} tokens ({})", budget.tokens, to_string(budget.rule)));
-  summary_request_params rp;
-  rp.model = cfg.summarizer.model.empty() ? cfg.model.name : cfg.summarizer.model;
-  rp.budget_tokens = budget.tokens;
-  auto request = build_summary_request(middle, rp);
-  line("request", fmt::format("summarizer prompt of {} chars to model {}, max_tokens {}",
-                              count_code_points(request.messages.front().content), request.model,
-                              request.max_tokens ? "set" : "not sent"));
-  auto summary = wrap_summary(build_fallback_summary(middle));
-  line("summary", fmt::format("local fallback summary, {} chars (the dry run calls no LLM)",
-                              count_code_points(summary)));
-  auto result = apply_plan(live, plan, summary);
-  int64_t after = estimate_messages_tokens(result.live);
-  line("result", fmt::format("{}: live {} messages, {} tokens ({:.1f}% saved), {} rows archived",
-                             to_string(result.status), result.live.size(), after,
-                             100.0 * static_cast<double>(before - after) / static_cast<double>(before),
-                             result.archived_ids.size()));
-  compaction_outcome outcome;
-  outcome.by = decision.fired;
-  outcome.tokens_before = before;
-  outcome.tokens_after = after;
-  outcome.summary_failed = true; // the dry run stands in for an unreachable summarizer
-  outcome.used_fallback = true;
-  outcome.failure_reason = "dry run: no summarizer";
-  on_compaction_done(state, outcome, now, cfg.compression);
-  line("protection", fmt::format("effective={} strikes={} compactions={} fallback_streak={} "
-                                 "cooldown={}s ({})",
-                                 is_effective(outcome, cfg.compression) ? "yes" : "no",
-                                 state.anti_thrash_strikes, state.compaction_count,
-                                 state.fallback_streak, (state.cooldown_until_ms - now) / 1000,
-                                 state.cooldown_reason));
-  return exit_ok;
+
+  auto th = compute_threshold(rc.compression, rc.model);
+  std::cout << "mneme run: the runtime against the in-process fake LLM (" << server.base_url()
+            << ")\n";
+  std::cout << fmt::format("config      {}\n", opt.config_file.empty()
+                                                  ? "embedded defaults" : opt.config_file);
+  std::cout << fmt::format("threshold   {}\n", describe(th));
+  std::cout << fmt::format("load        {} sessions x {} turns, {:.0f}% of summary calls fail\n",
+                           opt.sessions, opt.turns, opt.summary_outage * 100);
+
+  caf::actor_system_config sys_cfg;
+  register_mneme_types(sys_cfg);
+  sys_cfg.set("logger.verbosity", caf::atom("quiet"));
+  int rc_exit = exit_ok;
+  {
+    caf::actor_system sys{sys_cfg};
+    auto started = runtime::start(sys, rc);
+    if (!started) {
+      std::cerr << "runtime: " << render_error(started.error()) << "\n";
+      return exit_failure;
+    }
+    auto& rt = **started;
+    run_totals totals;
+    auto begin = std::chrono::steady_clock::now();
+    caf::scoped_actor self{sys};
+    // Round-robin waves: all sessions have one turn in flight at a time.
+    for (int t = 0; t < opt.turns; ++t) {
+      for (int s = 0; s < opt.sessions; ++s) {
+        auto key = "user-" + std::to_string(s);
+        self->send(rt.gateway(), gw_message_atom_v, key,
+                      "u" + std::to_string(s % 7), user_text(s, t, opt.user_chars));
+      }
+      for (int s = 0; s < opt.sessions; ++s)
+        self->receive(
+          [&](turn_reply& r) {
+            ++totals.answered;
+            if (!r.notice.empty())
+              ++totals.resets;
+            totals.max_live_tokens = std::max(totals.max_live_tokens, r.live_tokens);
+            totals.max_live_messages = std::max(totals.max_live_messages, r.live_messages);
+            for (const auto& c : r.compactions) {
+              if (!c.committed)
+                continue;
+              ++totals.compactions[c.by];
+              totals.fallback_compactions += c.used_fallback ? 1 : 0;
+            }
+          },
+          [&](caf::error& err) {
+            ++totals.failed;
+            std::cerr << "turn failed: " << render_error(err) << "\n";
+          },
+          caf::after(rt.turn_timeout()) >> [&] { ++totals.failed; });
+    }
+    auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin);
+
+    // Nothing lost: every user message of every session is in the store.
+    int64_t stored_user_rows = 0;
+    int64_t checked_sessions = 0;
+    session_filter all;
+    all.limit = 100000;
+    self->request(rt.storage(), std::chrono::seconds(60), st_list_atom_v, all)
+      .receive(
+        [&](std::vector<session_record>& sessions) {
+          for (const auto& rec : sessions) {
+            ++checked_sessions;
+            self->request(rt.storage(), std::chrono::seconds(60), st_range_atom_v, rec.id,
+                          int64_t{1}, std::numeric_limits<int64_t>::max())
+              .receive(
+                [&](std::vector<message>& rows) {
+                  for (const auto& m : rows)
+                    if (m.role == msg_role::user && !m.is_summary
+                        && m.content.rfind("user ", 0) == 0)
+                      ++stored_user_rows;
+                },
+                [&](caf::error& err) {
+                  std::cerr << "range: " << render_error(err) << "\n";
+                });
+          }
+        },
+        [&](caf::error& err) { std::cerr << "list: " << render_error(err) << "\n"; });
+
+    int64_t sent = static_cast<int64_t>(opt.sessions) * opt.turns;
+    int64_t total_compactions = 0;
+    std::string by_trigger;
+    for (const auto& [t, n] : totals.compactions) {
+      total_compactions += n;
+      by_trigger += fmt::format(" {}={}", to_string(t), n);
+    }
+    // Bound: a compaction leaves head + summary + tail; between two checks a session
+    // grows by at most one turn. Twice the threshold covers both with room to spare.
+    int64_t live_bound = 2 * th.threshold;
+    std::cout << fmt::format("turns       {} answered, {} failed, {} resets in {:.1f} s "
+                             "({:.0f} turns/s)\n",
+                             totals.answered, totals.failed, totals.resets, elapsed.count(),
+                             static_cast<double>(totals.answered) / elapsed.count());
+    std::cout << fmt::format("compactions {} committed ({} with the local fallback):{}\n",
+                             total_compactions, totals.fallback_compactions, by_trigger);
+    std::cout << fmt::format("live        largest context {} tokens / {} messages "
+                             "(bound {} tokens)\n",
+                             totals.max_live_tokens, totals.max_live_messages, live_bound);
+    std::cout << fmt::format("store       {} sessions, {} of {} user messages stored\n",
+                             checked_sessions, stored_user_rows, sent);
+    bool ok = true;
+    auto check = [&](bool holds, const std::string& what) {
+      std::cout << fmt::format("check       {:<4} {}\n", holds ? "ok" : "FAIL", what);
+      ok = ok && holds;
+    };
+    check(totals.answered + totals.failed == sent && totals.failed == 0,
+          "every turn was answered");
+    check(stored_user_rows == sent, "nothing lost: every user message is stored");
+    check(total_compactions > 0, "compactions ran");
+    check(totals.max_live_tokens <= live_bound, "live context bounded");
+    rc_exit = ok ? exit_ok : exit_failure;
+    rt.stop();
+  }
+  server.stop();
+  if (!tmp_dir.empty())
+    std::filesystem::remove_all(tmp_dir);
+  return rc_exit;
 }
 
 command_action setup_run(CLI::App& cmd) {
   auto opt = std::make_shared<run_options>();
   cmd.add_option("--config", opt->config_file, "YAML configuration (default: embedded defaults)");
-  cmd.add_option("--messages", opt->messages, "minimum size of the sample transcript")
-    ->check(CLI::Range(8, 1'000'000));
-  cmd.add_option("--seed", opt->seed, "seed of the sample transcript");
-  return [opt] { return run_dry(*opt); };
+  cmd.add_option("--db", opt->db, "database file (default: a temporary one, removed after)");
+  cmd.add_option("--sessions", opt->sessions, "simulated sessions")->check(CLI::Range(1, 100000));
+  cmd.add_option("--turns", opt->turns, "turns per session")->check(CLI::Range(1, 100000));
+  cmd.add_option("--threshold-tokens", opt->threshold_tokens,
+                 "cap of the compaction threshold for the demo (0 = as configured)")
+    ->check(CLI::Range(int64_t{0}, int64_t{100000000}));
+  cmd.add_option("--user-chars", opt->user_chars, "size of each simulated user message")
+    ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd.add_option("--summary-outage", opt->summary_outage,
+                 "share of summary calls answered with 503")
+    ->check(CLI::Range(0.0, 1.0));
+  return [opt] { return run_runtime(*opt); };
 }
 
 } // namespace
 
-MNEME_COMMAND("run", "Run the main job on embedded defaults (today: a dry run of the policies)",
+MNEME_COMMAND("run", "Run the runtime on simulated users against the in-process fake LLM",
               setup_run);
 
 } // namespace mneme::cli
