@@ -14,6 +14,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace mneme {
@@ -99,6 +100,27 @@ inline bool is_cjk_code_point(char32_t c) {
          || (c >= 0xFE10 && c <= 0xFE1F)   // vertical forms
          || (c >= 0xFE30 && c <= 0xFE4F)   // CJK compatibility forms
          || (c >= 0xFF00 && c <= 0xFFEF);  // halfwidth and fullwidth forms
+}
+
+// Appends the UTF-8 encoding of `c` to `out`.
+// REQUIRES: c <= U+10FFFF and c is not a surrogate.
+inline void append_utf8(std::string& out, char32_t c) {
+  assert(c <= 0x10FFFF && !(c >= 0xD800 && c <= 0xDFFF));
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
 }
 
 // Number of code points in `text` under the decoding contract above.

@@ -5,6 +5,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "policies/utf8.hpp"
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 
@@ -44,19 +45,6 @@ const char* const common_han =
 
 const char* const hiragana_particles[] = {"は", "が", "を", "に", "で", "と", "の", "も",
                                           "から", "まで", "です", "ました", "ません"};
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out.push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
-}
 
 // Code points of a UTF-8 string made of 3-byte characters only.
 std::vector<std::string> split_chars(const std::string& s) {
