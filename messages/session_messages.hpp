@@ -31,6 +31,7 @@ struct compaction_report {
   int64_t archived_rows = 0;     // rows that left the live context
   int64_t summary_id = 0;        // the stored summary row, 0 when nothing committed
   int64_t messages_after = 0;    // live rows after
+  int64_t overhead_us = 0;       // wall time of the pipeline minus the summarizer wait
 };
 
 // The answer of one turn (session) or of one inbound message (gateway).
@@ -68,7 +69,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compaction_report& x) {
   return f(caf::meta::type_name("mneme::compaction_report"), x.by, x.committed,
            x.nothing_to_compact, x.summary_failed, x.used_fallback, x.effective,
-           x.tokens_before, x.tokens_after, x.archived_rows, x.summary_id, x.messages_after);
+           x.tokens_before, x.tokens_after, x.archived_rows, x.summary_id, x.messages_after,
+           x.overhead_us);
 }
 
 template <class Inspector>

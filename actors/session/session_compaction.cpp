@@ -11,7 +11,9 @@
 //     in flight are left out of tokens_after;
 //   - a failed commit changes nothing (store, live context, trigger state) and is
 //     reported to the caller as the storage error.
+#include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <numeric>
 
 #include "actors/session/session_state.hpp"
@@ -53,6 +55,9 @@ void finish(session_ptr self, compaction_report report, caf::error err,
   auto& st = self->state;
   st.compacting = false;
   report.messages_after = static_cast<int64_t>(st.live.size());
+  auto total = std::chrono::duration_cast<std::chrono::microseconds>(
+    std::chrono::steady_clock::now() - st.compaction_started);
+  report.overhead_us = std::max<int64_t>(0, (total - st.summary_wait).count());
   done(std::move(report), std::move(err));
   auto waiting = std::move(st.after_compaction);
   st.after_compaction.clear();
@@ -150,6 +155,8 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   // REQUIRES: one pipeline at a time, on a loaded session.
   assert(!st.compacting && st.ready);
   st.compacting = true;
+  st.compaction_started = std::chrono::steady_clock::now();
+  st.summary_wait = std::chrono::microseconds{0};
   const auto& params = st.params.compression;
   auto plan = local ? plan_local_compaction(st.live, local->first, local->second, params,
                                             st.window)
@@ -188,6 +195,11 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   rp.budget_tokens = budget.ok() ? budget.tokens : summary_budget_floor_tokens;
   rp.focus = std::move(focus);
   auto request = build_summary_request(middle, rp);
+  auto asked = std::chrono::steady_clock::now();
+  auto waited = [self, asked] {
+    self->state.summary_wait = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - asked);
+  };
   auto on_failure = [self, plan, middle, out, done](std::string reason) mutable {
     auto& st = self->state;
     out.summary_failed = true;
@@ -207,14 +219,18 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   self->request(st.deps.summarizer, st.params.summary_timeout, llm_call_atom_v,
                 std::move(request))
     .then(
-      [self, plan, out, done, on_failure](chat_answer& answer) mutable {
+      [self, plan, out, done, on_failure, waited](chat_answer& answer) mutable {
+        waited();
         if (answer.content.empty()) {
           on_failure("empty summary");
           return;
         }
         commit(self, std::move(plan), wrap_summary(answer.content), out, std::move(done));
       },
-      [on_failure](caf::error& err) mutable { on_failure(render_error(err)); });
+      [on_failure, waited](caf::error& err) mutable {
+        waited();
+        on_failure(render_error(err));
+      });
 }
 
 } // namespace mneme::session_detail

@@ -10,6 +10,7 @@
 //      the next one).
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <optional>
@@ -55,6 +56,8 @@ struct session_state {
   bool compacting = false;
   std::vector<std::function<void()>> after_compaction; // run once the pipeline ends
   std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(16, 0);
+  std::chrono::steady_clock::time_point compaction_started; // for overhead_us
+  std::chrono::microseconds summary_wait{0};               // summarizer round trip
 
   // Idle timer (T5).
   uint64_t idle_generation = 0;
