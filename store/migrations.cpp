@@ -152,6 +152,25 @@ INSERT INTO fts_cjk(fts_cjk, rank) VALUES ('automerge', 8);
 INSERT INTO fts_trigram(fts_trigram, rank) VALUES ('automerge', 8);
 )sql";
 
+// Recall indexing leaves the append path (owned by the recall module): the insert
+// and update triggers go, and store/fts_indexer.hpp fills the three indexes in
+// bounded batches from the storage actor's idle time. fts_state holds the one
+// watermark: every message with id <= indexed_through is in all three indexes,
+// none above it is. It starts at the current max id, which v3's rebuild and the
+// triggers up to now have indexed. Recall scans the rows above it by substring.
+constexpr const char* v5_sql = R"sql(
+DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_update;
+CREATE TABLE fts_state(
+  singleton       INTEGER PRIMARY KEY CHECK (singleton = 1),
+  indexed_through INTEGER NOT NULL
+);
+INSERT INTO fts_state(singleton, indexed_through)
+  SELECT 1, coalesce(max(id), 0) FROM messages;
+CREATE TRIGGER messages_content_is_immutable BEFORE UPDATE OF content ON messages
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a message text'); END;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -167,6 +186,7 @@ const std::vector<migration>& schema_migrations() {
     {2, "rollback checkpoints", v2_sql},
     {3, "recall: unicode61, CJK bigram and trigram full-text indexes", v3_sql},
     {4, "recall: merge 8 index segments per level", v4_sql},
+    {5, "recall: indexes filled in batches behind a watermark", v5_sql},
   };
   return list;
 }

@@ -47,6 +47,18 @@ constexpr const char* substring_scan_sql =
   " AND m.content LIKE ?1 ESCAPE '\\'"
   " ORDER BY m.id DESC";
 
+// The unindexed tail: the newest ?3 visible rows of user ?1 above the index
+// watermark whose text is LIKE ?4 (?2 include_inactive). Read in the search's
+// snapshot, so a row is either below the watermark (and in the indexes) or here.
+constexpr const char* tail_scan_sql =
+  "SELECT m.id, st.session_id, m.content FROM message_state st"
+  " JOIN sessions se ON se.id = st.session_id"
+  " JOIN messages m ON m.id = st.id"
+  " WHERE st.id > (SELECT indexed_through FROM fts_state)"
+  " AND se.user_id = ?1 AND (?2 OR st.active = 1 OR st.compacted = 1)"
+  " AND m.content LIKE ?4 ESCAPE '\\'"
+  " ORDER BY st.id DESC LIMIT ?3";
+
 constexpr const char* hit_row_sql =
   "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows WHERE id = ?1";
 
@@ -82,6 +94,7 @@ struct candidate {
   double score = 0;
   std::string snippet;
   recall_route route = recall_route::unicode61;
+  bool from_tail = false; // found by the unindexed tail scan
 };
 
 struct positioned {
@@ -190,31 +203,30 @@ caf::error run_fts_route(db_connection& db, recall_route route, const std::strin
   return {};
 }
 
-caf::error run_substring_scan(db_connection& db, const parsed_query& q,
-                              const recall_request& req, std::unordered_set<std::string>& seen,
-                              std::vector<candidate>& out) {
-  // The first positive clause's first term narrows in SQL; every clause is checked here.
-  const query_term* narrow = nullptr;
+// The first positive single-term clause narrows a scan in SQL (LIKE); every
+// clause is then checked on the text by scan_rows().
+std::string narrowing_pattern(const parsed_query& q) {
   for (auto& c : q.clauses)
-    if (!c.negated && c.any_of.size() == 1) { narrow = &c.any_of.front(); break; }
-  auto stmt = db.prepare(substring_scan_sql);
-  if (!stmt)
-    return std::move(stmt.error());
-  statement_scope s{**stmt};
-  s->bind(1, narrow ? like_pattern(narrow->text) : std::string{"%"});
-  s->bind(2, req.user_id);
-  s->bind(3, int64_t{req.include_inactive ? 1 : 0});
-  s->bind(4, substring_scan_rows);
+    if (!c.negated && c.any_of.size() == 1)
+      return like_pattern(c.any_of.front().text);
+  return "%";
+}
+
+// Steps a scan statement (columns: id, session id, content), adding the newest
+// matching row of every session not seen yet until `max_sessions` are known.
+caf::error scan_rows(db_connection& db, statement& s, const parsed_query& q,
+                     const recall_request& req, bool from_tail,
+                     std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
   while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
-    auto rc = s->step();
+    auto rc = s.step();
     if (rc == SQLITE_DONE)
       break;
     if (rc != SQLITE_ROW)
-      return db.failure(rc, "recall substring scan");
-    auto session = s->column_text(1);
+      return db.failure(rc, from_tail ? "recall unindexed tail scan" : "recall substring scan");
+    auto session = s.column_text(1);
     if (seen.count(session) != 0)
       continue;
-    auto text = s->column_text(2);
+    auto text = s.column_text(2);
     auto lower = ascii_lower(text);
     bool ok = true;
     for (auto& c : q.clauses)
@@ -223,13 +235,41 @@ caf::error run_substring_scan(db_connection& db, const parsed_query& q,
       continue;
     seen.insert(session);
     candidate c;
-    c.id = s->column_int(0);
+    c.id = s.column_int(0);
     c.session_id = std::move(session);
     c.snippet = scan_snippet(text, lower, q);
     c.route = recall_route::substring_scan;
+    c.from_tail = from_tail;
     out.push_back(std::move(c));
   }
   return {};
+}
+
+caf::error run_substring_scan(db_connection& db, const parsed_query& q,
+                              const recall_request& req, std::unordered_set<std::string>& seen,
+                              std::vector<candidate>& out) {
+  auto stmt = db.prepare(substring_scan_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, narrowing_pattern(q));
+  s->bind(2, req.user_id);
+  s->bind(3, int64_t{req.include_inactive ? 1 : 0});
+  s->bind(4, substring_scan_rows);
+  return scan_rows(db, s.get(), q, req, false, seen, out);
+}
+
+caf::error run_tail_scan(db_connection& db, const parsed_query& q, const recall_request& req,
+                         std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
+  auto stmt = db.prepare(tail_scan_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, req.user_id);
+  s->bind(2, int64_t{req.include_inactive ? 1 : 0});
+  s->bind(3, tail_scan_rows);
+  s->bind(4, narrowing_pattern(q));
+  return scan_rows(db, s.get(), q, req, true, seen, out);
 }
 
 // Rows of `sql` (window or bookend statements) for the hit's session.
@@ -276,7 +316,7 @@ caf::expected<recall_hit> anchor(db_connection& db, const candidate& c, const pa
   }
   recall_hit out;
   out.kind = kind_of(hit.m);
-  out.route = std::string{to_string(c.route)};
+  out.route = c.from_tail ? std::string{unindexed_tail_route} : std::string{to_string(c.route)};
   out.score = c.score;
   out.snippet = c.snippet;
   if (c.route == recall_route::trigram) {
@@ -356,7 +396,21 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
   result.query_truncated = q.truncated;
   std::unordered_set<std::string> seen;
   std::vector<candidate> found;
+  bool has_positive = false;
+  for (auto& c : q.clauses)
+    has_positive = has_positive || !c.negated;
+  bool tail_scanned = false;
   for (auto route : plan_routes(q)) {
+    if (route == recall_route::substring_scan && has_positive && !tail_scanned) {
+      // Rows above the index watermark rank after every FTS hit and before the
+      // last-resort scan (which covers them too, so it skips their sessions).
+      tail_scanned = true;
+      if (found.size() < static_cast<std::size_t>(req.max_sessions)) {
+        result.routes_tried.emplace_back(unindexed_tail_route);
+        if (auto err = run_tail_scan(db, q, req, seen, found))
+          return err;
+      }
+    }
     if (found.size() >= static_cast<std::size_t>(req.max_sessions))
       break;
     if (route == recall_route::substring_scan && !found.empty())

@@ -17,6 +17,13 @@
 //     archived was), then id.
 //   - Bookends skip summary messages and every row already in the window, so a
 //     hit carries at most 11 + 3 + 3 = 17 messages and never one twice.
+//   - Asynchronous indexing (schema v5): rows above fts_state's watermark are
+//     not in any index yet. After the FTS routes, when sessions are still
+//     missing, the search scans those rows (the newest tail_scan_rows of the
+//     user, same snapshot) with the substring matcher: every positive clause
+//     present, no NOT clause, ASCII case-insensitive. Its hits rank after the
+//     FTS hits (newest first, score 0), route "unindexed_tail". So an
+//     acknowledged append is findable before the indexer reaches it.
 //   - The substring scan examines the newest `substring_scan_rows` rows of the
 //     user (case-insensitive for ASCII, byte-exact otherwise).
 //
@@ -41,6 +48,11 @@ inline constexpr int32_t recall_window_radius = 5;      // hit ± 5 (SPEC §4)
 inline constexpr int32_t recall_bookend_count = 3;      // first 3 and last 3 (SPEC §4)
 inline constexpr int32_t recall_max_messages_per_hit = 17;
 inline constexpr int64_t substring_scan_rows = 20000;
+// Rows above the index watermark that one search examines (newest first). The
+// storage actor keeps the backlog near zero while idle; see store/fts_indexer.hpp.
+inline constexpr int64_t tail_scan_rows = 20000;
+// recall_hit::route of a hit found among the not yet indexed rows.
+inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
 inline constexpr std::string_view snippet_open = ">>>";
 inline constexpr std::string_view snippet_close = "<<<";
 
@@ -48,7 +60,7 @@ inline constexpr std::string_view snippet_close = "<<<";
 // max_sessions outside 1..10; storage_* for SQLite failures. A query that
 // sanitizes to nothing (garbage, only operators, only NOT terms) is no error:
 // it finds nothing.
-// REQUIRES: db is at schema version >= 3.
+// REQUIRES: db is at schema version >= 5.
 caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req);
 
 } // namespace mneme

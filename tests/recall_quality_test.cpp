@@ -14,6 +14,7 @@
 #include <set>
 
 #include "messages/mneme_types.hpp"
+#include "store/fts_indexer.hpp"
 #include "store/recall.hpp"
 #include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
@@ -45,6 +46,9 @@ struct corpus_fixture {
     auto r = generate_corpus(**store, spec);
     BOOST_REQUIRE_MESSAGE(r, (r ? std::string{} : render_error(r.error())));
     report = std::move(*r);
+    // What the storage actor does in its idle time: the suite measures the indexes.
+    auto indexed = index_all_pending((*store)->connection());
+    BOOST_REQUIRE_MESSAGE(indexed, (indexed ? std::string{} : render_error(indexed.error())));
     auto rd = store_reader::open(params);
     BOOST_REQUIRE(rd);
     reader = std::move(*rd);

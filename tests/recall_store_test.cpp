@@ -1,6 +1,7 @@
 // Tests of recall over the store (store/recall on a read-only connection beside the
 // single writer): routes, tenant scope, row kinds, the anchored view, dedup limits,
-// bad queries, index maintenance and the in-place upgrade of a version 2 file.
+// bad queries, index maintenance, the scan of rows not yet indexed and the in-place
+// upgrade of a version 2 file.
 #define BOOST_TEST_MODULE recall_store_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -11,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
+#include "store/fts_indexer.hpp"
 #include "store/migrations.hpp"
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
@@ -55,6 +57,7 @@ struct recall_fixture {
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::unique_ptr<store_reader> reader;
+  bool index_before_search = true; // false: leave new rows to the tail scan
 
   recall_fixture() {
     params.path = temp_db_path();
@@ -90,8 +93,16 @@ struct recall_fixture {
     return ids;
   }
 
+  // Indexes every committed row (what the storage actor does when idle).
+  void index_all() {
+    auto n = index_all_pending(store->connection());
+    BOOST_REQUIRE_MESSAGE(n, err_of(n));
+  }
+
   recall_result search(const std::string& user, const std::string& query,
                        bool include_inactive = false, int32_t max_sessions = 3) {
+    if (index_before_search)
+      index_all();
     recall_request req;
     req.user_id = user;
     req.query = query;
@@ -379,6 +390,7 @@ BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
   c.summary = msg(s, msg_role::assistant, "summary text");
   BOOST_REQUIRE(store->commit_compaction(c));
   BOOST_REQUIRE(store->rollback_to_checkpoint(s, "cp"));
+  index_all();
   auto* db = store->connection().native_handle();
   auto rows = scalar(db, "SELECT count(*) FROM messages");
   for (auto* sql : {"INSERT INTO fts_words(fts_words, rank) VALUES ('integrity-check', 1)",
@@ -433,4 +445,95 @@ BOOST_AUTO_TEST_CASE(a_version_2_file_is_upgraded_in_place_and_its_rows_become_f
     BOOST_REQUIRE_EQUAL(r->hits.size(), 1u);
     BOOST_TEST(r->hits[0].hit.session_id == "old");
   }
+}
+
+// --- the unindexed tail (schema v5: indexing runs after the append)
+
+BOOST_FIXTURE_TEST_CASE(a_row_not_yet_indexed_is_found_by_the_tail_scan_and_later_by_its_index,
+                        recall_fixture) {
+  index_before_search = false;
+  auto s = session("alice", "k");
+  auto id = add(s, "the Marmoset escaped from the lab");
+  BOOST_REQUIRE(fts_watermark(store->connection()) == int64_t{0});
+  auto r = search("alice", "marmoset");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  BOOST_TEST(r.hits[0].hit.id == id);
+  BOOST_TEST(r.hits[0].route == std::string{unindexed_tail_route});
+  BOOST_TEST(r.hits[0].snippet.find(">>>Marmoset<<<") != std::string::npos);
+  BOOST_TEST(r.hits[0].window.size() == 1u);
+  index_all();
+  auto indexed = search("alice", "marmoset");
+  BOOST_REQUIRE_EQUAL(indexed.hits.size(), 1u);
+  BOOST_TEST(indexed.hits[0].hit.id == id);
+  BOOST_TEST(indexed.hits[0].route == "unicode61");
+}
+
+struct tail_case {
+  const char* query;
+  bool found;
+};
+
+std::ostream& operator<<(std::ostream& os, const tail_case& c) {
+  return os << c.query;
+}
+
+// Stored (unindexed): "deploy the 数据库 backup to staging-eu now" in alice's session.
+const tail_case tail_cases[] = {
+  {"staging-eu", true},
+  {"数据", true},
+  {"DEPLOY backup", true},          // every clause, ASCII case-insensitive
+  {"deploy \"the 数据库\"", true},  // phrase as a substring
+  {"backup OR nonexistentword", true},
+  {"back*", true},
+  {"deploy nonexistentword", false}, // implicit AND
+  {"deploy NOT staging", false},
+  {"NOT nonexistentword", false},    // no positive term: finds nothing
+  {"restore", false},
+};
+
+BOOST_DATA_TEST_CASE_F(recall_fixture, the_tail_scan_applies_the_query_clauses,
+                       data::make(tail_cases), c) {
+  index_before_search = false;
+  auto s = session("alice", "k");
+  add(s, "deploy the 数据库 backup to staging-eu now");
+  auto r = search("alice", c.query);
+  BOOST_TEST(r.hits.size() == (c.found ? 1u : 0u));
+  for (auto& h : r.hits)
+    BOOST_TEST(h.route == std::string{unindexed_tail_route});
+}
+
+BOOST_FIXTURE_TEST_CASE(the_tail_scan_keeps_tenants_apart_and_hides_rolled_back_rows,
+                        recall_fixture) {
+  index_before_search = false;
+  auto mine = session("alice", "k");
+  auto theirs = session("bob", "k");
+  add(theirs, "ocelot belongs to bob");
+  add(mine, "filler");
+  BOOST_REQUIRE(store->create_checkpoint(mine, "cp", 2));
+  auto undone = add(mine, "ocelot said then undone");
+  BOOST_REQUIRE(store->rollback_to_checkpoint(mine, "cp"));
+  BOOST_TEST(search("alice", "ocelot").hits.empty());
+  auto asked = search("alice", "ocelot", true);
+  BOOST_REQUIRE_EQUAL(asked.hits.size(), 1u);
+  BOOST_TEST(asked.hits[0].hit.id == undone);
+  auto bob = search("bob", "ocelot");
+  BOOST_REQUIRE_EQUAL(bob.hits.size(), 1u);
+  BOOST_TEST(bob.hits[0].hit.session_id == theirs);
+}
+
+BOOST_FIXTURE_TEST_CASE(indexed_hits_rank_before_tail_hits_and_a_session_counts_once,
+                        recall_fixture) {
+  auto old_session = session("alice", "old");
+  add(old_session, "pangolin pangolin");
+  index_all();
+  index_before_search = false;
+  add(old_session, "pangolin again, not indexed yet");
+  auto fresh = session("alice", "fresh");
+  auto fresh_id = add(fresh, "a pangolin appeared");
+  auto r = search("alice", "pangolin");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 2u);
+  BOOST_TEST(r.hits[0].hit.session_id == old_session);
+  BOOST_TEST(r.hits[0].route == "unicode61");
+  BOOST_TEST(r.hits[1].hit.id == fresh_id);
+  BOOST_TEST(r.hits[1].route == std::string{unindexed_tail_route});
 }

@@ -1,6 +1,7 @@
 // Tests of the storage actor (actors/storage): acknowledgement only after a durable
 // commit, group commits bounded by max_batch, every operation as a message, and a
-// writer that answers bad requests with errors and keeps serving.
+// writer that answers bad requests with errors and keeps serving; full-text
+// indexing in idle ticks and on shutdown.
 #define BOOST_TEST_MODULE storage_actor_test
 #include <boost/test/unit_test.hpp>
 
@@ -9,12 +10,15 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <sqlite3.h>
 
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
+#include "store/fts_indexer.hpp"
+#include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 
 using namespace mneme;
@@ -252,3 +256,103 @@ BOOST_AUTO_TEST_CASE(spawning_on_a_corrupt_file_fails_with_the_storage_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// Entries of each full-text index and the unindexed backlog of a closed file.
+struct index_figures {
+  int64_t backlog = -1;
+  int64_t words = -1, cjk = -1, trigram = -1;
+};
+
+index_figures figures_of(const store_params& params) {
+  index_figures f;
+  auto store = sqlite_store::open(params);
+  BOOST_REQUIRE(store);
+  auto& db = (*store)->connection();
+  f.backlog = *fts_backlog(db);
+  auto count = [&](const char* sql) {
+    auto stmt = db.prepare(sql);
+    BOOST_REQUIRE(stmt);
+    statement_scope s{**stmt};
+    BOOST_REQUIRE(s->step() == SQLITE_ROW);
+    return s->column_int(0);
+  };
+  f.words = count("SELECT count(*) FROM fts_words_docsize");
+  f.cjk = count("SELECT count(*) FROM fts_cjk_docsize");
+  f.trigram = count("SELECT count(*) FROM fts_trigram_docsize");
+  return f;
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(idle_ticks_index_every_committed_row_and_report_the_backlog,
+                        actor_fixture) {
+  start();
+  std::vector<message> batch;
+  for (int i = 0; i < 300; ++i)
+    batch.push_back(text("indexed in idle time " + std::to_string(i)));
+  auto ids = call<message_ids>(st_append_atom_v, batch);
+  BOOST_REQUIRE_EQUAL(ids.ids.size(), 300u);
+  // No further request: only the actor's own ticks can index. The deadline only
+  // bounds a hang; the assertion is on the counters.
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (metrics->indexed_rows.load() < 300 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  BOOST_TEST(metrics->indexed_rows.load() == 300);
+  BOOST_TEST(metrics->unindexed_rows.load() == 0);
+  // 300 rows at most fts_index_batch_rows per tick: several bounded batches.
+  BOOST_TEST(metrics->index_batches.load() >= (300 + fts_index_batch_rows - 1) / fts_index_batch_rows);
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE(reader);
+  BOOST_TEST(*fts_watermark((*reader)->connection()) == ids.ids.back());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_clean_shutdown_indexes_everything_committed, actor_fixture) {
+  start();
+  int64_t rows = 0;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<message> batch;
+    for (int i = 0; i < 100; ++i)
+      batch.push_back(text("round " + std::to_string(round) + " 数据库 " + std::to_string(i)));
+    rows += static_cast<int64_t>(call<message_ids>(st_append_atom_v, batch).ids.size());
+  }
+  self->send_exit(storage, caf::exit_reason::user_shutdown);
+  self->wait_for(storage);
+  storage = nullptr;
+  auto f = figures_of(params);
+  BOOST_TEST(f.backlog == 0);
+  BOOST_TEST(f.words == rows);
+  BOOST_TEST(f.cjk == rows);
+  BOOST_TEST(f.trigram == rows);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_backlog_found_at_open_is_indexed_by_the_actor, actor_fixture) {
+  int64_t rows = 0;
+  {
+    auto store = sqlite_store::open(params);
+    BOOST_REQUIRE(store);
+    session_record rec;
+    rec.user_id = "u";
+    rec.session_key = "old";
+    auto old = (*store)->create_session(rec, 1);
+    BOOST_REQUIRE(old);
+    for (int i = 0; i < 200; ++i) {
+      message m;
+      m.session_id = old->id;
+      m.role = msg_role::user;
+      m.content = "left unindexed by a crash " + std::to_string(i);
+      BOOST_REQUIRE((*store)->append(m));
+      ++rows;
+    }
+    BOOST_REQUIRE(*fts_backlog((*store)->connection()) == rows);
+  }
+  start();
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (metrics->indexed_rows.load() < rows && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  BOOST_TEST(metrics->indexed_rows.load() == rows);
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE(reader);
+  BOOST_TEST(*fts_backlog((*reader)->connection()) == 0);
+}

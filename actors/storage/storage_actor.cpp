@@ -1,12 +1,14 @@
 // The storage actor: group commits and the write/read operations; see storage_actor.hpp.
 #include "actors/storage/storage_actor.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <sstream>
 #include <utility>
 
 #include "caf/all.hpp"
 
+#include "store/fts_indexer.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme {
@@ -29,6 +31,18 @@ struct storage_state {
   std::vector<pending_append> pending;
   int64_t pending_rows = 0;
   bool flush_queued = false;
+  int64_t unindexed = 0; // committed rows above the index watermark
+
+  // Clean shutdown: everything committed is indexed before the file closes.
+  ~storage_state() {
+    if (!store || unindexed == 0 || store->connection().in_transaction())
+      return;
+    auto n = index_all_pending(store->connection());
+    if (!n && log)
+      log->warn("session=- event=final_index_failed error={}", render_error(n.error()));
+    else if (log)
+      log->info("session=- event=final_index rows={}", *n);
+  }
 };
 
 using storage_pointer = storage_actor::stateful_pointer<storage_state>;
@@ -122,8 +136,11 @@ void flush(storage_pointer self) {
     fail_all(group, fatal);
     return;
   }
-  if (st.metrics)
+  st.unindexed += rows;
+  if (st.metrics) {
     st.metrics->record_commit(rows);
+    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+  }
   size_t si = 0;
   size_t bi = 0;
   for (auto& p : group) {
@@ -144,6 +161,40 @@ void flush(storage_pointer self) {
   }
 }
 
+// Queues the next flush/index tick behind whatever is in the mailbox.
+void queue_tick(storage_pointer self) {
+  if (!self->state.flush_queued) {
+    self->state.flush_queued = true;
+    self->send(self, st_flush_atom_v);
+  }
+}
+
+// Idle-time indexing: one bounded batch, only when no message waits (appends
+// and every other request go first), then another tick while a backlog remains.
+// An index failure is logged and retried on a later tick; it never fails an
+// append (recall finds unindexed rows by its tail scan).
+void index_when_idle(storage_pointer self) {
+  auto& st = self->state;
+  if (st.unindexed <= 0)
+    return;
+  if (self->mailbox().empty()) {
+    auto n = index_pending(st.store->connection(), fts_index_batch_rows, fts_index_batch_bytes);
+    if (!n) {
+      log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed,
+               render_error(n.error()));
+      return; // the next commit queues a new tick
+    }
+    st.unindexed = *n == 0 ? 0 : std::max<int64_t>(0, st.unindexed - *n);
+    if (st.metrics) {
+      st.metrics->indexed_rows.fetch_add(*n, std::memory_order_relaxed);
+      st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
+      st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+    }
+  }
+  if (st.unindexed > 0)
+    queue_tick(self);
+}
+
 // Buffers an append and arranges its commit (now when the buffer is full).
 void enqueue(storage_pointer self, pending_append p) {
   auto& st = self->state;
@@ -152,14 +203,9 @@ void enqueue(storage_pointer self, pending_append p) {
     flush(self); // an oversized batch commits on its own, after what came before
   st.pending.push_back(std::move(p));
   st.pending_rows += rows;
-  if (st.pending_rows >= st.store->params().max_batch) {
-    flush(self);
-    return;
-  }
-  if (!st.flush_queued) {
-    st.flush_queued = true;
-    self->send(self, st_flush_atom_v);
-  }
+  if (st.pending_rows >= st.store->params().max_batch)
+    flush(self); // its index tick is the one queued below
+  queue_tick(self);
 }
 
 // Runs a non-append operation after committing the buffered appends; an
@@ -185,6 +231,13 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
   self->state.store = std::move(store);
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
+  // A backlog left by a crash (or an older binary) is indexed in idle ticks too.
+  if (auto backlog = fts_backlog(self->state.store->connection()); backlog && *backlog > 0) {
+    self->state.unindexed = *backlog;
+    if (self->state.metrics)
+      self->state.metrics->unindexed_rows.store(*backlog, std::memory_order_relaxed);
+    queue_tick(self);
+  }
   return {
     [=](st_append_atom, message& m) -> caf::result<int64_t> {
       pending_append p;
@@ -209,6 +262,7 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_flush_atom) {
       self->state.flush_queued = false;
       flush(self);
+      index_when_idle(self);
     },
     [=](st_live_atom, const std::string& sid) {
       return run_op(self, "live", [&] { return self->state.store->live_context(sid); });

@@ -14,6 +14,12 @@
 // intact; a failure of the transaction itself (disk full, I/O) answers every
 // request of the group with that error and nothing of the group is kept.
 //
+// Full-text indexing is not part of an append (schema v5): after a commit, the
+// flush message doubles as the idle tick. When the mailbox is empty, one bounded
+// batch (store/fts_indexer.hpp) is indexed and another tick queued while a
+// backlog remains, so any request that arrived meanwhile is handled first. The
+// backlog is storage_metrics::unindexed_rows; the actor indexes everything left
+// when it terminates cleanly, and a backlog found at open is indexed in ticks.
 // Every other operation first commits the buffered appends (so it sees them), then
 // runs in its own transaction. The actor never dies on a bad request: errors come
 // back as mneme::errc values; a thrown exception becomes errc::internal.
@@ -41,7 +47,8 @@ using storage_actor = caf::typed_actor<
   // Appends: the assigned id / the ids in batch order.
   caf::replies_to<st_append_atom, message>::with<int64_t>,
   caf::replies_to<st_append_atom, std::vector<message>>::with<message_ids>,
-  // Internal: commit the buffered appends (sent by the actor to itself).
+  // Internal: commit the buffered appends, then index one batch when idle (sent
+  // by the actor to itself).
   caf::reacts_to<st_flush_atom>,
   // Reads: live context; rows of a session in [first_id, last_id], any state.
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,

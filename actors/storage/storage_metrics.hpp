@@ -1,5 +1,6 @@
 // Counters of the storage actor's group commits: how many commits, how many rows,
-// and the distribution of rows per commit. Written by the storage actor's thread
+// and the distribution of rows per commit; and the backlog of its idle-time
+// full-text indexing. Written by the storage actor's thread
 // only; read from any thread (relaxed atomics: figures, not synchronization).
 #pragma once
 
@@ -19,6 +20,11 @@ struct storage_metrics {
   std::atomic<int64_t> failed_appends{0};
   std::atomic<int64_t> largest_batch{0};
   std::array<std::atomic<int64_t>, bucket_limits.size() + 1> batch_buckets{};
+  // Recall indexing in idle time (store/fts_indexer.hpp): rows committed but not
+  // yet in the full-text indexes, rows indexed, index batches run.
+  std::atomic<int64_t> unindexed_rows{0};
+  std::atomic<int64_t> indexed_rows{0};
+  std::atomic<int64_t> index_batches{0};
 
   void record_commit(int64_t rows) {
     group_commits.fetch_add(1, std::memory_order_relaxed);

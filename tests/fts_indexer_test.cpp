@@ -1,0 +1,307 @@
+// Tests of the asynchronous recall indexing (store/fts_indexer, schema v5): the
+// watermark, the row and byte bounds of a batch, all-or-nothing batches, index
+// integrity after indexing, and the in-place upgrade of a version 4 file.
+#define BOOST_TEST_MODULE fts_indexer_test
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <sqlite3.h>
+
+#include "messages/mneme_types.hpp"
+#include "store/fts_indexer.hpp"
+#include "store/fts_tokenizers.hpp"
+#include "store/migrations.hpp"
+#include "store/sqlite_store.hpp"
+
+using namespace mneme;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+template <class T>
+std::string err_of(const caf::expected<T>& x) {
+  return x ? std::string{} : render_error(x.error());
+}
+
+int64_t scalar(sqlite3* db, const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  BOOST_REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK,
+                        sqlite3_errmsg(db));
+  BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  auto v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+const char* const fts_tables[] = {"fts_words", "fts_cjk", "fts_trigram"};
+
+struct indexer_fixture {
+  std::string dir;
+  store_params params;
+  std::unique_ptr<sqlite_store> store;
+  std::string sid;
+
+  indexer_fixture() {
+    char tmpl[] = "/tmp/mneme-indexer-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    params.path = dir + "/i.db";
+    params.synchronous_full = false;
+    auto s = sqlite_store::open(params);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    store = std::move(*s);
+    session_record rec;
+    rec.user_id = "u";
+    rec.session_key = "k";
+    auto r = store->create_session(rec, 1);
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
+    sid = r->id;
+  }
+  ~indexer_fixture() {
+    store.reset();
+    std::filesystem::remove_all(dir);
+  }
+
+  db_connection& db() { return store->connection(); }
+  sqlite3* raw() { return db().native_handle(); }
+
+  int64_t add(std::string text) {
+    message m;
+    m.session_id = sid;
+    m.role = msg_role::user;
+    m.content = std::move(text);
+    auto id = store->append(m);
+    BOOST_REQUIRE_MESSAGE(id, err_of(id));
+    return *id;
+  }
+
+  int64_t watermark() {
+    auto w = fts_watermark(db());
+    BOOST_REQUIRE_MESSAGE(w, err_of(w));
+    return *w;
+  }
+
+  int64_t backlog() {
+    auto b = fts_backlog(db());
+    BOOST_REQUIRE_MESSAGE(b, err_of(b));
+    return *b;
+  }
+
+  int64_t index(int64_t rows, int64_t bytes = fts_index_batch_bytes) {
+    auto n = index_pending(db(), rows, bytes);
+    BOOST_REQUIRE_MESSAGE(n, err_of(n));
+    return *n;
+  }
+
+  // Entries of each index (docsize rows: one per indexed message).
+  void require_entries(int64_t expected) {
+    for (auto* t : fts_tables)
+      BOOST_TEST(scalar(raw(), std::string{"SELECT count(*) FROM "} + t + "_docsize") == expected,
+                 t);
+  }
+
+  void require_integrity() {
+    for (auto* t : fts_tables) {
+      auto sql = std::string{"INSERT INTO "} + t + "(" + t + ", rank) VALUES ('integrity-check', 1)";
+      BOOST_TEST(sqlite3_exec(raw(), sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK, t);
+    }
+  }
+
+  int64_t matches(const char* table, const char* term) {
+    return scalar(raw(), std::string{"SELECT count(*) FROM "} + table + " WHERE " + table
+                           + " MATCH '" + term + "'");
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_batch_bounds_are_128_rows_and_64_kib) {
+  BOOST_TEST(fts_index_batch_rows == 128);
+  BOOST_TEST(fts_index_batch_bytes == 64 * 1024);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_append_is_not_indexed_until_the_indexer_runs, indexer_fixture) {
+  auto id = add("the aardvark 数据库 appears");
+  BOOST_TEST(watermark() == 0);
+  BOOST_TEST(backlog() == 1);
+  require_entries(0);
+  BOOST_TEST(index(10) == 1);
+  BOOST_TEST(watermark() == id);
+  BOOST_TEST(backlog() == 0);
+  require_entries(1);
+  BOOST_TEST(matches("fts_words", "aardvark") == 1);
+  BOOST_TEST(matches("fts_cjk", "数据") == 1);
+  BOOST_TEST(matches("fts_trigram", "ardva") == 1);
+  require_integrity();
+}
+
+BOOST_FIXTURE_TEST_CASE(indexing_with_nothing_pending_changes_nothing, indexer_fixture) {
+  BOOST_TEST(index(10) == 0);
+  auto id = add("one row");
+  BOOST_TEST(index(10) == 1);
+  BOOST_TEST(index(10) == 0);
+  BOOST_TEST(watermark() == id);
+  require_entries(1);
+}
+
+struct rows_case {
+  int64_t pending;
+  int64_t max_rows;
+};
+
+std::ostream& operator<<(std::ostream& os, const rows_case& c) {
+  return os << c.pending << " pending, max " << c.max_rows;
+}
+
+const rows_case rows_cases[] = {{10, 1}, {10, 3}, {10, 10}, {10, 50}, {300, 128}};
+
+BOOST_DATA_TEST_CASE_F(indexer_fixture, a_batch_takes_at_most_max_rows_in_id_order,
+                       data::make(rows_cases), c) {
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < c.pending; ++i)
+    ids.push_back(add("row " + std::to_string(i)));
+  auto take = std::min(c.pending, c.max_rows);
+  BOOST_TEST(index(c.max_rows) == take);
+  BOOST_TEST(watermark() == ids[static_cast<size_t>(take - 1)]);
+  BOOST_TEST(backlog() == c.pending - take);
+  require_entries(take);
+}
+
+struct bytes_case {
+  std::vector<int64_t> sizes; // text bytes of the pending rows, in id order
+  int64_t max_bytes;
+  int64_t rows_taken;
+};
+
+std::ostream& operator<<(std::ostream& os, const bytes_case& c) {
+  return os << c.sizes.size() << " rows, budget " << c.max_bytes;
+}
+
+const bytes_case bytes_cases[] = {
+  {{100, 100, 100}, 250, 2},            // stops before the row that passes the budget
+  {{100, 100, 100}, 300, 3},            // exactly the budget fits
+  {{200 * 1024, 100, 100}, 64 * 1024, 1}, // a 200 KB tool output is a batch alone
+  {{100, 200 * 1024, 100}, 64 * 1024, 1}, // and waits for the next batch
+  {{10, 10, 10, 10}, 1, 1},             // at least one row, always
+};
+
+BOOST_DATA_TEST_CASE_F(indexer_fixture, a_batch_stays_within_its_byte_budget,
+                       data::make(bytes_cases), c) {
+  std::vector<int64_t> ids;
+  for (auto size : c.sizes)
+    ids.push_back(add(std::string(static_cast<size_t>(size), 'x')));
+  BOOST_TEST(index(100, c.max_bytes) == c.rows_taken);
+  BOOST_TEST(watermark() == ids[static_cast<size_t>(c.rows_taken - 1)]);
+  require_entries(c.rows_taken);
+}
+
+BOOST_FIXTURE_TEST_CASE(indexing_everything_leaves_consistent_indexes_with_one_entry_per_row,
+                        indexer_fixture) {
+  for (int i = 0; i < 700; ++i)
+    add(i % 3 == 0 ? "中文消息 " + std::to_string(i) : "english message " + std::to_string(i));
+  add(std::string(200 * 1024, 'y'));
+  auto n = index_all_pending(db());
+  BOOST_REQUIRE_MESSAGE(n, err_of(n));
+  BOOST_TEST(*n == 701);
+  BOOST_TEST(backlog() == 0);
+  BOOST_TEST(watermark() == scalar(raw(), "SELECT max(id) FROM messages"));
+  require_entries(701);
+  require_integrity();
+  BOOST_TEST(matches("fts_words", "english") == 466);
+  BOOST_TEST(matches("fts_cjk", "消息") == 234);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_batch_moves_neither_the_watermark_nor_any_index,
+                        indexer_fixture) {
+  add("first row indexed");
+  BOOST_TEST(index(10) == 1);
+  auto mark = watermark();
+  add("second row pending");
+  // The watermark update is the batch's last statement: make it fail.
+  BOOST_REQUIRE(sqlite3_exec(raw(),
+                             "CREATE TRIGGER test_block BEFORE UPDATE ON fts_state"
+                             " BEGIN SELECT RAISE(ABORT, 'blocked by test'); END;",
+                             nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto failed = index_pending(db(), 10);
+  BOOST_REQUIRE(!failed);
+  BOOST_TEST(render_error(failed.error()).find("blocked by test") != std::string::npos);
+  BOOST_TEST(!db().in_transaction());
+  BOOST_TEST(watermark() == mark);
+  require_entries(1);
+  BOOST_TEST(matches("fts_words", "pending") == 0);
+  BOOST_REQUIRE(sqlite3_exec(raw(), "DROP TRIGGER test_block", nullptr, nullptr, nullptr)
+                == SQLITE_OK);
+  BOOST_TEST(index(10) == 1); // the retry indexes the row once
+  require_entries(2);
+  BOOST_TEST(matches("fts_words", "pending") == 1);
+  require_integrity();
+}
+
+BOOST_FIXTURE_TEST_CASE(message_text_cannot_be_rewritten_so_an_indexed_row_never_goes_stale,
+                        indexer_fixture) {
+  auto id = add("original text");
+  BOOST_TEST(index(10) == 1);
+  auto sql = "UPDATE messages SET content = 'changed' WHERE id = " + std::to_string(id);
+  BOOST_TEST(sqlite3_exec(raw(), sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK);
+  BOOST_TEST(matches("fts_words", "original") == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(appends_fire_no_full_text_trigger, indexer_fixture) {
+  BOOST_TEST(scalar(raw(), "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                           " AND sql LIKE '%fts_%'") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_version_4_file_upgrades_in_place_with_its_rows_already_indexed) {
+  char tmpl[] = "/tmp/mneme-indexer-v4-XXXXXX";
+  BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
+  std::string dir = tmpl;
+  store_params p;
+  p.path = dir + "/v4.db";
+  {
+    sqlite3* raw = nullptr;
+    BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
+    BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
+    for (int v = 0; v < 4; ++v)
+      BOOST_REQUIRE_MESSAGE(sqlite3_exec(raw, schema_migrations()[v].sql, nullptr, nullptr,
+                                         nullptr) == SQLITE_OK,
+                            sqlite3_errmsg(raw));
+    BOOST_REQUIRE(sqlite3_exec(raw,
+                               "PRAGMA user_version = 4;"
+                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+                               " VALUES ('old', 'u', 'k', 1);"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('old', 'user', 'indexed by the old trigger');"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('old', 'user', 'also by the old trigger 数据库');",
+                               nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  {
+    auto store = sqlite_store::open(p);
+    BOOST_REQUIRE_MESSAGE(store, err_of(store));
+    auto& db = (*store)->connection();
+    auto* raw = db.native_handle();
+    BOOST_TEST(scalar(raw, "PRAGMA user_version") == 5);
+    BOOST_TEST(latest_schema_version() == 5);
+    BOOST_TEST(*fts_watermark(db) == 2);
+    BOOST_TEST(*fts_backlog(db) == 0);
+    BOOST_TEST(scalar(raw, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                           " AND sql LIKE '%fts_%'") == 0);
+    BOOST_TEST(scalar(raw, "SELECT count(*) FROM fts_words_docsize") == 2);
+    message m;
+    m.session_id = "old";
+    m.role = msg_role::user;
+    m.content = "written after the upgrade";
+    BOOST_REQUIRE((*store)->append(m));
+    BOOST_TEST(*fts_backlog(db) == 1);
+    auto n = index_all_pending(db);
+    BOOST_REQUIRE_MESSAGE(n, err_of(n));
+    BOOST_TEST(*n == 1);
+    BOOST_TEST(scalar(raw, "SELECT count(*) FROM fts_words_docsize") == 3);
+  }
+  std::filesystem::remove_all(dir);
+}
