@@ -1,5 +1,5 @@
 // Cross-session recall over a read-only connection (SPEC §4): routes a sanitized
-// query through the full-text indexes of schema version 3 (fts_words = unicode61,
+// query through the full-text indexes of schema versions 3-5 (fts_words = unicode61,
 // fts_cjk = CJK bigram, fts_trigram = trigram), then a bounded substring scan;
 // ranks by BM25; keeps the best hit per session; and returns, for each hit, a
 // highlighted snippet, the hit ± 5 messages of its session and the session's
