@@ -43,6 +43,13 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
                     + llm::caller_timeout(rt->cfg_.summarizer);
   gc.clock = rt->cfg_.clock;
   gc.log = rt->cfg_.log;
+  if (rt->cfg_.database.path != ":memory:") {
+    auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
+    if (!recall)
+      return std::move(recall.error());
+    rt->recall_ = *recall;
+    gc.recall = rt->recall_;
+  }
   rt->gateway_ = spawn_gateway(sys, gc, rt->storage_, rt->supervisor_);
   return rt;
 }
@@ -52,7 +59,8 @@ void runtime::stop() {
     return;
   stopped_ = true;
   caf::scoped_actor self{sys_};
-  for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(supervisor_),
+  for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(recall_),
+                 caf::actor_cast<caf::actor>(supervisor_),
                  caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_)}) {
     if (!a)
       continue;
@@ -66,6 +74,7 @@ void runtime::stop() {
     self->receive([](caf::down_msg&) {});
   }
   gateway_ = nullptr;
+  recall_ = nullptr;
   supervisor_ = nullptr;
   chat_ = nullptr;
   summarizer_ = nullptr;

@@ -73,6 +73,7 @@ class runtime {
   llm_pool_actor summarizer_;
   supervisor_actor supervisor_;
   gateway_actor gateway_;
+  recall_actor recall_;        // null with an in-memory database (no second connection)
   bool stopped_ = false;
 };
 

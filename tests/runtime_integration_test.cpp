@@ -329,9 +329,17 @@ BOOST_AUTO_TEST_CASE(channel_commands_compress_roll_back_and_search) {
   auto after = say("cmd", "after the rollback");
   BOOST_REQUIRE_MESSAGE(after, why(after));
   BOOST_TEST(after->live_messages == rolled->live_messages + 2);
-  auto search = say("cmd", "/search budget");
-  BOOST_REQUIRE(!search);
-  BOOST_TEST(static_cast<errc>(search.error().code()) == errc::not_found);
+  // /search answers from recall over the user's sessions, fresh rows included.
+  auto search = say("cmd", "/search rollback");
+  BOOST_REQUIRE_MESSAGE(search, why(search));
+  BOOST_TEST(search->notice.find("Found 1 session") == 0u);
+  BOOST_TEST(search->notice.find(">>>rollback<<<") != std::string::npos);
+  BOOST_TEST(search->live_messages == 0); // the command does not touch the transcript
+  auto none = say("cmd", "/search zyxwvut");
+  BOOST_REQUIRE_MESSAGE(none, why(none));
+  BOOST_TEST(none->notice.find("Found 0 sessions") == 0u);
+  auto empty = say("cmd", "/search");
+  BOOST_REQUIRE(!empty);
 }
 
 BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_message) {

@@ -378,6 +378,37 @@ void sweep(gateway_ptr self) {
   }
 }
 
+// `/search QUERY`: recall over the user's own sessions (SPEC §4), answered as a notice
+// listing one line per session found; the session's transcript is not touched.
+caf::result<turn_reply> channel_search(gateway_ptr self, const std::string& key,
+                                       const std::string& user, const std::string& query) {
+  auto& st = self->state;
+  if (!st.cfg.recall)
+    return caf::make_error(errc::not_found, "/search: recall is unavailable (in-memory database)");
+  if (query.empty())
+    return caf::make_error(errc::bad_request, "/search: give a query, e.g. /search deploy plan");
+  auto rp = self->make_response_promise<turn_reply>();
+  turn_reply reply;
+  if (auto i = st.keys.find(key); i != st.keys.end())
+    reply.session_id = i->second.session_id;
+  recall_request req;
+  req.user_id = user;
+  req.query = query;
+  self->request(st.cfg.recall, st.cfg.search_timeout, rc_search_atom_v, std::move(req))
+    .then(
+      [rp, reply, query](const recall_result& res) mutable {
+        reply.notice = "Found " + std::to_string(res.hits.size())
+                       + (res.hits.size() == 1 ? " session" : " sessions") + " for \""
+                       + query + "\"";
+        for (const auto& h : res.hits)
+          reply.notice += "\n- session " + h.hit.session_id + " (" + std::string{to_string(h.kind)}
+                          + ", " + h.route + "): " + h.snippet;
+        rp.deliver(std::move(reply));
+      },
+      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  return rp;
+}
+
 void arm_eviction(gateway_ptr self) {
   auto& st = self->state;
   auto secs = st.cfg.gateway.idle_evict_seconds;
@@ -404,8 +435,7 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
         if (key.empty())
           return caf::make_error(errc::bad_request, "message: the session key is empty");
         if (auto q = command_arg(text, "/search"))
-          return caf::make_error(errc::not_found, "/search: recall is not wired into the "
-                                                  "gateway yet");
+          return channel_search(self, key, user, *q);
         auto rp = self->make_response_promise<turn_reply>();
         auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
         with_session(

@@ -30,6 +30,7 @@
 #include "caf/all.hpp"
 
 #include "actors/gateway_params.hpp"
+#include "actors/recall/recall_actor.hpp"
 #include "actors/session/session_actor.hpp"
 #include "actors/storage/storage_actor.hpp"
 #include "actors/supervisor/supervisor_actor.hpp"
@@ -61,6 +62,8 @@ struct gateway_config {
   std::chrono::milliseconds storage_timeout{30000};
   std::chrono::milliseconds turn_timeout{330000};   // > a session's own LLM timeouts
   std::function<time_ms()> clock = system_clock_ms; // test seam
+  recall_actor recall;                               // answers /search; null = unavailable
+  std::chrono::milliseconds search_timeout{35000};   // > the recall reader's own 30 s
   std::shared_ptr<spdlog::logger> log;              // null = no logging
 };
 
