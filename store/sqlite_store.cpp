@@ -92,6 +92,15 @@ caf::expected<session_record> sqlite_store::end_session(const std::string& sessi
     return err;
   if (auto err = require_open_session(session_id))
     return err;
+  if (auto err = write_session_end(session_id, now, reason, "end session"))
+    return err;
+  if (auto err = txn.commit())
+    return err;
+  return load_session(*db_, session_id);
+}
+
+caf::error sqlite_store::write_session_end(const std::string& session_id, time_ms now,
+                                           const std::string& reason, const char* what) {
   auto stmt = db_->prepare("UPDATE sessions SET ended_at_ms = ?2, end_reason = ?3 WHERE id = ?1");
   if (!stmt)
     return std::move(stmt.error());
@@ -100,10 +109,8 @@ caf::expected<session_record> sqlite_store::end_session(const std::string& sessi
   s->bind(2, now > 0 ? now : int64_t{1});
   s->bind(3, reason);
   if (auto rc = s->step(); rc != SQLITE_DONE)
-    return db_->failure(rc, "end session");
-  if (auto err = txn.commit())
-    return err;
-  return load_session(*db_, session_id);
+    return db_->failure(rc, what);
+  return caf::none;
 }
 
 caf::error sqlite_store::save_triggers(const std::string& session_id, const trigger_state& t) {

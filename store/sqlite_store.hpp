@@ -103,6 +103,10 @@ private:
   // means "= id".
   caf::expected<int64_t> insert_message(const message& m, int64_t position = 0);
   caf::error write_triggers(const std::string& session_id, const trigger_state& t);
+  // Marks a session ended at `now` (at least 1 ms) for `reason`, inside the caller's
+  // transaction. `what` names the operation in the error.
+  caf::error write_session_end(const std::string& session_id, time_ms now,
+                               const std::string& reason, const char* what);
   caf::error require_open_session(const std::string& session_id);
   caf::error savepoint(const char* sql, const std::string& what);
 

@@ -185,18 +185,8 @@ caf::expected<session_record> sqlite_store::reset_session(const std::string& ses
     if (auto id = insert_message(m); !id)
       return std::move(id.error());
   }
-  {
-    auto stmt = db_->prepare("UPDATE sessions SET ended_at_ms = ?2, end_reason = ?3"
-                             " WHERE id = ?1");
-    if (!stmt)
-      return std::move(stmt.error());
-    statement_scope s{**stmt};
-    s->bind(1, session_id);
-    s->bind(2, now > 0 ? now : int64_t{1});
-    s->bind(3, reason);
-    if (auto rc = s->step(); rc != SQLITE_DONE)
-      return db_->failure(rc, "end the reset session");
-  }
+  if (auto err = write_session_end(session_id, now, reason, "end the reset session"))
+    return err;
   if (auto err = txn.commit())
     return err;
   return child;
