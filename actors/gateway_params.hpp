@@ -17,6 +17,7 @@ struct gateway_params {
   int64_t request_timeout_seconds = 330;// longer than any LLM timeout so the precise error wins
   std::string default_user = "default";
   std::string system_prompt = "You are a helpful assistant.";
+  std::string skills_dir;               // folder of <name>/SKILL.md; empty = no skills
 };
 
 } // namespace mneme

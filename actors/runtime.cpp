@@ -12,6 +12,7 @@ session_params session_params_of(const runtime_config& cfg) {
   p.summary_timeout = llm::caller_timeout(cfg.summarizer);
   p.clock = cfg.clock;
   p.log = cfg.log;
+  p.metrics = cfg.metrics;
   return p;
 }
 
@@ -23,8 +24,10 @@ std::chrono::milliseconds runtime::turn_timeout() const {
 
 caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
                                                        runtime_config cfg) {
+  if (!cfg.metrics)
+    cfg.metrics = std::make_shared<runtime_metrics>();
   std::unique_ptr<runtime> rt{new runtime(sys, std::move(cfg))};
-  auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log);
+  auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log, rt->cfg_.metrics->storage);
   if (!storage)
     return std::move(storage.error());
   rt->storage_ = *storage;
@@ -43,6 +46,7 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
                     + llm::caller_timeout(rt->cfg_.summarizer);
   gc.clock = rt->cfg_.clock;
   gc.log = rt->cfg_.log;
+  gc.metrics = rt->cfg_.metrics;
   if (rt->cfg_.database.path != ":memory:") {
     auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
     if (!recall)

@@ -21,6 +21,7 @@
 #include "actors/gateway_params.hpp"
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/llm/llm_pool.hpp"
+#include "actors/runtime_metrics.hpp"
 #include "actors/storage/storage_actor.hpp"
 #include "actors/supervisor/supervisor_actor.hpp"
 #include "policies/compression_params.hpp"
@@ -37,6 +38,7 @@ struct runtime_config {
   gateway_params gateway;
   std::function<time_ms()> clock = system_clock_ms; // test seam
   std::shared_ptr<spdlog::logger> log;              // null = no logging
+  std::shared_ptr<runtime_metrics> metrics;         // null = start() creates one
 };
 
 class runtime {
@@ -59,6 +61,10 @@ class runtime {
   const llm_pool_actor& chat_pool() const { return chat_; }
   const llm_pool_actor& summary_pool() const { return summarizer_; }
   const runtime_config& config() const { return cfg_; }
+  // The counters every actor of this runtime writes (never null after start()).
+  const std::shared_ptr<runtime_metrics>& metrics() const { return cfg_.metrics; }
+  // The recall pool; null with an in-memory database.
+  const recall_actor& recall() const { return recall_; }
 
   // The request timeout a caller of the gateway should use.
   std::chrono::milliseconds turn_timeout() const;

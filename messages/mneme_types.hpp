@@ -126,6 +126,24 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, gw_rebind_atom, "gw_rebind")
   CAF_ADD_ATOM(mneme, mneme, gw_evict_atom, "gw_evict")
   CAF_ADD_ATOM(mneme, mneme, gw_state_atom, "gw_state")
+  CAF_ADD_ATOM(mneme, mneme, ss_live_atom, "ss_live")
+  CAF_ADD_ATOM(mneme, mneme, gw_append_atom, "gw_append")
+  CAF_ADD_ATOM(mneme, mneme, gw_live_atom, "gw_live")
+  CAF_ADD_ATOM(mneme, mneme, gw_local_atom, "gw_local")
+  CAF_ADD_ATOM(mneme, mneme, gw_checkpoint_atom, "gw_ckpt")
+  CAF_ADD_ATOM(mneme, mneme, gw_rollback_atom, "gw_rollbk")
+
+  // --- special paths (issue 7: pruning, eviction, micro-compaction, external modes):
+  // add below this line
+  CAF_ADD_ATOM(mneme, mneme, ss_prune_atom, "ss_prune")
+  CAF_ADD_ATOM(mneme, mneme, ss_skill_atom, "ss_skill")
+  CAF_ADD_ATOM(mneme, mneme, st_replace_atom, "st_replace")
+
+  // --- memory tiers (issue 7: facts, cold storage, skills): add below this line
+  CAF_ADD_ATOM(mneme, mneme, st_fact_put_atom, "st_factput")
+  CAF_ADD_ATOM(mneme, mneme, st_fact_del_atom, "st_factdel")
+  CAF_ADD_ATOM(mneme, mneme, st_facts_atom, "st_facts")
+  CAF_ADD_ATOM(mneme, mneme, st_import_atom, "st_import")
 
 CAF_END_TYPE_ID_BLOCK(mneme)
 

@@ -33,6 +33,7 @@ struct compression_params {
   int64_t proactive_prune_tokens = 0;        // 0 = only when the main path is locked
   int64_t proactive_prune_min_result_chars = 8000;
   int64_t proactive_prune_min_reclaim_tokens = 4096;
+  int64_t tool_output_eviction_chars = 16000; // evict answered tool outputs larger; 0 = off
   bool micro_compact = false;
   int micro_compact_every_n_turns = 1;
   int64_t micro_compact_defrag_threshold_tokens = 2000;

@@ -137,6 +137,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(compression.proactive_prune_tokens);
   SAME(compression.proactive_prune_min_result_chars);
   SAME(compression.proactive_prune_min_reclaim_tokens);
+  SAME(compression.tool_output_eviction_chars);
   SAME(compression.micro_compact);
   SAME(compression.micro_compact_every_n_turns);
   SAME(compression.micro_compact_defrag_threshold_tokens);
@@ -183,6 +184,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.request_timeout_seconds);
   SAME(gateway.default_user);
   SAME(gateway.system_prompt);
+  SAME(gateway.skills_dir);
   SAME(logging.level);
   SAME(logging.file);
 #undef SAME
@@ -256,6 +258,7 @@ const std::vector<spec_default> spec_defaults = {
   {"compression.anti_thrash_lock_seconds", "300"},
   {"compression.proactive_prune_min_result_chars", "8000"},
   {"compression.proactive_prune_min_reclaim_tokens", "4096"},
+  {"compression.tool_output_eviction_chars", "16000"},
   {"compression.micro_compact", "false"},
   {"compression.micro_compact_defrag_threshold_tokens", "2000"},
   {"compression.idle_compact_after_seconds", "0"},
@@ -530,6 +533,7 @@ const std::vector<int_bounds> integer_ranges = {
   {"compression.proactive_prune_tokens", 0, 1000000000},
   {"compression.proactive_prune_min_result_chars", 256, 1000000000},
   {"compression.proactive_prune_min_reclaim_tokens", 0, 1000000000},
+  {"compression.tool_output_eviction_chars", 256, 1000000000},
   {"compression.micro_compact_every_n_turns", 1, 10000},
   {"compression.micro_compact_defrag_threshold_tokens", 100, 1000000},
   {"compression.idle_compact_after_seconds", 0, 2592000},
@@ -577,7 +581,10 @@ BOOST_DATA_TEST_CASE(integer_ranges_accept_both_ends_and_reject_one_step_beyond,
     auto r = load_config_text(setting(b.path, std::to_string(bad)), "x");
     BOOST_TEST(has_range_error(r, b.path), b.path << " accepts " << bad);
     BOOST_TEST(has_error(r, b.path + ": " + std::to_string(bad) + " is outside " +
-                                (b.path == "compression.threshold_tokens" ? "0 or " : "") +
+                                (b.path == "compression.threshold_tokens"
+                                     || b.path == "compression.tool_output_eviction_chars"
+                                   ? "0 or "
+                                   : "") +
                                 range),
                r.describe_errors());
   }

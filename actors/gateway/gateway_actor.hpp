@@ -65,6 +65,7 @@ struct gateway_config {
   recall_actor recall;                               // answers /search; null = unavailable
   std::chrono::milliseconds search_timeout{35000};   // > the recall reader's own 30 s
   std::shared_ptr<spdlog::logger> log;              // null = no logging
+  std::shared_ptr<runtime_metrics> metrics;         // null = not counted
 };
 
 // Spawns the gateway and registers it with the supervisor.

@@ -494,6 +494,7 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
         s.compactions_by_trigger = st.compactions_by_trigger;
         return s;
       },
+      [self](ss_live_atom) -> std::vector<message> { return self->state.live; },
       [self](ss_idle_atom, uint64_t generation) { on_idle_tick(self, generation); },
       [self](ss_evict_atom) -> bool {
         auto& st = self->state;

@@ -36,6 +36,7 @@
 #include "caf/all.hpp"
 
 #include "actors/llm/llm_pool.hpp"
+#include "actors/runtime_metrics.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/compression_params.hpp"
 
@@ -54,6 +55,8 @@ using session_actor = caf::typed_actor<
   // T13: local compaction around the live message at `center` index, +- radius.
   caf::replies_to<ss_local_atom, int64_t, int64_t>::with<compaction_report>,
   caf::replies_to<ss_state_atom>::with<session_snapshot>,
+  // The live context as held in memory (what the next model call sees).
+  caf::replies_to<ss_live_atom>::with<std::vector<message>>,
   // Internal: the idle timer (generation).
   caf::reacts_to<ss_idle_atom, uint64_t>,
   // Eviction: true (and the actor quits normally) when no work is in flight.
@@ -80,6 +83,7 @@ struct session_params {
   size_t max_pending_turns = 64;
   std::function<time_ms()> clock = system_clock_ms; // test seam: tests set the time
   std::shared_ptr<spdlog::logger> log;      // null = no logging
+  std::shared_ptr<runtime_metrics> metrics; // null = not counted
 };
 
 // The actors a session talks to. `supervisor` may be invalid (no exhaustion report).

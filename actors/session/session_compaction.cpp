@@ -58,6 +58,15 @@ void finish(session_ptr self, compaction_report report, caf::error err,
   auto total = std::chrono::duration_cast<std::chrono::microseconds>(
     std::chrono::steady_clock::now() - st.compaction_started);
   report.overhead_us = std::max<int64_t>(0, (total - st.summary_wait).count());
+  if (st.params.metrics) {
+    auto outcome = err                       ? compaction_outcome_label::failed
+                   : report.nothing_to_compact ? compaction_outcome_label::nothing
+                   : !report.committed         ? compaction_outcome_label::failed
+                   : report.used_fallback      ? compaction_outcome_label::fallback
+                                               : compaction_outcome_label::committed;
+    st.params.metrics->record_compaction(report.by, outcome, report.tokens_before,
+                                         report.tokens_after);
+  }
   done(std::move(report), std::move(err));
   auto waiting = std::move(st.after_compaction);
   st.after_compaction.clear();
@@ -197,8 +206,15 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   auto request = build_summary_request(middle, rp);
   auto asked = std::chrono::steady_clock::now();
   auto waited = [self, asked] {
-    self->state.summary_wait = std::chrono::duration_cast<std::chrono::microseconds>(
+    auto& st = self->state;
+    st.summary_wait = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - asked);
+    if (st.params.metrics)
+      st.params.metrics->summarizer_latency.observe_us(st.summary_wait.count());
+  };
+  auto count_failure = [self](errc code) {
+    if (self->state.params.metrics)
+      self->state.params.metrics->record_summary_failure(code);
   };
   auto on_failure = [self, plan, middle, out, done](std::string reason) mutable {
     auto& st = self->state;
@@ -219,16 +235,20 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   self->request(st.deps.summarizer, st.params.summary_timeout, llm_call_atom_v,
                 std::move(request))
     .then(
-      [self, plan, out, done, on_failure, waited](chat_answer& answer) mutable {
+      [self, plan, out, done, on_failure, waited,
+       count_failure](chat_answer& answer) mutable {
         waited();
         if (answer.content.empty()) {
+          count_failure(errc::llm_empty_answer);
           on_failure("empty summary");
           return;
         }
         commit(self, std::move(plan), wrap_summary(answer.content), out, std::move(done));
       },
-      [on_failure, waited](caf::error& err) mutable {
+      [on_failure, waited, count_failure](caf::error& err) mutable {
         waited();
+        count_failure(err.category() == caf::atom("mneme") ? static_cast<errc>(err.code())
+                                                           : errc::llm_total_timeout);
         on_failure(render_error(err));
       });
 }

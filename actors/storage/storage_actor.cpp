@@ -2,6 +2,7 @@
 #include "actors/storage/storage_actor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <sstream>
 #include <utility>
@@ -93,6 +94,7 @@ void flush(storage_pointer self) {
   st.pending.clear();
   st.pending_rows = 0;
   auto& store = *st.store;
+  auto began = std::chrono::steady_clock::now();
   if (auto err = store.begin_group()) {
     log_warn(st, "session=- event=group_begin_failed requests={} error={}", group.size(),
              render_error(err));
@@ -138,6 +140,9 @@ void flush(storage_pointer self) {
   }
   st.unindexed += rows;
   if (st.metrics) {
+    st.metrics->commit_latency.observe_us(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
+                                                            - began).count());
     st.metrics->record_commit(rows);
     st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
   }

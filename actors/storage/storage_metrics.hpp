@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/latency_histogram.hpp"
+
 namespace mneme {
 
 struct storage_metrics {
@@ -25,6 +27,7 @@ struct storage_metrics {
   std::atomic<int64_t> unindexed_rows{0};
   std::atomic<int64_t> indexed_rows{0};
   std::atomic<int64_t> index_batches{0};
+  latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
 
   void record_commit(int64_t rows) {
     group_commits.fetch_add(1, std::memory_order_relaxed);

@@ -47,6 +47,8 @@ std::vector<config_field> compression_fields() {
             &c::proactive_prune_min_result_chars, {256, billion}),
     integer("compression.proactive_prune_min_reclaim_tokens", s,
             &c::proactive_prune_min_reclaim_tokens, {0, billion}),
+    integer("compression.tool_output_eviction_chars", s, &c::tool_output_eviction_chars,
+            {256, billion, true}),
     boolean("compression.micro_compact", s, &c::micro_compact),
     integer("compression.micro_compact_every_n_turns", s, &c::micro_compact_every_n_turns,
             {1, 10000}),
@@ -134,6 +136,7 @@ std::vector<config_field> gateway_fields() {
     integer("gateway.request_timeout_seconds", g, &p::request_timeout_seconds, {1, one_day_s}),
     text("gateway.default_user", g, &p::default_user, non_empty()),
     text("gateway.system_prompt", g, &p::system_prompt),
+    text("gateway.skills_dir", g, &p::skills_dir),
   };
 }
 

@@ -1,0 +1,155 @@
+// The JSON form of mneme's values; see json_codec.hpp.
+#include "apps/common/api/json_codec.hpp"
+
+namespace mneme::api {
+
+json to_json(const message& m) {
+  auto calls = json::array();
+  for (auto& c : m.tool_calls)
+    calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+  return {{"id", m.id},
+          {"session_id", m.session_id},
+          {"role", std::string{to_string(m.role)}},
+          {"content", m.content},
+          {"tool_call_id", m.tool_call_id},
+          {"tool_calls", std::move(calls)},
+          {"tool_name", m.tool_name},
+          {"timestamp_ms", m.timestamp_ms},
+          {"token_estimate", m.token_estimate},
+          {"active", m.active},
+          {"compacted", m.compacted},
+          {"is_summary", m.is_summary},
+          {"replaced_first_id", m.replaced_first_id},
+          {"replaced_last_id", m.replaced_last_id},
+          {"state", std::string{to_string(m.state())}}};
+}
+
+json to_json(const std::vector<message>& rows) {
+  auto out = json::array();
+  for (auto& m : rows)
+    out.push_back(to_json(m));
+  return out;
+}
+
+json to_json(const trigger_state& t) {
+  return {{"cooldown_until_ms", t.cooldown_until_ms},
+          {"cooldown_reason", t.cooldown_reason},
+          {"anti_thrash_strikes", t.anti_thrash_strikes},
+          {"lock_until_ms", t.lock_until_ms},
+          {"probe_pending", t.probe_pending},
+          {"fallback_streak", t.fallback_streak},
+          {"compaction_count", t.compaction_count},
+          {"last_prompt_tokens", t.last_prompt_tokens}};
+}
+
+json to_json(const session_record& s) {
+  return {{"id", s.id},
+          {"user_id", s.user_id},
+          {"session_key", s.session_key},
+          {"parent_id", s.parent_id},
+          {"model", s.model},
+          {"started_at_ms", s.started_at_ms},
+          {"ended_at_ms", s.ended_at_ms},
+          {"end_reason", s.end_reason},
+          {"triggers", to_json(s.triggers)}};
+}
+
+json to_json(const session_stats& s) {
+  return {{"session_id", s.session_id},
+          {"live_rows", s.live_rows},
+          {"archived_rows", s.archived_rows},
+          {"rolled_back_rows", s.rolled_back_rows},
+          {"summary_rows", s.summary_rows},
+          {"live_token_estimate", s.live_token_estimate},
+          {"content_bytes", s.content_bytes},
+          {"first_id", s.first_id},
+          {"last_id", s.last_id}};
+}
+
+json to_json(const checkpoint_record& c) {
+  return {{"session_id", c.session_id},
+          {"name", c.name},
+          {"last_message_id", c.last_message_id},
+          {"created_at_ms", c.created_at_ms}};
+}
+
+json to_json(const compaction_report& r) {
+  return {{"trigger", std::string{to_string(r.by)}},
+          {"committed", r.committed},
+          {"nothing_to_compact", r.nothing_to_compact},
+          {"summary_failed", r.summary_failed},
+          {"used_fallback", r.used_fallback},
+          {"effective", r.effective},
+          {"tokens_before", r.tokens_before},
+          {"tokens_after", r.tokens_after},
+          {"archived_rows", r.archived_rows},
+          {"summary_id", r.summary_id},
+          {"messages_after", r.messages_after},
+          {"overhead_us", r.overhead_us}};
+}
+
+json to_json(const turn_reply& r) {
+  auto compactions = json::array();
+  for (auto& c : r.compactions)
+    compactions.push_back(to_json(c));
+  return {{"session_id", r.session_id},
+          {"answer", r.answer},
+          {"notice", r.notice},
+          {"compactions", std::move(compactions)},
+          {"live_messages", r.live_messages},
+          {"live_tokens", r.live_tokens},
+          {"prompt_tokens", r.prompt_tokens}};
+}
+
+json to_json(const session_snapshot& s) {
+  auto by_trigger = json::object();
+  for (size_t i = 0; i < s.compactions_by_trigger.size(); ++i)
+    if (s.compactions_by_trigger[i] > 0)
+      by_trigger[std::string{to_string(static_cast<trigger>(i))}] = s.compactions_by_trigger[i];
+  return {{"session", to_json(s.record)},
+          {"live_messages", s.live_messages},
+          {"live_tokens", s.live_tokens},
+          {"threshold_tokens", s.threshold_tokens},
+          {"context_window", s.context_window},
+          {"compaction_in_flight", s.compaction_in_flight},
+          {"pending_turns", s.pending_turns},
+          {"compactions_by_trigger", std::move(by_trigger)}};
+}
+
+json to_json(const recall_hit& h) {
+  return {{"session_id", h.hit.session_id},
+          {"kind", std::string{to_string(h.kind)}},
+          {"route", h.route},
+          {"score", h.score},
+          {"snippet", h.snippet},
+          {"hit", to_json(h.hit)},
+          {"window", to_json(h.window)},
+          {"first", to_json(h.first)},
+          {"last", to_json(h.last)}};
+}
+
+json to_json(const recall_result& r) {
+  auto hits = json::array();
+  for (auto& h : r.hits)
+    hits.push_back(to_json(h));
+  return {{"hits", std::move(hits)},
+          {"routes_tried", r.routes_tried},
+          {"query_truncated", r.query_truncated}};
+}
+
+json to_json(const supervisor_stats& s) {
+  return {{"hosted", s.hosted},
+          {"spawned", s.spawned},
+          {"restarts", s.restarts},
+          {"exhausted", s.exhausted}};
+}
+
+json error_json(const std::string& code, const std::string& message) {
+  return {{"error", {{"code", code}, {"message", message}}}};
+}
+
+std::string dump_json(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+} // namespace mneme::api
