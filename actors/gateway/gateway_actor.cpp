@@ -7,9 +7,18 @@
 //   - a hygiene compaction that fails or is refused does not block the turn;
 //   - the first session under a key starts with gateway.system_prompt as its system row;
 //   - an idle session is evicted only when it has no turn, compaction or append in
-//     flight (the session itself decides, answering ss_evict_atom).
+//     flight (the session itself decides, answering ss_evict_atom);
+//   - the key -> session mapping is the newest open session stored under the key,
+//     whatever its user: the gateway's map is keyed by the key alone, so a process
+//     started on an existing database continues exactly the sessions the previous one
+//     hosted (the key's stored user is kept);
+//   - gw_local_atom finds the message's index in the live rows the session holds and
+//     then asks for T13 around it: a compaction between the two requests (another
+//     caller) can shift the index; the session then compacts around the row now there.
 #include "actors/gateway/gateway_actor.hpp"
 
+#include <algorithm>
+#include <cassert>
 #include <deque>
 #include <unordered_map>
 
@@ -52,6 +61,39 @@ struct gateway_state {
 
 using gateway_ptr = gateway_actor::stateful_pointer<gateway_state>;
 using on_error = std::function<void(caf::error)>;
+
+// The reply of one inbound message: records the gateway's turn metrics once, when it
+// is delivered (value or error). Copies share the start time.
+class turn_promise {
+ public:
+  turn_promise(caf::typed_response_promise<turn_reply> rp, std::shared_ptr<runtime_metrics> m)
+    : rp_(std::move(rp)), metrics_(std::move(m)), start_(std::chrono::steady_clock::now()) {}
+
+  void deliver(turn_reply r) {
+    record(false);
+    rp_.deliver(std::move(r));
+  }
+  void deliver(caf::error err) {
+    record(true);
+    rp_.deliver(std::move(err));
+  }
+
+ private:
+  void record(bool failed) {
+    if (!metrics_)
+      return;
+    metrics_->turns.fetch_add(1, std::memory_order_relaxed);
+    if (failed)
+      metrics_->turn_errors.fetch_add(1, std::memory_order_relaxed);
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start_);
+    metrics_->turn_latency.observe_us(us.count());
+  }
+
+  caf::typed_response_promise<turn_reply> rp_;
+  std::shared_ptr<runtime_metrics> metrics_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 void opened(gateway_ptr self, const std::string& key) {
   auto& e = self->state.keys[key];
@@ -131,6 +173,15 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
       [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
 }
 
+// The newest open session stored under `key` (any user).
+session_filter open_session_of(const std::string& key) {
+  session_filter filter;
+  filter.session_key = key;
+  filter.open_only = true;
+  filter.limit = 1;
+  return filter;
+}
+
 // Runs `fn` once the key's session actor is up: spawned, rehydrated or found open in
 // the store.
 void with_session(gateway_ptr self, const std::string& key, const std::string& user,
@@ -153,22 +204,49 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
     attach(self, key, fail);
     return;
   }
-  session_filter filter;
-  filter.user_id = e.user_id;
-  filter.session_key = key;
-  filter.open_only = true;
-  filter.limit = 1;
-  self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, filter)
+  self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key))
     .then(
       [self, key, fail](std::vector<session_record>& found) {
         if (found.empty()) {
           create(self, key, fail);
           return;
         }
-        self->state.keys[key].session_id = found.front().id;
+        auto& e = self->state.keys[key];
+        e.session_id = found.front().id;
+        e.user_id = found.front().user_id;
         attach(self, key, fail);
       },
       [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
+}
+
+// Like with_session, for operations on a session that must exist: known to this
+// process or stored open under the key; errc::not_found otherwise (nothing is created).
+void with_existing(gateway_ptr self, const std::string& key, std::function<void()> fn,
+                   on_error fail) {
+  auto& st = self->state;
+  if (auto i = st.keys.find(key);
+      i != st.keys.end() && (!i->second.session_id.empty() || i->second.opening)) {
+    with_session(self, key, i->second.user_id, std::move(fn), std::move(fail));
+    return;
+  }
+  self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key))
+    .then(
+      [self, key, fn, fail](std::vector<session_record>& found) {
+        auto& st = self->state;
+        auto i = st.keys.find(key);
+        bool known = i != st.keys.end() && (!i->second.session_id.empty() || i->second.opening);
+        if (!known && found.empty()) {
+          fail(caf::make_error(errc::not_found, "no session under key '" + key + "'"));
+          return;
+        }
+        auto& e = st.keys[key];
+        if (!known) { // the newest open session, as with_session would find it
+          e.session_id = found.front().id;
+          e.user_id = found.front().user_id;
+        }
+        with_session(self, key, e.user_id, fn, fail);
+      },
+      [fail](caf::error& err) { fail(std::move(err)); });
 }
 
 // The reset after exhaustion (SPEC §5.3); `then` runs once the key has its new session.
@@ -192,6 +270,8 @@ void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
                 std::string{"compaction_exhausted"})
     .then(
       [self, key](session_record& fresh) {
+        if (auto& m = self->state.cfg.metrics)
+          m->exhaustion_resets.fetch_add(1, std::memory_order_relaxed);
         auto& e = self->state.keys[key];
         if (e.handle)
           self->send_exit(e.handle, caf::exit_reason::user_shutdown);
@@ -228,7 +308,7 @@ std::optional<std::string> command_arg(std::string_view text, std::string_view n
   return trim(rest);
 }
 
-using reply_promise = caf::typed_response_promise<turn_reply>;
+using reply_promise = turn_promise;
 
 void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_promise rp) {
   auto& st = self->state;
@@ -338,25 +418,39 @@ void channel_compress(gateway_ptr self, const std::string& key, std::string focu
       });
 }
 
-void channel_rollback(gateway_ptr self, const std::string& key, std::string name,
-                      reply_promise rp) {
+// Restores checkpoint `name` of the key's session (REQUIRES: the session is open) and
+// restarts its actor from the store; `done` gets the restored live rows.
+void rollback(gateway_ptr self, const std::string& key, std::string name,
+              std::function<void(std::vector<message>)> done, on_error fail) {
   auto& st = self->state;
   auto id = st.keys[key].session_id;
-  self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, name)
+  assert(!id.empty());
+  self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, std::move(name))
     .then(
-      [self, key, name, rp](std::vector<message>& live) mutable {
+      [self, key, done](std::vector<message>& live) {
         auto& e = self->state.keys[key];
         // The actor's transcript is stale: restart it from the store.
         if (e.handle)
           self->send_exit(e.handle, caf::exit_reason::user_shutdown);
         e.handle = nullptr;
-        turn_reply out;
-        out.session_id = e.session_id;
-        out.notice = "Rolled back to checkpoint '" + name + "'.";
-        out.live_messages = static_cast<int64_t>(live.size());
-        rp.deliver(std::move(out));
+        e.live_messages = static_cast<int64_t>(live.size());
+        done(std::move(live));
       },
-      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      [fail](caf::error& err) { fail(std::move(err)); });
+}
+
+void channel_rollback(gateway_ptr self, const std::string& key, std::string name,
+                      reply_promise rp) {
+  rollback(
+    self, key, name,
+    [self, key, name, rp](std::vector<message> live) mutable {
+      turn_reply out;
+      out.session_id = self->state.keys[key].session_id;
+      out.notice = "Rolled back to checkpoint '" + name + "'.";
+      out.live_messages = static_cast<int64_t>(live.size());
+      rp.deliver(std::move(out));
+    },
+    [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
 }
 
 void sweep(gateway_ptr self) {
@@ -380,23 +474,36 @@ void sweep(gateway_ptr self) {
 
 // `/search QUERY`: recall over the user's own sessions (SPEC §4), answered as a notice
 // listing one line per session found; the session's transcript is not touched.
-caf::result<turn_reply> channel_search(gateway_ptr self, const std::string& key,
-                                       const std::string& user, const std::string& query) {
+void channel_search(gateway_ptr self, const std::string& key, const std::string& user,
+                    const std::string& query, reply_promise rp) {
   auto& st = self->state;
-  if (!st.cfg.recall)
-    return caf::make_error(errc::not_found, "/search: recall is unavailable (in-memory database)");
-  if (query.empty())
-    return caf::make_error(errc::bad_request, "/search: give a query, e.g. /search deploy plan");
-  auto rp = self->make_response_promise<turn_reply>();
+  if (!st.cfg.recall) {
+    rp.deliver(caf::make_error(errc::not_found,
+                               "/search: recall is unavailable (in-memory database)"));
+    return;
+  }
+  if (query.empty()) {
+    rp.deliver(caf::make_error(errc::bad_request,
+                               "/search: give a query, e.g. /search deploy plan"));
+    return;
+  }
   turn_reply reply;
   if (auto i = st.keys.find(key); i != st.keys.end())
     reply.session_id = i->second.session_id;
   recall_request req;
-  req.user_id = user;
+  req.user_id = user.empty() ? st.cfg.gateway.default_user : user;
   req.query = query;
+  auto started = std::chrono::steady_clock::now();
+  auto observe = [metrics = st.cfg.metrics, started] {
+    if (metrics)
+      metrics->search_latency.observe_us(std::chrono::duration_cast<std::chrono::microseconds>(
+                                           std::chrono::steady_clock::now() - started)
+                                           .count());
+  };
   self->request(st.cfg.recall, st.cfg.search_timeout, rc_search_atom_v, std::move(req))
     .then(
-      [rp, reply, query](const recall_result& res) mutable {
+      [rp, reply, query, observe](const recall_result& res) mutable {
+        observe();
         reply.notice = "Found " + std::to_string(res.hits.size())
                        + (res.hits.size() == 1 ? " session" : " sessions") + " for \""
                        + query + "\"";
@@ -405,7 +512,41 @@ caf::result<turn_reply> channel_search(gateway_ptr self, const std::string& key,
                           + ", " + h.route + "): " + h.snippet;
         rp.deliver(std::move(reply));
       },
-      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+      [rp, observe](caf::error& err) mutable {
+        observe();
+        rp.deliver(std::move(err));
+      });
+}
+
+// An error handler for a request's .then that forwards to `fail`.
+inline auto fail_with(on_error fail) {
+  return [fail](caf::error& err) { fail(std::move(err)); };
+}
+
+// Asks the session of an existing key (see with_existing) and forwards its answer.
+template <class T, class... Ts>
+caf::result<T> ask_session(gateway_ptr self, const std::string& key,
+                           std::chrono::milliseconds timeout, Ts... xs) {
+  auto rp = self->make_response_promise<T>();
+  with_existing(
+    self, key,
+    [self, key, timeout, rp, xs...]() mutable {
+      auto& st = self->state;
+      auto& e = st.keys[key];
+      ++e.in_flight;
+      e.last_activity_ms = st.cfg.clock();
+      self->request(e.handle, timeout, xs...)
+        .then(
+          [self, key, rp](T& answer) mutable {
+            --self->state.keys[key].in_flight;
+            rp.deliver(std::move(answer));
+          },
+          [self, key, rp](caf::error& err) mutable {
+            --self->state.keys[key].in_flight;
+            rp.deliver(std::move(err));
+          });
+    },
+    [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
   return rp;
 }
 
@@ -432,11 +573,16 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
     return {
       [self](gw_message_atom, std::string& key, std::string& user,
              std::string& text) -> caf::result<turn_reply> {
-        if (key.empty())
-          return caf::make_error(errc::bad_request, "message: the session key is empty");
-        if (auto q = command_arg(text, "/search"))
-          return channel_search(self, key, user, *q);
-        auto rp = self->make_response_promise<turn_reply>();
+        auto promise = self->make_response_promise<turn_reply>();
+        reply_promise rp{promise, self->state.cfg.metrics};
+        if (key.empty()) {
+          rp.deliver(caf::make_error(errc::bad_request, "message: the session key is empty"));
+          return promise;
+        }
+        if (auto q = command_arg(text, "/search")) {
+          channel_search(self, key, user, *q, rp);
+          return promise;
+        }
         auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
         with_session(
           self, key, user,
@@ -449,42 +595,130 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
               hygiene_then_turn(self, key, text, rp);
           },
           fail);
-        return rp;
+        return promise;
       },
       [self](gw_command_atom, std::string& key, trigger by,
              std::string& focus) -> caf::result<compaction_report> {
-        auto& st = self->state;
-        auto i = st.keys.find(key);
-        if (i == st.keys.end() || i->second.session_id.empty())
-          return caf::make_error(errc::not_found, "no session under key '" + key + "'");
-        auto rp = self->make_response_promise<compaction_report>();
+        return ask_session<compaction_report>(self, key, self->state.cfg.turn_timeout,
+                                              ss_compact_atom_v, by, focus);
+      },
+      [self](gw_state_atom, std::string& key) -> caf::result<session_snapshot> {
+        return ask_session<session_snapshot>(self, key, self->state.cfg.storage_timeout,
+                                             ss_state_atom_v);
+      },
+      [self](gw_append_atom, std::string& key, std::string& user,
+             message& row) -> caf::result<int64_t> {
+        if (key.empty())
+          return caf::make_error(errc::bad_request, "append: the session key is empty");
+        auto rp = self->make_response_promise<int64_t>();
         with_session(
-          self, key, i->second.user_id,
-          [self, key, by, focus, rp]() mutable {
+          self, key, user,
+          [self, key, row, rp]() mutable {
             auto& st = self->state;
-            self->request(st.keys[key].handle, st.cfg.turn_timeout, ss_compact_atom_v, by,
-                          focus)
-              .then([rp](compaction_report& r) mutable { rp.deliver(std::move(r)); },
-                    [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+            auto& e = st.keys[key];
+            row.session_id = e.session_id;
+            ++e.in_flight;
+            e.last_activity_ms = st.cfg.clock();
+            self->request(e.handle, st.cfg.storage_timeout, ss_append_atom_v, std::move(row))
+              .then(
+                [self, key, rp](int64_t id) mutable {
+                  auto& e = self->state.keys[key];
+                  --e.in_flight;
+                  ++e.live_messages; // the hygiene check sees appended rows too
+                  rp.deliver(id);
+                },
+                [self, key, rp](caf::error& err) mutable {
+                  --self->state.keys[key].in_flight;
+                  rp.deliver(std::move(err));
+                });
           },
           [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
         return rp;
       },
-      [self](gw_state_atom, std::string& key) -> caf::result<session_snapshot> {
-        auto& st = self->state;
-        auto i = st.keys.find(key);
-        if (i == st.keys.end() || i->second.session_id.empty())
-          return caf::make_error(errc::not_found, "no session under key '" + key + "'");
-        auto rp = self->make_response_promise<session_snapshot>();
-        with_session(
-          self, key, i->second.user_id,
-          [self, key, rp]() mutable {
+      [self](gw_live_atom, std::string& key) -> caf::result<std::vector<message>> {
+        return ask_session<std::vector<message>>(self, key, self->state.cfg.storage_timeout,
+                                                 ss_live_atom_v);
+      },
+      [self](gw_local_atom, std::string& key, int64_t message_id,
+             int64_t radius) -> caf::result<compaction_report> {
+        if (radius < 0)
+          return caf::make_error(errc::bad_request, "local compaction: radius "
+                                                      + std::to_string(radius) + " is negative");
+        auto rp = self->make_response_promise<compaction_report>();
+        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+        with_existing(
+          self, key,
+          [self, key, message_id, radius, rp, fail]() mutable {
             auto& st = self->state;
-            self->request(st.keys[key].handle, st.cfg.storage_timeout, ss_state_atom_v)
-              .then([rp](session_snapshot& s) mutable { rp.deliver(std::move(s)); },
-                    [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+            self->request(st.keys[key].handle, st.cfg.storage_timeout, ss_live_atom_v)
+              .then(
+                [self, key, message_id, radius, rp, fail](std::vector<message>& live) mutable {
+                  auto it = std::find_if(live.begin(), live.end(), [&](const message& m) {
+                    return m.id == message_id;
+                  });
+                  if (it == live.end()) {
+                    fail(caf::make_error(errc::not_found,
+                                         "message " + std::to_string(message_id)
+                                           + " is not in the live context of key '" + key
+                                           + "'"));
+                    return;
+                  }
+                  auto index = static_cast<int64_t>(it - live.begin());
+                  auto& st = self->state;
+                  auto& e = st.keys[key];
+                  if (!e.handle) { // evicted or rolled back meanwhile
+                    fail(caf::make_error(errc::overloaded,
+                                         "local compaction: the session restarted, retry"));
+                    return;
+                  }
+                  ++e.in_flight;
+                  self->request(e.handle, st.cfg.turn_timeout, ss_local_atom_v, index, radius)
+                    .then(
+                      [self, key, rp](compaction_report& r) mutable {
+                        auto& e = self->state.keys[key];
+                        --e.in_flight;
+                        e.live_messages = r.messages_after;
+                        e.live_tokens = r.tokens_after;
+                        rp.deliver(std::move(r));
+                      },
+                      [self, key, rp](caf::error& err) mutable {
+                        --self->state.keys[key].in_flight;
+                        rp.deliver(std::move(err));
+                      });
+                },
+                fail_with(fail));
           },
-          [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+          fail);
+        return rp;
+      },
+      [self](gw_checkpoint_atom, std::string& key,
+             std::string& name) -> caf::result<checkpoint_record> {
+        auto rp = self->make_response_promise<checkpoint_record>();
+        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+        with_existing(
+          self, key,
+          [self, key, name, rp, fail]() mutable {
+            auto& st = self->state;
+            self->request(st.storage, st.cfg.storage_timeout, st_checkpoint_atom_v,
+                          st.keys[key].session_id, name, st.cfg.clock())
+              .then([rp](checkpoint_record& c) mutable { rp.deliver(std::move(c)); },
+                    fail_with(fail));
+          },
+          fail);
+        return rp;
+      },
+      [self](gw_rollback_atom, std::string& key,
+             std::string& name) -> caf::result<std::vector<message>> {
+        auto rp = self->make_response_promise<std::vector<message>>();
+        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+        with_existing(
+          self, key,
+          [self, key, name, rp, fail]() mutable {
+            rollback(
+              self, key, name,
+              [rp](std::vector<message> live) mutable { rp.deliver(std::move(live)); }, fail);
+          },
+          fail);
         return rp;
       },
       [self](gw_exhausted_atom, std::string& session_id, std::string& key) {

@@ -9,13 +9,17 @@
 //   /compress [focus]   T14: compact now, the focus steers the summary
 //   /rollback NAME      restore the live context of checkpoint NAME (the session actor
 //                       is restarted from the store)
-//   /search QUERY       answered errc::not_found until recall is wired in (actors/recall)
+//   /search QUERY       recall over the user's own sessions (errc::not_found without
+//                       recall, i.e. with an in-memory database)
 // The reset (errc::compaction_exhausted from a turn, or gw_exhausted_atom from the
 // supervisor, whichever comes first; done once): the storage actor starts a new session
 // under the same key whose live context is the head plus the latest summary; the old
 // actor stops; the user gets reset_notice. Nothing is deleted.
 //
 // Messages for a key wait (in order) while its session is being opened or reset.
+// Metrics (gateway_config::metrics, may be null): every inbound gw_message_atom counts
+// as a turn (channel commands too) with its latency from arrival to reply, an error
+// reply as a turn error; /search its recall latency; a reset an exhaustion reset.
 // Thread: a CAF event-based actor; talk to it only by messages.
 #pragma once
 
@@ -45,6 +49,22 @@ using gateway_actor = caf::typed_actor<
   caf::replies_to<gw_command_atom, std::string, trigger, std::string>::with<compaction_report>,
   // The session behind a key.
   caf::replies_to<gw_state_atom, std::string>::with<session_snapshot>,
+  // Daemon operations (mneme serve). Every one but gw_append_atom needs a session that
+  // exists under the key (errc::not_found otherwise); the key -> session mapping comes
+  // from the store, so keys of an earlier process work.
+  // Appends a row without a model call: (key, user, row) -> its id. Opens (creates or
+  // rehydrates) the key's session like gw_message_atom; the row's session_id is set here.
+  caf::replies_to<gw_append_atom, std::string, std::string, message>::with<int64_t>,
+  // The live context the next model call sees.
+  caf::replies_to<gw_live_atom, std::string>::with<std::vector<message>>,
+  // T13 around a stored message: (key, message id, radius); errc::not_found when the id
+  // is not a live row of the key's session, errc::bad_request for a negative radius.
+  caf::replies_to<gw_local_atom, std::string, int64_t, int64_t>::with<compaction_report>,
+  // A named checkpoint of the key's current session: (key, name).
+  caf::replies_to<gw_checkpoint_atom, std::string, std::string>::with<checkpoint_record>,
+  // Restores checkpoint (key, name) like the `/rollback NAME` command: the restored
+  // live rows.
+  caf::replies_to<gw_rollback_atom, std::string, std::string>::with<std::vector<message>>,
   // From the supervisor.
   caf::reacts_to<gw_exhausted_atom, std::string, std::string>,
   caf::reacts_to<gw_rebind_atom, std::string, caf::actor>,
