@@ -1,0 +1,37 @@
+// One soak run, start to finish: the in-process fake LLM with the scenario's faults, one
+// runtime on the scenario's configuration, the driver playing every simulated user for
+// the scenario's duration, the continuous checks (every check_every_s: live bound,
+// compaction loop, unanswered turns, restarted sessions), the progress line, the drain,
+// the end-of-run checks (every acknowledged message stored exactly once, read back
+// through a read-only connection; every planted marker found by recall with its
+// session; RSS plateau; a fallback compaction inside a summarizer outage when the
+// scenario asks for one) and the report.
+//
+// Thread: call from main (it blocks for the whole run). Not reentrant: it reads the
+// process's own RSS.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "apps/common/soak/soak_scenario.hpp"
+
+namespace mneme::soak {
+
+struct soak_options {
+  std::string report_dir = "soak-report";
+  std::string config_file;             // base configuration; the scenario's config wins
+  std::string db;                      // empty = a fresh temporary file (kept, printed)
+  std::optional<int64_t> users;        // override the scenario's
+  std::optional<double> duration_s;    // override the scenario's
+  bool progress_tty = false;           // \r-updated line (else one line every 10 s)
+};
+
+// Exit codes: 0 every invariant held, 1 a violation (or the run could not finish),
+// 2 bad input (configuration).
+int run_soak(soak_scenario scenario, const soak_options& opt, std::ostream& out,
+             std::ostream& err);
+
+} // namespace mneme::soak

@@ -1,0 +1,126 @@
+// Integration test of `mneme soak` (the program in MNEME_BINARY_DIR): the quick
+// scenario, shortened, passes every invariant and writes the report with the figures
+// the scenario promises (compactions, injected faults, a fallback compaction inside the
+// summarizer outage); a scenario whose live bound cannot hold fails with exit 1 and
+// names the violation in report.json; a bad scenario is refused with exit 2.
+#define BOOST_TEST_MODULE soak
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string mneme_bin = std::string{MNEME_BINARY_DIR} + "/mneme";
+
+struct run_result {
+  int exit_code = -1;
+  std::string output;
+};
+
+run_result run(const std::string& args, const fs::path& dir) {
+  auto log = dir / "output.txt";
+  auto cmd = mneme_bin + " soak " + args + " > '" + log.string() + "' 2>&1";
+  int status = std::system(cmd.c_str());
+  run_result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(log);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  r.output = buf.str();
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("mneme-soak-test-" + name + "-"
+                                          + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  BOOST_REQUIRE_MESSAGE(in, "missing " << p);
+  return json::parse(in);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_quick_scenario_passes_and_reports_its_figures) {
+  auto dir = fresh_dir("quick");
+  auto report = dir / "report";
+  // 45 s keeps the whole summarizer outage (20-40 s) inside the run.
+  auto r = run("--scenario quick --duration 45 --users 120 --db '" + (dir / "q.db").string()
+                 + "' --report '" + report.string() + "'",
+               dir);
+  BOOST_TEST_MESSAGE(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(r.output.find("report.md") != std::string::npos);
+  auto j = read_json(report / "report.json");
+  for (const char* key : {"messages_sent", "messages_stored", "lost_messages", "unfindable_markers",
+                          "max_live_tokens", "compactions", "violations", "scenario",
+                          "duration_s", "throughput_msgs_per_s", "latency_ms", "faults", "rss"})
+    BOOST_TEST(j.contains(key), "report.json lacks " << key);
+  BOOST_TEST(j["scenario"]["name"] == "quick");
+  BOOST_TEST(j["messages_sent"].get<int64_t>() > 0);
+  BOOST_TEST(j["messages_stored"].get<int64_t>() > 0);
+  BOOST_TEST(j["lost_messages"].get<int64_t>() == 0);
+  BOOST_TEST(j["unfindable_markers"].get<int64_t>() == 0);
+  BOOST_TEST(j["markers_planted"].get<int64_t>() > 0);
+  BOOST_TEST(j["violations"].empty());
+  BOOST_TEST(j["compactions"]["total"].get<int64_t>() > 0);
+  BOOST_TEST(j["compactions"]["fallback_in_outage"].get<int64_t>() > 0);
+  BOOST_TEST(j["faults"]["injected"].get<int64_t>() > 0);
+  BOOST_TEST(j["max_live_tokens"].get<int64_t>() <= j["live_bound"].get<int64_t>());
+  BOOST_TEST(fs::exists(report / "report.md"));
+  BOOST_TEST(fs::exists(report / "live_tokens.dat"));
+  BOOST_TEST(fs::exists(report / "live_tokens.gp"));
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(an_impossible_live_bound_fails_the_run_naming_the_invariant) {
+  auto dir = fresh_dir("bound");
+  auto scenario = dir / "impossible.yaml";
+  std::ofstream(scenario) << "name: impossible\nusers: 5\nduration_s: 4\n"
+                             "think_ms: {min: 100, max: 300}\n"
+                             "invariants: {max_live_tokens: 1, drain_s: 30}\n";
+  auto report = dir / "report";
+  auto r = run("--scenario '" + scenario.string() + "' --db '" + (dir / "i.db").string()
+                 + "' --report '" + report.string() + "'",
+               dir);
+  BOOST_TEST_MESSAGE(r.output);
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.output.find("live_bound") != std::string::npos);
+  auto j = read_json(report / "report.json");
+  BOOST_REQUIRE(!j["violations"].empty());
+  BOOST_TEST(j["violations"][0]["invariant"] == "live_bound");
+  BOOST_TEST(j["violations"][0]["session"].get<std::string>().rfind("soak-", 0) == 0u);
+  BOOST_TEST(j["passed"] == false);
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_scenario_is_refused_with_exit_2_naming_the_key) {
+  auto dir = fresh_dir("bad");
+  auto scenario = dir / "bad.yaml";
+  std::ofstream(scenario) << "users: 3\ninvariants: {max_live_tokenz: 5}\n";
+  auto r = run("--scenario '" + scenario.string() + "' --report '" + (dir / "r").string() + "'",
+               dir);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.output.find("invariants.max_live_tokenz: unknown key") != std::string::npos);
+  auto unknown = run("--scenario no-such-scenario", dir);
+  BOOST_TEST(unknown.exit_code == 2);
+  BOOST_TEST(unknown.output.find("no scenario named 'no-such-scenario'") != std::string::npos);
+  fs::remove_all(dir);
+}
