@@ -488,10 +488,15 @@ void channel_search(gateway_ptr self, const std::string& key, const std::string&
     return;
   }
   turn_reply reply;
-  if (auto i = st.keys.find(key); i != st.keys.end())
-    reply.session_id = i->second.session_id;
   recall_request req;
-  req.user_id = user.empty() ? st.cfg.gateway.default_user : user;
+  req.user_id = user;
+  if (auto i = st.keys.find(key); i != st.keys.end()) {
+    reply.session_id = i->second.session_id;
+    if (req.user_id.empty())
+      req.user_id = i->second.user_id; // the user of the key's session
+  }
+  if (req.user_id.empty())
+    req.user_id = st.cfg.gateway.default_user;
   req.query = query;
   auto started = std::chrono::steady_clock::now();
   auto observe = [metrics = st.cfg.metrics, started] {

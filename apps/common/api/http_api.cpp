@@ -1,0 +1,447 @@
+// The daemon's routes; see http_api.hpp.
+//
+// Decisions where the SPEC is silent:
+//   - a read by {key} first asks the gateway (open session under the key, rehydrated if
+//     needed), then takes {key} as a stored session id (any state, ended included);
+//   - GET /v1/sessions/{key} of a session that is not open answers a snapshot built
+//     from the store (record, live rows and their token sum) instead of a session
+//     actor's;
+//   - checkpoints and export resolve {key} in the store only (newest open session under
+//     the key, else a session id) and never start a session actor;
+//   - POST /compact without around_id is T12 (whole session), with it T13;
+//   - the session id of an append's answer comes from the gateway's state after the
+//     append (a reset in between names the new session).
+#include "apps/common/api/http_api.hpp"
+
+#include <atomic>
+#include <functional>
+#include <numeric>
+
+#include <httplib.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "apps/common/api/bearer_auth.hpp"
+#include "apps/common/api/http_status.hpp"
+#include "apps/common/api/json_codec.hpp"
+#include "apps/common/api/metrics_exporter.hpp"
+#include "apps/common/api/request_decoder.hpp"
+
+namespace mneme::api {
+
+struct http_api::impl {
+  caf::actor_system& sys;
+  const runtime& rt;
+  http_api_options opt;
+  gateway_actor gateway;
+  storage_actor storage;
+  supervisor_actor supervisor;
+  recall_actor recall;
+  std::shared_ptr<runtime_metrics> metrics;
+  std::chrono::milliseconds turn_timeout;
+  std::atomic<bool> shutting_down{false};
+  std::atomic<int64_t> in_flight{0};
+  std::shared_ptr<spdlog::logger> log;
+
+  impl(caf::actor_system& s, const runtime& r, http_api_options o)
+    : sys(s),
+      rt(r),
+      opt(std::move(o)),
+      gateway(r.gateway()),
+      storage(r.storage()),
+      supervisor(r.supervisor()),
+      recall(r.recall()),
+      metrics(r.metrics()),
+      turn_timeout(r.turn_timeout()),
+      log(opt.log ? opt.log
+                  : std::make_shared<spdlog::logger>(
+                    "api", std::make_shared<spdlog::sinks::null_sink_mt>())) {}
+
+  // One request/response with an actor; CAF's errors (timeout, receiver down) included.
+  template <class T, class Handle, class... Ts>
+  caf::expected<T> ask(const Handle& h, std::chrono::milliseconds timeout, Ts&&... xs) {
+    if (!h)
+      return caf::make_error(errc::shutting_down, "the runtime is stopped");
+    caf::scoped_actor self{sys};
+    caf::expected<T> out{caf::error{}};
+    self->request(h, timeout, std::forward<Ts>(xs)...)
+      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+};
+
+namespace {
+
+using request = httplib::Request;
+using response = httplib::Response;
+using impl = http_api::impl;
+
+constexpr const char* json_type = "application/json";
+
+void send_json(response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(dump_json(body), json_type);
+}
+
+void send_error(response& res, int status, const std::string& code, const std::string& msg) {
+  send_json(res, status, error_json(code, msg));
+}
+
+void send_error(impl& api, const request& req, response& res, const caf::error& err) {
+  if (api.shutting_down.load() && err != errc::bad_request && err != errc::not_found) {
+    send_error(res, 503, "shutting_down", "the daemon is shutting down");
+    return;
+  }
+  auto status = http_status_of(err);
+  if (status >= 500)
+    api.log->warn("method={} path={} status={} error={}", req.method, req.path, status,
+                  render_error(err));
+  send_error(res, status, error_code_of(err), error_message_of(err));
+}
+
+// The session id behind {key} in the store: the newest open session under the key,
+// else a stored session with that id.
+caf::expected<std::string> stored_session_id(impl& api, const std::string& key) {
+  session_filter f;
+  f.session_key = key;
+  f.open_only = true;
+  f.limit = 1;
+  auto found = api.ask<std::vector<session_record>>(api.storage, api.opt.read_timeout,
+                                                    st_list_atom_v, f);
+  if (!found)
+    return found.error();
+  if (!found->empty())
+    return found->front().id;
+  auto rec = api.ask<session_record>(api.storage, api.opt.read_timeout, st_session_atom_v, key);
+  if (rec)
+    return rec->id;
+  if (rec.error() == errc::not_found)
+    return caf::make_error(errc::not_found, "no session under key or id '" + key + "'");
+  return rec.error();
+}
+
+std::string param_or(const request& req, const char* name, std::string fallback) {
+  return req.has_param(name) ? req.get_param_value(name) : std::move(fallback);
+}
+
+// --- handlers: each answers `res` completely
+
+void health(impl& api, const request&, response& res) {
+  json body{{"status", "ok"}, {"version", api.opt.version}};
+  auto stats = api.ask<supervisor_stats>(api.supervisor, api.opt.read_timeout, sv_stats_atom_v);
+  body["sessions_hosted"] = stats ? stats->hosted : int64_t{-1};
+  send_json(res, 200, body);
+}
+
+void metrics(impl& api, const request&, response& res) {
+  res.status = 200;
+  res.set_content(render_metrics_text(api.sys, api.rt), "text/plain; version=0.0.4");
+}
+
+void list_sessions(impl& api, const request& req, response& res) {
+  session_filter f;
+  f.user_id = param_or(req, "user", "");
+  f.session_key = param_or(req, "key", "");
+  if (req.has_param("open_only")) {
+    auto b = parse_bool_param("open_only", req.get_param_value("open_only"));
+    if (!b)
+      return send_error(api, req, res, b.error());
+    f.open_only = *b;
+  }
+  f.limit = session_list_default_limit;
+  if (req.has_param("limit")) {
+    auto n = parse_int_param("limit", req.get_param_value("limit"), 1, session_list_max_limit);
+    if (!n)
+      return send_error(api, req, res, n.error());
+    f.limit = *n;
+  }
+  auto found = api.ask<std::vector<session_record>>(api.storage, api.opt.read_timeout,
+                                                    st_list_atom_v, f);
+  if (!found)
+    return send_error(api, req, res, found.error());
+  auto list = json::array();
+  for (const auto& s : *found)
+    list.push_back(to_json(s));
+  send_json(res, 200, {{"sessions", std::move(list)}});
+}
+
+json checkpoints_json(const std::vector<checkpoint_record>& cs) {
+  auto out = json::array();
+  for (const auto& c : cs)
+    out.push_back(to_json(c));
+  return out;
+}
+
+void session_state(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  bool with_live = true;
+  if (req.has_param("live")) {
+    auto b = parse_bool_param("live", req.get_param_value("live"));
+    if (!b)
+      return send_error(api, req, res, b.error());
+    with_live = *b;
+  }
+  session_snapshot snap;
+  std::vector<message> live;
+  auto hosted = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
+                                          key);
+  if (hosted) {
+    snap = std::move(*hosted);
+    if (with_live) {
+      auto rows = api.ask<std::vector<message>>(api.gateway, api.opt.read_timeout,
+                                                gw_live_atom_v, key);
+      if (!rows)
+        return send_error(api, req, res, rows.error());
+      live = std::move(*rows);
+    }
+  } else if (hosted.error() == errc::not_found) {
+    // Not an open key: a stored session by id (an ended one stays readable).
+    auto rec = api.ask<session_record>(api.storage, api.opt.read_timeout, st_session_atom_v,
+                                       key);
+    if (!rec) {
+      if (rec.error() == errc::not_found)
+        return send_error(res, 404, "not_found", "no session under key or id '" + key + "'");
+      return send_error(api, req, res, rec.error());
+    }
+    auto rows = api.ask<std::vector<message>>(api.storage, api.opt.read_timeout,
+                                              st_live_atom_v, rec->id);
+    if (!rows)
+      return send_error(api, req, res, rows.error());
+    snap.record = std::move(*rec);
+    snap.live_messages = static_cast<int64_t>(rows->size());
+    snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
+                                       [](int64_t n, const message& m) {
+                                         return n + m.token_estimate;
+                                       });
+    live = std::move(*rows);
+  } else {
+    return send_error(api, req, res, hosted.error());
+  }
+  auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
+                                                     st_checkpoints_atom_v, snap.record.id);
+  if (!cps)
+    return send_error(api, req, res, cps.error());
+  auto body = to_json(snap);
+  if (with_live)
+    body["live"] = to_json(live);
+  body["checkpoints"] = checkpoints_json(*cps);
+  send_json(res, 200, body);
+}
+
+void append(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  auto in = decode_append(req.body);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  auto id = api.ask<int64_t>(api.gateway, api.turn_timeout, gw_append_atom_v, key,
+                             std::move(in->user), std::move(in->row));
+  if (!id)
+    return send_error(api, req, res, id.error());
+  json body{{"id", *id}};
+  auto snap = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
+                                        key);
+  body["session_id"] = snap ? snap->record.id : std::string{};
+  send_json(res, 201, body);
+}
+
+void turn(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  auto in = decode_turn(req.body);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  auto reply = api.ask<turn_reply>(api.gateway, api.turn_timeout, gw_message_atom_v, key,
+                                   std::move(in->user), std::move(in->content));
+  if (!reply)
+    return send_error(api, req, res, reply.error());
+  send_json(res, 200, to_json(*reply));
+}
+
+void compact(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  auto in = decode_compact(req.body);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  auto report = in->around_id
+                  ? api.ask<compaction_report>(api.gateway, api.turn_timeout, gw_local_atom_v,
+                                               key, *in->around_id, in->radius)
+                  : api.ask<compaction_report>(api.gateway, api.turn_timeout,
+                                               gw_command_atom_v, key,
+                                               trigger::t12_manual_session,
+                                               std::move(in->focus));
+  if (!report)
+    return send_error(api, req, res, report.error());
+  send_json(res, 200, to_json(*report));
+}
+
+void create_checkpoint(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  auto in = decode_name(req.body);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  auto cp = api.ask<checkpoint_record>(api.gateway, api.opt.read_timeout, gw_checkpoint_atom_v,
+                                       key, std::move(in->name));
+  if (!cp)
+    return send_error(api, req, res, cp.error());
+  send_json(res, 201, to_json(*cp));
+}
+
+void list_checkpoints(impl& api, const request& req, response& res) {
+  auto id = stored_session_id(api, req.matches[1].str());
+  if (!id)
+    return send_error(api, req, res, id.error());
+  auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
+                                                     st_checkpoints_atom_v, *id);
+  if (!cps)
+    return send_error(api, req, res, cps.error());
+  send_json(res, 200, {{"checkpoints", checkpoints_json(*cps)}});
+}
+
+void rollback(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  auto in = decode_name(req.body);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  auto live = api.ask<std::vector<message>>(api.gateway, api.turn_timeout, gw_rollback_atom_v,
+                                            key, std::move(in->name));
+  if (!live)
+    return send_error(api, req, res, live.error());
+  std::string sid;
+  if (!live->empty()) {
+    sid = live->front().session_id;
+  } else if (auto id = stored_session_id(api, key)) {
+    sid = *id;
+  }
+  send_json(res, 200, {{"session_id", sid}, {"live", to_json(*live)}});
+}
+
+void export_jsonl(impl& api, const request& req, response& res) {
+  auto id = stored_session_id(api, req.matches[1].str());
+  if (!id)
+    return send_error(api, req, res, id.error());
+  auto text = api.ask<std::string>(api.storage, api.opt.read_timeout, st_export_atom_v, *id);
+  if (!text)
+    return send_error(api, req, res, text.error());
+  res.status = 200;
+  res.set_content(std::move(*text), "application/x-ndjson");
+}
+
+void search(impl& api, const request& req, response& res) {
+  if (!api.recall)
+    return send_error(res, 404, "not_found", "search is unavailable: the database is in memory");
+  recall_request rq;
+  rq.query = param_or(req, "q", "");
+  if (rq.query.empty())
+    return send_error(res, 400, "bad_request", "parameter 'q' is missing or empty");
+  rq.user_id = param_or(req, "user", api.opt.default_user);
+  if (rq.user_id.empty())
+    return send_error(res, 400, "bad_request", "parameter 'user' is empty");
+  if (req.has_param("limit")) {
+    auto n = parse_int_param("limit", req.get_param_value("limit"), 1, recall_max_sessions);
+    if (!n)
+      return send_error(api, req, res, n.error());
+    rq.max_sessions = static_cast<int32_t>(*n);
+  }
+  if (req.has_param("include_inactive")) {
+    auto b = parse_bool_param("include_inactive", req.get_param_value("include_inactive"));
+    if (!b)
+      return send_error(api, req, res, b.error());
+    rq.include_inactive = *b;
+  }
+  auto started = std::chrono::steady_clock::now();
+  auto found = api.ask<recall_result>(api.recall, api.opt.read_timeout, rc_search_atom_v,
+                                      std::move(rq));
+  if (api.metrics)
+    api.metrics->search_latency.observe_us(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
+                                                            - started)
+        .count());
+  if (!found)
+    return send_error(api, req, res, found.error());
+  send_json(res, 200, to_json(*found));
+}
+
+using handler_fn = void (*)(impl&, const request&, response&);
+
+// Counts the request in flight, refuses it while shutting down, and turns an
+// exception into a 500 (never crashes the daemon).
+httplib::Server::Handler guarded(std::shared_ptr<impl> api, handler_fn fn) {
+  return [api, fn](const request& req, response& res) {
+    api->in_flight.fetch_add(1);
+    if (api->shutting_down.load()) {
+      send_error(res, 503, "shutting_down", "the daemon is shutting down");
+    } else {
+      try {
+        fn(*api, req, res);
+      } catch (const std::exception& e) {
+        api->log->error("method={} path={} event=exception what={}", req.method, req.path,
+                        e.what());
+        send_error(res, 500, "internal", "internal error");
+      }
+    }
+    api->in_flight.fetch_sub(1);
+  };
+}
+
+const char* reason_code(int status) {
+  switch (status) {
+    case 400: return "bad_request";
+    case 401: return "unauthorized";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 413: return "payload_too_large";
+    case 414: return "uri_too_long";
+    case 503: return "shutting_down";
+    default: return status >= 500 ? "internal" : "bad_request";
+  }
+}
+
+} // namespace
+
+http_api::http_api(caf::actor_system& sys, const runtime& rt, http_api_options opt)
+  : impl_(std::make_shared<impl>(sys, rt, std::move(opt))) {}
+
+void http_api::begin_shutdown() { impl_->shutting_down.store(true); }
+bool http_api::shutting_down() const { return impl_->shutting_down.load(); }
+int64_t http_api::in_flight() const { return impl_->in_flight.load(); }
+
+void http_api::install(httplib::Server& server) {
+  auto api = impl_;
+  server.set_payload_max_length(static_cast<size_t>(api->opt.max_body_bytes));
+  server.set_pre_routing_handler([api](const request& req, response& res) {
+    if (api->opt.auth_token.empty() || (req.method == "GET" && req.path == "/v1/health"))
+      return httplib::Server::HandlerResponse::Unhandled;
+    if (bearer_matches(req.get_header_value("Authorization"), api->opt.auth_token))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_error(res, 401, "unauthorized", "a valid 'Authorization: Bearer TOKEN' is required");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // httplib's own errors (unknown route, body too large) get the same JSON shape.
+  server.set_error_handler([api](const request& req, response& res) {
+    if (!res.body.empty())
+      return;
+    std::string msg;
+    switch (res.status) {
+      case 404: msg = "no route " + req.method + " " + req.path; break;
+      case 413:
+        msg = "the body is larger than " + std::to_string(api->opt.max_body_bytes) + " bytes";
+        break;
+      default: msg = "request rejected with HTTP " + std::to_string(res.status); break;
+    }
+    res.set_content(dump_json(error_json(reason_code(res.status), msg)), json_type);
+  });
+  const std::string s = R"(/v1/sessions/([^/]+))";
+  server.Get("/v1/health", guarded(api, health));
+  server.Get("/metrics", guarded(api, metrics));
+  server.Get("/v1/sessions", guarded(api, list_sessions));
+  server.Get("/v1/search", guarded(api, search));
+  server.Get(s, guarded(api, session_state));
+  server.Post(s + "/messages", guarded(api, append));
+  server.Post(s + "/turns", guarded(api, turn));
+  server.Post(s + "/compact", guarded(api, compact));
+  server.Post(s + "/checkpoints", guarded(api, create_checkpoint));
+  server.Get(s + "/checkpoints", guarded(api, list_checkpoints));
+  server.Post(s + "/rollback", guarded(api, rollback));
+  server.Get(s + "/export", guarded(api, export_jsonl));
+}
+
+} // namespace mneme::api

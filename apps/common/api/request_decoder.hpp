@@ -1,0 +1,66 @@
+// Decoding of the daemon's request bodies and query parameters (docs/api.md) into plain
+// values, with an exact error for each kind of bad input: a body that is not UTF-8
+// (with the byte offset), not JSON (with the parser's position), not an object, a
+// missing field, a field of the wrong type, an unknown field, an unknown role, a value
+// out of range. Every error is errc::bad_request naming the field. Pure functions;
+// safe from any thread; they never throw.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "caf/expected.hpp"
+
+#include "messages/errc.hpp"
+#include "messages/transcript.hpp"
+
+namespace mneme::api {
+
+// POST /v1/sessions/{key}/messages
+struct append_request {
+  std::string user;   // empty = gateway.default_user
+  message row;        // role, content, tool_call_id, tool_name, tool_calls
+};
+
+// POST /v1/sessions/{key}/turns
+struct turn_request {
+  std::string user;
+  std::string content; // not empty
+};
+
+inline constexpr int64_t default_local_radius = 5;
+
+// POST /v1/sessions/{key}/compact
+struct compact_request {
+  std::optional<int64_t> around_id; // set: T13 around this message id, else T12 whole
+  int64_t radius = default_local_radius;
+  std::string focus;
+};
+
+// POST /v1/sessions/{key}/checkpoints and /rollback
+struct name_request {
+  std::string name; // not empty
+};
+
+// Byte offset of the first byte that is not part of well-formed UTF-8, or nullopt.
+std::optional<size_t> first_invalid_utf8(std::string_view text);
+
+// The body as a JSON object (an empty body is an empty object when `empty_is_object`).
+caf::expected<nlohmann::json> parse_object(std::string_view body, bool empty_is_object = false);
+
+caf::expected<append_request> decode_append(std::string_view body);
+caf::expected<turn_request> decode_turn(std::string_view body);
+caf::expected<compact_request> decode_compact(std::string_view body);
+caf::expected<name_request> decode_name(std::string_view body);
+
+// A query parameter as an integer in [min, max]; `text` is the raw value.
+caf::expected<int64_t> parse_int_param(std::string_view name, std::string_view text,
+                                       int64_t min, int64_t max);
+// "true" / "false" only.
+caf::expected<bool> parse_bool_param(std::string_view name, std::string_view text);
+
+} // namespace mneme::api
