@@ -1,0 +1,240 @@
+// The runtime's Prometheus text exposition; see metrics_exporter.hpp.
+//
+// Decisions where the SPEC is silent:
+//   - Histograms keep the runtime's millisecond bounds, rendered in seconds; the
+//     storage batch histogram uses the storage actor's row limits (1, 4, ..., 512).
+//   - Counters that never moved are still rendered (every trigger x outcome pair is
+//     not: only pairs with a count, so the exposition stays short); summary failure
+//     kinds likewise only when non-zero.
+//   - A supervisor or pool that does not answer within metrics_ask_timeout leaves its
+//     samples out; a database that cannot be read leaves the SQL gauges out.
+//   - cooldowns_active / anti_thrash_locks_active count open sessions only, against the
+//     runtime's clock.
+#include "apps/common/api/metrics_exporter.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include "store/store_reader.hpp"
+#include "store/store_stats.hpp"
+
+namespace mneme::api {
+
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+using labels = std::vector<std::pair<std::string, std::string>>;
+
+std::string lowercase(std::string_view s) {
+  std::string out{s};
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+ClientMetric with_labels(const labels& ls) {
+  ClientMetric m;
+  for (auto& [k, v] : ls)
+    m.label.push_back({k, v});
+  return m;
+}
+
+class families {
+ public:
+  MetricFamily& family(const std::string& name, const std::string& help, MetricType type) {
+    for (auto& f : out_)
+      if (f.name == name)
+        return f;
+    out_.push_back(MetricFamily{name, help, type, {}});
+    return out_.back();
+  }
+
+  void counter(const std::string& name, const std::string& help, double v,
+               const labels& ls = {}) {
+    auto m = with_labels(ls);
+    m.counter.value = v;
+    family(name, help, MetricType::Counter).metric.push_back(std::move(m));
+  }
+
+  void gauge(const std::string& name, const std::string& help, double v,
+             const labels& ls = {}) {
+    auto m = with_labels(ls);
+    m.gauge.value = v;
+    family(name, help, MetricType::Gauge).metric.push_back(std::move(m));
+  }
+
+  void latency(const std::string& name, const std::string& help, const latency_histogram& h) {
+    ClientMetric m;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < latency_histogram::bounds_ms.size(); ++i) {
+      cumulative += h.buckets[i].load(std::memory_order_relaxed);
+      m.histogram.bucket.push_back({cumulative, latency_histogram::bounds_ms[i] / 1000.0});
+    }
+    cumulative += h.buckets.back().load(std::memory_order_relaxed);
+    m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    // The count is the buckets' total so that +Inf == count even while a writer is
+    // between its bucket and its count increment.
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum =
+      static_cast<double>(h.sum_us.load(std::memory_order_relaxed)) / 1e6;
+    family(name, help, MetricType::Histogram).metric.push_back(std::move(m));
+  }
+
+  void batch_rows(const std::string& name, const std::string& help, const storage_metrics& s) {
+    ClientMetric m;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < storage_metrics::bucket_limits.size(); ++i) {
+      cumulative += static_cast<uint64_t>(s.batch_buckets[i].load(std::memory_order_relaxed));
+      m.histogram.bucket.push_back(
+        {cumulative, static_cast<double>(storage_metrics::bucket_limits[i])});
+    }
+    cumulative += static_cast<uint64_t>(s.batch_buckets.back().load(std::memory_order_relaxed));
+    m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum = static_cast<double>(s.appended_rows.load(std::memory_order_relaxed));
+    family(name, help, MetricType::Histogram).metric.push_back(std::move(m));
+  }
+
+  const std::vector<MetricFamily>& all() const { return out_; }
+
+ private:
+  std::vector<MetricFamily> out_;
+};
+
+template <class T, class Handle, class Atom>
+std::optional<T> ask(caf::actor_system& sys, const Handle& h, Atom atom) {
+  if (!h)
+    return std::nullopt;
+  std::optional<T> out;
+  caf::scoped_actor self{sys};
+  self->request(h, metrics_ask_timeout, atom)
+    .receive([&](T& x) { out = std::move(x); }, [&](caf::error&) {});
+  return out;
+}
+
+void add_runtime_counters(families& f, const runtime_metrics& rm) {
+  for (size_t t = 0; t < runtime_metrics::trigger_slots; ++t)
+    for (size_t o = 0; o < runtime_metrics::outcome_slots; ++o) {
+      auto n = rm.compactions[t][o].load(std::memory_order_relaxed);
+      if (n == 0)
+        continue;
+      f.counter("mneme_compactions_total", "Compactions by trigger and outcome.",
+                static_cast<double>(n),
+                {{"trigger", lowercase(to_string(static_cast<trigger>(t)))},
+                 {"outcome", to_label(static_cast<compaction_outcome_label>(o))}});
+    }
+  f.family("mneme_compactions_total", "Compactions by trigger and outcome.",
+           MetricType::Counter);
+  f.counter("mneme_compaction_tokens_before_total",
+            "Live context tokens (local estimate) before committed compactions.",
+            static_cast<double>(rm.tokens_before_total.load(std::memory_order_relaxed)));
+  f.counter("mneme_compaction_tokens_after_total",
+            "Live context tokens (local estimate) after committed compactions.",
+            static_cast<double>(rm.tokens_after_total.load(std::memory_order_relaxed)));
+  f.latency("mneme_summarizer_latency_seconds",
+            "Summarizer round trips, failed ones included.", rm.summarizer_latency);
+  f.family("mneme_summary_failures_total", "Failed summarizer calls by error kind.",
+           MetricType::Counter);
+  for (size_t i = 0; i < runtime_metrics::errc_slots; ++i) {
+    auto n = rm.summary_failures[i].load(std::memory_order_relaxed);
+    if (n != 0)
+      f.counter("mneme_summary_failures_total", "Failed summarizer calls by error kind.",
+                static_cast<double>(n), {{"kind", to_string(static_cast<errc>(i))}});
+  }
+  f.counter("mneme_exhaustion_resets_total",
+            "Sessions restarted from their latest summary after compaction exhaustion.",
+            static_cast<double>(rm.exhaustion_resets.load(std::memory_order_relaxed)));
+  f.counter("mneme_turns_total", "Inbound messages answered or failed by the gateway.",
+            static_cast<double>(rm.turns.load(std::memory_order_relaxed)));
+  f.counter("mneme_turn_errors_total", "Inbound messages answered with an error.",
+            static_cast<double>(rm.turn_errors.load(std::memory_order_relaxed)));
+  f.latency("mneme_turn_latency_seconds", "One inbound message, gateway in to reply out.",
+            rm.turn_latency);
+  f.latency("mneme_search_latency_seconds", "Recall searches.", rm.search_latency);
+  if (!rm.storage)
+    return;
+  auto& s = *rm.storage;
+  f.counter("mneme_storage_group_commits_total", "Group commits of the storage actor.",
+            static_cast<double>(s.group_commits.load(std::memory_order_relaxed)));
+  f.counter("mneme_messages_appended_total", "Message rows appended durably.",
+            static_cast<double>(s.appended_rows.load(std::memory_order_relaxed)));
+  f.counter("mneme_append_failures_total", "Appends answered with an error.",
+            static_cast<double>(s.failed_appends.load(std::memory_order_relaxed)));
+  f.batch_rows("mneme_storage_batch_rows", "Rows per group commit.", s);
+  f.latency("mneme_storage_commit_latency_seconds",
+            "One group commit, BEGIN to durable COMMIT.", s.commit_latency);
+  f.gauge("mneme_index_backlog_rows", "Committed rows not yet in the full-text indexes.",
+          static_cast<double>(s.unindexed_rows.load(std::memory_order_relaxed)));
+}
+
+void add_supervisor(families& f, const supervisor_stats& s) {
+  f.gauge("mneme_sessions_hosted", "Session actors resident now.",
+          static_cast<double>(s.hosted));
+  f.counter("mneme_sessions_spawned_total", "Session actors spawned or rehydrated.",
+            static_cast<double>(s.spawned));
+  f.counter("mneme_session_restarts_total", "Crashed session actors restarted.",
+            static_cast<double>(s.restarts));
+}
+
+void add_pool(families& f, const std::string& pool, const llm_pool_stats& s) {
+  labels ls{{"pool", pool}};
+  f.gauge("mneme_llm_in_flight", "LLM calls running now.", static_cast<double>(s.in_flight),
+          ls);
+  f.gauge("mneme_llm_queued", "LLM calls waiting for a slot.", static_cast<double>(s.queued),
+          ls);
+  f.counter("mneme_llm_failed_total", "LLM calls answered with an error.",
+            static_cast<double>(s.failed), ls);
+  f.counter("mneme_llm_overloaded_total", "LLM calls refused because the queue was full.",
+            static_cast<double>(s.overloaded), ls);
+}
+
+void add_store(families& f, const runtime& rt) {
+  const auto& params = rt.config().database;
+  if (params.path.empty() || params.path == ":memory:")
+    return;
+  auto reader = store_reader::open(params);
+  if (!reader)
+    return;
+  auto counts = count_sessions((*reader)->connection(), rt.config().clock());
+  if (!counts)
+    return;
+  f.gauge("mneme_sessions_stored", "Sessions in the database, ended ones included.",
+          static_cast<double>(counts->stored));
+  f.gauge("mneme_sessions_open", "Sessions in the database not ended.",
+          static_cast<double>(counts->open));
+  f.gauge("mneme_cooldowns_active",
+          "Open sessions in a summary failure cooldown (persisted trigger state).",
+          static_cast<double>(counts->cooldowns_active));
+  f.gauge("mneme_anti_thrash_locks_active",
+          "Open sessions under an anti-thrash lock (persisted trigger state).",
+          static_cast<double>(counts->locks_active));
+}
+
+} // namespace
+
+std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt) {
+  families f;
+  if (auto sv = ask<supervisor_stats>(sys, rt.supervisor(), sv_stats_atom_v))
+    add_supervisor(f, *sv);
+  add_store(f, rt);
+  if (rt.metrics())
+    add_runtime_counters(f, *rt.metrics());
+  if (auto chat = ask<llm_pool_stats>(sys, rt.chat_pool(), llm_stats_atom_v))
+    add_pool(f, "chat", *chat);
+  if (auto sum = ask<llm_pool_stats>(sys, rt.summary_pool(), llm_stats_atom_v))
+    add_pool(f, "summarizer", *sum);
+  std::ostringstream out;
+  prometheus::TextSerializer{}.Serialize(out, f.all());
+  return out.str();
+}
+
+} // namespace mneme::api

@@ -1,0 +1,59 @@
+// The `mneme` commands' client of a running daemon (`--server URL [--token T]`): the
+// HTTP API of `mneme serve` (docs/cli.md, the API contract) over cpp-httplib. Answers
+// come back as JSON documents; an error answer becomes a failure naming the daemon's
+// error code and message (401 -> check the token, 404 -> unknown session). An
+// unreachable daemon is a failure of the command (exit 1).
+// Thread: one owner (the program's main thread); blocking calls.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/common/cli/cli_failure.hpp"
+
+namespace httplib {
+class Client;
+class Result;
+}
+
+namespace mneme::cli {
+
+// Percent-encodes everything but unreserved characters (RFC 3986), for path segments
+// and query values.
+std::string url_encode(std::string_view s);
+
+// "?a=1&b=x%20y" from name/value pairs (values encoded); "" when empty.
+std::string query_string(const std::vector<std::pair<std::string, std::string>>& params);
+
+class daemon_client {
+ public:
+  // REQUIRES: nothing; an unusable URL is reported by the first call.
+  daemon_client(std::string base_url, std::string token,
+                std::chrono::seconds timeout = std::chrono::seconds{330});
+  ~daemon_client();
+  daemon_client(const daemon_client&) = delete;
+  daemon_client& operator=(const daemon_client&) = delete;
+
+  // GET path (with its query) -> the JSON body of a 2xx answer.
+  maybe_failure get_json(const std::string& path, nlohmann::json& out);
+  // GET path -> the raw body of a 2xx answer (NDJSON export, metrics).
+  maybe_failure get_text(const std::string& path, std::string& out);
+  // POST path with a JSON body -> the JSON body of a 2xx answer.
+  maybe_failure post_json(const std::string& path, const nlohmann::json& body,
+                          nlohmann::json& out);
+
+  const std::string& base_url() const { return base_url_; }
+
+ private:
+  maybe_failure check(const httplib::Result& res, const std::string& what);
+
+  std::string base_url_;
+  std::unique_ptr<httplib::Client> http_;
+};
+
+} // namespace mneme::cli
