@@ -61,7 +61,16 @@ response_plan answer_plan(const completion& c, const chat_call& call, const chat
     p.close_after = !keep;
     return p;
   }
-  auto body = completion_body(c);
+  return plan_json_answer(completion_body(c), facts, fault, rule);
+}
+
+} // namespace
+
+response_plan plan_json_answer(std::string body, const chat_facts& facts,
+                               std::optional<fault_kind> fault, const fault_rule* rule) {
+  response_plan p;
+  p.status = 200;
+  bool keep = facts.keep_alive;
   if (fault == fault_kind::malformed_json) body = body.substr(0, body.size() / 2);
   if (fault == fault_kind::truncated_body) {
     auto full = http_response(200, json_type, body, false);
@@ -83,17 +92,8 @@ response_plan answer_plan(const completion& c, const chat_call& call, const chat
   return p;
 }
 
-} // namespace
-
-std::string answer_text(const chat_call& call, bool is_summary, const answer_settings& settings) {
-  if (!is_summary) return fake_chat_answer(call.messages, settings.answer_tokens);
-  auto target = find_summary_target(call.messages).value_or(settings.default_summary_tokens);
-  return fake_summary(call.messages, std::max(target, min_summary_target_tokens));
-}
-
-response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
-                                 const fault_decision& decision, const fault_rule* rule,
-                                 const answer_settings& settings) {
+std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_decision& decision,
+                                          const fault_rule* rule, const answer_settings& settings) {
   assert(decision.answer.has_value() == (rule != nullptr));
   response_plan p;
   auto fault = decision.answer;
@@ -123,18 +123,37 @@ response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
     p = whole(400, overflow_body(settings.window_tokens, facts.prompt_tokens), facts.keep_alive);
     p.window_overflow = true;
   } else {
-    completion c;
-    c.id = "chatcmpl-fake-" + std::to_string(facts.seq);
-    c.model = call.model;
-    c.created = facts.created_s;
-    c.prompt_tokens = facts.prompt_tokens;
-    auto text = answer_text(call, facts.is_summary, settings);
-    if (fault == fault_kind::reasoning_only) c.reasoning_content = "Thinking it over. " + text;
-    if (fault != fault_kind::empty_content && fault != fault_kind::reasoning_only)
-      c.content = std::move(text);
-    c.completion_tokens = estimate_text_tokens(c.content) + estimate_text_tokens(c.reasoning_content);
-    p = answer_plan(c, call, facts, fault, rule, settings);
+    return std::nullopt;
   }
+  p.delay_ms = decision.delay_ms;
+  return p;
+}
+
+std::string answer_text(const chat_call& call, bool is_summary, const answer_settings& settings) {
+  if (!is_summary) return fake_chat_answer(call.messages, settings.answer_tokens);
+  auto target = find_summary_target(call.messages).value_or(settings.default_summary_tokens);
+  return fake_summary(call.messages, std::max(target, min_summary_target_tokens));
+}
+
+response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
+                                 const fault_decision& decision, const fault_rule* rule,
+                                 const answer_settings& settings) {
+  if (auto failed = plan_failure(facts, decision, rule, settings)) return std::move(*failed);
+  auto fault = decision.answer;
+  completion c;
+  c.id = "chatcmpl-fake-" + std::to_string(facts.seq);
+  c.model = call.model;
+  c.created = facts.created_s;
+  c.prompt_tokens = facts.prompt_tokens;
+  c.server_compacted = facts.server_compacted;
+  c.compacted_tokens_before = facts.server_compacted ? facts.prompt_tokens : 0;
+  c.compacted_tokens_after = facts.server_compacted_tokens_after;
+  auto text = answer_text(call, facts.is_summary, settings);
+  if (fault == fault_kind::reasoning_only) c.reasoning_content = "Thinking it over. " + text;
+  if (fault != fault_kind::empty_content && fault != fault_kind::reasoning_only)
+    c.content = std::move(text);
+  c.completion_tokens = estimate_text_tokens(c.content) + estimate_text_tokens(c.reasoning_content);
+  auto p = answer_plan(c, call, facts, fault, rule, settings);
   p.delay_ms = decision.delay_ms;
   return p;
 }

@@ -12,9 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "apps/common/fake_llm/fault_plan.hpp"
+#include "apps/common/fake_llm/server_compaction.hpp"
 #include "apps/common/fake_llm/wire_format.hpp"
 
 namespace mneme::fakellm {
@@ -24,6 +27,8 @@ struct answer_settings {
   int64_t answer_tokens = 64;             // size of chat answers
   int64_t default_summary_tokens = 2000;  // target when a summary prompt names none
   size_t stream_piece_bytes = 64;         // content bytes per SSE chunk
+  // Model-name substrings that compact server-side when asked (server_compaction.hpp).
+  std::vector<std::string> native_compaction_models = default_native_compaction_models;
 };
 
 struct response_plan {
@@ -45,12 +50,25 @@ struct chat_facts {
   int64_t body_bytes = 0;
   int64_t created_s = 0;      // "created" field of the answer
   bool keep_alive = true;     // the client asked to keep the connection
+  bool server_compacted = false;            // server_compaction.hpp: compacted now
+  int64_t server_compacted_tokens_after = 0; // ... and what the prompt costs after
 };
 
 // REQUIRES: decision.answer is set exactly when `rule` points at its rule.
 response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
                                  const fault_decision& decision, const fault_rule* rule,
                                  const answer_settings& settings);
+
+// The answer a fault (or the window itself) dictates instead of a 200 body: reset,
+// silence, 503, 413, 429, overflow 400; nullopt = answer with a body. Shared by the
+// chat and the compaction endpoints. REQUIRES as for plan_chat_response.
+std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_decision& decision,
+                                          const fault_rule* rule, const answer_settings& settings);
+
+// A whole (non-streamed) 200 JSON answer of `body` with the body faults applied:
+// malformed_json, truncated_body, trickle (rule->silence_ms). No delay set.
+response_plan plan_json_answer(std::string body, const chat_facts& facts,
+                               std::optional<fault_kind> fault, const fault_rule* rule);
 
 // The answer text without faults: a summary for summary requests, else a chat reply.
 std::string answer_text(const chat_call& call, bool is_summary, const answer_settings& settings);

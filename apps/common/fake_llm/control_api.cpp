@@ -18,7 +18,9 @@ std::string stats_json(const fake_llm_stats& s, double elapsed_s) {
   for (int k = 0; k < fault_kind_count; ++k)
     injected[std::string(to_string(static_cast<fault_kind>(k)))] = s.injected[static_cast<size_t>(k)];
   json doc = {{"requests", {{"chat", s.chat_requests}, {"summary", s.summary_requests},
+                            {"compaction", s.compaction_requests},
                             {"control", s.control_requests}, {"bad", s.bad_requests}}},
+              {"server_compactions", s.server_compactions},
               {"window_overflows", s.window_overflows},
               {"injected", std::move(injected)},
               {"connections", {{"accepted", s.connections_accepted}, {"open", s.connections_open}}},

@@ -51,6 +51,14 @@ fake_llm_server::impl::impl(fake_llm_options o) : opts(std::move(o)) {
   log = opts.log ? opts.log : null_logger();
 }
 
+answer_settings fake_llm_server::impl::settings_locked() const {
+  auto settings = opts.answers;
+  if (scn.window_tokens) settings.window_tokens = *scn.window_tokens;
+  if (scn.answer_tokens) settings.answer_tokens = *scn.answer_tokens;
+  if (scn.native_compaction_models) settings.native_compaction_models = *scn.native_compaction_models;
+  return settings;
+}
+
 double fake_llm_server::impl::elapsed_locked() const {
   return std::chrono::duration<double>(steady::now() - scenario_start).count();
 }
@@ -64,6 +72,12 @@ response_plan fake_llm_server::impl::route(const http_request& req) {
       return json_plan(405, error_body("use POST", "invalid_request_error", "method_not_allowed"),
                        req.keep_alive);
     return handle_chat(req);
+  }
+  if (path == "/v1/responses/compact" || path == "/responses/compact") {
+    if (req.method != "POST")
+      return json_plan(405, error_body("use POST", "invalid_request_error", "method_not_allowed"),
+                       req.keep_alive);
+    return handle_compaction(req);
   }
   if (path == "/health" || path.substr(0, 9) == "/control/") {
     auto plan = handle_control(req);
@@ -107,6 +121,18 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     std::lock_guard<std::mutex> guard{mtx};
     facts.seq = next_seq++;
     (facts.is_summary ? counters.summary_requests : counters.chat_requests)++;
+    settings = settings_locked();
+    // Server-side compaction works on a scratch copy of this conversation's memory:
+    // it only takes effect when the request is answered normally.
+    compaction_memory scratch;
+    auto key = conversation_key(call->messages);
+    bool native = !facts.is_summary && call->compact_threshold &&
+                  compacts_natively(call->model, settings.native_compaction_models);
+    if (native)
+      if (auto it = compacted.find(key); it != compacted.end()) scratch.insert(*it);
+    auto step = apply_server_compaction(call->messages, facts.prompt_tokens,
+                                        call->compact_threshold, native, scratch);
+    facts.prompt_tokens = step.prompt_tokens;
     request_facts rf{facts.seq, call->model, facts.is_summary, facts.body_bytes,
                      facts.prompt_tokens, elapsed_locked()};
     decision = decide(scn.plan, rf, injected_per_rule);
@@ -123,9 +149,16 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     for (int i : decision.latency_rules) ++injected_per_rule[static_cast<size_t>(i)];
     if (!decision.latency_rules.empty())
       ++counters.injected[static_cast<size_t>(fault_kind::latency)];
-    settings = opts.answers;
-    if (scn.window_tokens) settings.window_tokens = *scn.window_tokens;
-    if (scn.answer_tokens) settings.answer_tokens = *scn.answer_tokens;
+    bool answered = !decision.answer && facts.prompt_tokens <= settings.window_tokens;
+    if (native && answered) {
+      if (auto it = scratch.find(key); it != scratch.end()) compacted[key] = it->second;
+      else compacted.erase(key);
+      if (step.compacted) {
+        ++counters.server_compactions;
+        facts.server_compacted = true;
+        facts.server_compacted_tokens_after = step.tokens_after;
+      }
+    }
   }
   fault_rule refuse_rule;
   refuse_rule.kind = fault_kind::refuse;
@@ -135,9 +168,11 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     std::lock_guard<std::mutex> guard{mtx};
     ++counters.window_overflows;
   }
-  log->debug("req={} event=chat purpose={} model={} prompt_tokens={} fault={} delay_ms={} status={}",
+  log->debug("req={} event=chat purpose={} model={} prompt_tokens={} fault={} delay_ms={} status={} "
+             "server_compacted={}",
              facts.seq, facts.is_summary ? "summary" : "chat", call->model, facts.prompt_tokens,
-             decision.answer ? to_string(*decision.answer) : "none", decision.delay_ms, plan.status);
+             decision.answer ? to_string(*decision.answer) : "none", decision.delay_ms, plan.status,
+             facts.server_compacted);
   return plan;
 }
 

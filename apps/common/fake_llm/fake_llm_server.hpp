@@ -1,7 +1,9 @@
 // The fault-injecting fake LLM server (SPEC §8): an OpenAI-compatible
 // `POST /v1/chat/completions` endpoint (JSON and SSE) with deterministic answers,
-// a context window, and the faults of a scenario (fault_plan.hpp), plus its
-// control API:
+// a context window, and the faults of a scenario (fault_plan.hpp); OpenAI's
+// compaction endpoint `POST /v1/responses/compact` (compaction_wire.hpp) and
+// server-side compaction of chat requests that carry a compact threshold for the
+// models configured as native (server_compaction.hpp); plus its control API:
 //
 //   GET    /health          {"status":"ok"}
 //   GET    /control/faults  the active scenario (scenario.hpp shape) + elapsed_s
@@ -9,8 +11,9 @@
 //                           file) and restart the scenario clock; 400 naming the
 //                           offending key when invalid
 //   DELETE /control/faults  drop every fault rule and restart the scenario clock
-//   GET    /control/stats   requests served per purpose, faults injected per kind,
-//                           window overflows, bad requests, connections
+//   GET    /control/stats   requests served per purpose (chat, summary,
+//                           compaction), server compactions, faults injected per
+//                           kind, window overflows, bad requests, connections
 //
 // One event-loop thread (epoll, non-blocking sockets, timer heap) serves every
 // connection: delayed answers and trickles are timers, never sleeping threads.
@@ -54,6 +57,8 @@ struct fake_llm_options {
 struct fake_llm_stats {
   int64_t chat_requests = 0;             // valid chat-completions requests, by purpose
   int64_t summary_requests = 0;
+  int64_t compaction_requests = 0;       // valid POST /v1/responses/compact requests
+  int64_t server_compactions = 0;        // chat answers in which the server compacted
   int64_t control_requests = 0;          // /health and /control/*
   int64_t bad_requests = 0;              // malformed HTTP or JSON, unknown paths
   int64_t window_overflows = 0;          // rejected by the window (not by a fault)

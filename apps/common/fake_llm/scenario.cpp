@@ -72,7 +72,7 @@ caf::expected<fault_rule> parse_rule(const json& j, const std::string& path) {
   }
   if (auto p = j.find("purpose"); p != j.end()) {
     auto pf = p->is_string() ? parse_purpose_filter(p->get<std::string>()) : std::nullopt;
-    if (!pf) return invalid(path + ".purpose", "must be any, chat or summary");
+    if (!pf) return invalid(path + ".purpose", "must be any, chat, summary or compaction");
     r.purpose = *pf;
   }
   struct dfield { const char* key; double* out; };
@@ -129,7 +129,8 @@ json yaml_to_json(const YAML::Node& n) {
 
 caf::expected<scenario> parse_scenario(const json& doc, const std::string& root) {
   if (!doc.is_object()) return invalid(root, "must be a mapping");
-  if (auto bad_key = check_keys(doc, {"seed", "window_tokens", "answer_tokens", "faults"}, root);
+  if (auto bad_key = check_keys(doc, {"seed", "window_tokens", "answer_tokens",
+                                         "native_compaction_models", "faults"}, root);
       !bad_key.empty())
     return invalid(bad_key, "unknown key");
   scenario s;
@@ -145,6 +146,19 @@ caf::expected<scenario> parse_scenario(const json& doc, const std::string& root)
     if (!it->is_number_integer() || it->get<int64_t>() < 1)
       return invalid(root + "." + key, "must be a positive integer");
     *out = it->get<int64_t>();
+  }
+  if (auto it = doc.find("native_compaction_models"); it != doc.end()) {
+    if (!it->is_array())
+      return invalid(root + ".native_compaction_models", "must be a list of strings");
+    std::vector<std::string> models;
+    for (size_t i = 0; i < it->size(); ++i) {
+      const auto& m = (*it)[i];
+      if (!m.is_string() || m.get<std::string>().empty())
+        return invalid(root + ".native_compaction_models[" + std::to_string(i) + "]",
+                       "must be a non-empty string");
+      models.push_back(m.get<std::string>());
+    }
+    s.native_compaction_models = std::move(models);
   }
   if (auto it = doc.find("faults"); it != doc.end() && !it->is_null()) {
     if (!it->is_array()) return invalid(root + ".faults", "must be a list");
@@ -185,6 +199,7 @@ json to_json(const scenario& s) {
   json doc = {{"seed", s.plan.seed}};
   if (s.window_tokens) doc["window_tokens"] = *s.window_tokens;
   if (s.answer_tokens) doc["answer_tokens"] = *s.answer_tokens;
+  if (s.native_compaction_models) doc["native_compaction_models"] = *s.native_compaction_models;
   auto faults = json::array();
   const fault_rule defaults;
   for (const auto& r : s.plan.rules) {

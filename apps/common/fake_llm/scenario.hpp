@@ -6,6 +6,8 @@
 //   seed: 42                 # PRNG seed of fractions and jitter (default 1)
 //   window_tokens: 200000    # optional: context window; prompts above it get a 400
 //   answer_tokens: 64        # optional: size of chat answers
+//   native_compaction_models: [gpt-5, codex]  # optional: model-name substrings that
+//                            # compact server-side (server_compaction.hpp)
 //   faults:                  # rules in priority order, see fault_plan.hpp
 //     - kind: unavailable
 //       fraction: 0.25
@@ -22,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -34,6 +37,7 @@ struct scenario {
   fault_plan plan;
   std::optional<int64_t> window_tokens;
   std::optional<int64_t> answer_tokens;
+  std::optional<std::vector<std::string>> native_compaction_models;
 };
 
 // `root` names the document in error paths (e.g. "scenario" or the file name).

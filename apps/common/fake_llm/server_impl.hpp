@@ -53,6 +53,7 @@ struct fake_llm_server::impl {
   std::vector<int64_t> injected_per_rule;
   uint64_t next_seq = 0;
   fake_llm_stats counters;
+  compaction_memory compacted;    // server-side compactions per conversation
   bool started = false;
   bool stopped = false;
 
@@ -93,6 +94,8 @@ struct fake_llm_server::impl {
   response_plan route(const http_request& req);
   response_plan route_guarded(const http_request& req);  // route(), exceptions -> 500
   response_plan handle_chat(const http_request& req);
+  response_plan handle_compaction(const http_request& req);  // compaction_endpoint.cpp
+  answer_settings settings_locked() const;  // REQUIRES: mtx held
   response_plan handle_control(const http_request& req);
 };
 

@@ -85,6 +85,14 @@ json usage_json(const completion& c) {
           {"total_tokens", c.prompt_tokens + c.completion_tokens}};
 }
 
+json compaction_marker(const completion& c) {
+  return {{"type", "compaction"},
+          {"id", "cmp-" + c.id},
+          {"encrypted_content", "fake-opaque-compaction-" + c.id},
+          {"tokens_before", c.compacted_tokens_before},
+          {"tokens_after", c.compacted_tokens_after}};
+}
+
 json chunk_json(const completion& c, json delta, json finish_reason) {
   return {{"id", c.id},
           {"object", "chat.completion.chunk"},
@@ -146,6 +154,20 @@ caf::expected<chat_call> parse_chat_call(std::string_view body) {
       return bad(std::string(key) + " must be a positive integer");
     call.max_tokens = it->get<int64_t>();
   }
+  if (auto cm = doc.find("context_management"); cm != doc.end() && !cm->is_null()) {
+    if (!cm->is_array()) return bad("context_management must be an array");
+    for (size_t i = 0; i < cm->size(); ++i) {
+      const auto& entry = (*cm)[i];
+      auto where = "context_management[" + std::to_string(i) + "]";
+      if (!entry.is_object() || !entry.contains("type") || !entry["type"].is_string())
+        return bad(where + " must be an object with a string type");
+      if (entry["type"] != "compaction") continue;
+      auto t = entry.find("compact_threshold");
+      if (t == entry.end() || !t->is_number_integer() || t->get<int64_t>() < 1)
+        return bad(where + ".compact_threshold must be a positive integer");
+      call.compact_threshold = t->get<int64_t>();
+    }
+  }
   return call;
 }
 
@@ -159,6 +181,7 @@ std::string completion_body(const completion& c) {
               {"choices", json::array({{{"index", 0}, {"message", std::move(msg)},
                                         {"finish_reason", c.finish_reason}}})},
               {"usage", usage_json(c)}};
+  if (c.server_compacted) doc["compaction"] = compaction_marker(c);
   return dump(doc);
 }
 
@@ -172,6 +195,7 @@ std::vector<std::string> completion_events(const completion& c, size_t piece_byt
     out.push_back(sse(chunk_json(c, {{"content", std::move(p)}}, nullptr)));
   auto last = chunk_json(c, json::object(), c.finish_reason);
   last["usage"] = usage_json(c);
+  if (c.server_compacted) last["compaction"] = compaction_marker(c);
   out.push_back(sse(last));
   out.push_back("data: [DONE]\n\n");
   return out;

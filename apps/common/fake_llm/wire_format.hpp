@@ -20,6 +20,9 @@ struct chat_call {
   std::vector<message> messages;
   bool stream = false;
   std::optional<int64_t> max_tokens;  // max_tokens or max_completion_tokens
+  // context_management: [{"type": "compaction", "compact_threshold": N}] (the
+  // Responses API's server-side compaction request; server_compaction.hpp).
+  std::optional<int64_t> compact_threshold;
 };
 
 // Parses a chat-completions body. Errors are errc::bad_request naming the field.
@@ -35,6 +38,12 @@ struct completion {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   std::string finish_reason = "stop";
+  // Set when the server compacted during this request: the answer carries
+  // "compaction": {"type": "compaction", "id", "encrypted_content",
+  // "tokens_before", "tokens_after"} (top level; in a stream, on the final chunk).
+  bool server_compacted = false;
+  int64_t compacted_tokens_before = 0;
+  int64_t compacted_tokens_after = 0;
 };
 
 // The non-streaming body: {"id", "object":"chat.completion", "choices":[...], "usage":{...}}.
