@@ -1,0 +1,325 @@
+// The /metrics exposition of a live runtime (apps/common/api/metrics_exporter): a
+// runtime on a temp SQLite file against the in-process fake LLM, driven through the
+// gateway (turns, a forced compaction, a summarizer outage, an anti-thrash lock), then
+// rendered and parsed. The samples must equal what was driven; every histogram's
+// buckets are cumulative and end in +Inf == _count.
+#define BOOST_TEST_MODULE metrics_exporter_test
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "actors/runtime.hpp"
+#include "apps/common/api/metrics_exporter.hpp"
+#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "policies/token_estimate.hpp"
+
+using namespace mneme;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto call_timeout = 60s;
+
+template <class T>
+std::string why(const caf::expected<T>& r) {
+  return r ? std::string{"ok"} : render_error(r.error());
+}
+
+llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
+  llm::llm_pool_config c;
+  c.name = purpose == llm_purpose::chat ? "chat" : "summary";
+  c.endpoint.url = llm::chat_completions_url(base_url);
+  c.endpoint.model = purpose == llm_purpose::chat ? "fake-chat" : "fake-summary";
+  c.endpoint.purpose = purpose;
+  c.endpoint.idle_timeout = 5s;
+  c.endpoint.total_timeout = 10s;
+  c.max_concurrency = 4;
+  c.max_queue = 64;
+  return c;
+}
+
+// Parsed exposition: "name{labels}" (labels as rendered) -> value; "# TYPE" lines too.
+struct exposition {
+  std::map<std::string, double> samples;
+  std::map<std::string, std::string> types;
+  std::vector<std::string> order;  // sample keys in text order
+
+  explicit exposition(const std::string& text) {
+    std::istringstream in{text};
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("# TYPE ", 0) == 0) {
+        auto rest = line.substr(7);
+        auto sp = rest.find(' ');
+        types[rest.substr(0, sp)] = rest.substr(sp + 1);
+        continue;
+      }
+      if (line.empty() || line[0] == '#')
+        continue;
+      auto sp = line.rfind(' ');
+      BOOST_REQUIRE_MESSAGE(sp != std::string::npos, "sample line without value: " + line);
+      auto key = line.substr(0, sp);
+      auto value = line.substr(sp + 1);
+      samples[key] = value == "+Inf" ? std::numeric_limits<double>::infinity()
+                                     : std::strtod(value.c_str(), nullptr);
+      order.push_back(key);
+    }
+  }
+
+  double at(const std::string& key) const {
+    auto it = samples.find(key);
+    BOOST_REQUIRE_MESSAGE(it != samples.end(), "no sample " + key);
+    return it->second;
+  }
+  bool has(const std::string& key) const { return samples.count(key) > 0; }
+
+  // The histogram `name`: buckets in text order must be non-decreasing and the +Inf
+  // bucket must equal _count. Returns the count.
+  double check_histogram(const std::string& name) const {
+    BOOST_TEST_CONTEXT(name) {
+      BOOST_TEST(types.at(name) == "histogram");
+      double previous = -1;
+      std::string last_le;
+      int buckets = 0;
+      for (auto& key : order) {
+        if (key.rfind(name + "_bucket{", 0) != 0)
+          continue;
+        double v = samples.at(key);
+        BOOST_TEST(v >= previous);
+        previous = v;
+        last_le = key;
+        ++buckets;
+      }
+      BOOST_TEST(buckets >= 2);
+      BOOST_TEST(last_le == name + "_bucket{le=\"+Inf\"}");
+      BOOST_TEST(previous == at(name + "_count"));
+    }
+    return at(name + "_count");
+  }
+};
+
+struct metrics_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  fakellm::fake_llm_server server;
+  std::string dir;
+  runtime_config rc;
+  std::unique_ptr<runtime> rt;
+
+  metrics_fixture() {
+    register_mneme_types(cfg);
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    sys = std::make_unique<caf::actor_system>(cfg);
+    BOOST_REQUIRE(server.start());
+    char tmpl[] = "/tmp/mneme-metrics-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    rc.database.path = dir + "/m.db";
+    rc.database.synchronous_full = false;
+    rc.chat = pool(server.base_url(), llm_purpose::chat);
+    rc.summarizer = pool(server.base_url(), llm_purpose::summary);
+    rc.model.name = "fake-chat";
+    rc.gateway.idle_evict_seconds = 0;
+    auto r = runtime::start(*sys, rc);
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    rt = std::move(*r);
+  }
+
+  ~metrics_fixture() {
+    if (rt)
+      rt->stop();
+    server.stop();
+    std::filesystem::remove_all(dir);
+  }
+
+  template <class T, class Handle, class... Ts>
+  caf::expected<T> call(const Handle& h, Ts... xs) {
+    caf::scoped_actor self{*sys};
+    caf::expected<T> out{caf::error{}};
+    self->request(h, call_timeout, xs...)
+      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+
+  turn_reply say(const std::string& key, const std::string& text) {
+    auto r = call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    return *r;
+  }
+
+  session_stats stats(const std::string& sid) {
+    auto s = call<session_stats>(rt->storage(), st_stats_atom_v, sid);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+
+  // A stored session under `key` with a system prompt and `n` alternating rows, bound
+  // to the gateway by one turn. Returns its id.
+  std::string seed(const std::string& key, int n) {
+    session_record rec;
+    rec.user_id = "u";
+    rec.session_key = key;
+    rec.model = rc.model.name;
+    auto created = call<session_record>(rt->storage(), st_new_session_atom_v, rec,
+                                        int64_t{system_clock_ms()});
+    BOOST_REQUIRE_MESSAGE(created, why(created));
+    std::vector<message> rows(static_cast<size_t>(n) + 1);
+    rows[0].role = msg_role::system;
+    rows[0].content = "You are a helpful assistant.";
+    for (int i = 1; i <= n; ++i) {
+      rows[i].role = i % 2 == 1 ? msg_role::user : msg_role::assistant;
+      rows[i].content = std::to_string(i) + " " + std::string(400, 'a' + i % 26);
+    }
+    for (auto& m : rows) {
+      m.session_id = created->id;
+      m.timestamp_ms = system_clock_ms();
+      m.token_estimate = estimate_message_tokens(m);
+    }
+    auto ids = call<message_ids>(rt->storage(), st_append_atom_v, rows);
+    BOOST_REQUIRE_MESSAGE(ids, why(ids));
+    return created->id;
+  }
+
+  void summarizer_down() {
+    fakellm::scenario s;
+    fakellm::fault_rule r;
+    r.kind = fakellm::fault_kind::unavailable;
+    r.purpose = fakellm::purpose_filter::summary;
+    s.plan.rules.push_back(r);
+    auto err = server.set_scenario(s);
+    BOOST_REQUIRE_MESSAGE(!err, render_error(err));
+  }
+
+  exposition render() {
+    auto text = api::render_metrics_text(*sys, *rt);
+    return exposition{text};
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(metrics_exporter, metrics_fixture)
+
+BOOST_AUTO_TEST_CASE(an_idle_runtime_renders_every_family_at_zero) {
+  auto m = render();
+  BOOST_TEST(m.at("mneme_sessions_hosted") == 0);
+  BOOST_TEST(m.at("mneme_sessions_stored") == 0);
+  BOOST_TEST(m.at("mneme_sessions_open") == 0);
+  BOOST_TEST(m.at("mneme_turns_total") == 0);
+  BOOST_TEST(m.at("mneme_messages_appended_total") == 0);
+  BOOST_TEST(m.at("mneme_cooldowns_active") == 0);
+  BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 0);
+  BOOST_TEST(m.at("mneme_exhaustion_resets_total") == 0);
+  BOOST_TEST(m.at("mneme_index_backlog_rows") == 0);
+  BOOST_TEST(m.at("mneme_llm_in_flight{pool=\"chat\"}") == 0);
+  BOOST_TEST(m.at("mneme_llm_queued{pool=\"summarizer\"}") == 0);
+  BOOST_TEST(m.types.at("mneme_compactions_total") == "counter");
+  BOOST_TEST(m.types.at("mneme_summary_failures_total") == "counter");
+  for (auto name : {"mneme_summarizer_latency_seconds", "mneme_turn_latency_seconds",
+                    "mneme_search_latency_seconds", "mneme_storage_commit_latency_seconds",
+                    "mneme_storage_batch_rows"})
+    BOOST_TEST(m.check_histogram(name) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(turns_and_a_forced_compaction_show_up_as_exact_samples) {
+  auto a = seed("metrics-a", 60);
+  for (int i = 0; i < 3; ++i)
+    say("metrics-a", "turn " + std::to_string(i) + " about the deployment plan");
+  auto b = say("metrics-b", "hello").session_id;
+  auto report = call<compaction_report>(rt->gateway(), gw_command_atom_v,
+                                        std::string{"metrics-a"}, trigger::t12_manual_session,
+                                        std::string{});
+  BOOST_REQUIRE_MESSAGE(report, why(report));
+  BOOST_REQUIRE(report->committed);
+  BOOST_REQUIRE(!report->used_fallback);
+
+  auto m = render();
+  BOOST_TEST(m.at("mneme_turns_total") == 4);
+  BOOST_TEST(m.at("mneme_turn_errors_total") == 0);
+  BOOST_TEST(m.check_histogram("mneme_turn_latency_seconds") == 4);
+  BOOST_TEST(m.at("mneme_sessions_hosted") == 2);
+  BOOST_TEST(m.at("mneme_sessions_spawned_total") == 2);
+  BOOST_TEST(m.at("mneme_session_restarts_total") == 0);
+  BOOST_TEST(m.at("mneme_sessions_stored") == 2);
+  BOOST_TEST(m.at("mneme_sessions_open") == 2);
+  BOOST_TEST(m.at("mneme_compactions_total{trigger=\"t12_manual_session\",outcome=\"committed\"}")
+             == 1);
+  BOOST_TEST(m.at("mneme_compaction_tokens_before_total") == report->tokens_before);
+  BOOST_TEST(m.at("mneme_compaction_tokens_after_total") == report->tokens_after);
+  BOOST_TEST(m.check_histogram("mneme_summarizer_latency_seconds") == 1);
+  BOOST_TEST(!m.has("mneme_summary_failures_total{kind=\"llm_server_error\"}"));
+
+  // Appended rows: every stored row except the summary the compaction wrote.
+  auto sa = stats(a);
+  auto sb = stats(b);
+  double stored_rows = sa.live_rows + sa.archived_rows + sa.rolled_back_rows + sb.live_rows
+                       + sb.archived_rows + sb.rolled_back_rows;
+  BOOST_TEST(sa.summary_rows == 1);
+  BOOST_TEST(m.at("mneme_messages_appended_total") == stored_rows - 1);
+  // The seed (61), three turns of a user row and an answer, and the new session b's
+  // system prompt, question and answer.
+  BOOST_TEST(m.at("mneme_messages_appended_total") == 61 + 3 * 2 + 3);
+  BOOST_TEST(m.at("mneme_append_failures_total") == 0);
+  // One batch histogram observation and one commit latency per group commit.
+  auto commits = m.at("mneme_storage_group_commits_total");
+  BOOST_TEST(commits >= 1);
+  BOOST_TEST(m.check_histogram("mneme_storage_batch_rows") == commits);
+  BOOST_TEST(m.at("mneme_storage_batch_rows_sum") == m.at("mneme_messages_appended_total"));
+  BOOST_TEST(m.check_histogram("mneme_storage_commit_latency_seconds") == commits);
+  // The 61-row seed is one batch: it falls in the (16, 64] bucket.
+  BOOST_TEST(m.at("mneme_storage_batch_rows_bucket{le=\"64\"}")
+             - m.at("mneme_storage_batch_rows_bucket{le=\"16\"}") >= 1);
+  BOOST_TEST(m.at("mneme_llm_failed_total{pool=\"chat\"}") == 0);
+  BOOST_TEST(m.at("mneme_llm_overloaded_total{pool=\"summarizer\"}") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_summarizer_outage_counts_a_fallback_a_failure_kind_and_a_cooldown) {
+  seed("outage", 60);
+  say("outage", "first");
+  summarizer_down();
+  auto r = say("outage", "/compress");
+  BOOST_REQUIRE(r.compactions.size() == 1u);
+  BOOST_REQUIRE(r.compactions[0].used_fallback);
+
+  auto m = render();
+  BOOST_TEST(m.at("mneme_compactions_total{trigger=\"t14_channel_command\",outcome=\"fallback\"}")
+             == 1);
+  BOOST_TEST(!m.has("mneme_compactions_total{trigger=\"t14_channel_command\",outcome=\"committed\"}"));
+  BOOST_TEST(m.at("mneme_summary_failures_total{kind=\"llm_server_error\"}") == 1);
+  BOOST_TEST(m.check_histogram("mneme_summarizer_latency_seconds") == 1);
+  BOOST_TEST(m.at("mneme_cooldowns_active") == 1);
+  BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 0);
+  BOOST_TEST(m.at("mneme_llm_failed_total{pool=\"summarizer\"}") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(persisted_locks_count_only_open_sessions_whose_lock_lies_ahead) {
+  auto locked = seed("locked", 4);
+  auto expired = seed("expired", 4);
+  auto ended = seed("ended", 4);
+  auto now = system_clock_ms();
+  auto put = [&](const std::string& sid, time_ms lock_until) {
+    trigger_state t;
+    t.lock_until_ms = lock_until;
+    t.anti_thrash_strikes = 2;
+    auto ok = call<caf::ok_atom>(rt->storage(), st_put_triggers_atom_v, sid, t);
+    BOOST_REQUIRE_MESSAGE(ok, why(ok));
+  };
+  put(locked, now + 3600000);
+  put(expired, now - 1000);
+  put(ended, now + 3600000);
+  auto end = call<session_record>(rt->storage(), st_end_atom_v, ended, int64_t{now},
+                                  std::string{"test"});
+  BOOST_REQUIRE_MESSAGE(end, why(end));
+
+  auto m = render();
+  BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 1);
+  BOOST_TEST(m.at("mneme_cooldowns_active") == 0);
+  BOOST_TEST(m.at("mneme_sessions_stored") == 3);
+  BOOST_TEST(m.at("mneme_sessions_open") == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
