@@ -138,6 +138,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, ss_prune_atom, "ss_prune")
   CAF_ADD_ATOM(mneme, mneme, ss_skill_atom, "ss_skill")
   CAF_ADD_ATOM(mneme, mneme, st_replace_atom, "st_replace")
+  CAF_ADD_TYPE_ID(mneme, (mneme::replacement_commit))
 
   // --- memory tiers (issue 7: facts, cold storage, skills): add below this line
   CAF_ADD_ATOM(mneme, mneme, st_fact_put_atom, "st_factput")

@@ -35,6 +35,33 @@ struct compaction_commit {
   trigger_state triggers;
 };
 
+// Row replacements, committed in one transaction (SPEC §1, §6; the storage of
+// policies/row_replacement.hpp and policies/micro_compaction.hpp): proactive
+// pruning, tool output eviction, micro-compaction folds and their reconciliation.
+//   - archive_ids: live rows of `session_id` leaving the live context (any order,
+//     not necessarily contiguous, each once); they become archived (active = 0,
+//     compacted = 1) and stay searchable;
+//   - rows: the new live rows; rows[i] takes the live-order place (`position`) of
+//     the archived row positions[i], which must be one of archive_ids
+//     (rows.size() == positions.size(), each position used once). The store sets
+//     is_summary = 1 and, when a row has no provenance, replaced_first_id =
+//     replaced_last_id = positions[i];
+//   - an archived row that is some row's position points to it (archived_by);
+//     any other archived row points to the row of the nearest position before it
+//     in live order (else the first row), or to `archived_by` when rows is empty
+//     (0 = none);
+//   - when update_triggers is set, `triggers` is persisted in the same transaction.
+// The reply is the inserted rows (with their ids), in the order of `rows`.
+struct replacement_commit {
+  std::string session_id;
+  std::vector<int64_t> archive_ids;
+  std::vector<message> rows;
+  std::vector<int64_t> positions;
+  int64_t archived_by = 0;
+  bool update_triggers = false;
+  trigger_state triggers;
+};
+
 // Row counts of one session by state (SPEC §1 table).
 struct session_stats {
   std::string session_id;
@@ -74,6 +101,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compaction_commit& x) {
   return f(caf::meta::type_name("mneme::compaction_commit"), x.session_id, x.archive_ids,
            x.summary, x.update_triggers, x.triggers);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replacement_commit& x) {
+  return f(caf::meta::type_name("mneme::replacement_commit"), x.session_id, x.archive_ids,
+           x.rows, x.positions, x.archived_by, x.update_triggers, x.triggers);
 }
 
 template <class Inspector>

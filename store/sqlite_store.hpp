@@ -73,6 +73,10 @@ public:
 
   // --- compaction, reset, checkpoints
   caf::expected<message> commit_compaction(const compaction_commit& c);
+  // Row replacements (pruning, eviction, micro-compaction; see replacement_commit):
+  // the inserted rows with their ids, in order. Validation failures are
+  // bad_request / not_found and change nothing.
+  caf::expected<std::vector<message>> commit_replacement(const replacement_commit& c);
   caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
                                               time_ms now, const std::string& reason);
   caf::expected<checkpoint_record> create_checkpoint(const std::string& session_id,

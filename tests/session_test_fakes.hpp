@@ -4,6 +4,7 @@
 // the shared script objects need no locking. Used by tests/session_*_test.cpp only.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -74,6 +75,30 @@ inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> 
         db->sessions[c.session_id].triggers = c.triggers;
       ++db->commits;
       return s;
+    },
+    [db](st_replace_atom, replacement_commit& c) -> caf::result<std::vector<message>> {
+      if (db->fail_commits)
+        return caf::make_error(errc::storage_failed, "injected commit failure");
+      std::vector<message> out;
+      for (size_t r = 0; r < c.rows.size(); ++r) {
+        auto at = std::find_if(db->rows.begin(), db->rows.end(),
+                               [&](const message& m) { return m.id == c.positions[r]; });
+        auto row = c.rows[r];
+        row.id = db->next_id++;
+        row.session_id = c.session_id;
+        row.is_summary = true;
+        db->rows.insert(at, row);
+        out.push_back(row);
+      }
+      for (auto& m : db->rows)
+        if (std::find(c.archive_ids.begin(), c.archive_ids.end(), m.id) != c.archive_ids.end()) {
+          m.active = false;
+          m.compacted = true;
+        }
+      if (c.update_triggers)
+        db->sessions[c.session_id].triggers = c.triggers;
+      ++db->commits;
+      return out;
     },
     [db](st_session_atom, const std::string& sid) -> caf::result<session_record> {
       auto i = db->sessions.find(sid);

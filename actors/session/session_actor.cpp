@@ -173,6 +173,8 @@ void pre_call_check(session_ptr self) {
                      });
     return;
   }
+  if (!d.compact && prune_if_due(self, [self] { pre_call_check(self); }))
+    return; // the main compaction may not run: prune without an LLM first
   bool fits = st.live_tokens < st.threshold;
   if (st.attempts.exhausted(fits)) {
     report_exhausted(self);
@@ -242,7 +244,8 @@ void on_answer(session_ptr self, chat_answer answer) {
   m.role = msg_role::assistant;
   m.content = std::move(answer.content);
   m.tool_calls = std::move(answer.tool_calls);
-  append_row(self, std::move(m), [self](int64_t) { post_call_check(self); },
+  append_row(self, std::move(m),
+             [self](int64_t) { run_answer_paths(self, [self] { post_call_check(self); }); },
              [self](caf::error err) { end_turn(self, std::move(err)); });
 }
 

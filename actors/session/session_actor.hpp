@@ -67,6 +67,7 @@ using session_storage_actor = caf::typed_actor<
   caf::replies_to<st_append_atom, message>::with<int64_t>,
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
   caf::replies_to<st_compact_atom, compaction_commit>::with<message>,
+  caf::replies_to<st_replace_atom, replacement_commit>::with<std::vector<message>>,
   caf::replies_to<st_session_atom, std::string>::with<session_record>,
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>>;
 

@@ -163,6 +163,8 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   auto& st = self->state;
   // REQUIRES: one pipeline at a time, on a loaded session.
   assert(!st.compacting && st.ready);
+  if (reconcile_first(self, [=] { start_compaction(self, by, lock, focus, local, done); }))
+    return; // a failed micro-fold sync is made good first (SPEC §5.5)
   st.compacting = true;
   st.compaction_started = std::chrono::steady_clock::now();
   st.summary_wait = std::chrono::microseconds{0};

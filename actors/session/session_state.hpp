@@ -4,13 +4,15 @@
 // Touched only by the owning actor, inside its handlers.
 //
 // Invariants (between handlers):
-//   1. live_tokens == sum of token_estimate over live; every live row has an id.
+//   1. live_tokens == sum of token_estimate over live; every live row has an id,
+//      except a rolling summary whose micro-fold sync failed (then micro_debt).
 //   2. compacting implies exactly one compaction pipeline is running.
 //   3. turn_running is false implies pending_turns is empty (a finished turn starts
 //      the next one).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <optional>
@@ -59,6 +61,13 @@ struct session_state {
   std::chrono::steady_clock::time_point compaction_started; // for overhead_us
   std::chrono::microseconds summary_wait{0};               // summarizer round trip
 
+  // Special paths (session_paths.cpp): tool output eviction, proactive pruning,
+  // micro-compaction. They run as a pipeline under `compacting` like a compaction.
+  int turns_since_fold = 0;          // completed turns since the last micro-fold
+  bool micro_debt = false;           // a fold's DB sync failed: the store owes a reconcile
+  bool reconciled_for_compaction = false; // one-shot: the next compaction skips reconcile
+  size_t prune_refused_at = SIZE_MAX;     // live size when a prune commit was last refused
+
   // Idle timer (T5).
   uint64_t idle_generation = 0;
   time_ms last_activity_ms = 0;
@@ -89,5 +98,22 @@ using local_window = std::optional<std::pair<size_t, size_t>>;
 // Runs one compaction end to end. REQUIRES: !st.compacting, st.ready.
 void start_compaction(session_ptr self, trigger by, lock_decision lock, std::string focus,
                       local_window local, compaction_done done);
+
+// --- Special paths (SPEC §6, §5.5; session_paths.cpp)
+
+// After an assistant answer was stored: tool output eviction, proactive pruning
+// when due, micro-compaction when due, each committed through the storage
+// actor, then `next`. Waits for a running pipeline first.
+void run_answer_paths(session_ptr self, std::function<void()> next);
+
+// Before a model call whose compaction did not run: starts proactive pruning when
+// it is due and returns true (then calls `next` once it ended, committed or not);
+// false when nothing was started.
+bool prune_if_due(session_ptr self, std::function<void()> next);
+
+// Before a full compaction: when a micro-fold's sync failed, reconciles the store
+// with the live transcript first, then calls `next` (also when that failed) and
+// returns true; false (and nothing happens) when there is no debt.
+// REQUIRES: !st.compacting.
 
 } // namespace mneme::session_detail

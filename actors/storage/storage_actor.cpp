@@ -278,6 +278,9 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_compact_atom, const compaction_commit& c) {
       return run_op(self, "compact", [&] { return self->state.store->commit_compaction(c); });
     },
+    [=](st_replace_atom, const replacement_commit& c) {
+      return run_op(self, "replace", [&] { return self->state.store->commit_replacement(c); });
+    },
     [=](st_new_session_atom, session_record& rec, int64_t now) {
       return run_op(self, "create_session",
                     [&] { return self->state.store->create_session(std::move(rec), now); });

@@ -55,6 +55,8 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_range_atom, std::string, int64_t, int64_t>::with<std::vector<message>>,
   // Compaction commit: the stored summary row (with its id).
   caf::replies_to<st_compact_atom, compaction_commit>::with<message>,
+  // Row replacements (pruning, eviction, micro-compaction): the inserted rows.
+  caf::replies_to<st_replace_atom, replacement_commit>::with<std::vector<message>>,
   // Sessions: create (record, now), load, list, stats, end (id, now, reason).
   caf::replies_to<st_new_session_atom, session_record, int64_t>::with<session_record>,
   caf::replies_to<st_session_atom, std::string>::with<session_record>,
