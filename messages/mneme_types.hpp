@@ -141,6 +141,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(mneme, (mneme::replacement_commit))
 
   // --- memory tiers (issue 7: facts, cold storage, skills): add below this line
+  CAF_ADD_TYPE_ID(mneme, (mneme::fact_record))
+  CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::fact_record>))
+  CAF_ADD_TYPE_ID(mneme, (mneme::fact_query))
   CAF_ADD_ATOM(mneme, mneme, st_fact_put_atom, "st_factput")
   CAF_ADD_ATOM(mneme, mneme, st_fact_del_atom, "st_factdel")
   CAF_ADD_ATOM(mneme, mneme, st_facts_atom, "st_facts")

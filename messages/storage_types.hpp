@@ -92,6 +92,33 @@ struct session_filter {
   int64_t limit = 1000;               // 1..100000
 };
 
+// One version of a per-user fact (SPEC §7 semantic memory; store/facts.hpp). A
+// replaced version has active = false and replaced_by = the id of its successor; a
+// removed one has active = false and removed_at_ms > 0. created_at_ms is when the
+// key was first set (kept across replacements), updated_at_ms when this version
+// was written.
+struct fact_record {
+  int64_t id = 0;
+  std::string user_id;
+  std::string key;
+  std::string value;
+  std::string source_session;         // the session the fact came from, may be empty
+  time_ms created_at_ms = 0;
+  time_ms updated_at_ms = 0;
+  bool active = true;
+  time_ms removed_at_ms = 0;
+  int64_t replaced_by = 0;
+};
+
+// Which facts to list or search (st_facts_atom). An empty `text` lists the user's
+// facts (newest first); otherwise a full-text search with the recall syntax.
+struct fact_query {
+  std::string user_id;                // required: a search sees only this user's facts
+  std::string text;
+  bool include_inactive = false;      // also replaced and removed versions
+  int64_t limit = 50;                 // 1..1000
+};
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, message_ids& x) {
   return f(caf::meta::type_name("mneme::message_ids"), x.ids);
@@ -126,6 +153,19 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_filter& x) {
   return f(caf::meta::type_name("mneme::session_filter"), x.user_id, x.session_key,
            x.open_only, x.limit);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fact_record& x) {
+  return f(caf::meta::type_name("mneme::fact_record"), x.id, x.user_id, x.key, x.value,
+           x.source_session, x.created_at_ms, x.updated_at_ms, x.active, x.removed_at_ms,
+           x.replaced_by);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fact_query& x) {
+  return f(caf::meta::type_name("mneme::fact_query"), x.user_id, x.text, x.include_inactive,
+           x.limit);
 }
 
 } // namespace mneme

@@ -17,6 +17,7 @@
 //                  its id is the newest. Validating a compaction reads only this table.
 //   message_rows   a view joining the two, for readers (position resolved).
 //   checkpoints    named rollback points (§6).
+//   facts          per-user facts (§7); see v6 below.
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
 // is ever deleted (triggers abort a DELETE); active and compacted are never both 1.
@@ -171,6 +172,58 @@ CREATE TRIGGER messages_content_is_immutable BEFORE UPDATE OF content ON message
 BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a message text'); END;
 )sql";
 
+// Memory tiers (SPEC §7, owned by the memory module): per-user facts and the
+// cold-storage mark of ended sessions.
+//   facts          one row per version of a fact. A row's text (user, key, value)
+//                  never changes: replacing a key inserts a new row and retires the
+//                  old one (active = 0, replaced_by = the new id); removing a key
+//                  retires its row with removed_at_ms set (a tombstone). Nothing is
+//                  deleted. At most one active row per (user_id, key).
+//   facts_fts_*    external-content indexes over (key, value) with the tokenizers of
+//                  the message indexes. Facts are few and written rarely, so an
+//                  insert trigger fills them in the same transaction; since the
+//                  text is immutable no other trigger is needed.
+//   sessions.cold_stored_at_ms  when the ended session's JSONL reached the cold
+//                  storage folder (0 = not yet: written on the next end or start).
+//   checkpoints.retired_by  the checkpoint a rollback returned to, for a checkpoint
+//                  made after that point: its rows were undone, so it can no longer
+//                  be restored ('' = usable). Re-creating the name makes it usable.
+constexpr const char* v6_sql = R"sql(
+CREATE TABLE facts(
+  id              INTEGER PRIMARY KEY,
+  user_id         TEXT NOT NULL,
+  key             TEXT NOT NULL,
+  value           TEXT NOT NULL,
+  source_session  TEXT NOT NULL DEFAULT '',
+  created_at_ms   INTEGER NOT NULL,
+  updated_at_ms   INTEGER NOT NULL,
+  active          INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+  removed_at_ms   INTEGER NOT NULL DEFAULT 0,
+  replaced_by     INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX facts_one_active_key ON facts(user_id, key) WHERE active = 1;
+CREATE INDEX facts_by_user ON facts(user_id, id);
+CREATE TRIGGER facts_are_never_deleted BEFORE DELETE ON facts
+BEGIN SELECT RAISE(ABORT, 'mneme never deletes a fact'); END;
+CREATE TRIGGER facts_text_is_immutable BEFORE UPDATE OF user_id, key, value ON facts
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a fact; replace it'); END;
+
+CREATE VIRTUAL TABLE facts_fts_words USING fts5(key, value, content='facts',
+  content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE facts_fts_cjk USING fts5(key, value, content='facts',
+  content_rowid='id', tokenize='mneme_cjk');
+CREATE VIRTUAL TABLE facts_fts_trigram USING fts5(key, value, content='facts',
+  content_rowid='id', tokenize='trigram');
+CREATE TRIGGER facts_fts_insert AFTER INSERT ON facts BEGIN
+  INSERT INTO facts_fts_words(rowid, key, value) VALUES (new.id, new.key, new.value);
+  INSERT INTO facts_fts_cjk(rowid, key, value) VALUES (new.id, new.key, new.value);
+  INSERT INTO facts_fts_trigram(rowid, key, value) VALUES (new.id, new.key, new.value);
+END;
+
+ALTER TABLE sessions ADD COLUMN cold_stored_at_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE checkpoints ADD COLUMN retired_by TEXT NOT NULL DEFAULT '';
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -187,6 +240,7 @@ const std::vector<migration>& schema_migrations() {
     {3, "recall: unicode61, CJK bigram and trigram full-text indexes", v3_sql},
     {4, "recall: merge 8 index segments per level", v4_sql},
     {5, "recall: indexes filled in batches behind a watermark", v5_sql},
+    {6, "memory: facts with full-text indexes, cold-storage mark", v6_sql},
   };
   return list;
 }

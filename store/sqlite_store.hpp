@@ -21,7 +21,10 @@
 //     old rows untouched. New trigger state starts at zero.
 //   - Rollback to a checkpoint: rows appended after it become rolled back
 //     (active = 0, compacted = 0); rows archived by a summary made after it become
-//     live again; the live context of that point is returned.
+//     live again; the live context of that point is returned. Checkpoints made
+//     after that point are retired (schema v6 checkpoints.retired_by): a rollback
+//     to one of them is bad_request, since its rows are undone; creating the name
+//     again makes it usable.
 //
 // Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
 #pragma once

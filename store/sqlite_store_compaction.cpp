@@ -239,7 +239,7 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
     return err;
   int64_t mark = 0;
   {
-    auto stmt = db_->prepare("SELECT last_message_id FROM checkpoints"
+    auto stmt = db_->prepare("SELECT last_message_id, retired_by FROM checkpoints"
                              " WHERE session_id = ?1 AND name = ?2");
     if (!stmt)
       return std::move(stmt.error());
@@ -252,6 +252,9 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
     if (rc != SQLITE_ROW)
       return db_->failure(rc, "load checkpoint");
     mark = s->column_int(0);
+    if (auto by = s->column_text(1); !by.empty())
+      return bad_request("checkpoint '" + name + "' was undone by the rollback to '" + by
+                         + "': its rows are rolled back; create it again to use the name");
   }
   // Order matters: first revive what later summaries archived, then roll back
   // everything appended after the mark (including those summaries).
@@ -270,6 +273,19 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
     s->bind(2, mark);
     if (auto rc = s->step(); rc != SQLITE_DONE)
       return db_->failure(rc, "roll back");
+  }
+  // Checkpoints made after the mark pointed into the rows just undone.
+  {
+    auto stmt = db_->prepare("UPDATE checkpoints SET retired_by = ?3 WHERE session_id = ?1"
+                             " AND last_message_id > ?2 AND retired_by = ''");
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, session_id);
+    s->bind(2, mark);
+    s->bind(3, name);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "retire later checkpoints");
   }
   auto live = load_live_context(*db_, session_id);
   if (!live)

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
+#include "store/fts_tokenizers.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_error.hpp"
 #include "store/sqlite_store.hpp"
@@ -241,4 +242,43 @@ BOOST_DATA_TEST_CASE(sqlite_result_codes_map_to_storage_error_codes,
   auto err = sqlite_failure(nullptr, rc, "what");
   BOOST_TEST((err == code));
   BOOST_TEST(render_error(err).find("what: ") != std::string::npos);
+}
+
+// Schema v6 (memory tiers): a file written at version 5 upgrades in place, keeps its
+// rows, gains the facts table with its three full-text indexes, the cold-storage
+// mark and the checkpoint retirement column.
+BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_marks) {
+  temp_dir dir;
+  auto p = dir.params();
+  {
+    sqlite3* raw = nullptr;
+    BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
+    BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
+    for (const auto& m : schema_migrations())
+      if (m.version <= 5)
+        BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(raw,
+                               "PRAGMA user_version = 5;"
+                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms,"
+                               " ended_at_ms) VALUES ('v5', 'u', 'k', 1, 2);"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('v5', 'user', 'from v5');"
+                               "INSERT INTO checkpoints VALUES ('v5', 'cp', 1, 1);",
+                               nullptr, nullptr, nullptr)
+                  == SQLITE_OK);
+    BOOST_TEST(scalar(raw, "SELECT count(*) FROM sqlite_master WHERE name = 'facts'") == 0);
+    sqlite3_close(raw);
+  }
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto* db = (*store)->connection().native_handle();
+  BOOST_TEST(latest_schema_version() == 6);
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == 6);
+  BOOST_TEST(scalar(db, "SELECT count(*) FROM messages WHERE content = 'from v5'") == 1);
+  for (auto name : {"facts", "facts_fts_words", "facts_fts_cjk", "facts_fts_trigram"})
+    BOOST_TEST(scalar(db, (std::string{"SELECT count(*) FROM sqlite_master WHERE name = '"}
+                           + name + "'").c_str()) == 1, name);
+  // The ended v5 session awaits its cold copy; its checkpoint is usable.
+  BOOST_TEST(scalar(db, "SELECT cold_stored_at_ms FROM sessions WHERE id = 'v5'") == 0);
+  BOOST_TEST(scalar(db, "SELECT count(*) FROM checkpoints WHERE retired_by = ''") == 1);
 }

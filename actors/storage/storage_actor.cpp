@@ -9,7 +9,10 @@
 
 #include "caf/all.hpp"
 
+#include "actors/storage/storage_cold.hpp"
+#include "store/facts.hpp"
 #include "store/fts_indexer.hpp"
+#include "store/jsonl_import.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme {
@@ -243,6 +246,10 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       self->state.metrics->unindexed_rows.store(*backlog, std::memory_order_relaxed);
     queue_tick(self);
   }
+  // Ended sessions still without a cold copy (a failed write, an older binary).
+  sweep_cold_copies(*self->state.store, self->state.log,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count());
   return {
     [=](st_append_atom, message& m) -> caf::result<int64_t> {
       pending_append p;
@@ -295,12 +302,16 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       return run_op(self, "stats", [&] { return self->state.store->stats(sid); });
     },
     [=](st_end_atom, const std::string& sid, int64_t now, const std::string& reason) {
-      return run_op(self, "end", [&] { return self->state.store->end_session(sid, now, reason); });
+      auto r = run_op(self, "end", [&] { return self->state.store->end_session(sid, now, reason); });
+      sweep_cold_copies(*self->state.store, self->state.log, now);
+      return r;
     },
     [=](st_reset_atom, const std::string& sid, int32_t head, int64_t now,
         const std::string& reason) {
-      return run_op(self, "reset",
-                    [&] { return self->state.store->reset_session(sid, head, now, reason); });
+      auto r = run_op(self, "reset",
+                      [&] { return self->state.store->reset_session(sid, head, now, reason); });
+      sweep_cold_copies(*self->state.store, self->state.log, now);
+      return r;
     },
     [=](st_checkpoint_atom, const std::string& sid, const std::string& name, int64_t now) {
       return run_op(self, "checkpoint",
@@ -331,6 +342,30 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
           return std::move(lines.error());
         return out.str();
       });
+    },
+    [=](st_fact_put_atom, const fact_record& f, int64_t now) {
+      return run_op(self, "fact_put",
+                    [&] { return put_fact(self->state.store->connection(), f, now); });
+    },
+    [=](st_fact_del_atom, const std::string& user, const std::string& key, int64_t now) {
+      return run_op(self, "fact_del",
+                    [&] { return remove_fact(self->state.store->connection(), user, key, now); });
+    },
+    [=](st_facts_atom, const fact_query& q) {
+      return run_op(self, "facts", [&] { return query_facts(self->state.store->connection(), q); });
+    },
+    [=](st_import_atom, const std::string& jsonl, session_record& into, int64_t now) {
+      auto& st = self->state;
+      auto r = run_op(self, "import", [&] {
+        return import_session_jsonl(st.store->connection(), jsonl, std::move(into), now,
+                                    st.store->params());
+      });
+      // The imported rows lie above the index watermark: index them when idle.
+      if (auto backlog = fts_backlog(st.store->connection()); backlog && *backlog > 0) {
+        st.unindexed = *backlog;
+        queue_tick(self);
+      }
+      return r;
     },
   };
 }

@@ -73,7 +73,16 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
   caf::replies_to<st_get_triggers_atom, std::string>::with<trigger_state>,
   // JSONL of every row of a session (see store/jsonl_export.hpp).
-  caf::replies_to<st_export_atom, std::string>::with<std::string>>;
+  caf::replies_to<st_export_atom, std::string>::with<std::string>,
+  // Memory tiers (SPEC §7): facts put (user_id, key, value, source_session; now) ->
+  // the active version; remove (user, key, now) -> the tombstone; list/search
+  // (store/facts.hpp). Import (jsonl, target session, now) -> the new session
+  // (store/jsonl_import.hpp). An ended session's JSONL goes to cold storage after
+  // st_end / st_reset commit (actors/storage/storage_cold.hpp).
+  caf::replies_to<st_fact_put_atom, fact_record, int64_t>::with<fact_record>,
+  caf::replies_to<st_fact_del_atom, std::string, std::string, int64_t>::with<fact_record>,
+  caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>,
+  caf::replies_to<st_import_atom, std::string, session_record, int64_t>::with<session_record>>;
 
 // Opens the store on the calling thread (so a bad file fails here, with its errc)
 // and spawns the detached storage actor owning it. Keep the handle: an actor that

@@ -1,0 +1,24 @@
+// The storage actor's cold-storage sweep; see storage_cold.hpp.
+#include "actors/storage/storage_cold.hpp"
+
+#include "messages/errc.hpp"
+#include "store/cold_storage.hpp"
+#include "store/sqlite_store.hpp"
+
+namespace mneme {
+
+int64_t sweep_cold_copies(sqlite_store& store, const std::shared_ptr<spdlog::logger>& log,
+                          time_ms now) {
+  auto folder = cold_storage_folder(store.params());
+  if (folder.empty() || store.connection().in_transaction())
+    return 0;
+  auto r = sweep_cold_storage(store.connection(), folder, cold_sweep_max_sessions, now);
+  if (log && r.written > 0)
+    log->info("session=- event=cold_copies_written count={} folder={}", r.written, folder);
+  if (log && r.failed > 0)
+    log->warn("session=- event=cold_copy_failed count={} folder={} error={}", r.failed, folder,
+              render_error(r.first_error));
+  return r.written;
+}
+
+} // namespace mneme

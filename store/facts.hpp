@@ -1,0 +1,68 @@
+// Semantic memory (SPEC §7): per-user facts and preferences that outlive sessions,
+// stored in the `facts` table of schema v6 (see store/migrations.cpp).
+//
+// Decisions where the SPEC is silent:
+//   - A fact is (user_id, key) -> value. Keys are compared byte for byte (case
+//     matters); at most one active version per key.
+//   - Nothing is deleted and no fact text is rewritten: put_fact on an existing
+//     key inserts a new version and retires the old one (active = 0, replaced_by =
+//     new id; the new version keeps the old created_at_ms); remove_fact retires
+//     the active version as a tombstone (active = 0, removed_at_ms = now). A put
+//     after a remove starts the key afresh (new created_at_ms).
+//   - A put whose value and source equal the active version's changes nothing and
+//     returns that version (no churn of versions from repeated writes).
+//   - Limits (else bad_request naming the field): user_id 1..512 bytes, key
+//     1..256 bytes, value 1..65,536 bytes, source_session 0..128 bytes, now >= 0.
+//   - Search uses the recall sanitizer and route (policies/fts_query.hpp): the
+//     unicode61 index, the CJK bigram index (first when the query has CJK), the
+//     trigram index (terms >= 3 characters), then a substring scan of the user's
+//     newest fact_scan_rows versions. Key and value are both searched; BM25
+//     ranks; a route that finds anything ends the search. Only the user's own
+//     facts; retired versions only with include_inactive.
+//
+// Writes REQUIRE the writer connection (the storage actor's thread) and run in
+// their own IMMEDIATE transaction; reads run on any connection (a read-only
+// reader included). Thread: the thread that owns `db`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "caf/expected.hpp"
+
+#include "messages/storage_types.hpp"
+#include "messages/transcript.hpp"
+
+namespace mneme {
+
+class db_connection;
+
+inline constexpr std::size_t fact_user_max_bytes = 512;
+inline constexpr std::size_t fact_key_max_bytes = 256;
+inline constexpr std::size_t fact_value_max_bytes = 64 * 1024;
+inline constexpr std::size_t fact_source_max_bytes = 128;
+inline constexpr int64_t fact_query_max_limit = 1000;
+inline constexpr int64_t fact_scan_rows = 10000;
+
+// Adds `f.key` for `f.user_id`, or replaces its active version. Reads user_id,
+// key, value and source_session from `f`; returns the active version.
+// REQUIRES: db is the writer.
+caf::expected<fact_record> put_fact(db_connection& db, const fact_record& f, time_ms now);
+
+// Retires the active version of (user_id, key) as removed; returns it retired.
+// Errors: not_found when the user has no active fact under `key`.
+// REQUIRES: db is the writer.
+caf::expected<fact_record> remove_fact(db_connection& db, const std::string& user_id,
+                                       const std::string& key, time_ms now);
+
+// The active version of (user_id, key); not_found when there is none.
+caf::expected<fact_record> find_fact(db_connection& db, const std::string& user_id,
+                                     const std::string& key);
+
+// q.text empty: the user's facts, newest version first. Otherwise the full-text
+// search described above, best first. Errors: bad_request for an empty or
+// oversized user_id or a limit outside 1..fact_query_max_limit.
+caf::expected<std::vector<fact_record>> query_facts(db_connection& db, const fact_query& q);
+
+} // namespace mneme

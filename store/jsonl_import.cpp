@@ -1,0 +1,328 @@
+// Import of a session from its JSONL export; see jsonl_import.hpp.
+#include "store/jsonl_import.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "store/db_connection.hpp"
+#include "store/row_codec.hpp"
+#include "store/session_ids.hpp"
+#include "store/sqlite_error.hpp"
+#include "store/store_queries.hpp"
+
+namespace mneme {
+
+namespace {
+
+using json = nlohmann::json;
+
+// One parsed line: the row as the file has it, with the file's ids.
+struct file_row {
+  message m;
+  int64_t archived_by = 0;
+};
+
+// The export's fields, in its order (store/jsonl_export.cpp).
+constexpr const char* export_fields[] = {
+  "id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
+  "timestamp_ms", "token_estimate", "active", "compacted", "is_summary",
+  "replaced_first_id", "replaced_last_id", "archived_by", "state"};
+
+caf::error line_error(size_t line, const std::string& what) {
+  return bad_request("import: line " + std::to_string(line) + ": " + what);
+}
+
+// Reads field `name` of `row` into `out`; false when it is missing or of
+// another type.
+bool read(const json& row, const char* name, std::string& out) {
+  auto it = row.find(name);
+  if (it == row.end() || !it->is_string())
+    return false;
+  out = it->get<std::string>();
+  return true;
+}
+
+bool read(const json& row, const char* name, int64_t& out) {
+  auto it = row.find(name);
+  if (it == row.end() || !it->is_number_integer())
+    return false;
+  out = it->get<int64_t>();
+  return true;
+}
+
+bool read(const json& row, const char* name, bool& out) {
+  auto it = row.find(name);
+  if (it == row.end() || !it->is_boolean())
+    return false;
+  out = it->get<bool>();
+  return true;
+}
+
+caf::expected<file_row> parse_line(std::string_view text, size_t line) {
+  auto row = json::parse(text.begin(), text.end(), nullptr, false);
+  if (row.is_discarded())
+    return line_error(line, "not valid JSON");
+  if (!row.is_object())
+    return line_error(line, "not a JSON object");
+  for (auto it = row.begin(); it != row.end(); ++it)
+    if (std::find_if(std::begin(export_fields), std::end(export_fields),
+                     [&](const char* f) { return it.key() == f; })
+        == std::end(export_fields))
+      return line_error(line, "unknown field '" + it.key() + "'");
+  file_row r;
+  auto& m = r.m;
+  std::string role;
+  std::string state;
+  int64_t ts = 0;
+  // Each field with the type the export writes.
+  struct {
+    const char* name;
+    bool ok;
+  } checks[] = {
+    {"id", read(row, "id", m.id)},
+    {"session_id", read(row, "session_id", m.session_id)},
+    {"role", read(row, "role", role)},
+    {"content", read(row, "content", m.content)},
+    {"tool_call_id", read(row, "tool_call_id", m.tool_call_id)},
+    {"tool_name", read(row, "tool_name", m.tool_name)},
+    {"timestamp_ms", read(row, "timestamp_ms", ts)},
+    {"token_estimate", read(row, "token_estimate", m.token_estimate)},
+    {"active", read(row, "active", m.active)},
+    {"compacted", read(row, "compacted", m.compacted)},
+    {"is_summary", read(row, "is_summary", m.is_summary)},
+    {"replaced_first_id", read(row, "replaced_first_id", m.replaced_first_id)},
+    {"replaced_last_id", read(row, "replaced_last_id", m.replaced_last_id)},
+    {"archived_by", read(row, "archived_by", r.archived_by)},
+    {"state", read(row, "state", state)},
+  };
+  for (const auto& c : checks)
+    if (!c.ok)
+      return line_error(line, std::string{"field '"} + c.name + "' is missing or not a "
+                                + (std::string_view{c.name} == "active"
+                                       || std::string_view{c.name} == "compacted"
+                                       || std::string_view{c.name} == "is_summary"
+                                     ? "boolean"
+                                     : "value of the export's type"));
+  m.timestamp_ms = ts;
+  auto parsed_role = parse_role(role);
+  if (!parsed_role)
+    return line_error(line, "unknown role '" + role + "'");
+  m.role = *parsed_role;
+  auto calls = row.find("tool_calls");
+  if (calls == row.end() || !calls->is_array())
+    return line_error(line, "field 'tool_calls' is missing or not an array");
+  for (const auto& c : *calls) {
+    if (!c.is_object() || c.size() != 3 || !c.contains("id") || !c.contains("name")
+        || !c.contains("arguments") || !c["id"].is_string() || !c["name"].is_string()
+        || !c["arguments"].is_string())
+      return line_error(line, "a tool call is not {\"id\",\"name\",\"arguments\"} strings");
+    m.tool_calls.push_back(tool_call{c["id"].get<std::string>(), c["name"].get<std::string>(),
+                                     c["arguments"].get<std::string>()});
+  }
+  if (m.id <= 0)
+    return line_error(line, "id must be > 0");
+  if (m.active && m.compacted)
+    return line_error(line, "a row cannot be both active and compacted");
+  if (state != to_string(m.state()))
+    return line_error(line, "state '" + state + "' contradicts the flags (they say '"
+                              + std::string{to_string(m.state())} + "')");
+  if (r.archived_by < 0)
+    return line_error(line, "archived_by must be >= 0");
+  return r;
+}
+
+// Splits, parses and cross-checks every line before anything is written.
+caf::expected<std::vector<file_row>> parse_file(std::string_view jsonl) {
+  std::vector<file_row> rows;
+  size_t line = 0;
+  size_t at = 0;
+  while (at < jsonl.size()) {
+    ++line;
+    auto end = jsonl.find('\n', at);
+    if (end == std::string_view::npos)
+      end = jsonl.size();
+    auto text = jsonl.substr(at, end - at);
+    at = end + 1;
+    if (text.empty())
+      return line_error(line, "empty line");
+    auto r = parse_line(text, line);
+    if (!r)
+      return std::move(r.error());
+    if (!rows.empty()) {
+      if (r->m.id <= rows.back().m.id)
+        return line_error(line, "ids must ascend (" + std::to_string(r->m.id) + " after "
+                                  + std::to_string(rows.back().m.id) + ")");
+      if (r->m.session_id != rows.front().m.session_id)
+        return line_error(line, "session_id '" + r->m.session_id + "' differs from line 1's '"
+                                  + rows.front().m.session_id + "'");
+    }
+    rows.push_back(std::move(*r));
+  }
+  if (rows.empty())
+    return bad_request("import: the JSONL has no rows");
+  std::map<int64_t, size_t> index;
+  for (size_t i = 0; i < rows.size(); ++i)
+    index.emplace(rows[i].m.id, i);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    for (auto ref : {r.m.replaced_first_id, r.m.replaced_last_id})
+      if (ref != 0 && (ref >= r.m.id || index.count(ref) == 0))
+        return line_error(i + 1, "provenance names row " + std::to_string(ref)
+                                   + ", which is not an earlier row of the file");
+    if (r.archived_by != 0
+        && (r.archived_by <= r.m.id || index.count(r.archived_by) == 0))
+      return line_error(i + 1, "archived_by names row " + std::to_string(r.archived_by)
+                                 + ", which is not a later row of the file");
+  }
+  return rows;
+}
+
+caf::error create_target(db_connection& db, const session_record& s) {
+  auto stmt = db.prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
+                         " started_at_ms, ended_at_ms, end_reason)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope st{**stmt};
+  st->bind(1, s.id);
+  st->bind(2, s.user_id);
+  st->bind(3, s.session_key);
+  st->bind(4, s.parent_id);
+  st->bind(5, s.model);
+  st->bind(6, s.started_at_ms);
+  st->bind(7, s.ended_at_ms);
+  st->bind(8, s.end_reason);
+  auto rc = st->step();
+  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+    return bad_request("import: session '" + s.id + "' already exists");
+  return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "import: create session");
+}
+
+caf::expected<int64_t> insert_row(db_connection& db, const message& m) {
+  auto stmt = db.prepare(
+    "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name,"
+    " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, m.session_id);
+  s->bind(2, to_string(m.role));
+  s->bind(3, m.content);
+  s->bind(4, m.tool_call_id);
+  s->bind(5, encode_tool_calls(m.tool_calls));
+  s->bind(6, m.tool_name);
+  s->bind(7, m.timestamp_ms);
+  s->bind(8, m.token_estimate);
+  s->bind(9, int64_t{m.is_summary ? 1 : 0});
+  s->bind(10, m.replaced_first_id);
+  s->bind(11, m.replaced_last_id);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db.failure(rc, "import: insert row");
+  return sqlite3_last_insert_rowid(db.native_handle());
+}
+
+caf::error set_state(db_connection& db, int64_t id, const message& m, int64_t archived_by,
+                     int64_t position) {
+  auto stmt = db.prepare("UPDATE message_state SET active = ?2, compacted = ?3,"
+                         " archived_by = ?4, position = ?5 WHERE id = ?1");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, id);
+  s->bind(2, int64_t{m.active ? 1 : 0});
+  s->bind(3, int64_t{m.compacted ? 1 : 0});
+  s->bind(4, archived_by);
+  if (position == id)
+    s->bind_null(5);
+  else
+    s->bind(5, position);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db.failure(rc, "import: set row state");
+  return {};
+}
+
+} // namespace
+
+caf::expected<session_record> import_session_jsonl(db_connection& db, std::string_view jsonl,
+                                                   session_record into, time_ms now,
+                                                   const store_params& params) {
+  assert(db.mode() == open_mode::writer);
+  auto rows = parse_file(jsonl);
+  if (!rows)
+    return std::move(rows.error());
+  if (into.id.empty())
+    into.id = rows->front().m.session_id;
+  if (!valid_session_id(into.id))
+    return bad_request("import: session id must be 1..128 characters of [A-Za-z0-9._:-]");
+  if (into.user_id.empty() || into.user_id.size() > 512)
+    return bad_request("import: user_id must be 1..512 bytes");
+  if (into.session_key.empty())
+    into.session_key = into.id;
+  if (into.started_at_ms <= 0)
+    into.started_at_ms = rows->front().m.timestamp_ms > 0 ? rows->front().m.timestamp_ms : now;
+  if (into.ended_at_ms < 0)
+    into.ended_at_ms = 0;
+  if (into.ended_at_ms == 0)
+    into.end_reason.clear();
+  into.triggers = trigger_state{};
+  // Validation as for an append, line by line, before the transaction.
+  for (size_t i = 0; i < rows->size(); ++i) {
+    auto probe = (*rows)[i].m;
+    probe.session_id = into.id;
+    probe.active = true;
+    probe.compacted = false;
+    if (auto err = validate_new_message(probe, params))
+      return line_error(i + 1, render_error(err));
+  }
+  write_transaction txn{db};
+  if (auto err = txn.begin())
+    return err;
+  if (!into.parent_id.empty())
+    if (auto err = require_session(db, into.parent_id))
+      return err;
+  if (auto err = create_target(db, into))
+    return err;
+  // Insert every row (live), learning the renumbering old id -> new id.
+  std::map<int64_t, int64_t> new_id;
+  for (const auto& r : *rows) {
+    auto m = r.m;
+    m.session_id = into.id;
+    // Provenance names earlier rows (checked by parse_file), already inserted.
+    auto mapped = [&](int64_t old) { return old == 0 ? 0 : new_id.at(old); };
+    m.replaced_first_id = mapped(m.replaced_first_id);
+    m.replaced_last_id = mapped(m.replaced_last_id);
+    auto id = insert_row(db, m);
+    if (!id)
+      return std::move(id.error());
+    new_id.emplace(r.m.id, *id);
+  }
+  // Row states and the live order: a row that archived others sits where the
+  // first of them (in live order) sat; the archived rows precede it in id order.
+  std::map<int64_t, int64_t> position; // new id -> position
+  std::map<int64_t, int64_t> first_archived_position; // old archiver id -> min position
+  for (const auto& r : *rows) {
+    auto id = new_id.at(r.m.id);
+    auto it = first_archived_position.find(r.m.id);
+    auto pos = it == first_archived_position.end() ? id : it->second;
+    position.emplace(id, pos);
+    if (r.archived_by != 0) {
+      auto& slot = first_archived_position.try_emplace(r.archived_by, pos).first->second;
+      slot = std::min(slot, pos);
+    }
+    if (auto err = set_state(db, id, r.m, r.archived_by == 0 ? 0 : new_id.at(r.archived_by),
+                             pos))
+      return err;
+  }
+  if (auto err = txn.commit())
+    return err;
+  return load_session(db, into.id);
+}
+
+} // namespace mneme

@@ -1,0 +1,287 @@
+// Tests of semantic memory (store/facts.hpp, schema v6): add, replace by key,
+// remove as a tombstone, list and full-text search in English and Chinese through
+// every route, tenant isolation, retired versions only on request, the limits,
+// and that the table never loses a row.
+#define BOOST_TEST_MODULE facts_store_test
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <sqlite3.h>
+
+#include "messages/mneme_types.hpp"
+#include "store/facts.hpp"
+#include "store/sqlite_store.hpp"
+#include "store/store_reader.hpp"
+
+using namespace mneme;
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
+BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
+namespace data = boost::unit_test::data;
+
+namespace {
+
+template <class T>
+std::string why(const caf::expected<T>& r) {
+  return r ? std::string{"ok"} : render_error(r.error());
+}
+
+struct fixture {
+  std::string dir;
+  store_params params;
+  std::unique_ptr<sqlite_store> store;
+
+  fixture() {
+    char tmpl[] = "/tmp/mneme-facts-XXXXXX";
+    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    params.path = dir + "/facts.db";
+    auto s = sqlite_store::open(params);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    store = std::move(*s);
+  }
+  ~fixture() {
+    store.reset();
+    std::filesystem::remove_all(dir);
+  }
+
+  db_connection& db() { return store->connection(); }
+
+  fact_record put(const std::string& user, const std::string& key, const std::string& value,
+                  time_ms now = 1000, const std::string& source = "s1") {
+    fact_record f;
+    f.user_id = user;
+    f.key = key;
+    f.value = value;
+    f.source_session = source;
+    auto r = put_fact(db(), f, now);
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    return *r;
+  }
+
+  std::vector<fact_record> search(const std::string& user, const std::string& text,
+                                  bool include_inactive = false) {
+    fact_query q;
+    q.user_id = user;
+    q.text = text;
+    q.include_inactive = include_inactive;
+    auto r = query_facts(db(), q);
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    return *r;
+  }
+
+  int64_t count(const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    BOOST_REQUIRE(sqlite3_prepare_v2(db().native_handle(), sql, -1, &st, nullptr) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    auto v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+  }
+};
+
+std::vector<std::string> keys_of(const std::vector<fact_record>& facts) {
+  std::vector<std::string> out;
+  for (auto& f : facts)
+    out.push_back(f.key);
+  return out;
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(facts, fixture)
+
+BOOST_AUTO_TEST_CASE(an_added_fact_is_listed_and_found_by_its_key_and_its_value) {
+  auto f = put("alice", "editor", "prefers vim with relative line numbers", 1000, "sess-7");
+  BOOST_TEST(f.id > 0);
+  BOOST_TEST(f.active);
+  BOOST_TEST(f.created_at_ms == 1000);
+  BOOST_TEST(f.updated_at_ms == 1000);
+  BOOST_TEST(f.source_session == "sess-7");
+  put("alice", "timezone", "Europe/Berlin", 1001);
+  BOOST_TEST(keys_of(search("alice", "")) == (std::vector<std::string>{"timezone", "editor"}));
+  BOOST_TEST(keys_of(search("alice", "vim")) == std::vector<std::string>{"editor"});
+  BOOST_TEST(keys_of(search("alice", "editor")) == std::vector<std::string>{"editor"});
+  BOOST_TEST(keys_of(search("alice", "berlin")) == std::vector<std::string>{"timezone"});
+  BOOST_TEST(search("alice", "emacs").empty());
+}
+
+BOOST_AUTO_TEST_CASE(replacing_a_key_keeps_one_active_version_and_retires_the_old_one) {
+  auto first = put("alice", "editor", "vim", 1000);
+  auto second = put("alice", "editor", "helix", 2000, "sess-9");
+  BOOST_TEST(second.id != first.id);
+  BOOST_TEST(second.created_at_ms == 1000); // the key's age is kept
+  BOOST_TEST(second.updated_at_ms == 2000);
+  auto now = find_fact(db(), "alice", "editor");
+  BOOST_REQUIRE(now);
+  BOOST_TEST(now->value == "helix");
+  BOOST_TEST(search("alice", "vim").empty());
+  auto all = search("alice", "vim", true);
+  BOOST_REQUIRE(all.size() == 1u);
+  BOOST_TEST(all[0].id == first.id);
+  BOOST_TEST(!all[0].active);
+  BOOST_TEST(all[0].replaced_by == second.id);
+  BOOST_TEST(all[0].removed_at_ms == 0);
+  BOOST_TEST(search("alice", "").size() == 1u);
+  BOOST_TEST(search("alice", "", true).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(putting_the_same_value_again_writes_no_new_version) {
+  auto first = put("alice", "editor", "vim", 1000);
+  auto again = put("alice", "editor", "vim", 5000);
+  BOOST_TEST(again.id == first.id);
+  BOOST_TEST(again.updated_at_ms == 1000);
+  BOOST_TEST(count("SELECT count(*) FROM facts") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_removed_fact_is_a_tombstone_found_only_with_include_inactive) {
+  auto f = put("alice", "pet", "a cat named Miso", 1000);
+  auto removed = remove_fact(db(), "alice", "pet", 3000);
+  BOOST_REQUIRE_MESSAGE(removed, why(removed));
+  BOOST_TEST(removed->id == f.id);
+  BOOST_TEST(!removed->active);
+  BOOST_TEST(removed->removed_at_ms == 3000);
+  BOOST_TEST(search("alice", "miso").empty());
+  BOOST_TEST(search("alice", "").empty());
+  BOOST_TEST(!find_fact(db(), "alice", "pet"));
+  BOOST_TEST(search("alice", "miso", true).size() == 1u);
+  auto again = remove_fact(db(), "alice", "pet", 4000);
+  BOOST_REQUIRE(!again);
+  BOOST_TEST(again.error() == errc::not_found);
+  BOOST_TEST(render_error(again.error()).find("pet") != std::string::npos);
+  auto back = put("alice", "pet", "a dog named Udon", 5000);
+  BOOST_TEST(back.created_at_ms == 5000); // a put after a remove starts afresh
+}
+
+BOOST_AUTO_TEST_CASE(nothing_is_ever_deleted_from_the_facts_table) {
+  put("alice", "editor", "vim", 1000);
+  put("alice", "editor", "helix", 2000);
+  put("alice", "editor", "zed", 3000);
+  BOOST_REQUIRE(remove_fact(db(), "alice", "editor", 4000));
+  BOOST_TEST(count("SELECT count(*) FROM facts") == 3);
+  BOOST_TEST(count("SELECT count(*) FROM facts WHERE active = 1") == 0);
+  auto* raw = db().native_handle();
+  BOOST_TEST(sqlite3_exec(raw, "DELETE FROM facts", nullptr, nullptr, nullptr) != SQLITE_OK);
+  BOOST_TEST(sqlite3_exec(raw, "UPDATE facts SET value = 'x'", nullptr, nullptr, nullptr)
+             != SQLITE_OK);
+  BOOST_TEST(count("SELECT count(*) FROM facts") == 3);
+}
+
+BOOST_DATA_TEST_CASE_F(fixture, chinese_facts_are_found_by_bigrams_and_glued_latin_words,
+                       data::make({"乌龙茶", "乌龙", "数据库", "youer", "服务端"}), query) {
+  put("lin", "drink", "用户喜欢喝乌龙茶", 1000);
+  put("lin", "project", "修改youer服务端的数据库", 1001);
+  put("lin", "city", "住在上海", 1002);
+  auto hits = search("lin", query);
+  BOOST_TEST_REQUIRE(hits.size() == 1u);
+  BOOST_TEST((hits[0].key == "drink" || hits[0].key == "project"));
+  BOOST_TEST(hits[0].value.find(query) != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_short_fragment_inside_a_word_is_found_by_the_substring_scan) {
+  put("alice", "drink", "greentea every morning", 1000);
+  BOOST_TEST(keys_of(search("alice", "ntea")) == std::vector<std::string>{"drink"}); // trigram
+  BOOST_TEST(keys_of(search("alice", "nt")) == std::vector<std::string>{"drink"});   // scan
+  BOOST_TEST(search("alice", "zz").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_user_sees_only_their_own_facts) {
+  put("alice", "editor", "vim", 1000);
+  put("bob", "editor", "emacs", 1000);
+  BOOST_TEST(search("bob", "vim").empty());
+  BOOST_TEST(search("bob", "vim", true).empty());
+  auto mine = search("bob", "");
+  BOOST_REQUIRE(mine.size() == 1u);
+  BOOST_TEST(mine[0].value == "emacs");
+  BOOST_TEST(!remove_fact(db(), "bob", "nonexistent", 2000));
+  BOOST_REQUIRE(remove_fact(db(), "bob", "editor", 2000));
+  BOOST_TEST(static_cast<bool>(find_fact(db(), "alice", "editor"))); // alice's fact untouched
+}
+
+BOOST_AUTO_TEST_CASE(hostile_query_text_never_fails_the_search) {
+  put("alice", "note", "quote \"here\" and (parens)", 1000);
+  for (auto q : {"\"unbalanced", "a OR", "NOT", "key:value", "'; DROP TABLE facts; --",
+                 "(((", "*", "^x"}) {
+    fact_query fq;
+    fq.user_id = "alice";
+    fq.text = q;
+    auto r = query_facts(db(), fq);
+    BOOST_TEST(static_cast<bool>(r), q);
+  }
+  BOOST_TEST(count("SELECT count(*) FROM facts") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_read_only_reader_searches_the_facts_the_writer_committed) {
+  put("alice", "editor", "vim", 1000);
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE_MESSAGE(reader, why(reader));
+  fact_query q;
+  q.user_id = "alice";
+  q.text = "vim";
+  auto r = query_facts((*reader)->connection(), q);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(keys_of(*r) == std::vector<std::string>{"editor"});
+}
+
+struct bad_fact {
+  const char* what;       // the field named in the error
+  std::string user, key, value, source;
+};
+
+std::ostream& operator<<(std::ostream& os, const bad_fact& b) { return os << b.what; }
+
+BOOST_DATA_TEST_CASE_F(fixture, a_fact_outside_the_limits_is_refused_naming_the_field,
+                       data::make(std::vector<bad_fact>{
+                         {"user_id", "", "k", "v", ""},
+                         {"user_id", std::string(fact_user_max_bytes + 1, 'u'), "k", "v", ""},
+                         {"key", "u", "", "v", ""},
+                         {"key", "u", std::string(257, 'k'), "v", ""},
+                         {"value", "u", "k", "", ""},
+                         {"value", "u", "k", std::string(65537, 'v'), ""},
+                         {"source_session", "u", "k", "v", std::string(129, 's')},
+                       }),
+                       bad) {
+  fact_record f;
+  f.user_id = bad.user;
+  f.key = bad.key;
+  f.value = bad.value;
+  f.source_session = bad.source;
+  auto r = put_fact(db(), f, 1000);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(r.error() == errc::bad_request);
+  BOOST_TEST(render_error(r.error()).find(bad.what) != std::string::npos);
+  BOOST_TEST(count("SELECT count(*) FROM facts") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_largest_allowed_key_and_value_are_accepted) {
+  BOOST_TEST(fact_key_max_bytes == 256u);
+  BOOST_TEST(fact_value_max_bytes == 65536u);
+  put("u", std::string(256, 'k'), std::string(65536, 'v'));
+  BOOST_TEST(search("u", "").size() == 1u);
+}
+
+BOOST_DATA_TEST_CASE_F(fixture, a_query_limit_outside_one_to_a_thousand_is_refused,
+                       data::make({int64_t{0}, int64_t{-1}, int64_t{1001}}), limit) {
+  fact_query q;
+  q.user_id = "u";
+  q.limit = limit;
+  auto r = query_facts(db(), q);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(r.error() == errc::bad_request);
+}
+
+BOOST_AUTO_TEST_CASE(the_limit_caps_the_results) {
+  for (int i = 0; i < 5; ++i)
+    put("u", "k" + std::to_string(i), "shared word", 1000 + i);
+  fact_query q;
+  q.user_id = "u";
+  q.text = "shared";
+  q.limit = 3;
+  auto r = query_facts(db(), q);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->size() == 3u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
