@@ -53,6 +53,7 @@ struct runtime_metrics {
   std::atomic<int64_t> tokens_after_total{0};   // ... and after
   latency_histogram summarizer_latency;         // every summarizer round trip, failed too
   std::array<std::atomic<uint64_t>, errc_slots> summary_failures{}; // by errc value
+  std::atomic<uint64_t> server_compactions{0};  // answers reporting a server-side compaction
 
   // Gateway.
   std::atomic<uint64_t> exhaustion_resets{0};

@@ -36,13 +36,14 @@ typename Inspector::result_type inspect(Inspector& f, chat_request& x) {
     return caf::none;
   });
   return f(caf::meta::type_name("mneme::chat_request"), x.model, x.messages, has_max_tokens,
-           max_tokens, has_temperature, temperature, x.stream, x.purpose, restore);
+           max_tokens, has_temperature, temperature, x.stream, x.purpose,
+           x.server_compact_threshold, x.instructions, restore);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, chat_answer& x) {
   return f(caf::meta::type_name("mneme::chat_answer"), x.content, x.finish_reason,
-           x.prompt_tokens, x.completion_tokens, x.tool_calls);
+           x.prompt_tokens, x.completion_tokens, x.tool_calls, x.server_compacted);
 }
 
 template <class Inspector>

@@ -12,7 +12,9 @@
 
 namespace mneme {
 
-enum class llm_purpose : uint8_t { chat, summary };
+// compaction: a call to the backend's compaction endpoint (POST /v1/responses/compact,
+// actors/llm/compaction_wire.hpp) instead of chat completions.
+enum class llm_purpose : uint8_t { chat, summary, compaction };
 
 struct chat_request {
   std::string model;
@@ -21,6 +23,10 @@ struct chat_request {
   std::optional<double> temperature;
   bool stream = false;
   llm_purpose purpose = llm_purpose::chat;
+  // OpenAI server-side compaction: sent as context_management compact_threshold
+  // when > 0 (policies/external_compaction.hpp, server_first). Chat requests only.
+  int64_t server_compact_threshold = 0;
+  std::string instructions;          // compaction requests: the endpoint's instructions
 };
 
 struct chat_answer {
@@ -29,6 +35,7 @@ struct chat_answer {
   int64_t prompt_tokens = 0;         // usage.prompt_tokens, 0 if absent
   int64_t completion_tokens = 0;
   std::vector<tool_call> tool_calls;
+  bool server_compacted = false;     // the API reports it compacted server-side
 };
 
 } // namespace mneme

@@ -13,6 +13,9 @@ namespace mneme {
 
 enum class tail_mode : uint8_t { count, tokens };
 enum class codex_mode : uint8_t { native, managed, off };
+// Which API the model block's backend speaks (model.backend); decides who may
+// compact besides mneme (policies/external_compaction.hpp).
+enum class backend_kind : uint8_t { chat_completions, responses, codex_app_server };
 
 struct compression_params {
   bool enabled = true;                       // M: master switch for T1-T11
@@ -58,6 +61,7 @@ struct model_params {
   int64_t context_length = 200000;
   int64_t max_tokens = 0;                    // output reserve; 0 = unset
   std::string base_url = "builtin";          // "builtin" = the in-process fake LLM
+  backend_kind backend = backend_kind::chat_completions; // the API the backend speaks
   std::string api_key;                       // never logged
   std::string api_key_file;
 };

@@ -48,7 +48,7 @@ inline constexpr int64_t k_server_first_margin_percent = 10;  // of the window l
 // Models whose API compacts server-side when asked (Responses API, GPT-5 family).
 inline const std::vector<std::string> k_native_compaction_model_patterns{"gpt-5", "codex"};
 
-enum class backend_kind : uint8_t { chat_completions, responses, codex_app_server };
+// backend_kind (model.backend) is declared in compression_params.hpp.
 
 enum class compactor : uint8_t {
   mneme,             // mneme's triggers and summarizer, as configured

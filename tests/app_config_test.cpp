@@ -156,6 +156,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(model.context_length);
   SAME(model.max_tokens);
   SAME(model.base_url);
+  SAME(model.backend);
   SAME(model.api_key);
   SAME(model.api_key_file);
   SAME(chat.max_concurrency);
@@ -267,6 +268,7 @@ const std::vector<spec_default> spec_defaults = {
   {"compression.codex_responses_native", "false"},
   {"compression.reasoning_model_patterns", "[\"o1\", \"o3\", \"o4\", \"reasoner\", \"thinking\"]"},
   {"model.max_tokens", "0"},
+  {"model.backend", "chat_completions"},
   {"gateway.host", "\"127.0.0.1\""},
 };
 
@@ -328,6 +330,8 @@ const std::vector<rejection> rejections = {
   {"compression:\n  tail_mode: lean\n", "compression.tail_mode: \"lean\" is not one of count|tokens"},
   {"compression:\n  codex_app_server_auto: auto\n",
    "compression.codex_app_server_auto: \"auto\" is not one of native|managed|off"},
+  {"model:\n  backend: grpc\n",
+   "model.backend: \"grpc\" is not one of chat_completions|responses|codex_app_server"},
   {"compression:\n  model_thresholds: [gpt-5]\n",
    "compression.model_thresholds: expected a mapping of model-name substring to ratio, got a "
    "list"},

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "actors/llm/compaction_wire.hpp"
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/llm_wire.hpp"
 #include "policies/error_classifier.hpp"
@@ -22,12 +23,15 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
   if (!endpoint.api_key.empty())
     call.headers.emplace_back("Authorization: Bearer " + endpoint.api_key);
   call.headers.emplace_back("X-Mneme-Purpose: " + std::string{to_string(req.purpose)});
+  auto encode = req.purpose == llm_purpose::compaction ? to_compaction_wire_json : to_wire_json;
+  if (req.purpose == llm_purpose::compaction)
+    call.url = compaction_url(endpoint.url);
   if (req.model.empty()) {
     auto copy = req;
     copy.model = endpoint.model;
-    call.body = to_wire_json(copy);
+    call.body = encode(copy);
   } else {
-    call.body = to_wire_json(req);
+    call.body = encode(req);
   }
   call.total_timeout = total_timeout;
   call.idle_timeout = std::min(endpoint.idle_timeout, total_timeout);
@@ -55,7 +59,8 @@ caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpos
                             + " in a 2xx answer " + elapsed,
                           out.status, out.body, api_key);
   }
-  auto parsed = parse_chat_answer(out.body, purpose);
+  auto parsed = purpose == llm_purpose::compaction ? parse_compaction_answer(out.body)
+                                                   : parse_chat_answer(out.body, purpose);
   if (parsed.kind != llm_error_kind::none)
     return make_llm_error(parsed.kind, parsed.detail + " " + elapsed, out.status, out.body,
                           api_key);

@@ -13,7 +13,8 @@ namespace mneme::llm {
 
 // POST endpoint.url with the wire JSON of `req` (model defaulted to endpoint.model),
 // headers Content-Type, Authorization (when a key is set), and
-// "X-Mneme-Purpose: chat|summary" from req.purpose. `total_timeout` is what is left of
+// "X-Mneme-Purpose: chat|summary|compaction" from req.purpose. A compaction request
+// goes to compaction_url(endpoint.url) with the compaction body (compaction_wire.hpp). `total_timeout` is what is left of
 // the request's deadline (REQUIRES: > 0); the idle timeout is the endpoint's, capped
 // by it.
 http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
@@ -23,7 +24,8 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
 // loop; HTTP non-2xx through policies' classify_http_answer(status, body); a 2xx error
 // object likewise with its embedded status; a 2xx body through parse_chat_answer.
 // The error context names the failure, the elapsed time, the HTTP status and a body
-// excerpt with `api_key` redacted.
+// excerpt with `api_key` redacted. Compaction answers are read by
+// parse_compaction_answer.
 caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
                                              const std::string& api_key);
 

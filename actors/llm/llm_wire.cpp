@@ -82,6 +82,9 @@ std::string to_wire_json(const chat_request& req) {
   if (req.temperature)
     j["temperature"] = *req.temperature;
   j["stream"] = false;
+  if (req.server_compact_threshold > 0)
+    j["context_management"] = json::array(
+      {{{"type", "compaction"}, {"compact_threshold", req.server_compact_threshold}}});
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -129,6 +132,8 @@ parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose) {
   const auto& choice = doc["choices"][0];
   const auto& msg = choice["message"];
   auto& ans = out.answer;
+  ans.server_compacted = doc.contains("compaction") && doc["compaction"].is_object()
+                         && string_or_empty(doc["compaction"], "type") == "compaction";
   ans.finish_reason = string_or_empty(choice, "finish_reason");
   if (doc.contains("usage")) {
     ans.prompt_tokens = int_or_zero(doc["usage"], "prompt_tokens");

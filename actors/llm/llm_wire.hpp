@@ -11,9 +11,12 @@
 
 namespace mneme {
 
-// "chat" or "summary": the value of the X-Mneme-Purpose header and of log fields.
+// "chat", "summary" or "compaction": the value of the X-Mneme-Purpose header and of
+// log fields.
 inline std::string_view to_string(llm_purpose p) {
-  return p == llm_purpose::summary ? "summary" : "chat";
+  return p == llm_purpose::summary      ? "summary"
+         : p == llm_purpose::compaction ? "compaction"
+                                        : "chat";
 }
 
 } // namespace mneme
@@ -22,7 +25,8 @@ namespace mneme::llm {
 
 // The request body: model, messages (role, content, tool_calls, tool_call_id, name),
 // max_tokens and temperature only when set, "stream": false (the client reads whole
-// answers; a request's `stream` flag is ignored).
+// answers; a request's `stream` flag is ignored), and when server_compact_threshold > 0
+// "context_management": [{"type": "compaction", "compact_threshold": N}].
 std::string to_wire_json(const chat_request& req);
 
 // `text` without reasoning blocks: every <think>...</think>, <thinking>...</thinking>
@@ -39,6 +43,8 @@ struct parsed_answer {
 // Reads a 2xx answer body. Not JSON or no choices[0].message -> malformed; content
 // empty after stripping reasoning -> empty_answer (except a chat answer that carries
 // tool calls). Reasoning fields (`reasoning_content`, `reasoning`) never become content.
+// A top-level "compaction" object of type "compaction" (the server compacted) sets
+// answer.server_compacted.
 parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose);
 
 // For a 2xx body that is an error object ({"error": {"code": 429, ...}}): the numeric

@@ -165,6 +165,7 @@ void pre_call_check(session_ptr self) {
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
                              st.now());
   if (d.compact && st.attempts.begin()) {
+  gate_automatic(st, d);
     ++st.preflight_passes;
     start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                      [self](compaction_report r, caf::error err) {
@@ -190,10 +191,16 @@ void post_call_check(session_ptr self) {
     return;
   }
   auto in = inputs_of(st, eval_phase::post_call);
+  if (st.server_compacted_this_turn) { // the server compacted: mneme does not, now
+    persist_triggers(self);
+    end_turn(self, caf::error{});
+    return;
+  }
   in.api_prompt_tokens = st.record.triggers.last_prompt_tokens;
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
                              st.now());
   if (d.compact && st.attempts.begin()) {
+  gate_automatic(st, d);
     start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                      [self](compaction_report r, caf::error err) {
                        record_attempt(self->state, r, err);
@@ -241,6 +248,7 @@ void on_answer(session_ptr self, chat_answer answer) {
   st.reply.prompt_tokens = answer.prompt_tokens;
   st.record.triggers.last_prompt_tokens = answer.prompt_tokens;
   message m;
+  note_chat_answer(st, answer);
   m.role = msg_role::assistant;
   m.content = std::move(answer.content);
   m.tool_calls = std::move(answer.tool_calls);
@@ -256,6 +264,7 @@ void call_model(session_ptr self) {
   req.messages = st.live;
   req.purpose = llm_purpose::chat;
   self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
+  decorate_chat_request(st, req);
     .then([self](chat_answer& a) { on_answer(self, std::move(a)); },
           [self](caf::error& err) { on_model_error(self, std::move(err)); });
 }
@@ -289,6 +298,7 @@ void on_idle_tick(session_ptr self, uint64_t generation) {
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
                              st.now());
   if (!d.compact)
+  gate_automatic(st, d);
     return;
   start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                    [](compaction_report, caf::error) {});
@@ -310,8 +320,10 @@ trigger_decision outside_decision(const session_state& st, trigger by) {
       in.manual = by;
       break;
   }
-  return evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
-                           st.now());
+  auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
+                             st.now());
+  gate_automatic(st, d);
+  return d;
 }
 
 bool accepted_from_outside(trigger by) {
@@ -410,7 +422,7 @@ spdlog::logger& session_state::log() const {
 
 trigger_limits limits_of(const session_state& st) {
   trigger_limits l;
-  l.threshold_tokens = st.threshold;
+  l.threshold_tokens = automatic_threshold(st);
   l.hygiene_token_limit = hygiene_token_limit(st.window);
   l.idle_floor_tokens = threshold_floor_tokens;
   l.context_window = st.window;
@@ -425,6 +437,7 @@ void set_window(session_state& st, int64_t window) {
                                    st.params.model.max_tokens)
                    .threshold;
 }
+  decide_external(st);
 
 void persist_triggers(session_ptr self) {
   auto& st = self->state;

@@ -205,7 +205,9 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   rp.model = st.params.summary_model.empty() ? st.params.model.name : st.params.summary_model;
   rp.budget_tokens = budget.ok() ? budget.tokens : summary_budget_floor_tokens;
   rp.focus = std::move(focus);
-  auto request = build_summary_request(middle, rp);
+  auto request = uses_compaction_endpoint(st)
+                   ? endpoint_compaction_request(st, middle, rp.budget_tokens, rp.focus)
+                   : build_summary_request(middle, rp);
   auto asked = std::chrono::steady_clock::now();
   auto waited = [self, asked] {
     auto& st = self->state;

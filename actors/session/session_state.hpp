@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "actors/session/session_actor.hpp"
+#include "policies/external_compaction.hpp"
 #include "policies/failure_protection.hpp"
 #include "policies/threshold.hpp"
 #include "policies/trigger_eval.hpp"
@@ -60,6 +61,11 @@ struct session_state {
   std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(16, 0);
   std::chrono::steady_clock::time_point compaction_started; // for overhead_us
   std::chrono::microseconds summary_wait{0};               // summarizer round trip
+
+  // External compaction (session_external.cpp): who compacts besides mneme, decided
+  // by set_window; whether the server reported a compaction with this turn's answer.
+  external_compaction_decision external;
+  bool server_compacted_this_turn = false;
 
   // Special paths (session_paths.cpp): tool output eviction, proactive pruning,
   // micro-compaction. They run as a pipeline under `compacting` like a compaction.
@@ -115,5 +121,36 @@ bool prune_if_due(session_ptr self, std::function<void()> next);
 // with the live transcript first, then calls `next` (also when that failed) and
 // returns true; false (and nothing happens) when there is no debt.
 // REQUIRES: !st.compacting.
+// --- External compaction (SPEC §6; session_external.cpp)
+
+// Recomputes st.external from the configuration, the model and st.threshold/window.
+void decide_external(session_state& st);
+
+// The threshold mneme's automatic triggers compare against: the decision's
+// mneme_threshold when the server compacts first, else st.threshold.
+int64_t automatic_threshold(const session_state& st);
+
+// False when `by` is an automatic trigger (T1-T5, T10, T11) and the decision leaves
+// automatic compaction to the backend or to nobody. Error (T6-T9) and manual
+// (T12-T15) triggers are always allowed.
+bool automatic_allowed(const session_state& st, trigger by);
+
+// Turns a decision to compact into "no rule matched" when !automatic_allowed.
+void gate_automatic(const session_state& st, trigger_decision& d);
+
+// Adds what the decision asks of every chat request (server_compact_threshold).
+void decorate_chat_request(const session_state& st, chat_request& req);
+
+// After a chat answer: a server-side compaction is logged, counted and remembered
+// for this turn (mneme then does not compact on the same answer).
+void note_chat_answer(session_state& st, const chat_answer& answer);
+
+// True when the summary of a compaction comes from the backend's compaction endpoint.
+bool uses_compaction_endpoint(const session_state& st);
+
+// The compaction endpoint request for `middle` (purpose compaction).
+chat_request endpoint_compaction_request(const session_state& st,
+                                         const std::vector<message>& middle,
+                                         int64_t budget_tokens, const std::string& focus);
 
 } // namespace mneme::session_detail
