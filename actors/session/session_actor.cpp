@@ -164,8 +164,8 @@ void pre_call_check(session_ptr self) {
   in.preflight_passes_done = st.preflight_passes;
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
                              st.now());
-  if (d.compact && st.attempts.begin()) {
   gate_automatic(st, d);
+  if (d.compact && st.attempts.begin()) {
     ++st.preflight_passes;
     start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                      [self](compaction_report r, caf::error err) {
@@ -190,17 +190,17 @@ void post_call_check(session_ptr self) {
     st.after_compaction.emplace_back([self] { post_call_check(self); });
     return;
   }
-  auto in = inputs_of(st, eval_phase::post_call);
   if (st.server_compacted_this_turn) { // the server compacted: mneme does not, now
     persist_triggers(self);
     end_turn(self, caf::error{});
     return;
   }
+  auto in = inputs_of(st, eval_phase::post_call);
   in.api_prompt_tokens = st.record.triggers.last_prompt_tokens;
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
                              st.now());
-  if (d.compact && st.attempts.begin()) {
   gate_automatic(st, d);
+  if (d.compact && st.attempts.begin()) {
     start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                      [self](compaction_report r, caf::error err) {
                        record_attempt(self->state, r, err);
@@ -247,8 +247,8 @@ void on_answer(session_ptr self, chat_answer answer) {
   st.reply.answer = answer.content;
   st.reply.prompt_tokens = answer.prompt_tokens;
   st.record.triggers.last_prompt_tokens = answer.prompt_tokens;
-  message m;
   note_chat_answer(st, answer);
+  message m;
   m.role = msg_role::assistant;
   m.content = std::move(answer.content);
   m.tool_calls = std::move(answer.tool_calls);
@@ -263,8 +263,8 @@ void call_model(session_ptr self) {
   req.model = st.params.model.name;
   req.messages = st.live;
   req.purpose = llm_purpose::chat;
-  self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
   decorate_chat_request(st, req);
+  self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
     .then([self](chat_answer& a) { on_answer(self, std::move(a)); },
           [self](caf::error& err) { on_model_error(self, std::move(err)); });
 }
@@ -297,8 +297,8 @@ void on_idle_tick(session_ptr self, uint64_t generation) {
   in.idle_seconds = std::max<int64_t>(0, (st.now() - st.last_activity_ms) / 1000);
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
                              st.now());
-  if (!d.compact)
   gate_automatic(st, d);
+  if (!d.compact)
     return;
   start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                    [](compaction_report, caf::error) {});
@@ -436,8 +436,8 @@ void set_window(session_state& st, int64_t window) {
   st.threshold = compute_threshold(st.params.compression, st.params.model.name, window,
                                    st.params.model.max_tokens)
                    .threshold;
-}
   decide_external(st);
+}
 
 void persist_triggers(session_ptr self) {
   auto& st = self->state;
