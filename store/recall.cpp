@@ -23,18 +23,62 @@ namespace {
   "(?3 OR " prefix "active = 1 OR " prefix "compacted = 1)"
 
 // One full-text route: ?1 MATCH expression, ?2 user id, ?3 include_inactive.
-// Columns: rowid, session id, BM25 x 1e6 (integer), snippet.
-#define MNEME_FTS_SEARCH(table)                                                      \
-  "SELECT " table ".rowid, st.session_id, CAST(round(" table ".rank * 1000000) AS INTEGER),"\
-  " snippet(" table ", 0, '>>>', '<<<', '…', 24)"                                  \
-  " FROM " table " JOIN message_state st ON st.id = " table ".rowid"                 \
-  " JOIN sessions se ON se.id = st.session_id"                                        \
-  " WHERE " table " MATCH ?1 AND se.user_id = ?2 AND " MNEME_VISIBLE("st.")           \
-  " ORDER BY " table ".rank"
+// Columns: rowid, session id, BM25 x 1e6 (integer); one row per session (its best
+// row), best first, equal scores by row id. BM25 is computed only for rows that
+// passed the tenant/visibility filter, never for every match of every tenant
+// (FTS5's `ORDER BY rank` ranks them all before a join can drop any).
+// MATERIALIZED keeps bm25() evaluated while the FTS5 cursor is on its row (not
+// inside GROUP BY's sorter); CROSS JOIN keeps the FTS5 scan as the outer loop, so
+// FTS5 is never asked once per row id. Two filters with the same result:
+//   - few matches (MNEME_FTS_SEARCH_JOINED): each match is joined to its state
+//     and session row (two primary-key lookups per match);
+//   - many matches (MNEME_FTS_SEARCH_MEMBER): the tenant's visible row ids are
+//     listed once (`+rowid IN (...)`, an ephemeral index) and each match is one
+//     membership probe. Listing costs about as much as ~1,000 joined matches.
+#define MNEME_FTS_HITS_TO_SESSIONS                                                   \
+  " SELECT id, session_id, CAST(round(min(score) * 1000000) AS INTEGER) AS best"       \
+  " FROM hits GROUP BY session_id ORDER BY min(score), id"
 
-constexpr const char* search_words_sql = MNEME_FTS_SEARCH("fts_words");
-constexpr const char* search_cjk_sql = MNEME_FTS_SEARCH("fts_cjk");
-constexpr const char* search_trigram_sql = MNEME_FTS_SEARCH("fts_trigram");
+#define MNEME_FTS_SEARCH_JOINED(table)                                               \
+  "WITH hits AS MATERIALIZED (SELECT " table ".rowid AS id, st.session_id AS session_id,"\
+  " bm25(" table ") AS score FROM " table " CROSS JOIN message_state st ON st.id = " table ".rowid"\
+  " CROSS JOIN sessions se ON se.id = st.session_id"                                     \
+  " WHERE " table " MATCH ?1 AND se.user_id = ?2 AND " MNEME_VISIBLE("st.") ")"         \
+  MNEME_FTS_HITS_TO_SESSIONS
+
+#define MNEME_FTS_SEARCH_MEMBER(table)                                               \
+  "WITH hits AS MATERIALIZED (SELECT " table ".rowid AS id, st.session_id AS session_id,"\
+  " bm25(" table ") AS score FROM " table " CROSS JOIN message_state st ON st.id = " table ".rowid"\
+  " WHERE " table " MATCH ?1 AND +" table ".rowid IN (SELECT s2.id FROM sessions se"     \
+  " JOIN message_state s2 ON s2.session_id = se.id WHERE se.user_id = ?2 AND "           \
+  MNEME_VISIBLE("s2.") "))"                                                            \
+  MNEME_FTS_HITS_TO_SESSIONS
+
+// Matches of ?1 in the whole index, counted up to ?2 (no ranking, no join).
+#define MNEME_FTS_COUNT(table)                                                       \
+  "SELECT count(*) FROM (SELECT 1 FROM " table " WHERE " table " MATCH ?1 LIMIT ?2)"
+
+// The highlighted snippet of one hit: ?1 MATCH expression, ?2 rowid.
+#define MNEME_FTS_SNIPPET(table)                                                     \
+  "SELECT snippet(" table ", 0, '>>>', '<<<', '…', 24) FROM " table                   \
+  " WHERE " table " MATCH ?1 AND rowid = ?2"
+
+struct route_statements {
+  const char* joined;
+  const char* member;
+  const char* count;
+  const char* snippet;
+};
+
+#define MNEME_ROUTE_STATEMENTS(table)                                                \
+  route_statements {                                                                 \
+    MNEME_FTS_SEARCH_JOINED(table), MNEME_FTS_SEARCH_MEMBER(table),                  \
+      MNEME_FTS_COUNT(table), MNEME_FTS_SNIPPET(table)                               \
+  }
+
+constexpr route_statements words_statements = MNEME_ROUTE_STATEMENTS("fts_words");
+constexpr route_statements cjk_statements = MNEME_ROUTE_STATEMENTS("fts_cjk");
+constexpr route_statements trigram_statements = MNEME_ROUTE_STATEMENTS("fts_trigram");
 
 // The substring scan: the newest ?4 visible rows of user ?2 whose text is LIKE ?1.
 constexpr const char* substring_scan_sql =
@@ -102,11 +146,11 @@ struct positioned {
   int64_t position = 0;
 };
 
-const char* search_sql_of(recall_route r) {
+const route_statements* statements_of(recall_route r) {
   switch (r) {
-    case recall_route::unicode61: return search_words_sql;
-    case recall_route::cjk_bigram: return search_cjk_sql;
-    case recall_route::trigram: return search_trigram_sql;
+    case recall_route::unicode61: return &words_statements;
+    case recall_route::cjk_bigram: return &cjk_statements;
+    case recall_route::trigram: return &trigram_statements;
     case recall_route::substring_scan: break;
   }
   return nullptr;
@@ -170,36 +214,82 @@ caf::expected<positioned> decode_positioned(statement& row) {
   return positioned{std::move(*m), row.column_int(15)};
 }
 
-// Runs one full-text route, adding the best row of every session not seen yet
-// until `want` sessions are known. A MATCH the index rejects (SQLITE_ERROR) finds
-// nothing on that route instead of failing the search.
-caf::error run_fts_route(db_connection& db, recall_route route, const std::string& match,
-                         const recall_request& req, std::unordered_set<std::string>& seen,
-                         std::vector<candidate>& out) {
-  auto stmt = db.prepare(search_sql_of(route));
+// Matches of `match` in one index, counted up to fts_member_filter_matches. A
+// MATCH the index rejects counts 0 (the route then finds nothing).
+caf::expected<int64_t> count_matches(db_connection& db, const char* count_sql,
+                                     const std::string& match) {
+  auto stmt = db.prepare(count_sql);
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
   s->bind(1, match);
-  s->bind(2, req.user_id);
-  s->bind(3, int64_t{req.include_inactive ? 1 : 0});
-  while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
-    auto rc = s->step();
-    if (rc == SQLITE_DONE || (rc & 0xFF) == SQLITE_ERROR)
-      break;
-    if (rc != SQLITE_ROW)
-      return db.failure(rc, std::string{"recall search on "} + std::string{to_string(route)});
-    auto session = s->column_text(1);
-    if (!seen.insert(session).second)
-      continue;
-    candidate c;
-    c.id = s->column_int(0);
-    c.session_id = std::move(session);
-    c.score = static_cast<double>(s->column_int(2)) / 1e6;
-    c.snippet = s->column_text(3);
-    c.route = route;
-    out.push_back(std::move(c));
+  s->bind(2, fts_member_filter_matches);
+  auto rc = s->step();
+  if (rc == SQLITE_ROW)
+    return s->column_int(0);
+  if ((rc & 0xFF) == SQLITE_ERROR)
+    return int64_t{0};
+  return db.failure(rc, "recall match count");
+}
+
+// The snippet of candidate `c` found by `route` with `match`.
+caf::error load_snippet(db_connection& db, recall_route route, const std::string& match,
+                        candidate& c) {
+  auto stmt = db.prepare(statements_of(route)->snippet);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, match);
+  s->bind(2, c.id);
+  auto rc = s->step();
+  if (rc == SQLITE_ROW)
+    c.snippet = s->column_text(0);
+  else if (rc != SQLITE_DONE)
+    return db.failure(rc, std::string{"recall snippet on "} + std::string{to_string(route)});
+  return {};
+}
+
+// Runs one full-text route, adding the best row of every session not seen yet
+// until `want` sessions are known, then their snippets (only for those rows). A
+// MATCH the index rejects (SQLITE_ERROR) finds nothing on that route instead of
+// failing the search.
+caf::error run_fts_route(db_connection& db, recall_route route, const std::string& match,
+                         const recall_request& req, std::unordered_set<std::string>& seen,
+                         std::vector<candidate>& out) {
+  auto first_new = out.size();
+  const auto* sql = statements_of(route);
+  assert(sql != nullptr);
+  auto matches = count_matches(db, sql->count, match);
+  if (!matches)
+    return std::move(matches.error());
+  {
+    auto stmt = db.prepare(*matches < fts_member_filter_matches ? sql->joined : sql->member);
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, match);
+    s->bind(2, req.user_id);
+    s->bind(3, int64_t{req.include_inactive ? 1 : 0});
+    while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
+      auto rc = s->step();
+      if (rc == SQLITE_DONE || (rc & 0xFF) == SQLITE_ERROR)
+        break;
+      if (rc != SQLITE_ROW)
+        return db.failure(rc, std::string{"recall search on "} + std::string{to_string(route)});
+      auto session = s->column_text(1);
+      if (!seen.insert(session).second)
+        continue;
+      candidate c;
+      c.id = s->column_int(0);
+      c.session_id = std::move(session);
+      c.score = static_cast<double>(s->column_int(2)) / 1e6;
+      c.route = route;
+      out.push_back(std::move(c));
+    }
   }
+  for (auto i = first_new; i < out.size(); ++i)
+    if (auto err = load_snippet(db, route, match, out[i]))
+      return err;
   return {};
 }
 

@@ -6,6 +6,13 @@
 // bookends. No LLM, no writes; every statement is a cached prepared statement.
 //
 // Decisions where the SPEC is silent:
+//   - Ranking: BM25 (FTS5's bm25() with default weights, lower is better) is
+//     computed only for the user's own visible rows: the tenant filter runs on
+//     the FTS5 scan before any score is computed (a join per match when the index
+//     has fewer than fts_member_filter_matches matches, else a membership test
+//     against the user's row ids), then one row per session (its best) is kept in
+//     SQL, and snippets are computed only for the returned rows. Equal scores
+//     order by row id.
 //   - Routing fills: the FTS routes of plan_routes() run in order until
 //     `max_sessions` distinct sessions are found (a route's hits rank after the
 //     previous route's); the substring scan runs only when no FTS route found
@@ -48,6 +55,11 @@ inline constexpr int32_t recall_window_radius = 5;      // hit ± 5 (SPEC §4)
 inline constexpr int32_t recall_bookend_count = 3;      // first 3 and last 3 (SPEC §4)
 inline constexpr int32_t recall_max_messages_per_hit = 17;
 inline constexpr int64_t substring_scan_rows = 20000;
+// A full-text route with at least this many matches in the whole index (all
+// tenants) filters them by a list of the user's row ids instead of joining each
+// match to its session (same result, see recall.cpp). Measured on the generated
+// corpus: listing ~600 rows costs about as much as ~1,000 joined matches.
+inline constexpr int64_t fts_member_filter_matches = 1000;
 // Rows above the index watermark that one search examines (newest first). The
 // storage actor keeps the backlog near zero while idle; see store/fts_indexer.hpp.
 inline constexpr int64_t tail_scan_rows = 20000;
