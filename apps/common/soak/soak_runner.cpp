@@ -85,7 +85,10 @@ config_result load_merged_config(const soak_scenario& s, const std::string& conf
       return r;
     }
   }
-  auto doc = merged(base, s.config);
+  YAML::Node overlay;
+  if (!s.config_yaml.empty())
+    overlay = YAML::Load(s.config_yaml);
+  auto doc = merged(base, overlay);
   if (!doc || doc.IsNull())
     return load_config_text("{}", "defaults");
   YAML::Emitter out;

@@ -181,8 +181,11 @@ caf::expected<soak_scenario> parse_soak_scenario(std::string_view yaml, std::str
   if (auto cfg = root["config"]) {
     if (!cfg.IsMap() && !cfg.IsNull())
       r.fail("config", "must be a mapping of mneme configuration keys");
-    else
-      s.config = cfg;
+    else if (cfg.IsMap()) {
+      YAML::Emitter out;
+      out << cfg;
+      s.config_yaml = out.c_str();
+    }
   }
   if (auto fake = root["fake_llm"]) {
     YAML::Emitter out;

@@ -36,8 +36,6 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/node/node.h>
-
 #include "apps/common/fake_llm/scenario.hpp"
 #include "caf/expected.hpp"
 
@@ -75,7 +73,7 @@ struct soak_scenario {
   uint64_t seed = 7;
   int_range think_ms{200, 1500};
   message_mix mix;
-  YAML::Node config;             // mneme configuration overrides (a mapping or null)
+  std::string config_yaml;       // mneme configuration overrides as YAML ("" = none)
   fakellm::scenario fake_llm;
   invariant_bounds invariants;
 };
