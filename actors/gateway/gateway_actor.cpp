@@ -24,6 +24,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include "actors/gateway/skills_loader.hpp"
 #include "policies/threshold.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/trigger_eval.hpp"
@@ -154,14 +155,16 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
       [self, key, fail](session_record& created) {
         auto& st = self->state;
         st.keys[key].session_id = created.id;
-        if (st.cfg.gateway.system_prompt.empty()) {
+        auto prompt = system_prompt_with_skills(st.cfg.gateway.system_prompt,
+                                                st.cfg.gateway.skills_dir);
+        if (prompt.empty()) {
           attach(self, key, fail);
           return;
         }
         message sys;
         sys.session_id = created.id;
         sys.role = msg_role::system;
-        sys.content = st.cfg.gateway.system_prompt;
+        sys.content = std::move(prompt);
         sys.timestamp_ms = st.cfg.clock();
         sys.token_estimate = estimate_message_tokens(sys);
         self->request(st.storage, st.cfg.storage_timeout, st_append_atom_v, sys)
@@ -568,6 +571,7 @@ void arm_eviction(gateway_ptr self) {
 
 gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_actor storage,
                             supervisor_actor supervisor) {
+  preload_skills(cfg.gateway.skills_dir, cfg.log); // file reads: here, not on a scheduler thread
   auto gw = sys.spawn([cfg = std::move(cfg), storage, supervisor](
                         gateway_ptr self) mutable -> gateway_actor::behavior_type {
     auto& st = self->state;

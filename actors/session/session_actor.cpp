@@ -18,6 +18,7 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/session/session_skills.hpp"
 #include "actors/session/session_state.hpp"
 #include "policies/token_estimate.hpp"
 
@@ -511,6 +512,9 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
         return s;
       },
       [self](ss_live_atom) -> std::vector<message> { return self->state.live; },
+      [self](ss_skill_atom, std::string& name, bool load) -> caf::result<int64_t> {
+        return on_skill(self, name, load);
+      },
       [self](ss_idle_atom, uint64_t generation) { on_idle_tick(self, generation); },
       [self](ss_evict_atom) -> bool {
         auto& st = self->state;

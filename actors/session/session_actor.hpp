@@ -57,6 +57,10 @@ using session_actor = caf::typed_actor<
   caf::replies_to<ss_state_atom>::with<session_snapshot>,
   // The live context as held in memory (what the next model call sees).
   caf::replies_to<ss_live_atom>::with<std::vector<message>>,
+  // Skills on demand (SPEC §7; session_skills.hpp): (name, true) loads the skill into
+  // the live context, (name, false) replaces its live copy by the unloaded marker;
+  // the id of the row written.
+  caf::replies_to<ss_skill_atom, std::string, bool>::with<int64_t>,
   // Internal: the idle timer (generation).
   caf::reacts_to<ss_idle_atom, uint64_t>,
   // Eviction: true (and the actor quits normally) when no work is in flight.
