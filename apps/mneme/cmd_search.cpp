@@ -1,0 +1,113 @@
+// `mneme search QUERY [--user U] [--limit N] [--include-inactive] [--json]`: recall over
+// one user's sessions (SPEC §4), from a database file through a read-only connection or
+// from a running daemon (GET /v1/search). Prints one block per hit (session, kind,
+// time, snippet with the match highlighted on a terminal) or, with --json, the
+// recall_result document of the HTTP API.
+#include <iostream>
+#include <memory>
+
+#include "apps/common/api/json_codec.hpp"
+#include "apps/common/cli/daemon_client.hpp"
+#include "apps/common/cli/data_source.hpp"
+#include "apps/common/cli/text_output.hpp"
+#include "apps/mneme/command_registry.hpp"
+#include "store/recall.hpp"
+
+namespace mneme::cli {
+
+namespace {
+
+struct search_options {
+  source_options source;
+  std::string query;
+  std::string user;     // empty = gateway.default_user
+  int limit = recall_default_sessions;
+  bool include_inactive = false;
+};
+
+maybe_failure search_file(const search_options& opt, api::json& out) {
+  app_config cfg;
+  if (auto f = load_config(opt.source, cfg))
+    return f;
+  std::unique_ptr<store_reader> reader;
+  if (auto f = open_reader(cfg, reader))
+    return f;
+  recall_request req;
+  req.user_id = opt.user.empty() ? cfg.gateway.default_user : opt.user;
+  req.query = opt.query;
+  req.max_sessions = opt.limit;
+  req.include_inactive = opt.include_inactive;
+  auto result = recall_search(reader->connection(), req);
+  if (!result)
+    return failure_of(result.error(), "search failed");
+  out = api::to_json(*result);
+  return std::nullopt;
+}
+
+maybe_failure search_daemon(const search_options& opt, api::json& out) {
+  daemon_client client{opt.source.server, opt.source.token};
+  std::vector<std::pair<std::string, std::string>> q{
+    {"q", opt.query}, {"limit", std::to_string(opt.limit)},
+    {"include_inactive", opt.include_inactive ? "true" : "false"}};
+  if (!opt.user.empty())
+    q.emplace_back("user", opt.user);
+  return client.get_json("/v1/search" + query_string(q), out);
+}
+
+std::string render_hits(const api::json& result, bool terminal) {
+  const auto& hits = result.at("hits");
+  std::string out;
+  if (hits.empty())
+    out += "no session matched\n";
+  int n = 0;
+  for (const auto& h : hits) {
+    const auto& hit = h.at("hit");
+    out += std::to_string(++n) + ". session " + h.value("session_id", std::string{}) + "  #"
+           + std::to_string(hit.value("id", int64_t{0})) + "  "
+           + h.value("kind", std::string{}) + "  " + hit.value("role", std::string{}) + "  "
+           + format_time(hit.value("timestamp_ms", int64_t{0})) + "\n";
+    out += "   " + render_snippet(one_line(h.value("snippet", std::string{}), 400), terminal)
+           + "\n";
+  }
+  if (result.value("query_truncated", false))
+    out += "(the query was cut to the search's length limit)\n";
+  return out;
+}
+
+int run_search(const search_options& opt) {
+  if (opt.limit < 1 || opt.limit > recall_max_sessions)
+    return report_failure("search", failure::input("--limit must be 1.."
+                                                   + std::to_string(recall_max_sessions)));
+  api::json result;
+  auto f = opt.source.remote() ? search_daemon(opt, result) : search_file(opt, result);
+  if (f)
+    return report_failure("search", *f);
+  if (opt.source.json) {
+    std::cout << api::dump_json(result) << "\n";
+    return exit_ok;
+  }
+  try {
+    std::cout << render_hits(result, stdout_is_terminal());
+  } catch (const api::json::exception& e) {
+    return report_failure("search", failure::failed(std::string{"unexpected answer: "}
+                                                    + e.what()));
+  }
+  return exit_ok;
+}
+
+} // namespace
+
+MNEME_COMMAND("search", "search a user's sessions (recall): snippet, session, time",
+              [](CLI::App& cmd) -> command_action {
+                auto opt = std::make_shared<search_options>();
+                cmd.add_option("QUERY", opt->query, "what to look for")->required();
+                cmd.add_option("--user", opt->user,
+                               "whose sessions (default: gateway.default_user)");
+                cmd.add_option("--limit", opt->limit, "at most N sessions (1..10, default 3)");
+                cmd.add_flag("--include-inactive", opt->include_inactive,
+                             "also rolled-back rows");
+                add_source_options(cmd, opt->source);
+                return [opt] { return run_search(*opt); };
+              });
+
+} // namespace mneme::cli
