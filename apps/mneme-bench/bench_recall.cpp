@@ -1,10 +1,11 @@
-// `mneme-bench recall [--messages N] [--dir D] [--json]`: the recall figures of
+// `mneme-bench recall [--messages N] [--dir D] [--json] [--search-only]`: the recall figures of
 // issue 4 on the generated corpus of store/recall_corpus (default 1,000,000 rows of
 // mixed languages and sizes):
 //   - search latency of recall_search including the anchored view, over every
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
-//   - indexing throughput of each index maintained incrementally (rows added in
-//     committed groups, as the storage actor's background indexer does) against
+//   - indexing throughput of each index filled the way the storage actor's
+//     background indexer fills it (store/fts_indexer: transactions of at most
+//     fts_index_batch_rows rows / fts_index_batch_bytes, watermark row updated) against
 //     FTS5's own bulk build ('rebuild') with the same tokenizer over the same rows,
 //     in the same run, in processor seconds [index_ratio_min: the lowest of the three];
 //   - what indexing would cost the append path if it ran inside the append
@@ -13,6 +14,7 @@
 //     background instead, store/fts_indexer), synchronous=FULL as the actor runs;
 //   - index sizes against the messages table [index_bytes_*, table_bytes];
 //   - the quality suite's figures on this corpus [recall_at_3, leaks].
+// --search-only stops after the search and quality figures (repeated latency runs).
 // Only this program links this file.
 #include <algorithm>
 #include <chrono>
@@ -40,8 +42,12 @@ namespace mneme::bench {
 
 namespace {
 
-// The automerge setting migration 4 gives mneme's indexes.
-constexpr int fts_automerge = 8;
+// The FTS5 settings the schema gives mneme's indexes (store/migrations.cpp), read
+// from the corpus database so the comparison uses whatever the schema says.
+struct fts_settings {
+  int automerge = 4;        // FTS5's default when the schema sets none
+  bool scoped = false;      // a second `scope` column (schema v7, tenant in the index)
+};
 
 using clock_type = std::chrono::steady_clock;
 
@@ -85,36 +91,63 @@ int64_t scalar(sqlite3* db, const std::string& sql) {
 struct index_figures {
   std::string name;
   std::string tokenize;
-  double bulk_s = 0;     // FTS5 'rebuild' over the rows
-  double trigger_s = 0;  // group-committed inserts with the index trigger ...
-  double plain_s = 0;    // ... minus the same inserts without it
-  double ratio() const {
-    auto ours = trigger_s - plain_s;
-    return ours <= 0 ? 1.0 : bulk_s / ours;
-  }
+  double bulk_s = 0;  // FTS5 'rebuild' over the rows
+  double ours_s = 0;  // the background indexer's batches over the same rows
+  double ratio() const { return ours_s <= 0 ? 1.0 : bulk_s / ours_s; }
 };
 
-// Copies rows (id, content) in groups of `group` rows per transaction into `table`.
-double copy_in_groups(sqlite3* db, const std::string& table, int64_t max_id, int64_t group) {
+// The storage actor's indexing path for one index: batches of at most
+// fts_index_batch_rows rows / fts_index_batch_bytes of text (at least one row),
+// each one IMMEDIATE transaction that inserts the rows and advances a watermark
+// row, as store/fts_indexer does (which fills all three indexes per batch).
+double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
   auto t0 = cpu_seconds();
-  sqlite3_stmt* st = nullptr;
-  auto sql = "INSERT INTO " + table + "(id, content) SELECT id, content FROM src_rows"
-             " WHERE id > ?1 AND id <= ?2";
-  sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
-  for (int64_t lo = 0; lo < max_id; lo += group) {
-    exec(db, "BEGIN");
-    sqlite3_bind_int64(st, 1, lo);
-    sqlite3_bind_int64(st, 2, lo + group);
-    sqlite3_step(st);
-    sqlite3_reset(st);
+  sqlite3_stmt* sizes = nullptr;
+  sqlite3_stmt* fill = nullptr;
+  sqlite3_stmt* advance = nullptr;
+  sqlite3_prepare_v2(db, "SELECT id, length(CAST(content AS BLOB)) FROM src_rows WHERE id > ?1"
+                         " ORDER BY id LIMIT ?2", -1, &sizes, nullptr);
+  auto sql = "INSERT INTO " + table + (fts.scoped ? "(rowid, content, scope)" : "(rowid, content)")
+             + " SELECT id, content" + (fts.scoped ? ", scope" : "")
+             + " FROM src_rows WHERE id > ?1 AND id <= ?2";
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &fill, nullptr);
+  sqlite3_prepare_v2(db, "UPDATE bench_watermark SET through = ?1", -1, &advance, nullptr);
+  for (int64_t from = 0;;) {
+    exec(db, "BEGIN IMMEDIATE");
+    sqlite3_bind_int64(sizes, 1, from);
+    sqlite3_bind_int64(sizes, 2, fts_index_batch_rows);
+    int64_t through = from, rows = 0, bytes = 0;
+    while (sqlite3_step(sizes) == SQLITE_ROW) {
+      bytes += sqlite3_column_int64(sizes, 1);
+      if (rows > 0 && bytes > fts_index_batch_bytes)
+        break;
+      through = sqlite3_column_int64(sizes, 0);
+      ++rows;
+    }
+    sqlite3_reset(sizes);
+    if (rows == 0) {
+      exec(db, "COMMIT");
+      break;
+    }
+    sqlite3_bind_int64(fill, 1, from);
+    sqlite3_bind_int64(fill, 2, through);
+    sqlite3_step(fill);
+    sqlite3_reset(fill);
+    sqlite3_bind_int64(advance, 1, through);
+    sqlite3_step(advance);
+    sqlite3_reset(advance);
     exec(db, "COMMIT");
+    from = through;
   }
-  sqlite3_finalize(st);
+  sqlite3_finalize(sizes);
+  sqlite3_finalize(fill);
+  sqlite3_finalize(advance);
   return cpu_seconds() - t0;
 }
 
-// Indexing throughput per tokenizer: ours (trigger, grouped commits) vs FTS5 bulk.
-std::vector<index_figures> measure_indexing(const std::string& main_db, const std::string& dir) {
+// Indexing throughput per tokenizer: the background indexer's batches vs FTS5 bulk.
+std::vector<index_figures> measure_indexing(const std::string& main_db, const std::string& dir,
+                                            const fts_settings& fts) {
   std::vector<index_figures> out{{"unicode61", "unicode61 remove_diacritics 2"},
                                  {"cjk", "mneme_cjk"},
                                  {"trigram", "trigram"}};
@@ -125,30 +158,27 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
   register_fts_tokenizers(db);
   exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
   exec(db, "ATTACH '" + main_db + "' AS src");
-  exec(db, "CREATE TABLE src_rows(id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
-           "INSERT INTO src_rows SELECT id, content FROM src.messages;");
+  if (fts.scoped)
+    exec(db, "CREATE TABLE src_rows(id INTEGER PRIMARY KEY, content TEXT NOT NULL, scope TEXT);"
+             "INSERT INTO src_rows SELECT id, content, scope FROM src.recall_source;");
+  else
+    exec(db, "CREATE TABLE src_rows(id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
+             "INSERT INTO src_rows SELECT id, content FROM src.messages;");
   exec(db, "DETACH src");
-  auto max_id = scalar(db, "SELECT max(id) FROM src_rows");
+  exec(db, "CREATE TABLE bench_watermark(through INTEGER NOT NULL); INSERT INTO bench_watermark VALUES (0)");
+  auto columns = std::string{fts.scoped ? "content, scope" : "content"};
   for (auto& f : out) {
-    auto bulk = "bulk_" + f.name, ours = "ours_" + f.name, dst = "dst_" + f.name,
-         plain = "plain_" + f.name;
-    exec(db, "CREATE VIRTUAL TABLE " + bulk + " USING fts5(content, content='src_rows',"
-             " content_rowid='id', tokenize='" + f.tokenize + "')");
+    auto bulk = "bulk_" + f.name, ours = "ours_" + f.name;
+    for (auto& t : {bulk, ours})
+      exec(db, "CREATE VIRTUAL TABLE " + t + " USING fts5(" + columns + ", content='src_rows',"
+               " content_rowid='id', tokenize='" + f.tokenize + "');"
+               "INSERT INTO " + t + "(" + t + ", rank) VALUES ('automerge', "
+               + std::to_string(fts.automerge) + ")");
     auto t0 = cpu_seconds();
     exec(db, "INSERT INTO " + bulk + "(" + bulk + ") VALUES ('rebuild')");
     f.bulk_s = cpu_seconds() - t0;
-    exec(db, "CREATE TABLE " + plain + "(id INTEGER PRIMARY KEY, content TEXT NOT NULL)");
-    f.plain_s = copy_in_groups(db, plain, max_id, 512);
-    exec(db, "CREATE TABLE " + dst + "(id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
-             "CREATE VIRTUAL TABLE " + ours + " USING fts5(content, content='" + dst + "',"
-             " content_rowid='id', tokenize='" + f.tokenize + "');"
-             "CREATE TRIGGER " + dst + "_ai AFTER INSERT ON " + dst + " BEGIN INSERT INTO "
-             + ours + "(rowid, content) VALUES (new.id, new.content); END;"
-             "INSERT INTO " + ours + "(" + ours + ", rank) VALUES ('automerge', "
-             + std::to_string(fts_automerge) + ")");
-    f.trigger_s = copy_in_groups(db, dst, max_id, 512);
-    exec(db, "DROP TABLE " + bulk + "; DROP TABLE " + ours + "; DROP TABLE " + dst
-             + "; DROP TABLE " + plain);
+    f.ours_s = index_in_batches(db, ours, fts);
+    exec(db, "DROP TABLE " + bulk + "; DROP TABLE " + ours + "; UPDATE bench_watermark SET through = 0");
   }
   sqlite3_close(db);
   std::filesystem::remove(path);
@@ -232,15 +262,19 @@ int run_recall_bench(const std::vector<std::string>& args) {
   int64_t messages = 1000000;
   std::string dir = "/tmp";
   bool json = false;
+  bool search_only = false; // skip the indexing and append comparisons
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") {
       json = true;
+    } else if (args[i] == "--search-only") {
+      search_only = true;
     } else if (args[i] == "--messages" && i + 1 < args.size()) {
       messages = std::atoll(args[++i].c_str());
     } else if (args[i] == "--dir" && i + 1 < args.size()) {
       dir = args[++i];
     } else {
-      std::fprintf(stderr, "usage: mneme-bench recall [--messages N] [--dir D] [--json]\n");
+      std::fprintf(stderr, "usage: mneme-bench recall [--messages N] [--dir D] [--json]"
+                           " [--search-only]\n");
       return 2;
     }
   }
@@ -273,6 +307,10 @@ int run_recall_bench(const std::vector<std::string>& args) {
   }
   auto* raw = (*store)->connection().native_handle();
   exec(raw, "PRAGMA wal_checkpoint(TRUNCATE)");
+  fts_settings fts;
+  fts.scoped = scalar(raw, "SELECT count(*) FROM sqlite_schema WHERE name = 'recall_source'") == 1;
+  if (auto am = scalar(raw, "SELECT v FROM fts_words_config WHERE k = 'automerge'"); am > 0)
+    fts.automerge = static_cast<int>(am);
   std::map<std::string, int64_t> bytes;
   for (auto* name : {"messages", "fts_words", "fts_cjk", "fts_trigram"})
     bytes[name] = scalar(raw, std::string{"SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = '"}
@@ -311,9 +349,13 @@ int run_recall_bench(const std::vector<std::string>& args) {
     }
   reader->reset();
 
-  auto indexing = measure_indexing(params.path, work);
-  auto plain = measure_appends(work, false, 20480, 300);
-  auto indexed = measure_appends(work, true, 20480, 300);
+  std::vector<index_figures> indexing;
+  append_figures plain, indexed;
+  if (!search_only) {
+    indexing = measure_indexing(params.path, work, fts);
+    plain = measure_appends(work, false, 20480, 300);
+    indexed = measure_appends(work, true, 20480, 300);
+  }
   double ratio_min = 1e9;
   for (auto& f : indexing)
     ratio_min = std::min(ratio_min, f.ratio());
@@ -333,16 +375,18 @@ int run_recall_bench(const std::vector<std::string>& args) {
   j["common_query_p99_ms"] = percentile(common_ms, 0.99);
   for (auto& f : indexing) {
     j["index_bulk_rows_per_s_" + f.name] = static_cast<double>(corpus->messages) / f.bulk_s;
-    j["index_trigger_rows_per_s_" + f.name] =
-      static_cast<double>(corpus->messages) / std::max(1e-9, f.trigger_s - f.plain_s);
+    j["index_batched_rows_per_s_" + f.name] =
+      static_cast<double>(corpus->messages) / std::max(1e-9, f.ours_s);
     j["index_ratio_" + f.name] = f.ratio();
   }
-  j["index_ratio_min"] = ratio_min;
-  j["append_rows_per_s_without_indexes"] = plain.group_rows_per_s;
-  j["append_rows_per_s_with_indexes"] = indexed.group_rows_per_s;
-  j["append_ratio_with_indexes"] = indexed.group_rows_per_s / plain.group_rows_per_s;
-  j["single_append_p99_ms_without_indexes"] = plain.single_commit_p99_ms;
-  j["single_append_p99_ms_with_indexes"] = indexed.single_commit_p99_ms;
+  if (!search_only) {
+    j["index_ratio_min"] = ratio_min;
+    j["append_rows_per_s_without_indexes"] = plain.group_rows_per_s;
+    j["append_rows_per_s_with_indexes"] = indexed.group_rows_per_s;
+    j["append_ratio_with_indexes"] = indexed.group_rows_per_s / plain.group_rows_per_s;
+    j["single_append_p99_ms_without_indexes"] = plain.single_commit_p99_ms;
+    j["single_append_p99_ms_with_indexes"] = indexed.single_commit_p99_ms;
+  }
   j["table_bytes"] = bytes["messages"];
   j["index_bytes_unicode61"] = bytes["fts_words"];
   j["index_bytes_cjk"] = bytes["fts_cjk"];
