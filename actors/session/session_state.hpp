@@ -121,6 +121,8 @@ bool prune_if_due(session_ptr self, std::function<void()> next);
 // with the live transcript first, then calls `next` (also when that failed) and
 // returns true; false (and nothing happens) when there is no debt.
 // REQUIRES: !st.compacting.
+bool reconcile_first(session_ptr self, std::function<void()> next);
+
 // --- External compaction (SPEC §6; session_external.cpp)
 
 // Recomputes st.external from the configuration, the model and st.threshold/window.
