@@ -1,0 +1,470 @@
+// The daemon's HTTP/JSON API in process: a runtime on a temporary SQLite file against
+// the fake LLM, the API server on an ephemeral port, driven with httplib::Client.
+// Every endpoint's success shape; the error table (malformed JSON, wrong types, missing
+// fields, unknown role, invalid UTF-8, unknown session, unknown route, bad query
+// parameters); the body limit (413); bearer auth; 503 while shutting down; the one
+// errc -> HTTP status mapping; the constant-time token comparison.
+#define BOOST_TEST_MODULE http_api_test
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/api/bearer_auth.hpp"
+#include "apps/common/api/http_server.hpp"
+#include "apps/common/api/http_status.hpp"
+#include "tests/serve_runtime_fixture.hpp"
+
+using namespace mneme;
+using json = nlohmann::json;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+struct api_fixture : test::serve_runtime_fixture {
+  std::unique_ptr<api::http_server> server;
+  std::unique_ptr<httplib::Client> client;
+  std::string token;
+
+  void serve(api::http_api_options opt = {}) {
+    start();
+    opt.version = "9.8.7";
+    token = opt.auth_token;
+    server = std::make_unique<api::http_server>(*sys, *rt, opt, 8);
+    auto port = server->start("127.0.0.1", 0);
+    BOOST_REQUIRE_MESSAGE(port, test::why(port));
+    client = std::make_unique<httplib::Client>("127.0.0.1", *port);
+    client->set_read_timeout(60, 0);
+    if (!token.empty())
+      client->set_bearer_token_auth(token.c_str());
+  }
+  ~api_fixture() {
+    if (server) {
+      server->begin_shutdown();
+      server->join();
+    }
+  }
+
+  struct answer {
+    int status = 0;
+    json body;
+    std::string text;
+    std::string content_type;
+  };
+  static answer read(const httplib::Result& r) {
+    BOOST_REQUIRE_MESSAGE(r, "no HTTP answer: " + httplib::to_string(r.error()));
+    answer a;
+    a.status = r->status;
+    a.text = r->body;
+    a.content_type = r->get_header_value("Content-Type");
+    if (a.content_type == "application/json")
+      a.body = json::parse(r->body);
+    return a;
+  }
+  answer get(const std::string& path) { return read(client->Get(path.c_str())); }
+  answer post(const std::string& path, const std::string& body) {
+    return read(client->Post(path.c_str(), body, "application/json"));
+  }
+  answer post(const std::string& path, const json& body) { return post(path, body.dump()); }
+
+  int64_t append(const std::string& key, const std::string& role, const std::string& text) {
+    auto a = post("/v1/sessions/" + key + "/messages",
+                  json{{"user", "alice"}, {"role", role}, {"content", text}});
+    BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
+    return a.body["id"].get<int64_t>();
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(http_api, api_fixture)
+
+BOOST_AUTO_TEST_CASE(health_reports_the_version_and_the_hosted_sessions) {
+  serve();
+  auto a = get("/v1/health");
+  BOOST_TEST(a.status == 200);
+  BOOST_TEST(a.body["status"] == "ok");
+  BOOST_TEST(a.body["version"] == "9.8.7");
+  BOOST_TEST(a.body["sessions_hosted"] == 0);
+  append("h", "user", "hi");
+  BOOST_TEST(get("/v1/health").body["sessions_hosted"] == 1);
+}
+
+BOOST_AUTO_TEST_CASE(an_append_is_stored_durably_without_a_model_call_and_answers_201) {
+  serve();
+  auto a = post("/v1/sessions/chat%201/messages",
+                json{{"user", "alice"},
+                     {"role", "assistant"},
+                     {"content", "calling the tool"},
+                     {"tool_calls", json::array({{{"id", "c1"},
+                                                  {"name", "lookup"},
+                                                  {"arguments", "{\"q\":1}"}}})}});
+  BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
+  auto id = a.body["id"].get<int64_t>();
+  auto sid = a.body["session_id"].get<std::string>();
+  BOOST_TEST(id > 0);
+  BOOST_TEST(!sid.empty());
+  auto t = post("/v1/sessions/chat%201/messages",
+                json{{"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"},
+                     {"tool_name", "lookup"}});
+  BOOST_REQUIRE_MESSAGE(t.status == 201, t.text);
+  BOOST_TEST(llm.stats().chat_requests == 0);
+  // The key is URL-decoded: "chat 1".
+  auto s = get("/v1/sessions/chat%201");
+  BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
+  BOOST_TEST(s.body["session"]["session_key"] == "chat 1");
+  BOOST_TEST(s.body["session"]["user_id"] == "alice");
+  auto live = s.body["live"];
+  BOOST_REQUIRE(live.size() == 3u); // system prompt, assistant, tool
+  BOOST_TEST(live[1]["id"] == id);
+  BOOST_TEST(live[1]["tool_calls"][0]["name"] == "lookup");
+  BOOST_TEST(live[2]["tool_call_id"] == "c1");
+  BOOST_TEST(live[2]["role"] == "tool");
+  BOOST_TEST(s.body["live_messages"] == 3);
+  BOOST_TEST(s.body["checkpoints"].is_array());
+  auto without = get("/v1/sessions/chat%201?live=false");
+  BOOST_TEST(!without.body.contains("live"));
+}
+
+BOOST_AUTO_TEST_CASE(a_turn_answers_from_the_model_and_grows_the_live_context_by_two) {
+  serve();
+  auto a = post("/v1/sessions/t/turns", json{{"user", "alice"}, {"content", "hello there"}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(!a.body["answer"].get<std::string>().empty());
+  BOOST_TEST(a.body["live_messages"] == 3); // system prompt, user, assistant
+  BOOST_TEST(llm.stats().chat_requests == 1);
+  auto cmd = post("/v1/sessions/t/turns", json{{"content", "/search hello"}});
+  BOOST_REQUIRE_MESSAGE(cmd.status == 200, cmd.text);
+  BOOST_TEST(cmd.body["notice"].get<std::string>().find("Found 1 session") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(compaction_whole_and_around_a_message_answers_the_report) {
+  serve();
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 60; ++i)
+    ids.push_back(append("c", i % 2 ? "assistant" : "user",
+                         "line " + std::to_string(i) + " of the quarterly budget review"));
+  auto local = post("/v1/sessions/c/compact", json{{"around_id", ids[30]}, {"radius", 2}});
+  BOOST_REQUIRE_MESSAGE(local.status == 200, local.text);
+  BOOST_TEST(local.body["trigger"] == "T13_manual_local");
+  BOOST_TEST(local.body["committed"] == true);
+  BOOST_TEST(local.body["archived_rows"] == 5);
+  auto gone = post("/v1/sessions/c/compact", json{{"around_id", ids[30]}});
+  BOOST_TEST(gone.status == 404);
+  BOOST_TEST(gone.body["error"]["code"] == "not_found");
+  auto whole = post("/v1/sessions/c/compact", json{{"focus", "the budget"}});
+  BOOST_REQUIRE_MESSAGE(whole.status == 200, whole.text);
+  BOOST_TEST(whole.body["trigger"] == "T12_manual_session");
+  BOOST_TEST(whole.body["committed"] == true);
+  auto again = post("/v1/sessions/c/compact", std::string{}); // empty body = {}
+  BOOST_REQUIRE_MESSAGE(again.status == 200, again.text);
+  BOOST_TEST(again.body["trigger"] == "T12_manual_session");
+}
+
+BOOST_AUTO_TEST_CASE(checkpoints_and_rollback_restore_the_live_rows) {
+  serve();
+  append("r", "user", "first");
+  auto cp = post("/v1/sessions/r/checkpoints", json{{"name", "start"}});
+  BOOST_REQUIRE_MESSAGE(cp.status == 201, cp.text);
+  BOOST_TEST(cp.body["name"] == "start");
+  auto kept = cp.body["last_message_id"].get<int64_t>();
+  append("r", "user", "second");
+  auto list = get("/v1/sessions/r/checkpoints");
+  BOOST_REQUIRE(list.status == 200);
+  BOOST_REQUIRE(list.body["checkpoints"].size() == 1u);
+  BOOST_TEST(list.body["checkpoints"][0]["name"] == "start");
+  auto rb = post("/v1/sessions/r/rollback", json{{"name", "start"}});
+  BOOST_REQUIRE_MESSAGE(rb.status == 200, rb.text);
+  BOOST_TEST(rb.body["session_id"] == cp.body["session_id"]);
+  BOOST_REQUIRE(rb.body["live"].size() == 2u);
+  BOOST_TEST(rb.body["live"][1]["id"] == kept);
+  BOOST_TEST(get("/v1/sessions/r").body["live_messages"] == 2);
+  auto unknown = post("/v1/sessions/r/rollback", json{{"name", "nope"}});
+  BOOST_TEST(unknown.status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(export_lists_every_row_with_its_flags_and_reads_accept_a_session_id) {
+  serve();
+  append("e", "user", "alpha");
+  append("e", "assistant", "beta");
+  auto sid = get("/v1/sessions/e").body["session"]["id"].get<std::string>();
+  auto cp = post("/v1/sessions/e/checkpoints", json{{"name", "x"}});
+  append("e", "user", "gamma");
+  BOOST_REQUIRE(post("/v1/sessions/e/rollback", json{{"name", "x"}}).status == 200);
+  for (const auto& who : {std::string{"e"}, sid}) {
+    auto a = get("/v1/sessions/" + who + "/export");
+    BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+    BOOST_TEST(a.content_type == "application/x-ndjson");
+    std::istringstream lines{a.text};
+    std::vector<json> rows;
+    for (std::string line; std::getline(lines, line);)
+      rows.push_back(json::parse(line));
+    BOOST_REQUIRE(rows.size() == 4u); // system prompt, alpha, beta, gamma
+    BOOST_TEST(rows[3]["content"] == "gamma");
+    BOOST_TEST(rows[3]["state"] == "rolled_back");
+    BOOST_TEST(rows[1]["state"] == "live");
+  }
+  auto by_id = get("/v1/sessions/" + sid);
+  BOOST_REQUIRE(by_id.status == 200);
+  BOOST_TEST(by_id.body["session"]["session_key"] == "e");
+  BOOST_TEST(get("/v1/sessions/" + sid + "/checkpoints").body["checkpoints"].size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_session_list_filters_by_user_key_and_limit) {
+  serve();
+  append("a1", "user", "x");
+  append("a2", "user", "y");
+  BOOST_REQUIRE(post("/v1/sessions/b1/messages",
+                     json{{"user", "bob"}, {"role", "user"}, {"content", "z"}})
+                  .status == 201);
+  BOOST_TEST(get("/v1/sessions").body["sessions"].size() == 3u);
+  BOOST_TEST(get("/v1/sessions?user=alice").body["sessions"].size() == 2u);
+  auto one = get("/v1/sessions?key=b1&open_only=true");
+  BOOST_REQUIRE(one.body["sessions"].size() == 1u);
+  BOOST_TEST(one.body["sessions"][0]["user_id"] == "bob");
+  BOOST_TEST(get("/v1/sessions?limit=1").body["sessions"].size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(search_finds_the_users_session_and_metrics_render_as_text) {
+  serve();
+  append("s", "user", "the heliotrope protocol is due friday");
+  auto found = get("/v1/search?q=heliotrope&user=alice&limit=3");
+  BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
+  BOOST_REQUIRE(found.body["hits"].size() == 1u);
+  BOOST_TEST(found.body["hits"][0]["snippet"].get<std::string>().find(">>>heliotrope<<<")
+             != std::string::npos);
+  BOOST_TEST(get("/v1/search?q=heliotrope&user=bob").body["hits"].size() == 0u);
+  BOOST_TEST(rt->metrics()->search_latency.count.load() == 2u);
+  auto m = read(client->Get("/metrics"));
+  BOOST_TEST(m.status == 200);
+  BOOST_TEST(m.content_type.find("text/plain") == 0u);
+  BOOST_TEST(m.text.find("# TYPE") != std::string::npos);
+}
+
+struct error_case {
+  const char* what;
+  const char* method;
+  std::string path;
+  std::string body;
+  int status;
+  const char* code;
+  const char* message_part; // a piece of the error message
+};
+
+std::ostream& operator<<(std::ostream& os, const error_case& c) { return os << c.what; }
+
+const std::vector<error_case> error_cases{
+  {"malformed JSON", "POST", "/v1/sessions/k/messages", "{\"role\":", 400, "bad_request",
+   "not valid JSON"},
+  {"a body that is not an object", "POST", "/v1/sessions/k/turns", "[1,2]", 400, "bad_request",
+   "must be a JSON object"},
+  {"content of the wrong type", "POST", "/v1/sessions/k/messages",
+   R"({"role":"user","content":5})", 400, "bad_request", "'content' must be a string"},
+  {"a missing role", "POST", "/v1/sessions/k/messages", R"({"content":"x"})", 400,
+   "bad_request", "missing field 'role'"},
+  {"an unknown role", "POST", "/v1/sessions/k/messages", R"({"role":"robot","content":"x"})",
+   400, "bad_request", "unknown role 'robot'"},
+  {"an unknown field", "POST", "/v1/sessions/k/turns", R"({"content":"x","colour":"red"})", 400,
+   "bad_request", "unknown field 'colour'"},
+  {"a tool call without a name", "POST", "/v1/sessions/k/messages",
+   R"({"role":"assistant","content":"","tool_calls":[{"id":"a"}]})", 400, "bad_request",
+   "missing field 'tool_calls[0].name'"},
+  {"invalid UTF-8", "POST", "/v1/sessions/k/turns", "{\"content\":\"ab\xC3\x28\"}", 400,
+   "bad_request", "not valid UTF-8 (byte 14)"},
+  {"an empty turn", "POST", "/v1/sessions/k/turns", R"({"content":""})", 400, "bad_request",
+   "'content' is empty"},
+  {"a fractional radius", "POST", "/v1/sessions/k/compact", R"({"around_id":1,"radius":1.5})",
+   400, "bad_request", "'radius' must be an integer"},
+  {"a negative radius", "POST", "/v1/sessions/k/compact", R"({"around_id":1,"radius":-1})",
+   400, "bad_request", "'radius' must be 0 or more"},
+  {"a checkpoint without a name", "POST", "/v1/sessions/k/checkpoints", "{}", 400, "bad_request",
+   "missing field 'name'"},
+  {"an unknown session", "GET", "/v1/sessions/nobody", "", 404, "not_found", "nobody"},
+  {"checkpoints of an unknown session", "GET", "/v1/sessions/nobody/checkpoints", "", 404,
+   "not_found", "nobody"},
+  {"export of an unknown session", "GET", "/v1/sessions/nobody/export", "", 404, "not_found",
+   "nobody"},
+  {"compaction of an unknown session", "POST", "/v1/sessions/nobody/compact", "{}", 404,
+   "not_found", "nobody"},
+  {"rollback of an unknown session", "POST", "/v1/sessions/nobody/rollback",
+   R"({"name":"x"})", 404, "not_found", "nobody"},
+  {"an unknown route", "GET", "/v2/everything", "", 404, "not_found", "no route GET /v2"},
+  {"a wrong method", "DELETE", "/v1/sessions/k", "", 404, "not_found", "no route DELETE"},
+  {"a limit that is not a number", "GET", "/v1/sessions?limit=ten", "", 400, "bad_request",
+   "'limit' must be an integer"},
+  {"a limit out of range", "GET", "/v1/sessions?limit=0", "", 400, "bad_request",
+   "1..100000"},
+  {"open_only that is not a boolean", "GET", "/v1/sessions?open_only=yes", "", 400,
+   "bad_request", "true or false"},
+  {"a search without a query", "GET", "/v1/search?user=alice", "", 400, "bad_request",
+   "'q' is missing"},
+  {"a search limit above the recall maximum", "GET", "/v1/search?q=x&limit=11", "", 400,
+   "bad_request", "1..10"},
+};
+
+BOOST_DATA_TEST_CASE_F(api_fixture, bad_requests_get_a_json_error_with_the_right_status,
+                       data::make(error_cases), c) {
+  serve();
+  httplib::Result r{nullptr, httplib::Error::Unknown};
+  std::string method = c.method;
+  if (method == "GET")
+    r = client->Get(c.path.c_str());
+  else if (method == "POST")
+    r = client->Post(c.path.c_str(), c.body, "application/json");
+  else
+    r = client->Delete(c.path.c_str());
+  auto a = read(r);
+  BOOST_TEST(a.status == c.status);
+  BOOST_REQUIRE_MESSAGE(a.content_type == "application/json", a.text);
+  BOOST_TEST(a.body["error"]["code"] == c.code);
+  BOOST_TEST(a.body["error"]["message"].get<std::string>().find(c.message_part)
+               != std::string::npos,
+             a.body["error"]["message"]);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_above_max_body_bytes_is_refused_with_413) {
+  api::http_api_options opt;
+  opt.max_body_bytes = 4 * 1024 * 1024;
+  serve(opt);
+  std::string big = R"({"role":"user","content":")" + std::string(10 * 1024 * 1024, 'x') + "\"}";
+  auto a = post("/v1/sessions/big/messages", big);
+  BOOST_TEST(a.status == 413);
+  BOOST_TEST(a.body["error"]["code"] == "payload_too_large");
+  BOOST_TEST(a.body["error"]["message"].get<std::string>().find("4194304")
+             != std::string::npos);
+  BOOST_TEST(get("/v1/sessions/big").status == 404); // nothing was opened
+}
+
+BOOST_AUTO_TEST_CASE(a_token_guards_every_route_but_health) {
+  api::http_api_options opt;
+  opt.auth_token = "s3cret-token";
+  serve(opt);
+  BOOST_TEST(get("/v1/sessions").status == 200);
+  httplib::Client anonymous{"127.0.0.1", server->port()};
+  auto none = read(anonymous.Get("/v1/sessions"));
+  BOOST_TEST(none.status == 401);
+  BOOST_TEST(none.body["error"]["code"] == "unauthorized");
+  anonymous.set_bearer_token_auth("s3cret-tokem");
+  BOOST_TEST(read(anonymous.Get("/v1/sessions")).status == 401);
+  BOOST_TEST(read(anonymous.Post("/v1/sessions/k/turns", R"({"content":"x"})",
+                                 "application/json")).status == 401);
+  BOOST_TEST(read(anonymous.Get("/metrics")).status == 401);
+  httplib::Client health{"127.0.0.1", server->port()};
+  BOOST_TEST(read(health.Get("/v1/health")).status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(requests_after_shutdown_began_are_answered_503_shutting_down) {
+  serve();
+  append("k", "user", "x");
+  server->api().begin_shutdown(); // the listener stays open: the flag refuses new work
+  auto a = get("/v1/sessions/k");
+  BOOST_TEST(a.status == 503);
+  BOOST_TEST(a.body["error"]["code"] == "shutting_down");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// --- the pure pieces
+
+struct status_case {
+  errc code;
+  int status;
+};
+std::ostream& operator<<(std::ostream& os, const status_case& c) {
+  return os << to_string(c.code);
+}
+
+BOOST_DATA_TEST_CASE(every_error_code_maps_to_one_http_status,
+                     data::make(std::vector<status_case>{
+                       {errc::bad_request, 400},
+                       {errc::config_invalid, 500},
+                       {errc::not_found, 404},
+                       {errc::overloaded, 429},
+                       {errc::shutting_down, 503},
+                       {errc::internal, 500},
+                       {errc::storage_failed, 500},
+                       {errc::storage_disk_full, 500},
+                       {errc::storage_corrupt, 500},
+                       {errc::storage_locked, 500},
+                       {errc::storage_schema_too_new, 500},
+                       {errc::storage_readonly, 500},
+                       {errc::storage_cant_open, 500},
+                       {errc::llm_refused, 502},
+                       {errc::llm_dns, 502},
+                       {errc::llm_tls, 502},
+                       {errc::llm_idle_timeout, 504},
+                       {errc::llm_total_timeout, 504},
+                       {errc::llm_network, 502},
+                       {errc::llm_payload_too_large, 502},
+                       {errc::llm_long_context_rate_limit, 503},
+                       {errc::llm_rate_limited, 503},
+                       {errc::llm_output_too_large, 502},
+                       {errc::llm_context_overflow, 502},
+                       {errc::llm_unsupported_parameter, 502},
+                       {errc::llm_auth, 502},
+                       {errc::llm_quota, 503},
+                       {errc::llm_server_error, 502},
+                       {errc::llm_bad_request, 502},
+                       {errc::llm_malformed, 502},
+                       {errc::llm_empty_answer, 502},
+                       {errc::compaction_locked, 409},
+                       {errc::compaction_failed, 502},
+                       {errc::compaction_exhausted, 409},
+                       {errc::nothing_to_compact, 409},
+                       {errc::compaction_in_flight, 409},
+                     }),
+                     c) {
+  BOOST_TEST(api::http_status_of(c.code) == c.status);
+  auto err = caf::make_error(c.code, std::string{"detail"});
+  BOOST_TEST(api::http_status_of(err) == c.status);
+  BOOST_TEST(api::error_code_of(err) == to_string(c.code));
+  BOOST_TEST(api::error_message_of(err) == "detail");
+}
+
+BOOST_AUTO_TEST_CASE(a_request_timeout_is_504_and_a_foreign_error_is_500) {
+  caf::error timeout = caf::sec::request_timeout;
+  BOOST_TEST(api::http_status_of(timeout) == 504);
+  BOOST_TEST(api::error_code_of(timeout) == "request_timeout");
+  caf::error down = caf::sec::request_receiver_down;
+  BOOST_TEST(api::http_status_of(down) == 500);
+  BOOST_TEST(api::error_code_of(down) == "internal");
+}
+
+struct auth_case {
+  const char* header;
+  bool ok;
+};
+std::ostream& operator<<(std::ostream& os, const auth_case& c) { return os << c.header; }
+
+BOOST_DATA_TEST_CASE(a_bearer_header_matches_only_the_exact_token,
+                     data::make(std::vector<auth_case>{
+                       {"Bearer tok-123", true},
+                       {"bearer tok-123", true},
+                       {"Bearer   tok-123", true},
+                       {"Bearer tok-124", false},
+                       {"Bearer tok-12", false},
+                       {"Bearer tok-1234", false},
+                       {"Basic tok-123", false},
+                       {"Bearertok-123", false},
+                       {"Bearer ", false},
+                       {"", false},
+                       {"tok-123", false},
+                     }),
+                     c) {
+  BOOST_TEST(api::bearer_matches(c.header, "tok-123") == c.ok);
+}
+
+BOOST_AUTO_TEST_CASE(constant_time_equals_compares_whole_strings) {
+  BOOST_TEST(api::constant_time_equals("abc", "abc"));
+  BOOST_TEST(!api::constant_time_equals("abc", "abd"));
+  BOOST_TEST(!api::constant_time_equals("abc", "abcd"));
+  BOOST_TEST(!api::constant_time_equals("", "a"));
+  BOOST_TEST(api::constant_time_equals("", ""));
+}
+
