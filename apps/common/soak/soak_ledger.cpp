@@ -32,20 +32,31 @@ void soak_ledger::answered(int64_t user, int64_t seq, const std::string& key,
     markers_.push_back({m.latin_marker, user_id, r.session_id, false, m.tag});
   if (!m.cjk_marker.empty())
     markers_.push_back({m.cjk_marker, user_id, r.session_id, true, m.tag});
-  for (const auto& c : r.compactions) {
-    if (!c.committed)
-      continue;
-    compactions_.push_back({t_s, key, c.by, c.used_fallback, c.tokens_before, c.tokens_after});
-    ++totals_.compactions;
-    totals_.fallback_compactions += c.used_fallback ? 1 : 0;
-  }
-  last_live_[static_cast<size_t>(user)] = r.live_tokens;
+  (void)t_s;
+  observe_live_locked(user, key, r.live_tokens);
+}
+
+void soak_ledger::observe_live(int64_t user, const std::string& key, int64_t live_tokens) {
+  std::lock_guard<std::mutex> lock{mu_};
+  observe_live_locked(user, key, live_tokens);
+}
+
+void soak_ledger::observe_live_locked(int64_t user, const std::string& key,
+                                      int64_t live_tokens) {
+  last_live_[static_cast<size_t>(user)] = live_tokens;
   auto& peak = peaks_[key];
-  peak = std::max(peak, r.live_tokens);
-  if (r.live_tokens > totals_.max_live_tokens) {
-    totals_.max_live_tokens = r.live_tokens;
+  peak = std::max(peak, live_tokens);
+  if (live_tokens > totals_.max_live_tokens) {
+    totals_.max_live_tokens = live_tokens;
     totals_.max_live_key = key;
   }
+}
+
+void soak_ledger::compacted(const compaction_event& e) {
+  std::lock_guard<std::mutex> lock{mu_};
+  compactions_.push_back(e);
+  ++totals_.compactions;
+  totals_.fallback_compactions += e.used_fallback ? 1 : 0;
 }
 
 void soak_ledger::appended(int64_t user, int64_t seq, const planned_message& m,

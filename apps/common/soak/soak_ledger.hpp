@@ -27,7 +27,8 @@ struct planted_marker {
   std::string tag;           // the message's tag: the end check finds its sessions by it
 };
 
-// One compaction reported by a turn.
+// One committed compaction (seen in the runtime's counters; session_key is empty when
+// only the counters saw it).
 struct compaction_event {
   double t_s = 0;
   std::string session_key;
@@ -63,6 +64,11 @@ class soak_ledger {
   void answered(int64_t user, int64_t seq, const std::string& key, const planned_message& m,
                 const std::string& user_id, const turn_reply& r, double t_s,
                 double latency_ms);
+  // A live context seen by polling the session's state (turns that fail report none).
+  void observe_live(int64_t user, const std::string& key, int64_t live_tokens);
+  // Committed compactions seen from the runtime's counters (every path, failed turns
+  // included), for the totals and the plot.
+  void compacted(const compaction_event& e);
   // A tool result appended through the gateway (no model call) and acknowledged.
   void appended(int64_t user, int64_t seq, const planned_message& m, const std::string& user_id);
   // A turn or an append that came back with an error (or none in time).
@@ -94,6 +100,8 @@ class soak_ledger {
   std::atomic<int64_t> in_flight{0};
 
  private:
+  void observe_live_locked(int64_t user, const std::string& key, int64_t live_tokens);
+
   mutable std::mutex mu_;
   struct sent_entry {
     uint64_t content_hash = 0;

@@ -143,7 +143,7 @@ void write_scripts(const soak_result& r, const fs::path& dir, const std::string&
     gp << fmt::format("set terminal {} size 1000,500\n", terminal);
     gp << fmt::format("set output '{}.{}'\n", name, ext);
     gp << fmt::format("set title \"{}\"\nset xlabel 'seconds'\nset ylabel '{}'\n", title, ylabel);
-    gp << "set key outside right\nset grid\n";
+    gp << "set key outside right noenhanced\nset termoption noenhanced\nset grid\n";
     int obj = 1;
     for (const auto& w : outage_windows(*r.scenario))
       gp << fmt::format("set object {} rect from {},graph 0 to {},graph 1 fc rgb '{}' "
@@ -175,12 +175,15 @@ void write_scripts(const soak_result& r, const fs::path& dir, const std::string&
     if (triggers.empty()) {
       gp << "plot 'compactions.dat' using 1 with points title 'none'\n";
     } else {
+      // About a dozen labels on the time axis, whatever the run's length.
+      auto buckets = static_cast<int64_t>(r.drive_s / compaction_bucket_s) + 2;
+      auto every = std::max<int64_t>(1, buckets / 12);
       gp << "plot ";
       int col = 2;
       for (const auto& t : triggers) {
         gp << (col > 2 ? ", " : "")
-           << fmt::format("'compactions.dat' using {}:xtic(int($0)%6==0?sprintf('%d',$1):'') "
-                          "title '{}'", col, t);
+           << fmt::format("'compactions.dat' using {}:xtic(int($0)%{}==0?sprintf('%d',$1):'') "
+                          "title '{}'", col, every, t);
         ++col;
       }
       gp << "\n";

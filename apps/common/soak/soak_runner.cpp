@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -44,6 +45,7 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 constexpr size_t sampled_users = 5;       // users drawn one by one in the live plot
 constexpr double piped_progress_every_s = 10;
+constexpr double poll_budget_s = 2;       // one pass of session-state polling at most
 
 double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -240,6 +242,26 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
         .receive([&](supervisor_stats& s) { st = s; }, [&](caf::error&) {});
       return st;
     };
+    int64_t poll_cursor = 0;
+    std::map<std::string, std::pair<std::string, int64_t>> compactions_seen;
+    std::map<std::string, std::vector<double>> compaction_times;
+    auto& metrics = *rt.metrics();
+    std::array<uint64_t, runtime_metrics::trigger_slots> seen_committed{}, seen_fallback{};
+    // Committed compactions since the last call, from the runtime's counters.
+    auto sample_compactions = [&](double t) {
+      for (size_t tr = 0; tr < runtime_metrics::trigger_slots; ++tr) {
+        auto committed = metrics.compactions[tr][static_cast<size_t>(
+                                                     compaction_outcome_label::committed)]
+                           .load(std::memory_order_relaxed);
+        auto fallback = metrics.compactions[tr][static_cast<size_t>(
+                                                    compaction_outcome_label::fallback)]
+                          .load(std::memory_order_relaxed);
+        for (; seen_committed[tr] < committed; ++seen_committed[tr])
+          ledger->compacted({t, "", static_cast<trigger>(tr), false, 0, 0});
+        for (; seen_fallback[tr] < fallback; ++seen_fallback[tr])
+          ledger->compacted({t, "", static_cast<trigger>(tr), true, 0, 0});
+      }
+    };
     auto continuous_checks = [&](double t) {
       for (const auto& [key, peak] : ledger->live_peaks())
         if (peak > live_bound)
@@ -247,10 +269,31 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
                           fmt::format("live context {} tokens > bound {} (threshold {})", peak,
                                       live_bound, th.threshold), t},
                          opt.progress_tty);
-      std::map<std::string, std::vector<double>> times;
-      for (const auto& c : ledger->compactions())
-        times[c.session_key].push_back(c.t_s);
-      for (auto& [key, ts] : times) {
+      // Every session's state, also while its turns fail: the live context and the
+      // compactions it committed since the last poll. A pass stops after its budget and
+      // the next one continues where it stopped.
+      auto pass_start = clock_type::now();
+      for (int64_t n = 0; n < sc.users && since(pass_start) < poll_budget_s; ++n) {
+        auto user = poll_cursor;
+        poll_cursor = (poll_cursor + 1) % sc.users;
+        auto key = user_key(user);
+        self->request(rt.gateway(), std::chrono::milliseconds(500), gw_state_atom_v, key)
+          .receive(
+            [&](session_snapshot& snap) {
+              ledger->observe_live(user, key, snap.live_tokens);
+              int64_t total = 0;
+              for (auto c : snap.compactions_by_trigger)
+                total += c;
+              auto& seen = compactions_seen[key];
+              // A new session actor (reset, rehydration) starts its counts anew.
+              auto fresh = total < seen.second || snap.record.id != seen.first;
+              for (int64_t i = fresh ? 0 : seen.second; i < total; ++i)
+                compaction_times[key].push_back(t);
+              seen = {snap.record.id, total};
+            },
+            [&](caf::error&) {});
+      }
+      for (auto& [key, ts] : compaction_times) {
         auto n = max_in_window(ts, 3600);
         result.max_compactions_per_hour = std::max(result.max_compactions_per_hour, n);
         if (n > sc.invariants.max_compactions_per_hour)
@@ -282,6 +325,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
     auto tick = [&](double t, bool draining) {
       if (t >= next_sample) {
         next_sample = t + 1;
+        sample_compactions(t);
         auto raw = own_rss_bytes();
         result.rss_raw.push_back({t, raw});
         result.rss.push_back({t, raw - ledger->approx_bytes()});
@@ -357,6 +401,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
     if (opt.progress_tty)
       out << "\n";
     continuous_checks(t_end);
+    sample_compactions(t_end);
     auto sv = supervisor_stats_now();
     result.supervisor_restarts = sv.restarts;
     result.supervisor_exhausted = sv.exhausted;
