@@ -1,0 +1,218 @@
+// `mneme serve [--config FILE] [--host H] [--port P] [--db FILE]`: the daemon. Starts
+// the runtime on the configuration (embedded defaults unless --config; the flags
+// override gateway.host, gateway.port and database.path), the in-process fake LLM when
+// model.base_url (or auxiliary.compression.base_url) is `builtin`, and the HTTP/JSON
+// API (docs/api.md). When ready it prints one line to stdout:
+//   mneme serve: listening on http://HOST:PORT (db FILE)
+// (--port 0 binds a free port, printed there). SIGINT/SIGTERM: new requests get 503
+// shutting_down and the listener closes, requests inside a handler finish (at most
+// shutdown_drain), the runtime stops (the writer flushes, the index backlog is indexed),
+// exit 0. A restart on the same database continues every session by its key.
+//
+// Exit codes: 0 clean shutdown, 1 the runtime or the listener failed, 2 bad
+// configuration. Threads: main starts everything with SIGINT/SIGTERM blocked (every
+// thread inherits the mask) and then waits for them in sigwait.
+#include <cctype>
+#include <csignal>
+#include <signal.h>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/llm/llm_endpoint.hpp"
+#include "actors/runtime.hpp"
+#include "apps/common/api/http_server.hpp"
+#include "apps/common/app_config.hpp"
+#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/mneme/command_registry.hpp"
+
+namespace mneme::cli {
+
+namespace {
+
+// How long a shutdown waits for requests inside a handler before the runtime stops.
+constexpr std::chrono::seconds shutdown_drain{30};
+
+struct serve_options {
+  std::string config_file;
+  std::string host;   // empty = gateway.host
+  int port = -1;      // -1 = gateway.port
+  std::string db;     // empty = database.path
+};
+
+std::shared_ptr<spdlog::logger> make_logger(const logging_params& p, const std::string& name) {
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    if (p.file.empty())
+      log = std::make_shared<spdlog::logger>(name,
+                                             std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    else
+      log = std::make_shared<spdlog::logger>(
+        name, std::make_shared<spdlog::sinks::basic_file_sink_mt>(p.file));
+  } catch (const std::exception& e) {
+    std::cerr << "mneme serve: logging.file " << p.file << ": " << e.what() << "\n";
+    return nullptr;
+  }
+  log->set_level(spdlog::level::from_str(p.level));
+  return log;
+}
+
+// The token of gateway.auth_token_file (trailing whitespace dropped), or auth_token.
+std::optional<std::string> auth_token_of(const gateway_params& g) {
+  if (g.auth_token_file.empty())
+    return g.auth_token;
+  std::ifstream in{g.auth_token_file};
+  if (!in)
+    return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto token = ss.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+    token.pop_back();
+  return token;
+}
+
+int serve(const serve_options& opt) {
+  app_config cfg;
+  if (!opt.config_file.empty()) {
+    auto loaded = load_config_file(opt.config_file);
+    if (!loaded.ok()) {
+      std::cerr << loaded.describe_errors();
+      return exit_usage;
+    }
+    cfg = *loaded.config;
+  }
+  if (!opt.host.empty())
+    cfg.gateway.host = opt.host;
+  if (opt.port >= 0)
+    cfg.gateway.port = opt.port;
+  if (!opt.db.empty())
+    cfg.database.path = opt.db;
+  auto token = auth_token_of(cfg.gateway);
+  if (!token) {
+    std::cerr << "mneme serve: gateway.auth_token_file " << cfg.gateway.auth_token_file
+              << " cannot be read\n";
+    return exit_usage;
+  }
+  auto log = make_logger(cfg.logging, "mneme");
+  auto api_log = make_logger(cfg.logging, "api");
+  if (!log || !api_log)
+    return exit_usage;
+
+  // Every thread started from here on inherits the blocked signals; main takes them
+  // with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<fakellm::fake_llm_server> fake;
+  auto builtin = [&]() -> std::optional<std::string> {
+    if (!fake) {
+      fake = std::make_unique<fakellm::fake_llm_server>();
+      if (auto port = fake->start(); !port) {
+        std::cerr << "mneme serve: fake LLM server: " << render_error(port.error()) << "\n";
+        return std::nullopt;
+      }
+    }
+    return fake->base_url();
+  };
+  if (cfg.model.base_url == "builtin") {
+    auto url = builtin();
+    if (!url)
+      return exit_failure;
+    cfg.model.base_url = *url;
+  }
+  if (cfg.summarizer.base_url == "builtin") {
+    auto url = builtin();
+    if (!url)
+      return exit_failure;
+    cfg.summarizer.base_url = *url;
+  }
+  auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
+  auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
+  if (!chat || !summary) {
+    std::cerr << "mneme serve: " << render_error(!chat ? chat.error() : summary.error()) << "\n";
+    return exit_usage;
+  }
+  runtime_config rc;
+  rc.compression = cfg.compression;
+  rc.model = cfg.model;
+  rc.chat = *chat;
+  rc.summarizer = *summary;
+  rc.database = cfg.database;
+  rc.gateway = cfg.gateway;
+  rc.log = log;
+
+  caf::actor_system_config sys_cfg;
+  register_mneme_types(sys_cfg);
+  sys_cfg.set("logger.verbosity", caf::atom("quiet"));
+  int code = exit_ok;
+  {
+    caf::actor_system sys{sys_cfg};
+    auto started = runtime::start(sys, rc);
+    if (!started) {
+      std::cerr << "mneme serve: runtime: " << render_error(started.error()) << "\n";
+      return exit_failure;
+    }
+    auto& rt = **started;
+    api::http_api_options ao;
+    ao.auth_token = *token;
+    ao.max_body_bytes = cfg.gateway.max_body_bytes;
+    ao.default_user = cfg.gateway.default_user;
+    ao.version = MNEME_VERSION;
+    ao.log = api_log;
+    api::http_server server{sys, rt, ao};
+    auto port = server.start(cfg.gateway.host, static_cast<int>(cfg.gateway.port));
+    if (!port) {
+      std::cerr << "mneme serve: " << render_error(port.error()) << "\n";
+      rt.stop();
+      return exit_failure;
+    }
+    std::cout << fmt::format("mneme serve: listening on http://{}:{} (db {})\n",
+                             cfg.gateway.host, *port, cfg.database.path)
+              << std::flush;
+    log->info("event=listening host={} port={} db={}", cfg.gateway.host, *port,
+              cfg.database.path);
+
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    log->info("event=shutdown signal={} in_flight={}", sig, server.api().in_flight());
+    server.begin_shutdown();
+    if (!server.wait_idle(shutdown_drain))
+      log->warn("event=shutdown_drain_timeout in_flight={}", server.api().in_flight());
+    rt.stop();     // flushes the writer and finishes the index backlog
+    server.join(); // requests still waiting failed with 503 when the runtime stopped
+    log->info("event=stopped");
+  }
+  if (fake)
+    fake->stop();
+  std::cout << "mneme serve: stopped\n" << std::flush;
+  return code;
+}
+
+command_action setup_serve(CLI::App& cmd) {
+  auto opt = std::make_shared<serve_options>();
+  cmd.add_option("--config", opt->config_file, "YAML configuration (default: embedded defaults)");
+  cmd.add_option("--host", opt->host, "listen address (default: gateway.host)");
+  cmd.add_option("--port", opt->port, "listen port, 0 = a free one (default: gateway.port)")
+    ->check(CLI::Range(0, 65535));
+  cmd.add_option("--db", opt->db, "database file (default: database.path)");
+  return [opt] { return serve(*opt); };
+}
+
+} // namespace
+
+MNEME_COMMAND("serve", "Run the daemon: host sessions behind the HTTP/JSON API", setup_serve);
+
+} // namespace mneme::cli
