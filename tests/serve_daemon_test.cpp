@@ -1,0 +1,268 @@
+// The real `mneme serve` process (MNEME_BINARY_DIR/mneme) on a temporary database with
+// the builtin fake LLM: appends and turns from several threads, SIGTERM in the middle of
+// the load, exit code 0; a restart on the same database: every acknowledged append is
+// stored exactly once (JSONL export), and the sessions continue (a turn on an old key
+// answers in the same session, whose live context is the old one plus the turn).
+#define BOOST_TEST_MODULE serve_daemon_test
+#include <boost/test/unit_test.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A running `mneme serve`; its stdout is read until the "listening" line.
+struct daemon_process {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int port = 0;
+  std::string first_line;
+
+  void start(const std::string& config, const std::string& db) {
+    int fds[2];
+    BOOST_REQUIRE(::pipe(fds) == 0);
+    pid = ::fork();
+    BOOST_REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      std::string program = std::string{MNEME_BINARY_DIR} + "/mneme";
+      std::vector<std::string> args{program, "serve", "--config", config, "--port", "0",
+                                    "--db", db};
+      std::vector<char*> argv;
+      for (auto& a : args)
+        argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(program.c_str(), argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    out_fd = fds[0];
+    first_line = read_line(20s);
+    auto at = first_line.find("listening on http://127.0.0.1:");
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "daemon said: '" + first_line + "'");
+    port = std::stoi(first_line.substr(at + std::string{"listening on http://127.0.0.1:"}.size()));
+    BOOST_REQUIRE(port > 0);
+  }
+
+  std::string read_line(std::chrono::milliseconds max) {
+    std::string line;
+    auto deadline = std::chrono::steady_clock::now() + max;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out_fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0)
+        continue;
+      char c;
+      if (::read(out_fd, &c, 1) != 1)
+        break;
+      if (c == '\n')
+        return line;
+      line += c;
+    }
+    return line;
+  }
+
+  // SIGTERM, then the exit status (-1 when it had to be killed after `max`).
+  int terminate(std::chrono::milliseconds max = 30s) {
+    ::kill(pid, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + max;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        ::close(out_fd);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+    ::close(out_fd);
+    return -1;
+  }
+
+  ~daemon_process() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+struct temp_dir {
+  std::string path;
+  temp_dir() {
+    char tmpl[] = "/tmp/mneme-serve-daemon-XXXXXX";
+    BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+std::string write_config(const std::string& dir) {
+  auto path = dir + "/mneme.yaml";
+  std::ofstream{path} << "model:\n"
+                         "  base_url: builtin\n"
+                         "  timeout: 10\n"
+                         "auxiliary:\n"
+                         "  compression:\n"
+                         "    timeout: 10\n"
+                         "gateway:\n"
+                         "  request_timeout_seconds: 30\n"
+                         "logging:\n"
+                         "  level: warn\n";
+  return path;
+}
+
+// What the load threads got acknowledged.
+struct acknowledged {
+  std::mutex m;
+  std::map<std::string, std::vector<std::string>> appends; // key -> contents (201)
+  std::map<std::string, int> turns;                        // key -> answered turns
+};
+
+void load(int port, const std::string& key, std::atomic<bool>& stop, acknowledged& acked) {
+  httplib::Client c{"127.0.0.1", port};
+  c.set_read_timeout(30, 0);
+  for (int i = 0; !stop.load(); ++i) {
+    if (i % 5 == 4) {
+      json body{{"user", "u-" + key}, {"content", key + " turn " + std::to_string(i)}};
+      auto r = c.Post(("/v1/sessions/" + key + "/turns").c_str(), body.dump(),
+                      "application/json");
+      if (!r)
+        return; // the daemon is gone
+      if (r->status == 200) {
+        std::lock_guard<std::mutex> g{acked.m};
+        ++acked.turns[key];
+      }
+      continue;
+    }
+    auto content = key + " append " + std::to_string(i);
+    json body{{"user", "u-" + key}, {"role", "user"}, {"content", content}};
+    auto r = c.Post(("/v1/sessions/" + key + "/messages").c_str(), body.dump(),
+                    "application/json");
+    if (!r)
+      return;
+    if (r->status == 201) {
+      std::lock_guard<std::mutex> g{acked.m};
+      acked.appends[key].push_back(content);
+    }
+  }
+}
+
+std::vector<json> export_rows(httplib::Client& c, const std::string& key) {
+  auto r = c.Get(("/v1/sessions/" + key + "/export").c_str());
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
+  std::vector<json> rows;
+  std::istringstream in{r->body};
+  for (std::string line; std::getline(in, line);)
+    rows.push_back(json::parse(line));
+  return rows;
+}
+
+json state(httplib::Client& c, const std::string& key) {
+  auto r = c.Get(("/v1/sessions/" + key).c_str());
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
+  return json::parse(r->body);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(sigterm_mid_load_exits_0_and_a_restart_keeps_every_acknowledged_append) {
+  temp_dir dir;
+  auto config = write_config(dir.path);
+  auto db = dir.path + "/mneme.db";
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+  acknowledged acked;
+  {
+    daemon_process d;
+    d.start(config, db);
+    BOOST_TEST(d.first_line.find("(db " + db + ")") != std::string::npos);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    for (const auto& k : keys)
+      threads.emplace_back([&, k] { load(d.port, k, stop, acked); });
+    // Let the load run until every key has acknowledged rows, then stop the daemon
+    // under load.
+    auto deadline = std::chrono::steady_clock::now() + 15s;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> g{acked.m};
+        size_t ready = 0;
+        for (const auto& k : keys)
+          ready += acked.appends[k].size() >= 20 && acked.turns[k] >= 2 ? 1 : 0;
+        if (ready == keys.size())
+          break;
+      }
+      BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline,
+                            "the load made no progress");
+      std::this_thread::sleep_for(10ms);
+    }
+    auto code = d.terminate();
+    stop.store(true);
+    for (auto& t : threads)
+      t.join();
+    BOOST_TEST(code == 0);
+    size_t appended = 0;
+    for (const auto& k : keys)
+      appended += acked.appends[k].size();
+    BOOST_TEST_MESSAGE("acknowledged before and during the shutdown: " << appended
+                                                                         << " appends");
+  }
+
+  daemon_process d;
+  d.start(config, db);
+  httplib::Client c{"127.0.0.1", d.port};
+  c.set_read_timeout(30, 0);
+  for (const auto& k : keys) {
+    std::map<std::string, int> stored;
+    for (const auto& row : export_rows(c, k))
+      ++stored[row["content"].get<std::string>()];
+    for (const auto& content : acked.appends[k])
+      BOOST_TEST(stored[content] == 1, k << ": '" << content << "' stored " << stored[content]
+                                          << " times");
+    // The session continues: same id, the old live context plus the turn.
+    auto before = state(c, k);
+    json body{{"content", "still there?"}};
+    auto r = c.Post(("/v1/sessions/" + k + "/turns").c_str(), body.dump(), "application/json");
+    BOOST_REQUIRE(r);
+    BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
+    auto reply = json::parse(r->body);
+    BOOST_TEST(!reply["answer"].get<std::string>().empty());
+    BOOST_TEST(reply["session_id"] == before["session"]["id"]);
+    BOOST_TEST(before["session"]["user_id"] == "u-" + k);
+    auto after = state(c, k);
+    auto old_live = before["live"];
+    auto new_live = after["live"];
+    BOOST_REQUIRE(new_live.size() == old_live.size() + 2);
+    for (size_t i = 0; i < old_live.size(); ++i)
+      BOOST_TEST(new_live[i]["id"] == old_live[i]["id"]);
+    BOOST_TEST(new_live[old_live.size()]["content"] == "still there?");
+    BOOST_TEST(new_live[old_live.size() + 1]["role"] == "assistant");
+  }
+  BOOST_TEST(d.terminate() == 0);
+}
