@@ -385,7 +385,9 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
                       rendered.empty() ? "The plots were" : "Some plots were",
                       have_gnuplot ? "gnuplot failed" : "gnuplot is not on PATH", dir.string());
   }
-  return (dir / "report.md").string();
+  std::error_code abs_ec;
+  auto md_path = fs::absolute(dir / "report.md", abs_ec);
+  return abs_ec ? (dir / "report.md").string() : md_path.lexically_normal().string();
 }
 
 } // namespace mneme::soak

@@ -549,7 +549,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
     err << "report: " << why << "\n";
     return exit_failure;
   }
-  out << fmt::format("report      {} (and report.json, plots) in {}\n", md, opt.report_dir);
+  out << fmt::format("report      {} (report.json and the plots beside it)\n", md);
   return result.violations.empty() ? exit_ok : exit_failure;
 }
 
