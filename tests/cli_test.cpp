@@ -10,7 +10,11 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -538,3 +542,88 @@ BOOST_AUTO_TEST_CASE(compact_posts_the_around_id_and_radius_and_prints_the_repor
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// `mneme serve --port 0 --db FILE` as a child process; url() once it printed
+// "listening on URL". Stopped with SIGTERM.
+struct serve_process {
+  pid_t pid = -1;
+  int out_fd = -1;
+  std::string url;
+
+  explicit serve_process(const std::string& db_file) {
+    int fds[2];
+    BOOST_REQUIRE(::pipe(fds) == 0);
+    pid = ::fork();
+    BOOST_REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      int null_fd = ::open("/dev/null", O_WRONLY);
+      ::dup2(null_fd, STDERR_FILENO); // the daemon's log
+      ::close(fds[0]);
+      ::close(fds[1]);
+      ::execl(mneme_bin.c_str(), "mneme", "serve", "--port", "0", "--db", db_file.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    out_fd = fds[0];
+    std::string seen;
+    const std::string marker = "listening on ";
+    // Waits for the line that names the port (a bound on a hung daemon, not a timing
+    // assertion).
+    for (int polls = 0; polls < 600 && url.empty(); ++polls) {
+      pollfd p{out_fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0)
+        continue;
+      char buf[512];
+      auto got = ::read(out_fd, buf, sizeof buf);
+      if (got <= 0)
+        break;
+      seen.append(buf, static_cast<size_t>(got));
+      auto at = seen.find(marker);
+      auto end = at == std::string::npos ? at : seen.find_first_of(" \n", at + marker.size());
+      if (end != std::string::npos)
+        url = seen.substr(at + marker.size(), end - at - marker.size());
+    }
+    BOOST_REQUIRE_MESSAGE(!url.empty(), "mneme serve did not start: " + seen);
+  }
+
+  ~serve_process() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+    if (out_fd >= 0)
+      ::close(out_fd);
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(against_mneme_serve_the_commands_print_what_they_print_for_the_file) {
+  if (run({"serve", "--help"}).code != 0) {
+    BOOST_TEST_MESSAGE("this build has no mneme serve; the stub tests cover the client");
+    return;
+  }
+  auto file = db().copy("served");
+  serve_process daemon{file};
+  auto local = parse(run({"sessions", "--db", file, "--json"}));
+  auto remote = parse(run({"sessions", "--server", daemon.url, "--json"}));
+  BOOST_TEST(remote == local);
+  auto found = parse(run({"search", "kubernetes rollout", "--user", "alice", "--server",
+                          daemon.url, "--json"}));
+  BOOST_REQUIRE(!found["hits"].empty());
+  BOOST_TEST(found["hits"][0]["session_id"] == db().ids.at("alpha"));
+  auto shown = parse(run({"show", "beta", "--server", daemon.url, "--json"}));
+  BOOST_TEST(shown["session"]["id"] == db().ids.at("beta"));
+  BOOST_TEST(shown["live"].size() == 3u);
+  auto exported = run({"export", "alpha", "--server", daemon.url});
+  BOOST_TEST(exported.code == 0);
+  BOOST_TEST(exported.out == run({"export", "alpha", "--db", file}).out);
+  auto missing = run({"show", "no-such-session", "--server", daemon.url});
+  BOOST_TEST(missing.code == 2);
+  BOOST_TEST(missing.err.find("not_found") != std::string::npos, missing.err);
+}

@@ -103,8 +103,9 @@ std::string render_session(const api::json& doc) {
                        st.value("summary_rows", int64_t{0}));
   }
   out += fmt::format("compactions  {}\n", t.value("compaction_count", int64_t{0}));
-  out += fmt::format("cooldown     until {} {}\n", until(t.value("cooldown_until_ms", int64_t{0})),
-                     t.value("cooldown_reason", std::string{}));
+  auto reason = t.value("cooldown_reason", std::string{});
+  out += fmt::format("cooldown     until {}{}\n", until(t.value("cooldown_until_ms", int64_t{0})),
+                     reason.empty() ? std::string{} : " (" + reason + ")");
   out += fmt::format("anti-thrash  {} strikes, locked until {}{}\n",
                      t.value("anti_thrash_strikes", int64_t{0}),
                      until(t.value("lock_until_ms", int64_t{0})),
