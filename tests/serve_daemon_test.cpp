@@ -24,9 +24,12 @@
 #include <vector>
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 
-using json = nlohmann::json;
+// The API's JSON type; including a project header also links mneme_core and with it
+// cpp-httplib (CMakeLists.txt links tests that include only policies/ without them).
+#include "apps/common/api/json_codec.hpp"
+
+using json = mneme::api::json;
 using namespace std::chrono_literals;
 
 namespace {
