@@ -259,11 +259,17 @@ caf::error run_fts_route(db_connection& db, recall_route route, const std::strin
   auto first_new = out.size();
   const auto* sql = statements_of(route);
   assert(sql != nullptr);
-  auto matches = count_matches(db, sql->count, match);
-  if (!matches)
-    return std::move(matches.error());
+  // Trigram doclists are long for any query (every 3-character window of common
+  // text), so counting would add a second full pass over the match: always list.
+  bool use_list = route == recall_route::trigram;
+  if (!use_list) {
+    auto matches = count_matches(db, sql->count, match);
+    if (!matches)
+      return std::move(matches.error());
+    use_list = *matches >= fts_member_filter_matches;
+  }
   {
-    auto stmt = db.prepare(*matches < fts_member_filter_matches ? sql->joined : sql->member);
+    auto stmt = db.prepare(use_list ? sql->member : sql->joined);
     if (!stmt)
       return std::move(stmt.error());
     statement_scope s{**stmt};

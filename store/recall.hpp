@@ -9,8 +9,8 @@
 //   - Ranking: BM25 (FTS5's bm25() with default weights, lower is better) is
 //     computed only for the user's own visible rows: the tenant filter runs on
 //     the FTS5 scan before any score is computed (a join per match when the index
-//     has fewer than fts_member_filter_matches matches, else a membership test
-//     against the user's row ids), then one row per session (its best) is kept in
+//     has fewer than fts_member_filter_matches matches, else and always on the
+//     trigram route a membership test against the user's row ids), then one row per session (its best) is kept in
 //     SQL, and snippets are computed only for the returned rows. Equal scores
 //     order by row id.
 //   - Routing fills: the FTS routes of plan_routes() run in order until
