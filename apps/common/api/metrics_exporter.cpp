@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
