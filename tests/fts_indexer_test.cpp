@@ -252,6 +252,7 @@ BOOST_FIXTURE_TEST_CASE(message_text_cannot_be_rewritten_so_an_indexed_row_never
 
 BOOST_FIXTURE_TEST_CASE(appends_fire_no_full_text_trigger, indexer_fixture) {
   BOOST_TEST(scalar(raw(), "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                           " AND tbl_name IN ('messages', 'message_state')"
                            " AND sql LIKE '%fts_%'") == 0);
 }
 
@@ -285,11 +286,12 @@ BOOST_AUTO_TEST_CASE(a_version_4_file_upgrades_in_place_with_its_rows_already_in
     BOOST_REQUIRE_MESSAGE(store, err_of(store));
     auto& db = (*store)->connection();
     auto* raw = db.native_handle();
-    BOOST_TEST(scalar(raw, "PRAGMA user_version") == 5);
-    BOOST_TEST(latest_schema_version() == 5);
+    BOOST_TEST(scalar(raw, "PRAGMA user_version") == latest_schema_version());
+    BOOST_TEST(latest_schema_version() >= 5);
     BOOST_TEST(*fts_watermark(db) == 2);
     BOOST_TEST(*fts_backlog(db) == 0);
     BOOST_TEST(scalar(raw, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                           " AND tbl_name IN ('messages', 'message_state')"
                            " AND sql LIKE '%fts_%'") == 0);
     BOOST_TEST(scalar(raw, "SELECT count(*) FROM fts_words_docsize") == 2);
     message m;
