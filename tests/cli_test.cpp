@@ -10,9 +10,12 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -399,10 +402,22 @@ BOOST_DATA_TEST_CASE(a_missing_database_file_exits_2_for_every_command,
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_daemon_exits_1_and_says_where_it_looked) {
+  // A port that was free a moment ago: bound without listen() and closed, so a
+  // connection to it is refused at once (a bound httplib::Server that never ran
+  // keeps its listening socket open and the client would wait for its read timeout).
   int port = 0;
   {
-    httplib::Server probe; // a port that was free a moment ago
-    port = probe.bind_to_any_port("127.0.0.1");
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    BOOST_REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    socklen_t len = sizeof addr;
+    BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+    ::close(fd);
   }
   auto url = "http://127.0.0.1:" + std::to_string(port);
   auto r = run({"sessions", "--server", url});
