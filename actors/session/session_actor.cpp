@@ -463,6 +463,7 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
     st.params = std::move(params);
     st.deps = std::move(deps);
     st.attempts = turn_attempts{st.params.compression.max_attempts};
+    st.record.id = session_id; // for log lines before the record is loaded
     set_window(st, st.params.model.context_length);
     load(self, session_id);
     return {

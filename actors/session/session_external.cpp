@@ -27,12 +27,17 @@ void decide_external(session_state& st) {
   auto before = st.external;
   st.external = decide_external_compaction(st.params.compression, st.params.model.backend,
                                            st.params.model.name, st.threshold, st.window);
-  if (st.external.who != before.who || st.external.mneme_threshold != before.mneme_threshold
-      || st.external.server_compact_threshold != before.server_compact_threshold)
-    st.log().info("session={} event=external_compaction who={} server_threshold={} "
-                  "mneme_threshold={} window={}",
-                  st.record.id, to_string(st.external.who),
-                  st.external.server_compact_threshold, st.external.mneme_threshold, st.window);
+  bool changed = st.external.who != before.who
+                 || st.external.mneme_threshold != before.mneme_threshold
+                 || st.external.server_compact_threshold != before.server_compact_threshold;
+  // Every session starts as `mneme`: only a different compactor is worth an info line.
+  if (changed)
+    st.log().log(st.external.who == compactor::mneme ? spdlog::level::debug
+                                                     : spdlog::level::info,
+                 "session={} event=external_compaction who={} server_threshold={} "
+                 "mneme_threshold={} window={}",
+                 st.record.id, to_string(st.external.who), st.external.server_compact_threshold,
+                 st.external.mneme_threshold, st.window);
 }
 
 int64_t automatic_threshold(const session_state& st) {
