@@ -16,126 +16,20 @@
 #include <map>
 
 #include "actors/runtime.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
-using namespace std::chrono_literals;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
+using namespace mneme::test;
 
 namespace {
 
-constexpr auto call_timeout = 60s;
-
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
-
-llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
-  llm::llm_pool_config c;
-  c.name = purpose == llm_purpose::chat ? "chat" : "summary";
-  c.endpoint.url = llm::chat_completions_url(base_url);
-  c.endpoint.model = purpose == llm_purpose::chat ? "fake-chat" : "fake-summary";
-  c.endpoint.purpose = purpose;
-  c.endpoint.idle_timeout = 5s;
-  c.endpoint.total_timeout = 10s;
-  c.max_concurrency = 4;
-  c.max_queue = 64;
-  return c;
-}
-
-struct fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  fakellm::fake_llm_server server;
-  std::string dir;
-  runtime_config rc;
-  std::unique_ptr<runtime> rt;
-  const std::string key = "chat-7";
-
+struct fixture : keyed_session_fixture {
   fixture() {
-    register_mneme_types(cfg);
-    cfg.set("logger.verbosity", caf::atom("quiet"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    BOOST_REQUIRE(server.start());
-    char tmpl[] = "/tmp/mneme-rollback-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    rc.database.path = dir + "/t.db";
-    rc.database.synchronous_full = false;
-    rc.chat = pool(server.base_url(), llm_purpose::chat);
-    rc.summarizer = pool(server.base_url(), llm_purpose::summary);
-    rc.model.name = "fake-chat";
-    rc.gateway.idle_evict_seconds = 0;
     // A small head and tail so that a few turns leave a middle to compact.
     rc.compression.protect_first_n = 1;
     rc.compression.protect_last_n = 2;
-    auto r = runtime::start(*sys, rc);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
-    rt = std::move(*r);
-  }
-
-  ~fixture() {
-    if (rt)
-      rt->stop();
-    server.stop();
-    std::filesystem::remove_all(dir);
-  }
-
-  template <class T, class Handle, class... Ts>
-  caf::expected<T> call(const Handle& h, Ts... xs) {
-    caf::scoped_actor self{*sys};
-    caf::expected<T> out{caf::error{}};
-    self->request(h, call_timeout, xs...)
-      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
-    return out;
-  }
-
-  caf::expected<turn_reply> say(const std::string& text) {
-    return call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
-  }
-  void turn(const std::string& text) {
-    auto r = say(text);
-    BOOST_REQUIRE_MESSAGE(r, text << ": " << why(r));
-  }
-  std::string session_id() {
-    auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return s->record.id;
-  }
-  checkpoint_record checkpoint(const std::string& sid, const std::string& name) {
-    auto c = call<checkpoint_record>(rt->storage(), st_checkpoint_atom_v, sid, name,
-                                     int64_t{system_clock_ms()});
-    BOOST_REQUIRE_MESSAGE(c, why(c));
-    return *c;
-  }
-  std::vector<message> stored_live(const std::string& sid) {
-    auto s = call<std::vector<message>>(rt->storage(), st_live_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-  std::vector<message> session_live() {
-    auto s = call<std::vector<message>>(rt->gateway(), gw_live_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-  std::vector<message> all_rows(const std::string& sid) {
-    auto s = call<std::vector<message>>(rt->storage(), st_range_atom_v, sid, int64_t{1},
-                                        std::numeric_limits<int64_t>::max());
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-  recall_result search(const std::string& q, bool include_inactive) {
-    BOOST_REQUIRE(rt->recall());
-    recall_request req;
-    req.user_id = "u";
-    req.query = q;
-    req.include_inactive = include_inactive;
-    auto r = call<recall_result>(rt->recall(), rc_search_atom_v, req);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
-    return *r;
+    start();
   }
 };
 

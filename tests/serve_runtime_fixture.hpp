@@ -1,12 +1,15 @@
-// Test fixture of the daemon's tests (gateway_ops_test, http_api_test): a runtime on
-// a SQLite file in a fresh temporary directory against the in-process fake LLM server,
-// with helpers to ask an actor and wait for the answer. The runtime can be stopped and
-// started again on the same file (a daemon restart). Used from the test thread only.
+// Test fixtures of the runtime-level tests (gateway_ops_test, http_api_test,
+// rollback_e2e_test, session_skills_test): a runtime on a SQLite file in a fresh
+// temporary directory against the in-process fake LLM server, with helpers to ask an
+// actor and wait for the answer. The runtime can be stopped and started again on the
+// same file (a daemon restart). keyed_session_fixture adds the helpers of tests that
+// drive one session key through the gateway. Used from the test thread only.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -16,6 +19,7 @@
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/runtime.hpp"
 #include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "messages/mneme_types.hpp"
 
 namespace mneme {
 inline std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(r); }
@@ -98,6 +102,57 @@ struct serve_runtime_fixture {
     self->request(h, std::chrono::seconds(60), xs...)
       .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
     return out;
+  }
+};
+
+// One session key ("chat-7", user "u") driven through the gateway. Derived fixtures
+// adjust `rc` in their constructor, then call start().
+struct keyed_session_fixture : serve_runtime_fixture {
+  const std::string key = "chat-7";
+
+  caf::expected<turn_reply> say(const std::string& text) {
+    return call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
+  }
+  void turn(const std::string& text) {
+    auto r = say(text);
+    BOOST_REQUIRE_MESSAGE(r, text << ": " << why(r));
+  }
+  std::string session_id() {
+    auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return s->record.id;
+  }
+  checkpoint_record checkpoint(const std::string& sid, const std::string& name) {
+    auto c = call<checkpoint_record>(rt->storage(), st_checkpoint_atom_v, sid, name,
+                                     int64_t{system_clock_ms()});
+    BOOST_REQUIRE_MESSAGE(c, why(c));
+    return *c;
+  }
+  std::vector<message> stored_live(const std::string& sid) {
+    auto s = call<std::vector<message>>(rt->storage(), st_live_atom_v, sid);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+  std::vector<message> session_live() {
+    auto s = call<std::vector<message>>(rt->gateway(), gw_live_atom_v, key);
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+  std::vector<message> all_rows(const std::string& sid) {
+    auto s = call<std::vector<message>>(rt->storage(), st_range_atom_v, sid, int64_t{1},
+                                        std::numeric_limits<int64_t>::max());
+    BOOST_REQUIRE_MESSAGE(s, why(s));
+    return *s;
+  }
+  recall_result search(const std::string& q, bool include_inactive) {
+    BOOST_REQUIRE(rt->recall());
+    recall_request req;
+    req.user_id = "u";
+    req.query = q;
+    req.include_inactive = include_inactive;
+    auto r = call<recall_result>(rt->recall(), rc_search_atom_v, req);
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    return *r;
   }
 };
 
