@@ -80,6 +80,12 @@ public:
   // the inserted rows with their ids, in order. Validation failures are
   // bad_request / not_found and change nothing.
   caf::expected<std::vector<message>> commit_replacement(const replacement_commit& c);
+  // The compaction `c` with `in_place: false` (SPEC §3; sqlite_store_child.cpp): ends
+  // session c.session_id and continues it in a new child session (parent_id link)
+  // whose live context is copies of the head, the summary and copies of the tail;
+  // the slice is archived in the parent. The child's live context (every row's
+  // session_id is the child's id). Refusals as commit_compaction, plus now < 0.
+  caf::expected<std::vector<message>> continue_in_child(const compaction_commit& c, time_ms now);
   caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
                                               time_ms now, const std::string& reason);
   caf::expected<checkpoint_record> create_checkpoint(const std::string& session_id,

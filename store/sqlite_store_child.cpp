@@ -1,0 +1,172 @@
+// The child-session continuation of the single writer (SPEC §3 `in_place: false`):
+// one compaction that ends the session and continues it in a child session holding
+// head + summary + tail, in one IMMEDIATE transaction (after a crash the file holds
+// either the open parent as it was, or the ended parent and the complete child).
+//
+// What the transaction does, for a valid compaction_commit `c` of open session P:
+//   1. creates child C: a new id, P's user, key and model, parent_id = P,
+//      started_at = now, trigger state = c.triggers when c.update_triggers, else P's;
+//   2. gives C its live context, in order: copies of P's live rows before the
+//      archived slice (head), the summary (is_summary = 1, replaced_first/last_id =
+//      the slice bounds, which are P's rows), copies of P's live rows after the slice
+//      (tail, including rows appended while the summary was in flight). A copy keeps
+//      role, text, tool fields, timestamp, token estimate and a copied summary's
+//      provenance; it gets a new id, session C and the live flags;
+//   3. archives the slice in P (active = 0, compacted = 1, archived_by = the
+//      summary's id in C), exactly as an in-place compaction would; P's head and tail
+//      rows are not touched, so P's live context at its end is head + tail;
+//   4. ends P with reason "continued_in_child".
+//
+// Decision (how C "holds" head and tail): copies, the representation the exhaustion
+// reset already uses (sqlite_store.hpp, reset). The alternatives break something a
+// user relies on: moving P's rows into C (message_state.session_id) would make P's
+// export and its recall windows lose its own head and tail; reference rows would
+// need every reader of a live context to resolve them. The cost of copies: the text
+// of head and tail is stored once more and a recall hit on it may name both P and C
+// (recall ranks per session); the archived middle is only in P and the summary only
+// in C, so each of them is found exactly once.
+//
+// Refusals (errc::bad_request / errc::not_found; the file is unchanged): what
+// commit_compaction refuses (empty or non-contiguous archive ids, rows that are not
+// live rows of P, a summary with a wrong role, empty text, another session's id or
+// over max_content_bytes, an unknown or ended session) and a negative `now`.
+// Thread: the owner of the sqlite_store (the storage actor).
+#include "store/sqlite_store.hpp"
+
+#include <algorithm>
+
+#include <sqlite3.h>
+
+#include "store/sqlite_error.hpp"
+#include "store/store_queries.hpp"
+
+namespace mneme {
+
+namespace {
+
+constexpr const char* child_end_reason = "continued_in_child";
+
+caf::error validate_child_commit(const compaction_commit& c, time_ms now,
+                                 const store_params& params) {
+  if (now < 0)
+    return bad_request("child session: now must be >= 0");
+  if (c.archive_ids.empty())
+    return bad_request("child session: archive_ids is empty (nothing to compact)");
+  if (c.summary.role != msg_role::user && c.summary.role != msg_role::assistant)
+    return bad_request("child session: a summary's role is user or assistant");
+  if (c.summary.content.empty())
+    return bad_request("child session: the summary text is empty");
+  if (!c.summary.session_id.empty() && c.summary.session_id != c.session_id)
+    return bad_request("child session: the summary names another session");
+  if (c.summary.content.size() > static_cast<size_t>(params.max_content_bytes))
+    return bad_request("child session: the summary exceeds max_content_bytes");
+  return {};
+}
+
+// The index in `live` where the archive ids start as a contiguous run, in order.
+caf::expected<size_t> locate_archived(const std::vector<message>& live,
+                                      const std::vector<int64_t>& ids,
+                                      const std::string& session_id) {
+  auto first = std::find_if(live.begin(), live.end(),
+                            [&](const message& m) { return m.id == ids.front(); });
+  if (first == live.end())
+    return bad_request("child session: row " + std::to_string(ids.front())
+                       + " is not a live row of session '" + session_id + "'");
+  auto start = static_cast<size_t>(first - live.begin());
+  if (start + ids.size() > live.size())
+    return bad_request("child session: the archive ids run past the end of the live context");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (live[start + i].id != ids[i])
+      return bad_request("child session: archive ids are not a contiguous run of the live"
+                         " context: position " + std::to_string(i) + " names row "
+                         + std::to_string(ids[i]) + ", the live context has row "
+                         + std::to_string(live[start + i].id));
+  return start;
+}
+
+} // namespace
+
+caf::expected<std::vector<message>>
+sqlite_store::continue_in_child(const compaction_commit& c, time_ms now) {
+  if (auto err = validate_child_commit(c, now, params_))
+    return err;
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(c.session_id))
+    return err;
+  auto parent = load_session(*db_, c.session_id);
+  if (!parent)
+    return std::move(parent.error());
+  auto live = load_live_context(*db_, c.session_id);
+  if (!live)
+    return std::move(live.error());
+  auto start = locate_archived(*live, c.archive_ids, c.session_id);
+  if (!start)
+    return std::move(start.error());
+  auto end = *start + c.archive_ids.size();
+
+  session_record child;
+  child.id = ids_.next(now);
+  {
+    auto stmt = db_->prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
+                             " started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, child.id);
+    s->bind(2, parent->user_id);
+    s->bind(3, parent->session_key);
+    s->bind(4, parent->id);
+    s->bind(5, parent->model);
+    s->bind(6, now);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "create the child session");
+  }
+  if (auto err = write_triggers(child.id, c.update_triggers ? c.triggers : parent->triggers))
+    return err;
+
+  auto copy_into_child = [&](message m) -> caf::expected<int64_t> {
+    m.id = 0;
+    m.session_id = child.id;
+    m.active = true;
+    m.compacted = false;
+    return insert_message(m);
+  };
+  for (size_t i = 0; i < *start; ++i)
+    if (auto id = copy_into_child((*live)[i]); !id)
+      return std::move(id.error());
+  message summary = c.summary;
+  summary.is_summary = true;
+  auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
+  summary.replaced_first_id = *lo;
+  summary.replaced_last_id = *hi;
+  auto summary_id = copy_into_child(summary);
+  if (!summary_id)
+    return std::move(summary_id.error());
+  for (size_t i = end; i < live->size(); ++i)
+    if (auto id = copy_into_child((*live)[i]); !id)
+      return std::move(id.error());
+
+  auto stmt = db_->prepare("UPDATE message_state SET active = 0, compacted = 1, archived_by = ?1"
+                           " WHERE id = ?2 AND active = 1");
+  if (!stmt)
+    return std::move(stmt.error());
+  for (auto archived : c.archive_ids) {
+    statement_scope s{**stmt};
+    s->bind(1, *summary_id);
+    s->bind(2, archived);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db_->failure(rc, "archive row " + std::to_string(archived));
+  }
+  if (auto err = write_session_end(c.session_id, now, child_end_reason, "end the parent session"))
+    return err;
+  auto child_live = load_live_context(*db_, child.id);
+  if (!child_live)
+    return child_live;
+  if (auto err = txn.commit())
+    return err;
+  return child_live;
+}
+
+} // namespace mneme
