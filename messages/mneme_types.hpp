@@ -79,6 +79,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_put_triggers_atom, "st_trigput")
   CAF_ADD_ATOM(mneme, mneme, st_get_triggers_atom, "st_trigget")
   CAF_ADD_ATOM(mneme, mneme, st_export_atom, "st_export")
+  CAF_ADD_ATOM(mneme, mneme, st_child_atom, "st_child")
 
   // --- recall actor (actors/recall): add types and atoms below this line
   // (the recall value types live in their own std-only header; it uses no __COUNTER__)
@@ -132,6 +133,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, gw_local_atom, "gw_local")
   CAF_ADD_ATOM(mneme, mneme, gw_checkpoint_atom, "gw_ckpt")
   CAF_ADD_ATOM(mneme, mneme, gw_rollback_atom, "gw_rollbk")
+  CAF_ADD_ATOM(mneme, mneme, sv_child_atom, "sv_child")
+  CAF_ADD_ATOM(mneme, mneme, gw_child_atom, "gw_child")
 
   // --- special paths (issue 7: pruning, eviction, micro-compaction, external modes):
   // add below this line
