@@ -313,6 +313,12 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       sweep_cold_copies(*self->state.store, self->state.log, now);
       return r;
     },
+    [=](st_child_atom, const compaction_commit& c, int64_t now) {
+      auto r = run_op(self, "child",
+                      [&] { return self->state.store->continue_in_child(c, now); });
+      sweep_cold_copies(*self->state.store, self->state.log, now);
+      return r;
+    },
     [=](st_checkpoint_atom, const std::string& sid, const std::string& name, int64_t now) {
       return run_op(self, "checkpoint",
                     [&] { return self->state.store->create_checkpoint(sid, name, now); });

@@ -65,6 +65,9 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_end_atom, std::string, int64_t, std::string>::with<session_record>,
   // Reset (old id, head_count, now, reason): the new session.
   caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string>::with<session_record>,
+  // Compaction with in_place: false (compaction, now): the parent ends, the child's
+  // live context (head + summary + tail; sqlite_store::continue_in_child).
+  caf::replies_to<st_child_atom, compaction_commit, int64_t>::with<std::vector<message>>,
   // Checkpoints: create (session, name, now), list, roll back (session, name).
   caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,
   caf::replies_to<st_checkpoints_atom, std::string>::with<std::vector<checkpoint_record>>,
