@@ -42,6 +42,59 @@ inline const char* to_label(compaction_outcome_label o) {
   return "unknown";
 }
 
+// How an external compaction ended (SPEC §6 external modes), as the metrics label it:
+// the server reported one in an answer, or the backend's compaction endpoint ran
+// (its outcomes are those of a compaction).
+enum class external_outcome_label : uint8_t {
+  server_compacted = 0, // an answer reported a server-side compaction
+  committed,            // the endpoint's compaction was committed
+  fallback,             // the endpoint failed; the local fallback summary was committed
+  failed,               // the endpoint's compaction did not commit
+  nothing,              // nothing to compact
+  count_
+};
+
+inline const char* to_label(external_outcome_label o) {
+  switch (o) {
+    case external_outcome_label::server_compacted: return "server_compacted";
+    case external_outcome_label::committed: return "committed";
+    case external_outcome_label::fallback: return "fallback";
+    case external_outcome_label::failed: return "failed";
+    case external_outcome_label::nothing: return "nothing_to_compact";
+    case external_outcome_label::count_: break;
+  }
+  return "unknown";
+}
+
+inline external_outcome_label external_label_of(compaction_outcome_label o) {
+  switch (o) {
+    case compaction_outcome_label::committed: return external_outcome_label::committed;
+    case compaction_outcome_label::fallback: return external_outcome_label::fallback;
+    case compaction_outcome_label::nothing: return external_outcome_label::nothing;
+    case compaction_outcome_label::failed:
+    case compaction_outcome_label::count_: break;
+  }
+  return external_outcome_label::failed;
+}
+
+// How a proactive pruning attempt ended.
+enum class prune_outcome_label : uint8_t {
+  committed = 0, // the replacements were committed
+  skipped,       // due, but the plan was not worth it (or found nothing)
+  refused,       // the store refused the commit; retried once the live context changes
+  count_
+};
+
+inline const char* to_label(prune_outcome_label o) {
+  switch (o) {
+    case prune_outcome_label::committed: return "committed";
+    case prune_outcome_label::skipped: return "skipped";
+    case prune_outcome_label::refused: return "refused";
+    case prune_outcome_label::count_: break;
+  }
+  return "unknown";
+}
+
 struct runtime_metrics {
   static constexpr size_t trigger_slots = 16;   // trigger's underlying values are < 16
   static constexpr size_t outcome_slots = static_cast<size_t>(compaction_outcome_label::count_);
@@ -54,6 +107,39 @@ struct runtime_metrics {
   latency_histogram summarizer_latency;         // every summarizer round trip, failed too
   std::array<std::atomic<uint64_t>, errc_slots> summary_failures{}; // by errc value
   std::atomic<uint64_t> server_compactions{0};  // answers reporting a server-side compaction
+
+  // The special paths (docs/special-paths.md), written by session actors.
+  static constexpr size_t prune_slots = static_cast<size_t>(prune_outcome_label::count_);
+  static constexpr size_t compactor_slots = 8;  // policies/external_compaction.hpp compactor
+  static constexpr size_t external_slots = static_cast<size_t>(external_outcome_label::count_);
+  std::atomic<uint64_t> evicted_outputs{0};     // tool outputs replaced by the marker
+  std::atomic<int64_t> eviction_chars_reclaimed{0}; // their characters minus the markers'
+  std::array<std::atomic<uint64_t>, prune_slots> prune_runs{}; // by prune_outcome_label
+  std::atomic<int64_t> prune_tokens_reclaimed{0}; // planned reclaim of committed runs
+  std::atomic<uint64_t> micro_folds{0};         // rolling-summary folds applied
+  std::atomic<uint64_t> micro_reconciles{0};    // store brought in line after failed syncs
+  std::atomic<uint64_t> micro_sync_failures{0}; // fold syncs and reconciles the store refused
+  // External compactions by compactor (mode) x outcome.
+  std::array<std::array<std::atomic<uint64_t>, external_slots>, compactor_slots>
+    external_compactions{};
+  std::atomic<uint64_t> skill_loads{0};         // skills appended to a session
+  std::atomic<uint64_t> skill_unloads{0};       // skills replaced by their unload marker
+
+  void record_prune(prune_outcome_label o, int64_t tokens_reclaimed = 0) {
+    auto i = static_cast<size_t>(o);
+    if (i < prune_slots)
+      prune_runs[i].fetch_add(1, std::memory_order_relaxed);
+    if (o == prune_outcome_label::committed)
+      prune_tokens_reclaimed.fetch_add(tokens_reclaimed, std::memory_order_relaxed);
+  }
+
+  // `mode` is the compactor's underlying value (policies/external_compaction.hpp).
+  void record_external(uint8_t mode, external_outcome_label o) {
+    auto m = static_cast<size_t>(mode);
+    auto i = static_cast<size_t>(o);
+    if (m < compactor_slots && i < external_slots)
+      external_compactions[m][i].fetch_add(1, std::memory_order_relaxed);
+  }
 
   // Gateway.
   std::atomic<uint64_t> exhaustion_resets{0};

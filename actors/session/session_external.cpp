@@ -70,8 +70,11 @@ void note_chat_answer(session_state& st, const chat_answer& answer) {
                 "mneme_threshold={}",
                 st.record.id, answer.prompt_tokens, st.external.server_compact_threshold,
                 st.external.mneme_threshold);
-  if (st.params.metrics)
+  if (st.params.metrics) {
     st.params.metrics->server_compactions.fetch_add(1, std::memory_order_relaxed);
+    st.params.metrics->record_external(static_cast<uint8_t>(st.external.who),
+                                       external_outcome_label::server_compacted);
+  }
 }
 
 bool uses_compaction_endpoint(const session_state& st) {

@@ -34,6 +34,7 @@
 #include "policies/prune_plan.hpp"
 #include "policies/row_replacement.hpp"
 #include "policies/token_estimate.hpp"
+#include "policies/utf8.hpp"
 
 namespace mneme::session_detail {
 
@@ -220,12 +221,16 @@ void reconcile_store(session_ptr self, std::function<void()> next) {
               for (size_t i = 0; i < stored.size() && i < indices.size(); ++i)
                 st.live[indices[i]].id = stored[i].id;
               st.micro_debt = false;
+              if (st.params.metrics)
+                st.params.metrics->micro_reconciles.fetch_add(1, std::memory_order_relaxed);
               st.log().info("session={} event=micro_reconciled archived={} inserted={}",
                             st.record.id, archived, stored.size());
               next();
             },
             [self, next](caf::error& err) {
               auto& st = self->state;
+              if (st.params.metrics)
+                st.params.metrics->micro_sync_failures.fetch_add(1, std::memory_order_relaxed);
               st.log().warn("session={} event=micro_reconcile_failed error={}", st.record.id,
                             render_error(err));
               next();
@@ -272,6 +277,8 @@ void run_micro(session_ptr self, std::function<void()> next) {
   st.live_tokens = sum_tokens(st.live);
   st.turns_since_fold = 0;
   st.compacting = true;
+  if (st.params.metrics)
+    st.params.metrics->micro_folds.fetch_add(1, std::memory_order_relaxed);
   st.log().info("session={} event=micro_fold rows={} defragmented={} tokens_before={} "
                 "tokens_after={}", st.record.id, plan.folded_ids.size(), plan.defragmented,
                 before, st.live_tokens);
@@ -299,6 +306,8 @@ void run_micro(session_ptr self, std::function<void()> next) {
       [self, finish](caf::error& err) {
         auto& st = self->state;
         st.micro_debt = true;
+        if (st.params.metrics)
+          st.params.metrics->micro_sync_failures.fetch_add(1, std::memory_order_relaxed);
         st.log().warn("session={} event=micro_fold_sync_failed error={} (the fold stands in "
                       "memory; the next compaction reconciles)", st.record.id,
                       render_error(err));
@@ -319,14 +328,25 @@ bool start_prune(session_ptr self, path_done done) {
   auto plan = plan_proactive_prune(st.live, st.params.compression, st.window,
                                    main_compaction_locked(st), st.live_tokens, st.threshold);
   if (plan.outcome != prune_outcome::prune) {
-    if (plan.outcome != prune_outcome::not_due)
+    if (plan.outcome != prune_outcome::not_due) {
       st.log().debug("session={} event=prune_skipped outcome={} reclaimable={}", st.record.id,
                      to_string(plan.outcome), plan.tokens_reclaimable);
+      if (st.params.metrics)
+        st.params.metrics->record_prune(prune_outcome_label::skipped);
+    }
     return false;
   }
+  int64_t reclaim = 0;
+  for (const auto& r : plan.replacements)
+    reclaim += r.tokens_reclaimed;
   commit_replacements(self, "proactive_prune", plan.replacements,
-                      [self, done](bool committed) {
+                      [self, done, reclaim](bool committed) {
                         auto& st = self->state;
+                        if (st.params.metrics)
+                          st.params.metrics->record_prune(committed
+                                                            ? prune_outcome_label::committed
+                                                            : prune_outcome_label::refused,
+                                                          reclaim);
                         st.prune_refused_at = committed ? SIZE_MAX : st.live.size();
                         done(committed);
                       });
@@ -354,7 +374,21 @@ void run_eviction(session_ptr self, std::function<void()> next) {
     next();
     return;
   }
-  commit_replacements(self, "tool_output_eviction", plan, [next](bool) { next(); });
+  int64_t chars = 0;
+  for (const auto& r : plan)
+    chars += static_cast<int64_t>(count_code_points(st.live[r.index].content))
+             - static_cast<int64_t>(count_code_points(r.content));
+  auto rows = static_cast<uint64_t>(plan.size());
+  commit_replacements(self, "tool_output_eviction", plan,
+                      [self, next, rows, chars](bool committed) {
+                        auto& m = self->state.params.metrics;
+                        if (committed && m) {
+                          m->evicted_outputs.fetch_add(rows, std::memory_order_relaxed);
+                          m->eviction_chars_reclaimed.fetch_add(chars,
+                                                                std::memory_order_relaxed);
+                        }
+                        next();
+                      });
 }
 
 } // namespace

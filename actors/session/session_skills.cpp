@@ -47,7 +47,12 @@ caf::result<int64_t> load(session_ptr self, const std::string& name) {
   auto promise = self->make_response_promise<int64_t>();
   auto me = caf::actor_cast<session_actor>(self);
   self->request(me, st.params.storage_timeout, ss_append_atom_v, std::move(row))
-    .then([promise](int64_t id) mutable { promise.deliver(id); },
+    .then(
+      [self, promise](int64_t id) mutable {
+        if (self->state.params.metrics)
+          self->state.params.metrics->skill_loads.fetch_add(1, std::memory_order_relaxed);
+        promise.deliver(id);
+      },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
   st.log().info("session={} event=skill_load name={}", st.record.id, name);
   return promise;
@@ -101,6 +106,8 @@ caf::result<int64_t> unload(session_ptr self, const std::string& name) {
           st.live_tokens += stored[i].token_estimate - it->token_estimate;
           *it = stored[i];
         }
+        if (st.params.metrics && !stored.empty())
+          st.params.metrics->skill_unloads.fetch_add(1, std::memory_order_relaxed);
         st.log().info("session={} event=skill_unload name={} rows={}", st.record.id, name,
                       stored.size());
         finish();

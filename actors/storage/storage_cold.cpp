@@ -1,6 +1,9 @@
 // The storage actor's cold-storage sweep; see storage_cold.hpp.
 #include "actors/storage/storage_cold.hpp"
 
+#include <algorithm>
+
+#include "actors/storage/storage_metrics.hpp"
 #include "messages/errc.hpp"
 #include "store/cold_storage.hpp"
 #include "store/sqlite_store.hpp"
@@ -8,11 +11,18 @@
 namespace mneme {
 
 int64_t sweep_cold_copies(sqlite_store& store, const std::shared_ptr<spdlog::logger>& log,
-                          time_ms now) {
+                          time_ms now, storage_metrics* metrics) {
   auto folder = cold_storage_folder(store.params());
   if (folder.empty() || store.connection().in_transaction())
     return 0;
   auto r = sweep_cold_storage(store.connection(), folder, cold_sweep_max_sessions, now);
+  if (metrics) {
+    auto pending = metrics->cold_pending_failures.exchange(r.failed, std::memory_order_relaxed);
+    metrics->cold_retries.fetch_add(std::min<int64_t>(pending, r.written + r.failed),
+                                    std::memory_order_relaxed);
+    metrics->cold_files_written.fetch_add(r.written, std::memory_order_relaxed);
+    metrics->cold_write_failures.fetch_add(r.failed, std::memory_order_relaxed);
+  }
   if (log && r.written > 0)
     log->info("session=- event=cold_copies_written count={} folder={}", r.written, folder);
   if (log && r.failed > 0)

@@ -16,10 +16,13 @@
 namespace mneme {
 
 class sqlite_store;
+struct storage_metrics;
 
 // Returns the number of copies written (0 when cold storage is off).
-// `log` may be null.
+// `log` and `metrics` may be null; metrics counts files written, failures and retries
+// (a session that failed in the previous sweep is tried again in this one: every sweep
+// takes every unmarked ended session up to cold_sweep_max_sessions).
 int64_t sweep_cold_copies(sqlite_store& store, const std::shared_ptr<spdlog::logger>& log,
-                          time_ms now);
+                          time_ms now, storage_metrics* metrics = nullptr);
 
 } // namespace mneme

@@ -28,6 +28,16 @@ struct storage_metrics {
   std::atomic<int64_t> indexed_rows{0};
   std::atomic<int64_t> index_batches{0};
   latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
+  // Episodic cold storage (actors/storage/storage_cold.hpp): JSONL files written,
+  // writes that failed, and writes tried again for sessions whose write failed in the
+  // sweep before (cold_pending_failures: the failures of the latest sweep).
+  std::atomic<int64_t> cold_files_written{0};
+  std::atomic<int64_t> cold_write_failures{0};
+  std::atomic<int64_t> cold_retries{0};
+  std::atomic<int64_t> cold_pending_failures{0};
+  // Semantic memory (store/facts.hpp): puts and removes the store acknowledged.
+  std::atomic<int64_t> fact_puts{0};
+  std::atomic<int64_t> fact_removes{0};
 
   void record_commit(int64_t rows) {
     group_commits.fetch_add(1, std::memory_order_relaxed);

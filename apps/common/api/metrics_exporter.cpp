@@ -23,6 +23,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
+#include "policies/external_compaction.hpp"
 #include "store/store_reader.hpp"
 #include "store/store_stats.hpp"
 
@@ -178,6 +179,63 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
           static_cast<double>(s.unindexed_rows.load(std::memory_order_relaxed)));
 }
 
+double value(const std::atomic<int64_t>& a) {
+  return static_cast<double>(a.load(std::memory_order_relaxed));
+}
+double value(const std::atomic<uint64_t>& a) {
+  return static_cast<double>(a.load(std::memory_order_relaxed));
+}
+
+// The special paths of docs/special-paths.md and the memory tiers of docs/memory.md.
+void add_path_counters(families& f, const runtime_metrics& rm) {
+  f.counter("mneme_tool_output_evictions_total",
+            "Answered tool outputs replaced by the eviction marker.", value(rm.evicted_outputs));
+  f.counter("mneme_tool_output_eviction_chars_reclaimed_total",
+            "Characters of evicted tool outputs minus those of their markers.",
+            value(rm.eviction_chars_reclaimed));
+  for (size_t i = 0; i < runtime_metrics::prune_slots; ++i)
+    f.counter("mneme_proactive_prunes_total", "Proactive pruning attempts by outcome.",
+              value(rm.prune_runs[i]),
+              {{"outcome", to_label(static_cast<prune_outcome_label>(i))}});
+  f.counter("mneme_proactive_prune_tokens_reclaimed_total",
+            "Tokens (local estimate) reclaimed by committed proactive pruning.",
+            value(rm.prune_tokens_reclaimed));
+  f.counter("mneme_micro_compaction_folds_total",
+            "Exchanges folded into a session's rolling summary.", value(rm.micro_folds));
+  f.counter("mneme_micro_compaction_reconciles_total",
+            "Stores brought in line with folds whose sync had failed.",
+            value(rm.micro_reconciles));
+  f.counter("mneme_micro_compaction_sync_failures_total",
+            "Fold syncs and reconciles the store refused (the folds stand in memory).",
+            value(rm.micro_sync_failures));
+  const char* ext_help = "External compactions by mode (who compacts) and outcome.";
+  f.family("mneme_external_compactions_total", ext_help, MetricType::Counter);
+  for (size_t m = 0; m < runtime_metrics::compactor_slots; ++m)
+    for (size_t o = 0; o < runtime_metrics::external_slots; ++o) {
+      auto n = rm.external_compactions[m][o].load(std::memory_order_relaxed);
+      if (n != 0)
+        f.counter("mneme_external_compactions_total", ext_help, static_cast<double>(n),
+                  {{"mode", std::string{to_string(static_cast<compactor>(m))}},
+                   {"outcome", to_label(static_cast<external_outcome_label>(o))}});
+    }
+  f.counter("mneme_skill_loads_total", "Skills appended to a session.", value(rm.skill_loads));
+  f.counter("mneme_skill_unloads_total", "Skills replaced by their unload marker.",
+            value(rm.skill_unloads));
+  if (!rm.storage)
+    return;
+  const auto& s = *rm.storage;
+  f.counter("mneme_cold_storage_files_written_total",
+            "Ended sessions written to cold storage as JSONL.", value(s.cold_files_written));
+  f.counter("mneme_cold_storage_failures_total",
+            "Cold storage writes that failed (retried by the next sweep).",
+            value(s.cold_write_failures));
+  f.counter("mneme_cold_storage_retries_total",
+            "Cold storage writes tried again after a failed one.", value(s.cold_retries));
+  f.counter("mneme_fact_puts_total", "Facts added or replaced.", value(s.fact_puts));
+  f.counter("mneme_fact_removes_total", "Facts removed (kept as tombstones).",
+            value(s.fact_removes));
+}
+
 void add_supervisor(families& f, const supervisor_stats& s) {
   f.gauge("mneme_sessions_hosted", "Session actors resident now.",
           static_cast<double>(s.hosted));
@@ -228,8 +286,10 @@ std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt
   if (auto sv = ask<supervisor_stats>(sys, rt.supervisor(), sv_stats_atom_v))
     add_supervisor(f, *sv);
   add_store(f, rt);
-  if (rt.metrics())
+  if (rt.metrics()) {
     add_runtime_counters(f, *rt.metrics());
+    add_path_counters(f, *rt.metrics());
+  }
   if (auto chat = ask<llm_pool_stats>(sys, rt.chat_pool(), llm_stats_atom_v))
     add_pool(f, "chat", *chat);
   if (auto sum = ask<llm_pool_stats>(sys, rt.summary_pool(), llm_stats_atom_v))
