@@ -76,6 +76,45 @@ inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> 
       ++db->commits;
       return s;
     },
+    // in_place: false: the parent's live rows around the slice are copied into a child
+    // session "<parent>.child", the summary between them; the slice is archived.
+    [db](st_child_atom, compaction_commit& c, int64_t now) -> caf::result<std::vector<message>> {
+      if (db->fail_commits)
+        return caf::make_error(errc::storage_failed, "injected commit failure");
+      auto child = db->sessions[c.session_id];
+      child.parent_id = c.session_id;
+      child.id = c.session_id + ".child";
+      child.started_at_ms = now;
+      if (c.update_triggers)
+        child.triggers = c.triggers;
+      db->sessions[c.session_id].ended_at_ms = now;
+      db->sessions[child.id] = child;
+      bool summary_placed = false;
+      for (auto m : db->live(c.session_id)) {
+        bool archived = std::find(c.archive_ids.begin(), c.archive_ids.end(), m.id)
+                        != c.archive_ids.end();
+        if (archived && !summary_placed) {
+          m = c.summary;
+          m.is_summary = true;
+          m.replaced_first_id = c.archive_ids.front();
+          m.replaced_last_id = c.archive_ids.back();
+          summary_placed = true;
+        } else if (archived) {
+          continue;
+        }
+        m.id = db->next_id++;
+        m.session_id = child.id;
+        db->rows.push_back(m);
+      }
+      for (auto& m : db->rows)
+        if (m.session_id == c.session_id
+            && std::find(c.archive_ids.begin(), c.archive_ids.end(), m.id) != c.archive_ids.end()) {
+          m.active = false;
+          m.compacted = true;
+        }
+      ++db->commits;
+      return db->live(child.id);
+    },
     [db](st_replace_atom, replacement_commit& c) -> caf::result<std::vector<message>> {
       if (db->fail_commits)
         return caf::make_error(errc::storage_failed, "injected commit failure");

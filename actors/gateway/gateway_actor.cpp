@@ -287,6 +287,38 @@ void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
       });
 }
 
+// The key's session continued in a child: route the key there (no-op when the key
+// already moved on, e.g. a second notice of the same switch or a reset).
+void follow_child(gateway_ptr self, const std::string& key, const std::string& parent_id,
+                  const std::string& child_id) {
+  auto i = self->state.keys.find(key);
+  if (i == self->state.keys.end() || i->second.session_id != parent_id || parent_id == child_id)
+    return;
+  i->second.session_id = child_id;
+  self->state.log().info("key={} session={} event=continued_in_child parent={}", key, child_id,
+                         parent_id);
+}
+
+// Runs `fn` once the key's entry names the session its actor holds: with in_place:
+// false a compaction may have switched the actor to a child whose notice (through the
+// supervisor) has not arrived yet, so the actor is asked.
+void with_current_id(gateway_ptr self, const std::string& key, std::function<void()> fn) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
+  if (st.cfg.compression.in_place || !e.handle) {
+    fn();
+    return;
+  }
+  auto known = e.session_id;
+  self->request(e.handle, st.cfg.storage_timeout, ss_state_atom_v)
+    .then(
+      [self, key, known, fn](session_snapshot& s) {
+        follow_child(self, key, known, s.record.id);
+        fn();
+      },
+      [fn](caf::error&) { fn(); });
+}
+
 void record_reply(gateway_ptr self, const std::string& key, const turn_reply& r) {
   auto& e = self->state.keys[key];
   e.live_messages = r.live_messages;
@@ -321,9 +353,10 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
   auto old_id = e.session_id;
   self->request(e.handle, st.cfg.turn_timeout, ss_turn_atom_v, text)
     .then(
-      [self, key, rp](turn_reply& r) mutable {
+      [self, key, old_id, rp](turn_reply& r) mutable {
         auto& e = self->state.keys[key];
         --e.in_flight;
+        follow_child(self, key, old_id, r.session_id);
         record_reply(self, key, r);
         rp.deliver(std::move(r));
       },
@@ -338,14 +371,18 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
           rp.deliver(std::move(err));
           return;
         }
-        reset(self, key, old_id, [self, key, rp]() mutable {
-          turn_reply r;
-          auto& e = self->state.keys[key];
-          r.session_id = e.session_id;
-          r.notice = std::string{reset_notice};
-          r.live_messages = e.live_messages;
-          r.live_tokens = e.live_tokens;
-          rp.deliver(std::move(r));
+        // The session that ran out may be a child this turn continued in.
+        with_current_id(self, key, [self, key, rp]() mutable {
+          auto exhausted_id = self->state.keys[key].session_id;
+          reset(self, key, exhausted_id, [self, key, rp]() mutable {
+            turn_reply r;
+            auto& e = self->state.keys[key];
+            r.session_id = e.session_id;
+            r.notice = std::string{reset_notice};
+            r.live_messages = e.live_messages;
+            r.live_tokens = e.live_tokens;
+            rp.deliver(std::move(r));
+          });
         });
       });
 }
@@ -404,16 +441,19 @@ void channel_compress(gateway_ptr self, const std::string& key, std::string focu
         --e.in_flight;
         e.live_messages = r.messages_after;
         e.live_tokens = r.tokens_after;
-        turn_reply out;
-        out.session_id = e.session_id;
-        out.notice = r.committed ? "Compacted: " + std::to_string(r.tokens_before) + " -> "
-                                     + std::to_string(r.tokens_after) + " tokens, "
-                                     + std::to_string(r.archived_rows) + " messages archived"
-                                 : std::string{"Nothing to compact."};
-        out.compactions.push_back(r);
-        out.live_messages = e.live_messages;
-        out.live_tokens = e.live_tokens;
-        rp.deliver(std::move(out));
+        with_current_id(self, key, [self, key, r, rp]() mutable {
+          auto& e = self->state.keys[key];
+          turn_reply out;
+          out.session_id = e.session_id;
+          out.notice = r.committed ? "Compacted: " + std::to_string(r.tokens_before) + " -> "
+                                       + std::to_string(r.tokens_after) + " tokens, "
+                                       + std::to_string(r.archived_rows) + " messages archived"
+                                   : std::string{"Nothing to compact."};
+          out.compactions.push_back(r);
+          out.live_messages = e.live_messages;
+          out.live_tokens = e.live_tokens;
+          rp.deliver(std::move(out));
+        });
       },
       [self, key, rp](caf::error& err) mutable {
         --self->state.keys[key].in_flight;
@@ -736,6 +776,9 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
         if (i == st.keys.end() || i->second.session_id != session_id)
           return;
         reset(self, key, session_id, [] {});
+      },
+      [self](gw_child_atom, std::string& parent_id, std::string& child_id, std::string& key) {
+        follow_child(self, key, parent_id, child_id);
       },
       [self](gw_rebind_atom, std::string& session_id, caf::actor& a) {
         for (auto& [key, e] : self->state.keys)

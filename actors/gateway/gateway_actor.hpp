@@ -16,6 +16,10 @@
 // under the same key whose live context is the head plus the latest summary; the old
 // actor stops; the user gets reset_notice. Nothing is deleted.
 //
+// Child sessions (compression.in_place: false): a compaction may end the key's session
+// and continue in a child; the gateway follows (parent -> child) when a turn reply names
+// the child, when the supervisor forwards the session's notice, and before a reset or a
+// /compress reply, where it asks the session which id it holds.
 // Messages for a key wait (in order) while its session is being opened or reset.
 // Metrics (gateway_config::metrics, may be null): every inbound gw_message_atom counts
 // as a turn (channel commands too) with its latency from arrival to reply, an error
@@ -68,6 +72,9 @@ using gateway_actor = caf::typed_actor<
   // From the supervisor.
   caf::reacts_to<gw_exhausted_atom, std::string, std::string>,
   caf::reacts_to<gw_rebind_atom, std::string, caf::actor>,
+  // (parent id, child id, key): the key's session continued in a child session
+  // (compression.in_place: false); the key routes to the child from now on.
+  caf::reacts_to<gw_child_atom, std::string, std::string, std::string>,
   // Eviction sweep: generation 0 = sweep now (tests, admin), else the timer's tick.
   caf::reacts_to<gw_evict_atom, uint64_t>>;
 

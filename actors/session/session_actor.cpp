@@ -81,6 +81,12 @@ void touch(session_ptr self) {
 void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
                 std::function<void(caf::error)> fail) {
   auto& st = self->state;
+  if (st.switching_to_child) { // the row belongs to the session the switch ends in
+    st.after_switch.emplace_back([self, m = std::move(m), ok, fail]() mutable {
+      append_row(self, std::move(m), std::move(ok), std::move(fail));
+    });
+    return;
+  }
   m.session_id = st.record.id;
   m.id = 0;
   m.active = true;
@@ -95,8 +101,10 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
         auto& st = self->state;
         --st.appends_in_flight;
         m.id = id;
-        st.live_tokens += m.token_estimate;
-        st.live.push_back(std::move(m));
+        if (m.session_id == st.record.id) { // else the child's context holds its copy
+          st.live_tokens += m.token_estimate;
+          st.live.push_back(std::move(m));
+        }
         touch(self);
         ok(id);
       },
@@ -114,6 +122,7 @@ void end_turn(session_ptr self, caf::error err) {
   if (err) {
     st.turn_promise.deliver(std::move(err));
   } else {
+    st.reply.session_id = st.record.id; // a child when the turn continued in one
     st.reply.live_messages = static_cast<int64_t>(st.live.size());
     st.reply.live_tokens = st.live_tokens;
     st.turn_promise.deliver(std::move(st.reply));

@@ -20,6 +20,12 @@
 // Start: the actor loads its session row and live context from the storage actor
 // (messages wait meanwhile) and repairs the stored trigger state; a session that cannot
 // be loaded quits with the storage error.
+// Child sessions (SPEC §3, compression.in_place: false): a committed compaction ends
+// the stored session and continues in a child (store: continue_in_child); the actor
+// then holds the child's id, record and live context, sends (sv_child_atom, parent
+// id, child id, session key) to the supervisor, and the turn that compacted goes on in
+// the child (its reply names the child). Appends arriving meanwhile wait and land in
+// the child.
 // Exhaustion (SPEC §5.3): the session sends (sv_exhaust_atom, session id, session key)
 // to the supervisor and answers the turn with errc::compaction_exhausted.
 //
@@ -71,6 +77,7 @@ using session_storage_actor = caf::typed_actor<
   caf::replies_to<st_append_atom, message>::with<int64_t>,
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
   caf::replies_to<st_compact_atom, compaction_commit>::with<message>,
+  caf::replies_to<st_child_atom, compaction_commit, int64_t>::with<std::vector<message>>,
   caf::replies_to<st_replace_atom, replacement_commit>::with<std::vector<message>>,
   caf::replies_to<st_session_atom, std::string>::with<session_record>,
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>>;

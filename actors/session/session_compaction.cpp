@@ -11,6 +11,14 @@
 //     in flight are left out of tokens_after;
 //   - a failed commit changes nothing (store, live context, trigger state) and is
 //     reported to the caller as the storage error.
+//   - in_place: false (SPEC §3): the commit is the store's continue_in_child; the
+//     actor adopts the child's id, record (parent link, started now, the trigger
+//     state this compaction leaves) and the live context the store returns, which
+//     already holds every row acknowledged before the commit; appends that arrive
+//     while it is in flight wait and go to the child. Every other rule (cooldown,
+//     anti-thrash, attempts, fallback, locks) is the in-place one: only the commit
+//     differs. Checkpoints stay with the parent. A preflight loop that compacts
+//     twice makes a child and a grandchild.
 #include <algorithm>
 #include <cassert>
 #include <chrono>
@@ -92,6 +100,77 @@ void finish_uncommitted(session_ptr self, compaction_outcome out, caf::error err
   finish(self, report_of(out, st.params.compression), std::move(err), done);
 }
 
+// Ends the switch to a child (committed or not): the appends that waited run now,
+// against whichever session the actor holds.
+void end_switch(session_ptr self) {
+  auto& st = self->state;
+  st.switching_to_child = false;
+  auto waiting = std::move(st.after_switch);
+  st.after_switch.clear();
+  for (auto& next : waiting)
+    next();
+}
+
+// The commit of a compaction with in_place: false: the store ends this session and
+// continues in a child holding head + summary + tail; the actor switches to it.
+void commit_in_child(session_ptr self, compaction_commit cc, trigger_state next,
+                     compaction_outcome out, compaction_done done) {
+  auto& st = self->state;
+  // REQUIRES: one switch at a time (it runs inside the one compaction pipeline).
+  assert(!st.switching_to_child);
+  st.switching_to_child = true;
+  auto now = st.now();
+  auto archived = static_cast<int64_t>(cc.archive_ids.size());
+  auto [lo, hi] = std::minmax_element(cc.archive_ids.begin(), cc.archive_ids.end());
+  auto range = std::make_pair(*lo, *hi);
+  self->request(st.deps.storage, st.params.storage_timeout, st_child_atom_v, std::move(cc), now)
+    .then(
+      [self, now, next, out, archived, range, done](std::vector<message>& live) {
+        auto& st = self->state;
+        auto summary = std::find_if(live.begin(), live.end(), [&](const message& m) {
+          return m.is_summary && m.replaced_first_id == range.first
+                 && m.replaced_last_id == range.second;
+        });
+        // REQUIRES: the store's answer is the child's context with the new summary.
+        assert(!live.empty() && summary != live.end());
+        auto summary_id = summary == live.end() ? int64_t{0} : summary->id;
+        auto parent_id = st.record.id;
+        session_record child = st.record;
+        child.id = live.front().session_id;
+        child.parent_id = parent_id;
+        child.started_at_ms = now;
+        child.ended_at_ms = 0;
+        child.end_reason.clear();
+        child.triggers = next;
+        st.record = std::move(child);
+        for (auto& m : live)
+          if (m.token_estimate == 0)
+            m.token_estimate = estimate_message_tokens(m);
+        st.live = std::move(live);
+        st.live_tokens = sum_tokens(st.live);
+        ++st.compactions_by_trigger[static_cast<size_t>(out.by)];
+        auto report = report_of(out, st.params.compression);
+        report.archived_rows = archived;
+        report.summary_id = summary_id;
+        st.log().info("session={} event=compaction by={} committed=true fallback={} "
+                      "tokens_before={} tokens_after={} archived={} live={} parent={}",
+                      st.record.id, to_string(out.by), out.used_fallback, out.tokens_before,
+                      out.tokens_after, archived, st.live.size(), parent_id);
+        if (st.deps.supervisor)
+          caf::anon_send(st.deps.supervisor, sv_child_atom_v, parent_id, st.record.id,
+                         st.record.session_key);
+        end_switch(self);
+        finish(self, std::move(report), caf::error{}, done);
+      },
+      [self, out, done](caf::error& err) {
+        auto& st = self->state;
+        st.log().warn("session={} event=child_commit_failed by={} error={}", st.record.id,
+                      to_string(out.by), render_error(err));
+        end_switch(self);
+        finish(self, report_of(out, st.params.compression), std::move(err), done);
+      });
+}
+
 void commit(session_ptr self, compaction_plan plan, std::string summary_text,
             compaction_outcome out, compaction_done done) {
   auto& st = self->state;
@@ -119,6 +198,10 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
   cc.summary = summary;
   cc.update_triggers = true;
   cc.triggers = next;
+  if (!st.params.compression.in_place) {
+    commit_in_child(self, std::move(cc), next, out, std::move(done));
+    return;
+  }
   auto live_size_at_apply = st.live.size();
   auto summary_index = applied.summary_index;
   auto new_live = std::make_shared<std::vector<message>>(std::move(applied.live));

@@ -61,6 +61,10 @@ struct session_state {
   std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(16, 0);
   std::chrono::steady_clock::time_point compaction_started; // for overhead_us
   std::chrono::microseconds summary_wait{0};               // summarizer round trip
+  // in_place: false (session_compaction.cpp): while the store ends this session and
+  // opens its child, new appends wait here and then go to the child.
+  bool switching_to_child = false;
+  std::vector<std::function<void()>> after_switch;
 
   // External compaction (session_external.cpp): who compacts besides mneme, decided
   // by set_window; whether the server reported a compaction with this turn's answer.

@@ -99,6 +99,17 @@ supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params para
         if (st.gateway)
           caf::anon_send(st.gateway, gw_exhausted_atom_v, session_id, key);
       },
+      [self](sv_child_atom, const std::string& parent_id, const std::string& child_id,
+             const std::string& key) {
+        auto& st = self->state;
+        for (auto& [addr, id] : *st.watched)
+          if (id == parent_id)
+            id = child_id;
+        st.log().info("session={} event=continued_in_child parent={} key={}", child_id,
+                      parent_id, key);
+        if (st.gateway)
+          caf::anon_send(st.gateway, gw_child_atom_v, parent_id, child_id, key);
+      },
       [self](sv_gateway_atom, caf::actor gateway) { self->state.gateway = std::move(gateway); },
       [self](sv_stats_atom) { return self->state.stats; },
     };

@@ -29,7 +29,11 @@ using supervisor_actor = caf::typed_actor<
   caf::replies_to<sv_spawn_atom, std::string>::with<caf::actor>,
   // From a session: (session id, session key) ran out of compaction attempts.
   caf::reacts_to<sv_exhaust_atom, std::string, std::string>,
-  // Whom to send gw_exhausted_atom and gw_rebind_atom to.
+  // From a session that continued in a child (compression.in_place: false): (parent
+  // id, child id, session key). A crash restarts the child from now on, and the
+  // gateway gets (gw_child_atom, parent id, child id, key).
+  caf::reacts_to<sv_child_atom, std::string, std::string, std::string>,
+  // Whom to send gw_exhausted_atom, gw_rebind_atom and gw_child_atom to.
   caf::reacts_to<sv_gateway_atom, caf::actor>,
   caf::replies_to<sv_stats_atom>::with<supervisor_stats>>;
 
