@@ -30,8 +30,11 @@ bool is_eviction_marker(const std::string& content) {
   return true;
 }
 
-std::vector<row_replacement> plan_tool_output_eviction(const std::vector<message>& live,
-                                                       int64_t min_chars) {
+namespace {
+
+// Rules 1, 2 and 4 of eviction_plan.hpp; rule 3 only when `require_answered`.
+std::vector<row_replacement> plan_eviction(const std::vector<message>& live, int64_t min_chars,
+                                           bool require_answered) {
   std::vector<row_replacement> plan;
   if (min_chars <= 0) return plan;
   // Walking backwards, `answered` tells whether an assistant row lies later.
@@ -43,7 +46,8 @@ std::vector<row_replacement> plan_tool_output_eviction(const std::vector<message
       answered = true;
       continue;
     }
-    if (!answered || m.role != msg_role::tool || m.id == 0 || m.is_summary) continue;
+    if (require_answered && !answered) continue;
+    if (m.role != msg_role::tool || m.id == 0 || m.is_summary) continue;
     if (m.content.size() <= static_cast<std::size_t>(min_chars)) continue;  // bytes >= chars
     const std::size_t chars = count_code_points(m.content);
     if (chars <= static_cast<std::size_t>(min_chars)) continue;
@@ -54,6 +58,18 @@ std::vector<row_replacement> plan_tool_output_eviction(const std::vector<message
   }
   std::reverse(plan.begin(), plan.end());
   return plan;
+}
+
+} // namespace
+
+std::vector<row_replacement> plan_tool_output_eviction(const std::vector<message>& live,
+                                                       int64_t min_chars) {
+  return plan_eviction(live, min_chars, /*require_answered=*/true);
+}
+
+std::vector<row_replacement> plan_refused_output_eviction(const std::vector<message>& live,
+                                                          int64_t min_chars) {
+  return plan_eviction(live, min_chars, /*require_answered=*/false);
 }
 
 } // namespace mneme

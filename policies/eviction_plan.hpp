@@ -51,4 +51,13 @@ bool is_eviction_marker(const std::string& content);
 std::vector<row_replacement> plan_tool_output_eviction(const std::vector<message>& live,
                                                        int64_t min_chars);
 
+// The last step before compaction exhaustion when the model refused a request as too
+// large (T6-T9) and compaction could not shrink it, e.g. one huge tool output in the
+// protected head or tail: rules 1, 2 and 4 without rule 3, so outputs the model has not
+// answered yet are evicted too (it cannot read them: the request carrying them is
+// refused). Without this an output in the head comes back with every reset and every
+// turn of the session exhausts again. In index order; empty when nothing qualifies.
+std::vector<row_replacement> plan_refused_output_eviction(const std::vector<message>& live,
+                                                          int64_t min_chars);
+
 } // namespace mneme

@@ -1,12 +1,14 @@
 // Tests of tool output eviction (SPEC §6, seed 004 stage 1): the exact marker,
 // "answered after" as the condition, the size limit in characters (not bytes),
 // the proposed default, and that an evicted row keeps its pairing while its
-// original is archived.
+// original is archived; and the eviction before compaction exhaustion after a
+// refused request, which evicts unanswered outputs too.
 #define BOOST_TEST_MODULE eviction_plan_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -133,4 +135,73 @@ BOOST_AUTO_TEST_CASE(several_outputs_are_evicted_in_order_and_keep_their_pairing
   BOOST_TEST(applied.live[5].content == rows[5].content);
   // A second pass finds nothing more to evict.
   BOOST_TEST(plan_tool_output_eviction(applied.live, 16000).empty());
+}
+
+// ---- plan_refused_output_eviction: the step before compaction exhaustion after the
+// model refused a request as too large. It does not wait for an answer past the
+// output (nobody can read it while the request carrying it is refused); size, the off
+// switch and the rows it never touches are those of the stage-1 eviction.
+
+namespace {
+
+struct refused_case {
+  std::string name;
+  std::vector<message> live;
+  int64_t min_chars;
+  std::vector<int64_t> refused_ids;   // evicted by plan_refused_output_eviction
+  std::vector<int64_t> answered_ids;  // by plan_tool_output_eviction, for contrast
+};
+std::ostream& operator<<(std::ostream& os, const refused_case& c) { return os << c.name; }
+
+std::vector<refused_case> refused_cases() {
+  std::vector<refused_case> out;
+  out.push_back({"unanswered", exchange(std::string(20000, 'x'), false), 16000, {3}, {}});
+  out.push_back({"answered", exchange(std::string(20000, 'x'), true), 16000, {3}, {3}});
+  out.push_back({"at_the_limit", exchange(std::string(16000, 'x'), false), 16000, {}, {}});
+  out.push_back({"one_over_the_limit", exchange(std::string(16001, 'x'), false), 16000, {3}, {}});
+  out.push_back({"switched_off", exchange(std::string(20000, 'x'), false), 0, {}, {}});
+  auto unstored = exchange(std::string(20000, 'x'), false);
+  unstored[2].id = 0;
+  out.push_back({"unstored", unstored, 16000, {}, {}});
+  auto replaced = exchange(std::string(20000, 'x'), false);
+  replaced[2].is_summary = true;
+  out.push_back({"a_replacement", replaced, 16000, {}, {}});
+  auto user_after = exchange(std::string(10, 'x'), false);
+  user_after.push_back(row(4, msg_role::user, std::string(20000, 'u')));
+  out.push_back({"a_large_user_row", user_after, 16000, {}, {}});
+  auto two = exchange(std::string(20000, 'a'), true);
+  two.push_back(row(5, msg_role::assistant, ""));
+  two.back().tool_calls.push_back({"call_2", "grep", "{}"});
+  two.push_back(row(6, msg_role::tool, std::string(30000, 'b')));
+  two.back().tool_call_id = "call_2";
+  out.push_back({"read_and_unread", two, 16000, {3, 6}, {3}});
+  return out;
+}
+
+std::vector<int64_t> ids_of(const std::vector<row_replacement>& plan) {
+  std::vector<int64_t> ids;
+  for (const auto& r : plan)
+    ids.push_back(r.original_id);
+  return ids;
+}
+
+} // namespace
+
+BOOST_DATA_TEST_CASE(a_refused_request_evicts_large_outputs_whether_answered_or_not,
+                     data::make(refused_cases()), c) {
+  const auto plan = plan_refused_output_eviction(c.live, c.min_chars);
+  BOOST_TEST(ids_of(plan) == c.refused_ids, boost::test_tools::per_element());
+  BOOST_TEST(ids_of(plan_tool_output_eviction(c.live, c.min_chars)) == c.answered_ids,
+             boost::test_tools::per_element());
+  for (const auto& r : plan) {
+    BOOST_TEST(r.original_id == c.live[r.index].id);
+    BOOST_TEST(r.content == eviction_marker(c.live[r.index].content.size()));
+    BOOST_TEST(r.tokens_reclaimed > 0);
+  }
+  // Applied, a second plan finds nothing: the retry after it is the last one.
+  const auto applied = apply_replacements(c.live, plan);
+  if (!plan.empty()) {
+    BOOST_TEST_REQUIRE(applied.status == replace_status::applied);
+    BOOST_TEST(plan_refused_output_eviction(applied.live, c.min_chars).empty());
+  }
 }
