@@ -299,24 +299,25 @@ void follow_child(gateway_ptr self, const std::string& key, const std::string& p
                          parent_id);
 }
 
-// Runs `fn` once the key's entry names the session its actor holds: with in_place:
-// false a compaction may have switched the actor to a child whose notice (through the
-// supervisor) has not arrived yet, so the actor is asked.
-void with_current_id(gateway_ptr self, const std::string& key, std::function<void()> fn) {
+// Calls `fn` with the id of the session `handle` holds now: with in_place: false a
+// compaction may have switched it to a child whose notice (through the supervisor)
+// has not arrived yet, so the actor is asked, and the key follows it. `known` is the
+// answer when the actor cannot say (in place, gone, no handle). `handle` must be the
+// actor that did the work, not the key's current one (a reset may have replaced it).
+void with_current_id(gateway_ptr self, const std::string& key, session_actor handle,
+                     std::string known, std::function<void(std::string)> fn) {
   auto& st = self->state;
-  auto& e = st.keys[key];
-  if (st.cfg.compression.in_place || !e.handle) {
-    fn();
+  if (st.cfg.compression.in_place || !handle) {
+    fn(std::move(known));
     return;
   }
-  auto known = e.session_id;
-  self->request(e.handle, st.cfg.storage_timeout, ss_state_atom_v)
+  self->request(handle, st.cfg.storage_timeout, ss_state_atom_v)
     .then(
       [self, key, known, fn](session_snapshot& s) {
         follow_child(self, key, known, s.record.id);
-        fn();
+        fn(s.record.id);
       },
-      [fn](caf::error&) { fn(); });
+      [known, fn](caf::error&) { fn(known); });
 }
 
 void record_reply(gateway_ptr self, const std::string& key, const turn_reply& r) {
@@ -351,6 +352,7 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
   ++e.in_flight;
   e.last_activity_ms = st.cfg.clock();
   auto old_id = e.session_id;
+  auto turn_handle = e.handle;
   self->request(e.handle, st.cfg.turn_timeout, ss_turn_atom_v, text)
     .then(
       [self, key, old_id, rp](turn_reply& r) mutable {
@@ -360,7 +362,7 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
         record_reply(self, key, r);
         rp.deliver(std::move(r));
       },
-      [self, key, old_id, text, rp](caf::error& err) mutable {
+      [self, key, old_id, turn_handle, text, rp](caf::error& err) mutable {
         auto& e = self->state.keys[key];
         --e.in_flight;
         if (err != errc::compaction_exhausted) {
@@ -372,9 +374,8 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
           return;
         }
         // The session that ran out may be a child this turn continued in.
-        with_current_id(self, key, [self, key, rp]() mutable {
-          auto exhausted_id = self->state.keys[key].session_id;
-          reset(self, key, exhausted_id, [self, key, rp]() mutable {
+        with_current_id(self, key, turn_handle, old_id, [self, key, rp](std::string spent) {
+          reset(self, key, spent, [self, key, rp]() mutable {
             turn_reply r;
             auto& e = self->state.keys[key];
             r.session_id = e.session_id;
@@ -433,18 +434,20 @@ void channel_compress(gateway_ptr self, const std::string& key, std::string focu
   auto& st = self->state;
   auto& e = st.keys[key];
   ++e.in_flight;
+  auto handle = e.handle;
   self->request(e.handle, st.cfg.turn_timeout, ss_compact_atom_v,
                 trigger::t14_channel_command, std::move(focus))
     .then(
-      [self, key, rp](compaction_report& r) mutable {
+      [self, key, handle, rp](compaction_report& r) mutable {
         auto& e = self->state.keys[key];
         --e.in_flight;
         e.live_messages = r.messages_after;
         e.live_tokens = r.tokens_after;
-        with_current_id(self, key, [self, key, r, rp]() mutable {
+        with_current_id(self, key, handle, e.session_id,
+                        [self, key, r, rp](std::string compacted) mutable {
           auto& e = self->state.keys[key];
           turn_reply out;
-          out.session_id = e.session_id;
+          out.session_id = std::move(compacted);
           out.notice = r.committed ? "Compacted: " + std::to_string(r.tokens_before) + " -> "
                                        + std::to_string(r.tokens_after) + " tokens, "
                                        + std::to_string(r.archived_rows) + " messages archived"
