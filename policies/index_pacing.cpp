@@ -1,0 +1,59 @@
+// Pacing of the background full-text indexer; see index_pacing.hpp.
+#include "policies/index_pacing.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace mneme {
+
+namespace {
+
+constexpr int64_t all_ids = std::numeric_limits<int64_t>::max();
+
+bool writer_quiet(const index_pacing_params& p, int64_t now_ms, int64_t last_append_ms) {
+  return last_append_ms < 0 || now_ms - last_append_ms >= std::max<int64_t>(0, p.quiet_ms);
+}
+
+// Commit time of row `id`: the first mark covering it; `now_ms` above every mark.
+int64_t committed_at(const std::deque<commit_mark>& commits, int64_t now_ms, int64_t id) {
+  auto i = std::lower_bound(commits.begin(), commits.end(), id,
+                            [](const commit_mark& m, int64_t x) { return m.last_id < x; });
+  return i == commits.end() ? now_ms : i->committed_at_ms;
+}
+
+} // namespace
+
+index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_ms,
+                                int64_t last_append_ms, const std::deque<commit_mark>& commits) {
+  index_tick_plan plan;
+  plan.max_rows = std::max<int64_t>(1, params.batch_rows);
+  plan.max_bytes = std::max<int64_t>(1, params.batch_bytes);
+  plan.large_row_bytes = std::max<int64_t>(1, params.large_row_bytes);
+  if (writer_quiet(params, now_ms, last_append_ms)) {
+    plan.large_rows_through = all_ids;
+    return plan;
+  }
+  // The newest mark old enough; marks are ascending in time and id.
+  auto old_enough = now_ms - std::max<int64_t>(0, params.large_row_max_wait_ms);
+  auto i = std::upper_bound(commits.begin(), commits.end(), old_enough,
+                            [](int64_t t, const commit_mark& m) { return t < m.committed_at_ms; });
+  plan.large_rows_through = i == commits.begin() ? 0 : std::prev(i)->last_id;
+  return plan;
+}
+
+bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes) {
+  return bytes <= plan.large_row_bytes || id <= plan.large_rows_through;
+}
+
+int64_t large_row_due_ms(const index_pacing_params& params, int64_t now_ms,
+                         int64_t last_append_ms, const std::deque<commit_mark>& commits,
+                         int64_t id) {
+  if (writer_quiet(params, now_ms, last_append_ms))
+    return now_ms;
+  auto by_quiet = last_append_ms + std::max<int64_t>(0, params.quiet_ms);
+  auto by_age = committed_at(commits, now_ms, id)
+                + std::max<int64_t>(0, params.large_row_max_wait_ms);
+  return std::max(now_ms, std::min(by_quiet, by_age));
+}
+
+} // namespace mneme

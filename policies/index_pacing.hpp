@@ -1,0 +1,74 @@
+// Pacing of the background full-text indexer (store/fts_indexer): how much one
+// indexing tick of the storage actor may do, and whether the large rows at the
+// head of the backlog may be indexed now. Pure functions of their arguments,
+// safe from any thread; the storage actor calls them on its own thread.
+//
+// Why: an indexing tick runs on the writer's thread, so an append arriving
+// during it waits. The indexer therefore checks between rows whether a request
+// is waiting and commits what it has done when one is (the wait is at most one
+// row's indexing). Small rows cost well under a millisecond each; a large row
+// (a 20-200 KB tool output) costs tens of milliseconds in the trigram index, so
+// it goes only when
+//   (a) the writer has been quiet, i.e. no append arrived for `quiet_ms`, or
+//   (b) it was committed at least `large_row_max_wait_ms` ago (progress: under
+//       sustained load the backlog's age stays bounded; each such row then costs
+//       the appends arriving during its indexing one stall).
+// The watermark of store/fts_indexer stays a single id: a large row that may not
+// go yet stops the tick before it, and the rows behind it wait (recall's tail
+// scan finds them meanwhile).
+// When a tick may run, it is bounded by `batch_rows` / `batch_bytes` (large:
+// one transaction per batch, so FTS5 writes few, large segments; the yield check
+// keeps it from delaying requests).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+
+namespace mneme {
+
+struct index_pacing_params {
+  int64_t batch_rows = 1024;                  // rows per indexing transaction
+  int64_t batch_bytes = 4 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
+  int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
+  int64_t quiet_ms = 50;                      // no append for this long: large rows go
+  int64_t large_row_max_wait_ms = 5000;       // a large row committed this long ago goes
+};
+
+// One group commit of the writer: its last row id and when it committed, in the
+// caller's clock (milliseconds, any epoch, monotonic).
+struct commit_mark {
+  int64_t last_id = 0;
+  int64_t committed_at_ms = 0;
+};
+
+// What one tick may do.
+struct index_tick_plan {
+  int64_t max_rows = 0;
+  int64_t max_bytes = 0;
+  int64_t large_row_bytes = 0;
+  // Large rows with id <= this may be indexed this tick (INT64_MAX: all of them,
+  // 0: none unless a row's commit is unknown, see plan_index_tick).
+  int64_t large_rows_through = 0;
+};
+
+// The plan for a tick at `now_ms`. `last_append_ms` is when the last append
+// arrived (< 0: never). `commits` are the group commits whose rows may still be
+// unindexed, oldest first, both fields ascending (the caller drops the marks at
+// or below the watermark). A row's commit time is that of the first mark with
+// last_id >= its id; a row above every mark (imported, or found at start-up
+// with no commit since) counts as committed now, so it waits like a new row.
+// Non-positive budgets are replaced by 1 (a tick can always progress).
+index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_ms,
+                                int64_t last_append_ms, const std::deque<commit_mark>& commits);
+
+// Whether a row of `bytes` text with id `id` may be indexed under `plan`.
+bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes);
+
+// When a deferred large row with id `id` becomes allowed at the latest (the
+// caller arms a timer for it): the earlier of "quiet for quiet_ms after the last
+// append" and "max wait after its commit". `now_ms` when it already is.
+int64_t large_row_due_ms(const index_pacing_params& params, int64_t now_ms,
+                         int64_t last_append_ms, const std::deque<commit_mark>& commits,
+                         int64_t id);
+
+} // namespace mneme

@@ -1,0 +1,155 @@
+// Tests of the indexer's pacing policy: the default figures, when large rows may
+// be indexed (quiet writer, or committed long enough ago), the consistency of the
+// plan with the due time a timer is armed for, and degenerate parameters.
+#define BOOST_TEST_MODULE index_pacing_test
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <ostream>
+#include <utility>
+
+#include "policies/index_pacing.hpp"
+
+namespace data = boost::unit_test::data;
+using namespace mneme;
+
+namespace {
+
+constexpr int64_t all_ids = std::numeric_limits<int64_t>::max();
+
+// Commits of rows 1-10 at t=1000, 11-20 at t=3000, 21-30 at t=7000.
+std::deque<commit_mark> three_commits() {
+  return {{10, 1000}, {20, 3000}, {30, 7000}};
+}
+
+struct through_case {
+  const char* what;
+  int64_t now;
+  int64_t last_append;
+  int64_t expected_through;
+};
+
+std::ostream& operator<<(std::ostream& os, const through_case& c) {
+  return os << c.what;
+}
+
+const through_case through_cases[] = {
+  {"a writer that never appended lets every large row go", 7000, -1, all_ids},
+  {"a writer quiet for exactly 50 ms lets every large row go", 7050, 7000, all_ids},
+  {"a writer quiet for 49 ms lets only the rows of old enough commits go", 7049, 7000, 10},
+  {"under load a row committed exactly 5000 ms ago goes", 6000, 5999, 10},
+  {"under load a row committed 4999 ms ago waits", 5999, 5998, 0},
+  {"under load the rows of every commit old enough go", 8000, 7999, 20},
+  {"under load all commits old enough let all their rows go", 12000, 11999, 30},
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
+  index_pacing_params p;
+  BOOST_TEST(p.batch_rows == 1024);
+  BOOST_TEST(p.batch_bytes == 4 * 1024 * 1024);
+  BOOST_TEST(p.large_row_bytes == 16 * 1024);
+  BOOST_TEST(p.quiet_ms == 50);
+  BOOST_TEST(p.large_row_max_wait_ms == 5000);
+}
+
+BOOST_AUTO_TEST_CASE(a_plan_carries_the_batch_bounds_and_the_large_row_size) {
+  index_pacing_params p;
+  p.batch_rows = 300;
+  p.batch_bytes = 70000;
+  p.large_row_bytes = 2000;
+  auto plan = plan_index_tick(p, 100, 90, {});
+  BOOST_TEST(plan.max_rows == 300);
+  BOOST_TEST(plan.max_bytes == 70000);
+  BOOST_TEST(plan.large_row_bytes == 2000);
+}
+
+BOOST_DATA_TEST_CASE(large_rows_go_when_the_writer_is_quiet_or_they_waited_long_enough,
+                     data::make(through_cases), c) {
+  auto plan = plan_index_tick(index_pacing_params{}, c.now, c.last_append, three_commits());
+  BOOST_TEST(plan.large_rows_through == c.expected_through);
+}
+
+struct row_case {
+  const char* what;
+  int64_t id;
+  int64_t bytes;
+  bool allowed;
+};
+
+std::ostream& operator<<(std::ostream& os, const row_case& c) {
+  return os << c.what;
+}
+
+const row_case row_cases[] = {
+  {"a small row always goes, even above the large-row bound", 50, 100, true},
+  {"a row of exactly 16 KiB is not large", 50, 16 * 1024, true},
+  {"a row of 16 KiB + 1 is large and waits above the bound", 50, 16 * 1024 + 1, false},
+  {"a large row at the bound goes", 20, 200000, true},
+  {"a large row below the bound goes", 3, 200000, true},
+};
+
+BOOST_DATA_TEST_CASE(a_row_may_be_indexed_when_small_or_within_the_large_row_bound,
+                     data::make(row_cases), c) {
+  index_tick_plan plan;
+  plan.large_row_bytes = index_pacing_params{}.large_row_bytes;
+  plan.large_rows_through = 20;
+  BOOST_TEST(may_index_row(plan, c.id, c.bytes) == c.allowed);
+}
+
+struct due_case {
+  const char* what;
+  int64_t now;
+  int64_t last_append;
+  int64_t id;
+  int64_t expected_due;
+};
+
+std::ostream& operator<<(std::ostream& os, const due_case& c) {
+  return os << c.what;
+}
+
+const due_case due_cases[] = {
+  {"a quiet writer: due now", 7100, 7000, 25, 7100},
+  {"quiet soon: due 50 ms after the last append", 7010, 7000, 25, 7050},
+  {"an old row under load: due 5000 ms after its commit", 5980, 5979, 5, 6000},
+  {"an old row already due: now, never in the past", 6500, 6499, 5, 6500},
+  {"a row above every commit counts as committed now", 7010, 7000, 99, 7050},
+};
+
+BOOST_DATA_TEST_CASE(a_deferred_large_row_is_due_at_the_earlier_of_quiet_and_max_wait,
+                     data::make(due_cases), c) {
+  BOOST_TEST(large_row_due_ms(index_pacing_params{}, c.now, c.last_append, three_commits(), c.id)
+             == c.expected_due);
+}
+
+BOOST_AUTO_TEST_CASE(a_large_row_is_allowed_exactly_from_its_due_time_on) {
+  index_pacing_params p;
+  auto commits = three_commits();
+  // Appends keep arriving every millisecond, so only the age rule can fire.
+  for (auto [id, committed] : {std::pair<int64_t, int64_t>{5, 1000}, {15, 3000}, {25, 7000}}) {
+    auto now = committed + 4990;
+    auto due = large_row_due_ms(p, now, now - 1, commits, id);
+    BOOST_TEST(due == committed + 5000);
+    auto before = plan_index_tick(p, due - 1, due - 2, commits);
+    auto at = plan_index_tick(p, due, due - 1, commits);
+    BOOST_TEST(!may_index_row(before, id, 100000));
+    BOOST_TEST(may_index_row(at, id, 100000));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(non_positive_budgets_still_let_a_tick_index_one_row) {
+  index_pacing_params p;
+  p.batch_rows = 0;
+  p.batch_bytes = -5;
+  p.large_row_bytes = 0;
+  auto plan = plan_index_tick(p, 100, -1, {});
+  BOOST_TEST(plan.max_rows == 1);
+  BOOST_TEST(plan.max_bytes == 1);
+  BOOST_TEST(plan.large_row_bytes == 1);
+}
