@@ -10,7 +10,13 @@
 //     the key, else a session id) and never start a session actor;
 //   - POST /compact without around_id is T12 (whole session), with it T13;
 //   - the session id of an append's answer comes from the gateway's state after the
-//     append (a reset in between names the new session).
+//     append (a reset in between names the new session);
+//   - facts: {user} and {key} are path segments (percent-decoded; a key may hold '/',
+//     a user may not); PUT answers the active version, DELETE the tombstone (nothing
+//     is deleted), both 200; a remove of a key without an active fact is 404;
+//   - POST /v1/sessions/{key}/facts puts the facts of the session's own user into it
+//     (a "user" naming someone else is refused: facts never cross tenants); a key that
+//     is not open starts a session for "user" (or gateway.default_user) like an append.
 #include "apps/common/api/http_api.hpp"
 
 #include <atomic>
@@ -25,6 +31,8 @@
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
 #include "apps/common/api/request_decoder.hpp"
+#include "policies/facts_context.hpp"
+#include "store/facts.hpp"
 
 namespace mneme::api {
 
@@ -38,6 +46,7 @@ struct http_api::impl {
   recall_actor recall;
   std::shared_ptr<runtime_metrics> metrics;
   std::chrono::milliseconds turn_timeout;
+  std::function<time_ms()> clock;
   std::atomic<bool> shutting_down{false};
   std::atomic<int64_t> in_flight{0};
   std::shared_ptr<spdlog::logger> log;
@@ -52,6 +61,7 @@ struct http_api::impl {
       recall(r.recall()),
       metrics(r.metrics()),
       turn_timeout(r.turn_timeout()),
+      clock(r.config().clock ? r.config().clock : system_clock_ms),
       log(opt.log ? opt.log
                   : std::make_shared<spdlog::logger>(
                     "api", std::make_shared<spdlog::sinks::null_sink_mt>())) {}
@@ -359,6 +369,115 @@ void search(impl& api, const request& req, response& res) {
   send_json(res, 200, to_json(*found));
 }
 
+// --- facts (semantic memory, docs/memory.md)
+
+void list_facts(impl& api, const request& req, response& res) {
+  fact_query q;
+  q.user_id = req.matches[1].str();
+  if (auto err = check_text_param("the user", q.user_id))
+    return send_error(api, req, res, err);
+  q.text = param_or(req, "q", "");
+  if (auto at = first_invalid_utf8(q.text))
+    return send_error(res, 400, "bad_request",
+                      "parameter 'q' is not valid UTF-8 (byte " + std::to_string(*at) + ")");
+  if (req.has_param("limit")) {
+    auto n = parse_int_param("limit", req.get_param_value("limit"), 1, fact_query_max_limit);
+    if (!n)
+      return send_error(api, req, res, n.error());
+    q.limit = *n;
+  }
+  if (req.has_param("include_inactive")) {
+    auto b = parse_bool_param("include_inactive", req.get_param_value("include_inactive"));
+    if (!b)
+      return send_error(api, req, res, b.error());
+    q.include_inactive = *b;
+  }
+  auto found = api.ask<std::vector<fact_record>>(api.storage, api.opt.read_timeout,
+                                                 st_facts_atom_v, std::move(q));
+  if (!found)
+    return send_error(api, req, res, found.error());
+  send_json(res, 200, {{"facts", to_json(*found)}});
+}
+
+void put_fact_route(impl& api, const request& req, response& res) {
+  fact_record f;
+  f.user_id = req.matches[1].str();
+  f.key = req.matches[2].str();
+  if (auto err = check_text_param("the user", f.user_id))
+    return send_error(api, req, res, err);
+  if (auto err = check_text_param("the fact key", f.key))
+    return send_error(api, req, res, err);
+  auto in = decode_fact_put(req.body);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  f.value = std::move(in->value);
+  f.source_session = std::move(in->source_session);
+  auto stored = api.ask<fact_record>(api.storage, api.opt.read_timeout, st_fact_put_atom_v,
+                                     std::move(f), int64_t{api.clock()});
+  if (!stored)
+    return send_error(api, req, res, stored.error());
+  send_json(res, 200, to_json(*stored));
+}
+
+void remove_fact_route(impl& api, const request& req, response& res) {
+  auto user = req.matches[1].str();
+  auto key = req.matches[2].str();
+  if (auto err = check_text_param("the user", user))
+    return send_error(api, req, res, err);
+  if (auto err = check_text_param("the fact key", key))
+    return send_error(api, req, res, err);
+  auto retired = api.ask<fact_record>(api.storage, api.opt.read_timeout, st_fact_del_atom_v,
+                                      std::move(user), std::move(key), int64_t{api.clock()});
+  if (!retired)
+    return send_error(api, req, res, retired.error());
+  send_json(res, 200, to_json(*retired));
+}
+
+void inject_facts(impl& api, const request& req, response& res) {
+  auto key = req.matches[1].str();
+  auto in = decode_facts_inject(req.body, fact_query_max_limit);
+  if (!in)
+    return send_error(api, req, res, in.error());
+  std::string user = in->user;
+  std::string sid;
+  auto hosted = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
+                                          key);
+  if (hosted) {
+    if (!user.empty() && user != hosted->record.user_id)
+      return send_error(res, 400, "bad_request",
+                        "field 'user': session '" + key + "' belongs to another user");
+    user = hosted->record.user_id;
+    sid = hosted->record.id;
+  } else if (hosted.error() != errc::not_found) {
+    return send_error(api, req, res, hosted.error());
+  }
+  if (user.empty())
+    user = api.opt.default_user;
+  fact_query q;
+  q.user_id = user;
+  q.text = in->query;
+  q.limit = in->limit;
+  auto found = api.ask<std::vector<fact_record>>(api.storage, api.opt.read_timeout,
+                                                 st_facts_atom_v, std::move(q));
+  if (!found)
+    return send_error(api, req, res, found.error());
+  std::vector<remembered_fact> facts;
+  for (auto& f : *found)
+    facts.push_back({std::move(f.key), std::move(f.value)});
+  auto row = facts_context_message(facts, sid, api.clock());
+  auto id = api.ask<int64_t>(api.gateway, api.turn_timeout, gw_append_atom_v, key, user, row);
+  if (!id)
+    return send_error(api, req, res, id.error());
+  auto snap = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
+                                        key);
+  auto shown = std::min(facts.size(), facts_context_max_facts);
+  send_json(res, 201, {{"id", *id},
+                       {"session_id", snap ? snap->record.id : sid},
+                       {"user", user},
+                       {"facts", static_cast<int64_t>(shown)},
+                       {"content", row.content}});
+}
+
 using handler_fn = void (*)(impl&, const request&, response&);
 
 // Counts the request in flight, refuses it while shutting down, and turns an
@@ -442,6 +561,11 @@ void http_api::install(httplib::Server& server) {
   server.Get(s + "/checkpoints", guarded(api, list_checkpoints));
   server.Post(s + "/rollback", guarded(api, rollback));
   server.Get(s + "/export", guarded(api, export_jsonl));
+  server.Post(s + "/facts", guarded(api, inject_facts));
+  const std::string u = R"(/v1/users/([^/]+)/facts)";
+  server.Get(u, guarded(api, list_facts));
+  server.Put(u + "/(.*)", guarded(api, put_fact_route));
+  server.Delete(u + "/(.*)", guarded(api, remove_fact_route));
 }
 
 } // namespace mneme::api

@@ -73,6 +73,28 @@ json to_json(const checkpoint_record& c) {
           {"created_at_ms", c.created_at_ms}};
 }
 
+json to_json(const fact_record& f) {
+  const char* state = f.active ? "active" : f.removed_at_ms > 0 ? "removed" : "replaced";
+  return {{"id", f.id},
+          {"user_id", f.user_id},
+          {"key", f.key},
+          {"value", f.value},
+          {"source_session", f.source_session},
+          {"created_at_ms", f.created_at_ms},
+          {"updated_at_ms", f.updated_at_ms},
+          {"active", f.active},
+          {"removed_at_ms", f.removed_at_ms},
+          {"replaced_by", f.replaced_by},
+          {"state", state}};
+}
+
+json to_json(const std::vector<fact_record>& facts) {
+  auto out = json::array();
+  for (const auto& f : facts)
+    out.push_back(to_json(f));
+  return out;
+}
+
 json to_json(const compaction_report& r) {
   return {{"trigger", std::string{to_string(r.by)}},
           {"committed", r.committed},

@@ -33,6 +33,10 @@ json to_json(const session_snapshot& s); // compactions_by_trigger as {"T1": n, 
 json to_json(const recall_hit& h);
 json to_json(const recall_result& r);
 json to_json(const supervisor_stats& s);
+// {"id","user_id","key","value","source_session","created_at_ms","updated_at_ms",
+//  "active","removed_at_ms","replaced_by","state":"active|replaced|removed"}
+json to_json(const fact_record& f);
+json to_json(const std::vector<fact_record>& facts); // an array
 
 // {"error":{"code":"not_found","message":"..."}}
 json error_json(const std::string& code, const std::string& message);

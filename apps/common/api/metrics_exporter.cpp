@@ -281,6 +281,15 @@ void add_store(families& f, const runtime& rt) {
 
 } // namespace
 
+std::string render_counters_text(const runtime_metrics& rm) {
+  families f;
+  add_runtime_counters(f, rm);
+  add_path_counters(f, rm);
+  std::ostringstream out;
+  prometheus::TextSerializer{}.Serialize(out, f.all());
+  return out.str();
+}
+
 std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt) {
   families f;
   if (auto sv = ask<supervisor_stats>(sys, rt.supervisor(), sv_stats_atom_v))

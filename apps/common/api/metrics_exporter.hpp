@@ -24,4 +24,9 @@ inline constexpr std::chrono::milliseconds metrics_ask_timeout{500};
 // REQUIRES: called outside every CAF scheduler thread; rt was started on sys.
 std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt);
 
+// Only the runtime's own counters (runtime_metrics and its storage_metrics): the
+// families render_metrics_text takes from `rm`, without asking any actor or the
+// database. Any thread.
+std::string render_counters_text(const runtime_metrics& rm);
+
 } // namespace mneme::api

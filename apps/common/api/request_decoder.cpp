@@ -203,6 +203,52 @@ caf::expected<name_request> decode_name(std::string_view body) {
   return out;
 }
 
+caf::expected<fact_put_request> decode_fact_put(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j)
+    return j.error();
+  if (auto err = only_fields(*j, {"value", "source_session"}))
+    return err;
+  fact_put_request out;
+  if (auto err = string_field(*j, "value", out.value, true))
+    return err;
+  if (out.value.empty())
+    return bad("field 'value' is empty");
+  if (auto err = string_field(*j, "source_session", out.source_session, false))
+    return err;
+  return out;
+}
+
+caf::expected<facts_inject_request> decode_facts_inject(std::string_view body,
+                                                        int64_t max_limit) {
+  auto j = parse_object(body, true);
+  if (!j)
+    return j.error();
+  if (auto err = only_fields(*j, {"user", "q", "limit"}))
+    return err;
+  facts_inject_request out;
+  if (auto err = string_field(*j, "user", out.user, false))
+    return err;
+  if (auto err = string_field(*j, "q", out.query, false))
+    return err;
+  std::optional<int64_t> limit;
+  if (auto err = int_field(*j, "limit", limit))
+    return err;
+  if (limit && (*limit < 1 || *limit > max_limit))
+    return bad("field 'limit' must be within 1.." + std::to_string(max_limit) + ", not "
+               + std::to_string(*limit));
+  out.limit = limit.value_or(out.limit);
+  return out;
+}
+
+caf::error check_text_param(std::string_view what, std::string_view text) {
+  if (text.empty())
+    return bad(std::string{what} + " is empty");
+  if (auto at = first_invalid_utf8(text))
+    return bad(std::string{what} + " is not valid UTF-8 (byte " + std::to_string(*at) + ")");
+  return {};
+}
+
 caf::expected<int64_t> parse_int_param(std::string_view name, std::string_view text,
                                        int64_t min, int64_t max) {
   int64_t v = 0;

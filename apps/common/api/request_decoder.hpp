@@ -17,6 +17,7 @@
 
 #include "messages/errc.hpp"
 #include "messages/transcript.hpp"
+#include "policies/facts_context.hpp"
 
 namespace mneme::api {
 
@@ -46,6 +47,19 @@ struct name_request {
   std::string name; // not empty
 };
 
+// PUT /v1/users/{user}/facts/{key}
+struct fact_put_request {
+  std::string value;           // not empty (the store checks its length)
+  std::string source_session;  // optional: the session the fact came from
+};
+
+// POST /v1/sessions/{key}/facts: which of the user's facts go into the session.
+struct facts_inject_request {
+  std::string user;            // empty = the session's user (or gateway.default_user)
+  std::string query;           // "q": empty = the newest facts, else a full-text search
+  int64_t limit = static_cast<int64_t>(facts_context_max_facts); // 1..max_limit
+};
+
 // Byte offset of the first byte that is not part of well-formed UTF-8, or nullopt.
 std::optional<size_t> first_invalid_utf8(std::string_view text);
 
@@ -56,6 +70,13 @@ caf::expected<append_request> decode_append(std::string_view body);
 caf::expected<turn_request> decode_turn(std::string_view body);
 caf::expected<compact_request> decode_compact(std::string_view body);
 caf::expected<name_request> decode_name(std::string_view body);
+caf::expected<fact_put_request> decode_fact_put(std::string_view body);
+// `max_limit`: the store's largest fact query (an empty body takes every default).
+caf::expected<facts_inject_request> decode_facts_inject(std::string_view body,
+                                                        int64_t max_limit);
+
+// A path segment or parameter that must be 1+ bytes of valid UTF-8 (`what` names it).
+caf::error check_text_param(std::string_view what, std::string_view text);
 
 // A query parameter as an integer in [min, max]; `text` is the raw value.
 caf::expected<int64_t> parse_int_param(std::string_view name, std::string_view text,

@@ -117,4 +117,29 @@ maybe_failure daemon_client::post_json(const std::string& path, const nlohmann::
   return std::nullopt;
 }
 
+maybe_failure daemon_client::json_answer(const httplib::Result& res, const std::string& what,
+                                         nlohmann::json& out) {
+  if (auto f = check(res, what))
+    return f;
+  out = nlohmann::json::parse(res->body, nullptr, false);
+  if (out.is_discarded())
+    return failure::failed("the daemon at " + base_url_ + " answered " + what
+                           + " with a body that is not JSON");
+  return std::nullopt;
+}
+
+maybe_failure daemon_client::put_json(const std::string& path, const nlohmann::json& body,
+                                      nlohmann::json& out) {
+  if (!http_->is_valid())
+    return failure::input("--server " + base_url_ + " is not a URL like http://127.0.0.1:8077");
+  return json_answer(http_->Put(path.c_str(), body.dump(), "application/json"), "PUT " + path,
+                     out);
+}
+
+maybe_failure daemon_client::delete_json(const std::string& path, nlohmann::json& out) {
+  if (!http_->is_valid())
+    return failure::input("--server " + base_url_ + " is not a URL like http://127.0.0.1:8077");
+  return json_answer(http_->Delete(path.c_str()), "DELETE " + path, out);
+}
+
 } // namespace mneme::cli

@@ -47,10 +47,19 @@ class daemon_client {
   maybe_failure post_json(const std::string& path, const nlohmann::json& body,
                           nlohmann::json& out);
 
+  // PUT path with a JSON body -> the JSON body of a 2xx answer.
+  maybe_failure put_json(const std::string& path, const nlohmann::json& body,
+                         nlohmann::json& out);
+  // DELETE path -> the JSON body of a 2xx answer.
+  maybe_failure delete_json(const std::string& path, nlohmann::json& out);
+
   const std::string& base_url() const { return base_url_; }
 
  private:
   maybe_failure check(const httplib::Result& res, const std::string& what);
+  // The JSON body of a 2xx answer to `res` (what = "METHOD path").
+  maybe_failure json_answer(const httplib::Result& res, const std::string& what,
+                            nlohmann::json& out);
 
   std::string base_url_;
   std::unique_ptr<httplib::Client> http_;
