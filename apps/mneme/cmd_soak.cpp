@@ -1,9 +1,12 @@
 // `mneme soak [--scenario NAME|FILE] [--report DIR] [--config FILE] [--db FILE]
-// [--users N] [--duration SECONDS]`: the soak runner (SPEC §8). Simulated users drive
+// [--users N] [--duration SECONDS] [--server URL [--token T] [--fakellm URL2]
+// [--no-faults] [--connections N]]`: the soak runner (SPEC §8). Simulated users drive
 // one in-process runtime through the gateway against the in-process fake LLM with the
-// scenario's faults; the invariants are checked while it runs and at the end; the report
-// (report.json, report.md, plots) goes to DIR. Exit 0 when every invariant held, 1 on a
-// violation, 2 on bad input. Scenarios: configs/soak/*.yaml, documented in docs/soak.md.
+// scenario's faults, or with --server a running daemon over its HTTP API (faults set on
+// the fake LLM at --fakellm); the invariants are checked while it runs and at the end;
+// the report (report.json, report.md, plots) goes to DIR. Exit 0 when every invariant
+// held, 1 on a violation, 2 on bad input (also: the daemon unreachable or refusing the
+// token at the start). Scenarios: configs/soak/*.yaml, documented in docs/soak.md.
 //
 // A scenario NAME (no '/', no .yaml) is looked up as configs/soak/NAME.yaml in the
 // source tree this binary was built from, then under ./configs/soak.
@@ -34,6 +37,9 @@ struct soak_cli {
   double duration_s = 0;    // 0 = the scenario's
   std::string server;
   std::string token;
+  std::string fakellm;
+  bool no_faults = false;
+  int64_t connections = 16;
 };
 
 // The scenario file for NAME or FILE; empty when a NAME is not found.
@@ -53,9 +59,8 @@ std::string resolve_scenario(const std::string& arg) {
 }
 
 int run_soak_command(const soak_cli& cli) {
-  if (!cli.server.empty()) {
-    std::cerr << "mneme soak: --server (driving a running daemon over HTTP) is not "
-                 "implemented yet; run without --server to soak an in-process runtime\n";
+  if (cli.server.empty() && (!cli.token.empty() || !cli.fakellm.empty() || cli.no_faults)) {
+    std::cerr << "mneme soak: --token, --fakellm and --no-faults go with --server URL\n";
     return exit_usage;
   }
   auto path = resolve_scenario(cli.scenario);
@@ -79,7 +84,15 @@ int run_soak_command(const soak_cli& cli) {
   if (cli.duration_s > 0)
     opt.duration_s = cli.duration_s;
   opt.progress_tty = isatty(STDOUT_FILENO) != 0;
-  return soak::run_soak(std::move(*sc), opt, std::cout, std::cerr);
+  if (cli.server.empty())
+    return soak::run_soak(std::move(*sc), opt, std::cout, std::cerr);
+  soak::server_options so;
+  so.url = cli.server;
+  so.token = cli.token;
+  so.fakellm_url = cli.fakellm;
+  so.no_faults = cli.no_faults;
+  so.connections = cli.connections;
+  return soak::run_soak_server(std::move(*sc), opt, so, std::cout, std::cerr);
 }
 
 command_action setup_soak(CLI::App& cmd) {
@@ -95,8 +108,17 @@ command_action setup_soak(CLI::App& cmd) {
   cmd.add_option("--duration", cli->duration_s,
                  "driving time in seconds (default: the scenario's)")
     ->check(CLI::Range(1.0, 30.0 * 24 * 3600));
-  cmd.add_option("--server", cli->server, "drive a running daemon at URL (not implemented yet)");
-  cmd.add_option("--token", cli->token, "bearer token for --server");
+  cmd.add_option("--server", cli->server,
+                 "drive a running daemon at URL (http://HOST:PORT) over its HTTP API");
+  cmd.add_option("--token", cli->token, "bearer token for --server (gateway.auth_token)");
+  cmd.add_option("--fakellm", cli->fakellm,
+                 "with --server: the mneme-fakellm the daemon uses (http://HOST:PORT); the "
+                 "scenario's faults are set there when the drive starts");
+  cmd.add_flag("--no-faults", cli->no_faults,
+               "with --server: run a scenario that has faults without setting them");
+  cmd.add_option("--connections", cli->connections,
+                 "with --server: HTTP calls in flight at most (default 16)")
+    ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   return [cli] { return run_soak_command(*cli); };
 }
 

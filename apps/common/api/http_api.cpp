@@ -19,7 +19,10 @@
 //     is not open starts a session for "user" (or gateway.default_user) like an append.
 #include "apps/common/api/http_api.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <fstream>
 #include <functional>
 #include <numeric>
 
@@ -135,10 +138,21 @@ std::string param_or(const request& req, const char* name, std::string fallback)
 
 // --- handlers: each answers `res` completely
 
+// The daemon's resident memory from /proc/self/statm (mneme soak --server checks that it
+// plateaus); -1 when unknown.
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident))
+    return -1;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
 void health(impl& api, const request&, response& res) {
   json body{{"status", "ok"}, {"version", api.opt.version}};
   auto stats = api.ask<supervisor_stats>(api.supervisor, api.opt.read_timeout, sv_stats_atom_v);
   body["sessions_hosted"] = stats ? stats->hosted : int64_t{-1};
+  body["rss_bytes"] = resident_bytes();
   send_json(res, 200, body);
 }
 

@@ -210,7 +210,9 @@ json report_json(const soak_result& r) {
   json j;
   j["scenario"] = {{"name", s.name}, {"origin", s.origin}, {"users", s.users},
                    {"duration_s", s.duration_s}, {"seed", s.seed}};
+  j["target"] = r.target;
   j["database"] = r.database;
+  j["notes"] = r.notes;
   j["duration_s"] = std::round(r.drive_s * 10) / 10;
   j["total_s"] = std::round(r.total_s * 10) / 10;
   j["sessions"] = r.totals.sessions;
@@ -240,7 +242,8 @@ json report_json(const soak_result& r) {
                       {"fallback", r.totals.fallback_compactions},
                       {"fallback_in_outage", r.fallback_in_outage},
                       {"max_per_session_hour", r.max_compactions_per_hour}};
-  j["faults"] = {{"injected", r.faults_injected}, {"by_kind", r.faults_by_kind}};
+  j["faults"] = {{"injected", r.faults_injected}, {"by_kind", r.faults_by_kind},
+                {"set_by_runner", r.faults_set}};
   j["llm_requests"] = {{"chat", r.llm_chat_requests}, {"summary", r.llm_summary_requests}};
   j["supervisor"] = {{"restarts", r.supervisor_restarts}, {"exhausted", r.supervisor_exhausted}};
   json windows = json::array();
@@ -310,6 +313,9 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
   md << fmt::format("**{}** — {} users for {:.0f} s (scenario `{}`), database `{}`.\n\n",
                     r.violations.empty() ? "PASSED" : "FAILED", s.users, r.drive_s, s.origin,
                     r.database);
+  md << fmt::format("Target: {}.\n\n", r.target);
+  for (const auto& n : r.notes)
+    md << "> " << n << "\n\n";
   md << "| figure | value |\n|---|---|\n";
   auto row = [&](const std::string& k, const std::string& v) {
     md << "| " << k << " | " << v << " |\n";
@@ -343,7 +349,8 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
   std::string faults;
   for (const auto& [k, n] : r.faults_by_kind)
     faults += fmt::format(" {}={}", k, n);
-  row("faults injected", fmt::format("{}:{}", r.faults_injected, faults));
+  row("faults injected", r.faults_set ? fmt::format("{}:{}", r.faults_injected, faults)
+                                      : std::string{"none: not set (--no-faults)"});
   std::string errs;
   for (const auto& [k, n] : r.errors)
     errs += fmt::format(" {}={}", k, n);

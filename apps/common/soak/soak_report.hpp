@@ -38,7 +38,9 @@ struct live_sample {
 
 struct soak_result {
   const soak_scenario* scenario = nullptr;
+  std::string target = "in-process";   // or the daemon's URL (mneme soak --server)
   std::string database;
+  std::vector<std::string> notes;      // what the reader must know (config not applied, ...)
   double drive_s = 0;               // driving time
   double total_s = 0;               // driving + drain + checks
   int64_t threshold_tokens = 0;
@@ -56,6 +58,7 @@ struct soak_result {
   std::vector<compaction_event> compactions;
   std::map<std::string, int64_t> faults_by_kind;
   int64_t faults_injected = 0;
+  bool faults_set = true;            // false: --no-faults, the scenario's faults not set
   int64_t llm_chat_requests = 0;
   int64_t llm_summary_requests = 0;
   int64_t supervisor_restarts = 0;

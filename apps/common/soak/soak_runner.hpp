@@ -7,6 +7,8 @@
 // session; RSS plateau; a fallback compaction inside a summarizer outage when the
 // scenario asks for one) and the report.
 //
+// run_soak_server does the same against a running daemon over HTTP (--server).
+//
 // Thread: call from main (it blocks for the whole run). Not reentrant: it reads the
 // process's own RSS.
 #pragma once
@@ -29,9 +31,27 @@ struct soak_options {
   bool progress_tty = false;           // \r-updated line (else one line every 10 s)
 };
 
+// `mneme soak --server URL`: drive a running daemon over HTTP (soak_http_target.hpp).
+struct server_options {
+  std::string url;                     // http://HOST:PORT of the daemon
+  std::string token;                   // bearer token ("" = none)
+  std::string fakellm_url;             // the fake LLM the daemon uses ("" = not controlled)
+  bool no_faults = false;              // run a scenario with faults without setting them
+  int64_t connections = 16;            // calls in flight at most
+};
+
 // Exit codes: 0 every invariant held, 1 a violation (or the run could not finish),
 // 2 bad input (configuration).
 int run_soak(soak_scenario scenario, const soak_options& opt, std::ostream& out,
              std::ostream& err);
+
+// The same run against a running daemon: the scenario's users, mix, fault windows (set on
+// the fake LLM at --fakellm when the drive starts) and invariants; the daemon's own
+// configuration (the scenario's config: block is not applied; the report says so).
+// `opt.config_file` and `opt.db` must be empty. Exit codes as run_soak's; 2 also when
+// the daemon or the fake LLM does not answer at the start, the token is refused, or the
+// scenario has faults but neither --fakellm nor --no-faults was given.
+int run_soak_server(soak_scenario scenario, const soak_options& opt,
+                    const server_options& server, std::ostream& out, std::ostream& err);
 
 } // namespace mneme::soak

@@ -1,0 +1,135 @@
+// The HTTP soak driver; see soak_http_driver.hpp.
+#include "apps/common/soak/soak_http_driver.hpp"
+
+#include <cassert>
+
+#include <fmt/format.h>
+
+#include "apps/common/soak/soak_driver.hpp"
+#include "apps/common/soak/soak_text.hpp"
+
+namespace mneme::soak {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+} // namespace
+
+http_driver::http_driver(http_driver_params params) : p_(std::move(params)) {
+  assert(p_.connections >= 1 && p_.plan.users >= 1 && p_.plan.ledger);
+  think_rng_.seed(p_.plan.seed ^ 0x5eed);
+  for (int64_t u = 0; u < p_.plan.users; ++u)
+    users_.push_back({user_rng(p_.plan.seed, u), 0});
+  {
+    std::lock_guard<std::mutex> lock{mu_};
+    // The first messages spread over one think time so the users do not start in step.
+    auto now = clock_type::now();
+    for (int64_t u = 0; u < p_.plan.users; ++u)
+      queue_.push({now + think(), u});
+  }
+  auto n = std::min(p_.connections, p_.plan.users);
+  for (int64_t i = 0; i < n; ++i)
+    clients_.push_back(std::make_unique<daemon_client>(p_.base_url, p_.token, p_.turn_timeout));
+  for (auto& c : clients_)
+    workers_.emplace_back([this, client = c.get()] { work(*client); });
+}
+
+http_driver::~http_driver() { stop(); }
+
+void http_driver::stop() {
+  {
+    std::lock_guard<std::mutex> lock{mu_};
+    if (stopped_ && workers_.empty())
+      return;
+    stopped_ = true;
+  }
+  wake_.notify_all();
+  for (auto& c : clients_)
+    c->stop();
+  for (auto& w : workers_)
+    w.join();
+  workers_.clear();
+}
+
+std::chrono::milliseconds http_driver::think() {
+  std::uniform_int_distribution<int64_t> d(p_.plan.think_ms.min, p_.plan.think_ms.max);
+  return std::chrono::milliseconds(d(think_rng_));
+}
+
+void http_driver::work(daemon_client& client) {
+  auto& ledger = *p_.plan.ledger;
+  std::unique_lock<std::mutex> lock{mu_};
+  for (;;) {
+    if (stopped_ || ledger.stopping.load())
+      return;
+    if (queue_.empty() || queue_.top().due > clock_type::now()) {
+      // Wakes for the next due user, a push, stop() - and every 200 ms for `stopping`.
+      auto until = queue_.empty() ? clock_type::now() + std::chrono::milliseconds(200)
+                                  : std::min(queue_.top().due,
+                                             clock_type::now() + std::chrono::milliseconds(200));
+      wake_.wait_until(lock, until);
+      continue;
+    }
+    auto user = queue_.top().user;
+    queue_.pop();
+    lock.unlock();
+    play(client, user);
+    lock.lock();
+    queue_.push({clock_type::now() + think(), user});
+    wake_.notify_one();
+  }
+}
+
+void http_driver::play(daemon_client& client, int64_t user) {
+  auto& ledger = *p_.plan.ledger;
+  auto& us = users_[static_cast<size_t>(user)];
+  auto seq = us.next_seq++;
+  auto msg = plan_message(p_.plan.mix, user, seq, us.rng);
+  ledger.sent(user, seq, msg);
+  ledger.in_flight.fetch_add(1);
+  auto started = clock_type::now();
+  auto key = user_key(user);
+  auto uid = user_id(user);
+  auto failed = [&](const call_error& e, bool was_turn) {
+    ledger.failed(e.code, seconds_since(p_.plan.t0), ms_since(started), e.timed_out, was_turn);
+    ledger.in_flight.fetch_sub(1);
+  };
+  if (msg.kind == turn_kind::tool_small || msg.kind == turn_kind::tool_large) {
+    // The model's call and its result, appended without a model call; the user's next
+    // message is the turn that answers after them.
+    auto call_id = fmt::format("call-{}-{}", user, seq);
+    message call;
+    call.role = msg_role::assistant;
+    call.tool_calls.push_back({call_id, "run_query", R"({"query":"latest service rows"})"});
+    message result;
+    result.role = msg_role::tool;
+    result.tool_call_id = call_id;
+    result.tool_name = "run_query";
+    result.content = msg.content;
+    auto first = client.append(key, uid, call);
+    if (!first)
+      return failed(first.error(), false);
+    auto second = client.append(key, uid, result);
+    if (!second)
+      return failed(second.error(), false);
+    ledger.appended(user, seq, msg, uid);
+    ledger.in_flight.fetch_sub(1);
+    return;
+  }
+  auto reply = client.turn(key, uid, msg.content);
+  if (!reply)
+    return failed(reply.error(), true);
+  ledger.answered(user, seq, key, msg, uid, *reply, seconds_since(p_.plan.t0), ms_since(started));
+  ledger.in_flight.fetch_sub(1);
+}
+
+} // namespace mneme::soak

@@ -1,0 +1,83 @@
+// The soak target of `mneme soak --server URL`: a running daemon driven over its HTTP
+// API (docs/api.md) by the HTTP driver (soak_http_driver.hpp), and optionally the fake
+// LLM the daemon talks to (--fakellm URL2), whose /control/faults gets the scenario's
+// fake_llm section when the drive starts (time 0 of the scenario's fault windows) and
+// whose /control/stats gives the faults injected during the run.
+//
+// What each check reads: session state = GET /v1/sessions/{key}?live=false; committed
+// compactions and crashed session actors = GET /metrics; RSS = GET /v1/health's
+// rss_bytes (the daemon's own; none when the daemon does not report it); liveness =
+// GET /v1/health; stored rows = GET /v1/sessions?user=U then .../export of each
+// session; markers = GET /v1/search. The daemon's configuration is its own: the
+// scenario's config: block is not applied (the runner says so in the report).
+//
+// Thread: see soak_target.hpp (main only); the driver has its own threads.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/common/soak/soak_http_client.hpp"
+#include "apps/common/soak/soak_http_driver.hpp"
+#include "apps/common/soak/soak_target.hpp"
+
+namespace mneme::soak {
+
+struct http_target_options {
+  std::string server_url;       // http://HOST:PORT of the daemon
+  std::string token;            // bearer token, "" = none
+  std::string fakellm_url;      // "" = the fake LLM is not controlled
+  bool set_faults = true;       // false: --no-faults (the fake LLM's faults untouched)
+  int64_t connections = 16;
+  std::chrono::milliseconds turn_timeout{360000};
+};
+
+class http_target final : public soak_target {
+ public:
+  // Checks that the daemon answers and takes the token, and that the fake LLM answers.
+  // On failure returns nullptr with `why` saying which and how.
+  static std::unique_ptr<http_target> connect(const http_target_options& opt,
+                                              nlohmann::json faults, std::string& why);
+  ~http_target() override;
+
+  // Facts for the report found while connecting (e.g. the daemon reports no RSS).
+  const std::vector<std::string>& notes() const { return notes_; }
+  const std::string& daemon_version() const { return version_; }
+
+  void start_driving(const drive_plan& plan) override;
+  void stop_driving() override;
+  std::chrono::milliseconds turn_timeout() const override { return opt_.turn_timeout; }
+  std::optional<session_poll> poll_session(const std::string& key) override;
+  std::optional<compaction_counts> compactions() override;
+  std::optional<supervisor_stats> supervisor() override;
+  std::optional<rss_figures> rss() override;
+  fault_figures faults() override;
+  std::string liveness_problem() override;
+  std::vector<std::string> visit_stored_rows(
+    const std::function<void(const std::string&, const std::string&)>& visit) override;
+  caf::expected<std::vector<marker_hit>> search(const std::string& user_id,
+                                                const std::string& query) override;
+  void shutdown() override;
+
+ private:
+  explicit http_target(const http_target_options& opt, nlohmann::json faults);
+
+  http_target_options opt_;
+  nlohmann::json faults_;
+  daemon_client api_;                           // the main thread's own client
+  std::unique_ptr<fakellm_control> llm_;
+  fakellm_counts llm_baseline_;                 // the fake LLM's counts at time 0
+  std::string fault_problem_;                   // setting the faults failed
+  bool reports_rss_ = false;
+  std::string version_;
+  std::vector<std::string> notes_;
+  int64_t users_ = 0;
+  std::unique_ptr<http_driver> driver_;
+  fault_figures last_faults_;                   // kept when the fake LLM stops answering
+};
+
+} // namespace mneme::soak

@@ -1,0 +1,192 @@
+// The in-process soak target; see soak_inprocess_target.hpp.
+#include "apps/common/soak/soak_inprocess_target.hpp"
+
+#include <unistd.h>
+
+#include <cassert>
+#include <fstream>
+#include <limits>
+
+#include "apps/common/soak/soak_driver.hpp"
+#include "messages/mneme_types.hpp"
+#include "store/recall.hpp"
+#include "store/store_reader.hpp"
+
+namespace mneme::soak {
+
+namespace {
+
+int64_t own_rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident))
+    return 0;
+  return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
+} // namespace
+
+inprocess_target::inprocess_target(std::unique_ptr<fakellm::fake_llm_server> llm,
+                                   fakellm::scenario faults, runtime_config rc)
+  : llm_(std::move(llm)), faults_(std::move(faults)), rc_(std::move(rc)) {}
+
+caf::expected<std::unique_ptr<inprocess_target>>
+inprocess_target::start(std::unique_ptr<fakellm::fake_llm_server> llm, fakellm::scenario faults,
+                        runtime_config rc) {
+  for (size_t i = 0; i < faults.plan.rules.size(); ++i)
+    if (auto why = fakellm::validate(faults.plan.rules[i]); !why.empty())
+      return caf::make_error(errc::config_invalid,
+                             "fake_llm.faults[" + std::to_string(i) + "]: " + why);
+  std::unique_ptr<inprocess_target> t{
+    new inprocess_target(std::move(llm), std::move(faults), std::move(rc))};
+  t->sys_cfg_ = std::make_unique<caf::actor_system_config>();
+  register_mneme_types(*t->sys_cfg_);
+  t->sys_cfg_->set("logger.verbosity", caf::atom("quiet"));
+  t->sys_ = std::make_unique<caf::actor_system>(*t->sys_cfg_);
+  auto started = runtime::start(*t->sys_, t->rc_);
+  if (!started)
+    return std::move(started.error());
+  t->rt_ = std::move(*started);
+  t->self_ = std::make_unique<caf::scoped_actor>(*t->sys_);
+  return t;
+}
+
+inprocess_target::~inprocess_target() { shutdown(); }
+
+void inprocess_target::start_driving(const drive_plan& plan) {
+  ledger_ = plan.ledger;
+  // The scenario's clock starts with the drive (its fault windows are run time).
+  auto set = llm_->set_scenario(faults_);
+  assert(!set && "validated by start()");
+  (void)set;
+  driver_params dp;
+  dp.gateway = rt_->gateway();
+  dp.ledger = plan.ledger;
+  dp.users = plan.users;
+  dp.seed = plan.seed;
+  dp.think_ms = plan.think_ms;
+  dp.mix = plan.mix;
+  dp.turn_timeout = rt_->turn_timeout();
+  dp.t0 = plan.t0;
+  driver_ = spawn_driver(*sys_, dp);
+}
+
+void inprocess_target::stop_driving() {
+  if (driver_)
+    (*self_)->send_exit(driver_, caf::exit_reason::user_shutdown);
+}
+
+std::chrono::milliseconds inprocess_target::turn_timeout() const { return rt_->turn_timeout(); }
+
+std::optional<session_poll> inprocess_target::poll_session(const std::string& key) {
+  std::optional<session_poll> out;
+  (*self_)->request(rt_->gateway(), std::chrono::milliseconds(500), gw_state_atom_v, key)
+    .receive(
+      [&](session_snapshot& snap) {
+        session_poll p;
+        p.session_id = snap.record.id;
+        p.live_tokens = snap.live_tokens;
+        for (auto c : snap.compactions_by_trigger)
+          p.compactions += c;
+        p.threshold_tokens = snap.threshold_tokens;
+        out = std::move(p);
+      },
+      [&](caf::error&) {});
+  return out;
+}
+
+std::optional<compaction_counts> inprocess_target::compactions() {
+  const auto& m = *rt_->metrics();
+  compaction_counts c;
+  for (size_t tr = 0; tr < runtime_metrics::trigger_slots; ++tr) {
+    c.committed[tr] = m.compactions[tr][static_cast<size_t>(compaction_outcome_label::committed)]
+                        .load(std::memory_order_relaxed);
+    c.fallback[tr] = m.compactions[tr][static_cast<size_t>(compaction_outcome_label::fallback)]
+                       .load(std::memory_order_relaxed);
+  }
+  return c;
+}
+
+std::optional<supervisor_stats> inprocess_target::supervisor() {
+  std::optional<supervisor_stats> out;
+  (*self_)->request(rt_->supervisor(), std::chrono::seconds(10), sv_stats_atom_v)
+    .receive([&](supervisor_stats& s) { out = s; }, [&](caf::error&) {});
+  return out;
+}
+
+std::optional<rss_figures> inprocess_target::rss() {
+  auto raw = own_rss_bytes();
+  return rss_figures{raw, raw - (ledger_ ? ledger_->approx_bytes() : 0)};
+}
+
+fault_figures inprocess_target::faults() {
+  auto st = llm_->stats();
+  fault_figures f;
+  for (int k = 0; k < fakellm::fault_kind_count; ++k) {
+    auto n = st.injected[static_cast<size_t>(k)];
+    f.total += n;
+    if (n > 0)
+      f.by_kind[std::string{to_string(static_cast<fakellm::fault_kind>(k))}] = n;
+  }
+  f.chat_requests = st.chat_requests;
+  f.summary_requests = st.summary_requests;
+  return f;
+}
+
+std::vector<std::string> inprocess_target::visit_stored_rows(
+  const std::function<void(const std::string&, const std::string&)>& visit) {
+  std::vector<std::string> problems;
+  auto reader = store_reader::open(rc_.database);
+  if (!reader)
+    return {"cannot open the database read-only: " + render_error(reader.error())};
+  session_filter all;
+  all.limit = 100000;
+  auto sessions = (*reader)->sessions(all);
+  if (!sessions)
+    return {render_error(sessions.error())};
+  for (const auto& rec : *sessions) {
+    auto rows = (*reader)->range(rec.id, 1, std::numeric_limits<int64_t>::max());
+    if (!rows) {
+      problems.push_back(rec.id + ": " + render_error(rows.error()));
+      continue;
+    }
+    for (const auto& m : *rows)
+      if (!m.is_summary)
+        visit(rec.id, m.content);
+  }
+  return problems;
+}
+
+caf::expected<std::vector<marker_hit>> inprocess_target::search(const std::string& user_id,
+                                                                const std::string& query) {
+  if (!reader_) {
+    auto opened = store_reader::open(rc_.database);
+    if (!opened)
+      return std::move(opened.error());
+    reader_ = std::move(*opened);
+  }
+  recall_request req;
+  req.user_id = user_id;
+  req.query = query;
+  req.max_sessions = recall_max_sessions;
+  auto found = recall_search(reader_->connection(), req);
+  if (!found)
+    return std::move(found.error());
+  std::vector<marker_hit> hits;
+  for (const auto& h : found->hits)
+    hits.push_back({h.hit.session_id, h.kind == recall_hit_kind::archived});
+  return hits;
+}
+
+void inprocess_target::shutdown() {
+  reader_.reset();
+  if (rt_)
+    rt_->stop();
+  self_.reset();
+  rt_.reset();
+  sys_.reset();
+  if (llm_)
+    llm_->stop();
+}
+
+} // namespace mneme::soak

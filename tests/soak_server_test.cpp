@@ -1,0 +1,192 @@
+// Integration test of `mneme soak --server`: the real mneme-fakellm and `mneme serve`
+// (programs of this build, loopback ports, a temporary database; the daemon's model is
+// the fake LLM, its API needs a bearer token) and the soak runner driving the daemon over
+// HTTP with tests/data/soak/server_short.yaml (four users, a chat outage from 3 s to 5 s
+// set through the fake LLM's /control/faults). Proves: every acknowledged message is
+// stored once and every marker found through the API, the faults were injected, the
+// daemon's own threshold is the one checked; a wrong token and a scenario with faults
+// but no --fakellm are refused with exit 2 before anything runs; --no-faults runs
+// without them and says so; a daemon killed in the middle fails the run with exit 1.
+#define BOOST_TEST_MODULE soak_server_test
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/child_program.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+using mneme::testing::child_program;
+
+namespace {
+
+const std::string scenario_file =
+  std::string{MNEME_SOURCE_DIR} + "/tests/data/soak/server_short.yaml";
+const std::string token = "soak-test-token";
+constexpr int daemon_threshold_tokens = 1000;   // written into the daemon's config below
+
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    char tmpl[] = "/tmp/mneme-soak-server-XXXXXX";
+    BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~temp_dir() { fs::remove_all(path); }
+};
+
+// A mneme-fakellm and a `mneme serve` whose model is that fake LLM, both on loopback.
+struct daemon_rig {
+  temp_dir dir;
+  child_program fakellm;
+  child_program daemon;
+  std::string fakellm_url;
+  std::string daemon_url;
+
+  daemon_rig() {
+    std::string seen;
+    BOOST_REQUIRE(fakellm.start("mneme-fakellm", {"--port", "0", "--log-level", "warn"},
+                                (dir.path / "fakellm.err").string()));
+    auto llm_port = fakellm.port_after("listening http://127.0.0.1:", 20s, seen);
+    BOOST_REQUIRE_MESSAGE(llm_port > 0, "mneme-fakellm said: " + seen);
+    fakellm_url = "http://127.0.0.1:" + std::to_string(llm_port);
+    auto config = (dir.path / "mneme.yaml").string();
+    std::ofstream{config} << "compression:\n"
+                             "  threshold_tokens: " << daemon_threshold_tokens << "\n"
+                             "  protect_last_n: 4\n"
+                             "model:\n"
+                             "  base_url: " << fakellm_url << "\n"
+                             "  timeout: 10\n"
+                             "auxiliary:\n"
+                             "  compression:\n"
+                             "    timeout: 10\n"
+                             "gateway:\n"
+                             "  auth_token: " << token << "\n"
+                             "logging:\n"
+                             "  level: warn\n";
+    seen.clear();
+    BOOST_REQUIRE(daemon.start("mneme", {"serve", "--config", config, "--port", "0", "--db",
+                                         (dir.path / "mneme.db").string()},
+                               (dir.path / "serve.err").string()));
+    auto port = daemon.port_after("listening on http://127.0.0.1:", 20s, seen);
+    BOOST_REQUIRE_MESSAGE(port > 0, "mneme serve said: " + seen);
+    daemon_url = "http://127.0.0.1:" + std::to_string(port);
+  }
+};
+
+struct soak_run {
+  int exit_code = -1;
+  std::string output;
+  json report;   // null when no report.json was written
+};
+
+// `mneme soak ARGS --report DIR/report`, its stdout and stderr, report.json.
+soak_run run_soak(const std::string& args, const fs::path& dir) {
+  auto log = dir / "soak-output.txt";
+  auto report = dir / "report";
+  auto cmd = std::string{MNEME_BINARY_DIR} + "/mneme soak " + args + " --report '"
+             + report.string() + "' > '" + log.string() + "' 2>&1";
+  int status = std::system(cmd.c_str());
+  soak_run r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream buf;
+  buf << std::ifstream{log}.rdbuf();
+  r.output = buf.str();
+  std::ifstream in{report / "report.json"};
+  if (in)
+    r.report = json::parse(in, nullptr, false);
+  return r;
+}
+
+std::string server_args(const daemon_rig& rig) {
+  return "--server " + rig.daemon_url + " --token " + token + " --fakellm " + rig.fakellm_url
+         + " --scenario '" + scenario_file + "'";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_soak_against_a_running_daemon_loses_nothing_finds_every_marker_and_injects_the_faults) {
+  daemon_rig rig;
+  auto r = run_soak(server_args(rig), rig.dir.path);
+  BOOST_TEST_MESSAGE(r.output);
+  BOOST_TEST(r.exit_code == 0, r.output);
+  BOOST_REQUIRE(r.report.is_object());
+  auto& j = r.report;
+  BOOST_TEST(j["messages_sent"].get<int64_t>() > 0);
+  BOOST_TEST(j["messages_stored"].get<int64_t>() > 0);
+  BOOST_TEST(j["lost_messages"].get<int64_t>() == 0);
+  BOOST_TEST(j["duplicated_messages"].get<int64_t>() == 0);
+  BOOST_TEST(j["markers_planted"].get<int64_t>() > 0);
+  BOOST_TEST(j["unfindable_markers"].get<int64_t>() == 0);
+  BOOST_TEST(j["violations"].empty(), j["violations"].dump());
+  BOOST_TEST(j["faults"]["injected"].get<int64_t>() > 0);
+  BOOST_TEST(j["faults"]["by_kind"]["unavailable"].get<int64_t>() > 0);
+  BOOST_TEST(j["faults"]["set_by_runner"].get<bool>());
+  // The daemon's own threshold is the one the live bound is derived from.
+  BOOST_TEST(j["threshold_tokens"].get<int64_t>() == daemon_threshold_tokens);
+  BOOST_TEST(j["live_bound"].get<int64_t>() > daemon_threshold_tokens);
+  BOOST_TEST(j["compactions"]["total"].get<int64_t>() > 0);
+  BOOST_TEST(j["target"].get<std::string>().find(rig.daemon_url) != std::string::npos);
+  BOOST_TEST(rig.daemon.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_wrong_token_is_refused_before_the_run_with_exit_2) {
+  daemon_rig rig;
+  auto r = run_soak("--server " + rig.daemon_url + " --token wrong --fakellm " + rig.fakellm_url
+                      + " --scenario '" + scenario_file + "'",
+                    rig.dir.path);
+  BOOST_TEST(r.exit_code == 2, r.output);
+  BOOST_TEST(r.output.find("HTTP 401") != std::string::npos, r.output);
+  BOOST_TEST(r.output.find("--token") != std::string::npos, r.output);
+  BOOST_TEST(r.report.is_null());
+}
+
+BOOST_AUTO_TEST_CASE(a_scenario_with_faults_needs_fakellm_or_no_faults) {
+  daemon_rig rig;
+  auto refused = run_soak("--server " + rig.daemon_url + " --token " + token + " --scenario '"
+                            + scenario_file + "'",
+                          rig.dir.path);
+  BOOST_TEST(refused.exit_code == 2, refused.output);
+  BOOST_TEST(refused.output.find("--fakellm URL") != std::string::npos, refused.output);
+  BOOST_TEST(refused.output.find("--no-faults") != std::string::npos, refused.output);
+
+  auto without = run_soak("--server " + rig.daemon_url + " --token " + token + " --no-faults"
+                            + " --duration 3 --scenario '" + scenario_file + "'",
+                          rig.dir.path);
+  BOOST_TEST(without.exit_code == 0, without.output);
+  BOOST_REQUIRE(without.report.is_object());
+  BOOST_TEST(without.report["faults"]["set_by_runner"].get<bool>() == false);
+  BOOST_TEST(without.report["faults"]["injected"].get<int64_t>() == 0);
+  BOOST_TEST(without.report["lost_messages"].get<int64_t>() == 0);
+  BOOST_TEST(without.report["notes"].dump().find("--no-faults") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_daemon_killed_in_the_middle_fails_the_run_with_exit_1) {
+  daemon_rig rig;
+  auto running = std::async(std::launch::async,
+                            [&] { return run_soak(server_args(rig), rig.dir.path); });
+  std::this_thread::sleep_for(2500ms);
+  BOOST_TEST(rig.daemon.stop(SIGKILL) == 128 + SIGKILL);
+  auto r = running.get();
+  BOOST_TEST(r.exit_code == 1, r.output);
+  BOOST_TEST(r.output.find("stopped answering") != std::string::npos, r.output);
+  BOOST_REQUIRE(r.report.is_object());
+  bool named = false;
+  for (const auto& v : r.report["violations"])
+    named = named || v["invariant"] == "target_down";
+  BOOST_TEST(named, r.report["violations"].dump());
+}
