@@ -2,6 +2,7 @@
 #include "store/fts_indexer.hpp"
 
 #include <cassert>
+#include <limits>
 #include <string>
 
 #include <sqlite3.h>
@@ -21,16 +22,13 @@ constexpr const char* backlog_sql =
 constexpr const char* batch_sizes_sql =
   "SELECT id, length(CAST(content AS BLOB)) FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2";
 
-// ?1 exclusive lower bound, ?2 inclusive upper bound.
+// ?1 the row id.
 constexpr const char* fill_words_sql =
-  "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
-  " WHERE id > ?1 AND id <= ?2";
+  "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages WHERE id = ?1";
 constexpr const char* fill_cjk_sql =
-  "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages"
-  " WHERE id > ?1 AND id <= ?2";
+  "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages WHERE id = ?1";
 constexpr const char* fill_trigram_sql =
-  "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages"
-  " WHERE id > ?1 AND id <= ?2";
+  "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages WHERE id = ?1";
 
 constexpr const char* advance_sql = "UPDATE fts_state SET indexed_through = ?1 WHERE singleton = 1";
 
@@ -45,45 +43,74 @@ caf::expected<int64_t> scalar_query(db_connection& db, const char* sql, const ch
   return s->column_int(0);
 }
 
-caf::error run_range(db_connection& db, const char* sql, int64_t after, int64_t through) {
-  auto stmt = db.prepare(sql);
+caf::error index_row(db_connection& db, int64_t id) {
+  for (auto* sql : {fill_words_sql, fill_cjk_sql, fill_trigram_sql}) {
+    auto stmt = db.prepare(sql);
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, id);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db.failure(rc, "index row " + std::to_string(id));
+  }
+  return {};
+}
+
+caf::error advance_watermark(db_connection& db, int64_t through) {
+  auto stmt = db.prepare(advance_sql);
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
-  s->bind(1, after);
-  s->bind(2, through);
+  s->bind(1, through);
   auto rc = s->step();
-  return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "index batch");
+  return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "advance index watermark");
 }
 
-struct batch_bounds {
-  int64_t through = 0; // last id of the batch; == the watermark when empty
-  int64_t rows = 0;
-};
-
-// The next batch above `after`: up to max_rows rows, stopping before the row that
-// would pass max_bytes (at least one row).
-caf::expected<batch_bounds> batch_end(db_connection& db, int64_t after, int64_t max_rows,
-                                 int64_t max_bytes) {
+// Indexes rows above `from` within `plan` (see index_pending); leaves the
+// transaction open for the caller to advance the watermark and commit.
+caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
+                                        const index_tick_plan& plan,
+                                        const std::function<bool()>& should_yield) {
+  index_progress out;
+  out.watermark = from;
+  // Stepped one row at a time, interleaved with the row's inserts (other tables
+  // of the same connection), so a tick that yields early reads no further.
   auto stmt = db.prepare(batch_sizes_sql);
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
-  s->bind(1, after);
-  s->bind(2, max_rows);
-  batch_bounds b{after, 0};
-  int64_t bytes = 0;
+  s->bind(1, from);
+  s->bind(2, plan.max_rows);
+  int64_t seen = 0;
   for (;;) {
     auto rc = s->step();
-    if (rc == SQLITE_DONE)
-      return b;
+    if (rc == SQLITE_DONE) {
+      out.stop = seen < plan.max_rows ? index_stop::caught_up : index_stop::budget;
+      return out;
+    }
     if (rc != SQLITE_ROW)
       return db.failure(rc, "read index batch");
-    bytes += s->column_int(1);
-    if (b.rows > 0 && bytes > max_bytes)
-      return b;
-    b.through = s->column_int(0);
-    ++b.rows;
+    ++seen;
+    auto id = s->column_int(0);
+    auto bytes = s->column_int(1);
+    if (out.rows > 0 && out.bytes + bytes > plan.max_bytes) {
+      out.stop = index_stop::budget;
+      return out;
+    }
+    if (!may_index_row(plan, id, bytes)) {
+      out.stop = index_stop::large_row_due;
+      out.deferred_id = id;
+      return out;
+    }
+    if (auto err = index_row(db, id))
+      return err;
+    ++out.rows;
+    out.bytes += bytes;
+    out.watermark = id;
+    if (should_yield && should_yield()) {
+      out.stop = index_stop::yielded;
+      return out;
+    }
   }
 }
 
@@ -97,37 +124,40 @@ caf::expected<int64_t> fts_backlog(db_connection& db) {
   return scalar_query(db, backlog_sql, "count unindexed messages");
 }
 
-caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_t max_bytes) {
+caf::expected<index_progress> index_pending(db_connection& db, const index_tick_plan& plan,
+                                            const std::function<bool()>& should_yield) {
   assert(db.mode() == open_mode::writer);
   assert(!db.in_transaction());
-  assert(max_rows >= 1 && max_bytes >= 1);
+  assert(plan.max_rows >= 1 && plan.max_bytes >= 1);
   write_transaction txn{db};
   if (auto err = txn.begin())
     return err;
   auto from = fts_watermark(db);
   if (!from)
     return std::move(from.error());
-  auto batch = batch_end(db, *from, max_rows, max_bytes);
-  if (!batch)
-    return std::move(batch.error());
-  if (batch->rows == 0)
-    return int64_t{0}; // nothing pending; the transaction rolls back empty
-  for (auto* sql : {fill_words_sql, fill_cjk_sql, fill_trigram_sql})
-    if (auto err = run_range(db, sql, *from, batch->through))
-      return err;
-  {
-    auto stmt = db.prepare(advance_sql);
-    if (!stmt)
-      return std::move(stmt.error());
-    statement_scope s{**stmt};
-    s->bind(1, batch->through);
-    auto rc = s->step();
-    if (rc != SQLITE_DONE)
-      return db.failure(rc, "advance index watermark");
-  }
+  auto done = fill_rows(db, *from, plan, should_yield);
+  if (!done)
+    return done;
+  if (done->rows == 0)
+    return done; // nothing indexed; the transaction rolls back empty
+  if (auto err = advance_watermark(db, done->watermark))
+    return err;
   if (auto err = txn.commit())
     return err;
-  return batch->rows;
+  return done;
+}
+
+caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_t max_bytes) {
+  assert(max_rows >= 1 && max_bytes >= 1);
+  index_tick_plan plan;
+  plan.max_rows = max_rows;
+  plan.max_bytes = max_bytes;
+  plan.large_row_bytes = max_bytes;
+  plan.large_rows_through = std::numeric_limits<int64_t>::max();
+  auto done = index_pending(db, plan);
+  if (!done)
+    return std::move(done.error());
+  return done->rows;
 }
 
 caf::expected<int64_t> index_all_pending(db_connection& db) {

@@ -1,11 +1,12 @@
 // Asynchronous filling of the three recall indexes (fts_words, fts_cjk,
 // fts_trigram; schema version 5). Appends no longer index: the storage actor calls
-// index_pending() when it is idle, and recall scans the rows above the watermark
-// by substring, so a message is findable as soon as its append is acknowledged.
+// index_pending() when its mailbox is empty, paced by policies/index_pacing, and
+// recall scans the rows above the watermark by substring, so a message is
+// findable as soon as its append is acknowledged.
 //
 // Invariant (kept by construction): fts_state.indexed_through = W means every
 // message with id <= W is in all three indexes and none with id > W is. A batch
-// inserts the rows (W, W'] into the three indexes and moves W to W' in ONE write
+// (a tick) inserts the rows (W, W'] into the three indexes and moves W to W' in ONE write
 // transaction, so a crash leaves either the old or the new pair, never a row
 // indexed twice or skipped. Message text is immutable (schema v5 aborts an UPDATE
 // of content), so an indexed row never goes stale.
@@ -15,26 +16,60 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "caf/expected.hpp"
+
+#include "policies/index_pacing.hpp"
 
 namespace mneme {
 
 class db_connection;
 
-// One idle tick's work: small enough that an append arriving behind it waits a
-// few milliseconds at most (see docs/benchmarks.md, storage).
-inline constexpr int64_t fts_index_batch_rows = 128;
+// One bulk batch (index_all_pending, and the paced default of
+// policies/index_pacing.hpp): large transactions make FTS5 write few, large
+// segments, so the background path runs near FTS5's bulk rate (docs/benchmarks.md,
+// "storage and indexing pacing").
+inline constexpr int64_t fts_index_batch_rows = 1024;
 // Text bytes per batch: a batch stops before the row that would exceed this, but
-// always takes at least one row (a single 200 KB tool output is a batch alone).
-inline constexpr int64_t fts_index_batch_bytes = 64 * 1024;
+// always takes at least one row (a single 200 KB tool output fits anyway).
+inline constexpr int64_t fts_index_batch_bytes = 4 * 1024 * 1024;
+
+// Why a paced tick stopped.
+enum class index_stop {
+  caught_up,     // nothing above the new watermark (at the time of the read)
+  budget,        // max_rows or max_bytes reached; more is pending
+  yielded,       // should_yield() returned true after a row
+  large_row_due, // the next row is large and may not go yet (see deferred_id)
+};
+
+struct index_progress {
+  int64_t rows = 0;        // rows indexed (and committed) by this tick
+  int64_t bytes = 0;       // their text bytes
+  int64_t watermark = 0;   // the watermark after the tick
+  index_stop stop = index_stop::caught_up;
+  int64_t deferred_id = 0; // the large row that stopped the tick (large_row_due)
+};
+
+// One paced tick: indexes the rows above the watermark in id order, one row at a
+// time, in ONE IMMEDIATE transaction that also advances the watermark, and stops
+//   - before a row `plan` does not allow (policies/index_pacing: a large row that
+//     must wait): the watermark stays below it, so the rows behind it wait too;
+//   - before the row that would pass plan.max_bytes (at least one row), or after
+//     plan.max_rows rows;
+//   - after any row for which `should_yield()` returns true (the caller has work
+//     waiting: a request waits at most one row's indexing).
+// Then it commits what it did. Errors: storage_* from SQLite; on error nothing
+// changed (the transaction rolls back, the watermark is unchanged).
+// REQUIRES: db is the writer, at schema version >= 5, with no open transaction;
+//           plan.max_rows >= 1, plan.max_bytes >= 1.
+caf::expected<index_progress> index_pending(db_connection& db, const index_tick_plan& plan,
+                                            const std::function<bool()>& should_yield = {});
 
 // Indexes up to `max_rows` messages above the watermark (and about `max_bytes` of
-// text, at least one row) in one IMMEDIATE transaction and advances the
-// watermark. Returns the number of rows indexed (0 when nothing is pending).
-// Errors: storage_* from SQLite; on error nothing changed.
-// REQUIRES: db is the writer, at schema version >= 5, with no open transaction;
-//           max_rows >= 1, max_bytes >= 1.
+// text, at least one row), large rows included, without yielding. Returns the
+// number of rows indexed (0 when nothing is pending).
+// REQUIRES: as above; max_rows >= 1, max_bytes >= 1.
 caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows,
                                      int64_t max_bytes = fts_index_batch_bytes);
 

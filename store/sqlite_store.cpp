@@ -169,12 +169,13 @@ caf::error sqlite_store::require_open_session(const std::string& session_id) {
 caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t position) {
   if (auto err = validate_new_message(m, params_))
     return err;
-  if (auto err = require_open_session(m.session_id))
-    return err;
+  // One statement checks that the session is open and inserts (the append path
+  // runs it per row); when it inserts nothing, the lookup below says why.
   auto stmt = db_->prepare(
     "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name,"
     " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11"
+    " WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND ended_at_ms = 0)");
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
@@ -191,6 +192,12 @@ caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t po
   s->bind(11, m.replaced_last_id);
   if (auto rc = s->step(); rc != SQLITE_DONE)
     return db_->failure(rc, "append to session " + m.session_id);
+  if (sqlite3_changes(db_->native_handle()) == 0) {
+    if (auto err = require_open_session(m.session_id))
+      return err;
+    return caf::make_error(errc::internal, "append to session " + m.session_id
+                                             + ": open session, yet no row inserted");
+  }
   auto id = sqlite3_last_insert_rowid(db_->native_handle());
   if (position > 0) {
     auto place = db_->prepare("UPDATE message_state SET position = ?2 WHERE id = ?1");

@@ -1,11 +1,16 @@
 // Tests of the asynchronous recall indexing (store/fts_indexer, schema v5): the
-// watermark, the row and byte bounds of a batch, all-or-nothing batches, index
-// integrity after indexing, and the in-place upgrade of a version 4 file.
+// watermark, the row and byte bounds of a batch, paced ticks (yield after a row,
+// a large row that may not go yet stops the tick before it, why a tick stopped),
+// all-or-nothing batches, index integrity after indexing, and the in-place
+// upgrade of a version 4 file.
 #define BOOST_TEST_MODULE fts_indexer_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <limits>
+#include <ostream>
+#include <vector>
 #include <filesystem>
 #include <string>
 
@@ -119,9 +124,9 @@ struct indexer_fixture {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(the_batch_bounds_are_128_rows_and_64_kib) {
-  BOOST_TEST(fts_index_batch_rows == 128);
-  BOOST_TEST(fts_index_batch_bytes == 64 * 1024);
+BOOST_AUTO_TEST_CASE(the_batch_bounds_are_1024_rows_and_4_mib) {
+  BOOST_TEST(fts_index_batch_rows == 1024);
+  BOOST_TEST(fts_index_batch_bytes == 4 * 1024 * 1024);
 }
 
 BOOST_FIXTURE_TEST_CASE(an_append_is_not_indexed_until_the_indexer_runs, indexer_fixture) {
@@ -197,6 +202,130 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_batch_stays_within_its_byte_budget,
   BOOST_TEST(index(100, c.max_bytes) == c.rows_taken);
   BOOST_TEST(watermark() == ids[static_cast<size_t>(c.rows_taken - 1)]);
   require_entries(c.rows_taken);
+}
+
+// A plan that lets every row go, within the given bounds.
+index_tick_plan open_plan(int64_t rows = 100, int64_t bytes = fts_index_batch_bytes) {
+  index_tick_plan plan;
+  plan.max_rows = rows;
+  plan.max_bytes = bytes;
+  plan.large_row_bytes = 1000;
+  plan.large_rows_through = std::numeric_limits<int64_t>::max();
+  return plan;
+}
+
+struct yield_case {
+  int64_t pending;
+  int yield_after; // should_yield() answers true from this call on
+  int64_t rows_taken;
+  index_stop stop;
+};
+
+std::ostream& operator<<(std::ostream& os, const yield_case& c) {
+  return os << c.pending << " pending, yield after row " << c.yield_after;
+}
+
+const yield_case yield_cases[] = {
+  {10, 1, 1, index_stop::yielded},   // a waiting request: one row, then commit
+  {10, 4, 4, index_stop::yielded},
+  {10, 10, 10, index_stop::yielded}, // asked after the last row too
+  {10, 99, 10, index_stop::caught_up},
+};
+
+BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to_yield,
+                       data::make(yield_cases), c) {
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < c.pending; ++i)
+    ids.push_back(add("yielding row " + std::to_string(i)));
+  int calls = 0;
+  auto done = index_pending(db(), open_plan(), [&] { return ++calls >= c.yield_after; });
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == c.rows_taken);
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(c.stop));
+  BOOST_TEST(calls == c.rows_taken); // asked once after each row indexed
+  BOOST_TEST(done->watermark == ids[static_cast<size_t>(c.rows_taken - 1)]);
+  BOOST_TEST(watermark() == done->watermark); // committed, not just counted
+  BOOST_TEST(!db().in_transaction());
+  require_entries(c.rows_taken);
+  BOOST_TEST(backlog() == c.pending - c.rows_taken);
+  if (c.rows_taken == c.pending) // FTS5's check compares with every row of messages
+    require_integrity();
+}
+
+struct stop_case {
+  const char* what;
+  std::vector<int64_t> sizes; // text bytes of the pending rows, in id order
+  int64_t max_rows;
+  int64_t max_bytes;
+  int64_t large_rows_through_index; // index into sizes (-1: no large row may go)
+  int64_t rows_taken;
+  index_stop stop;
+  int64_t deferred_index; // index into sizes of the deferred row, -1 when none
+};
+
+std::ostream& operator<<(std::ostream& os, const stop_case& c) {
+  return os << c.what;
+}
+
+const stop_case stop_cases[] = {
+  {"everything pending fits: caught up", {100, 100, 100}, 10, 10000, -1, 3,
+   index_stop::caught_up, -1},
+  {"max_rows reached with more pending: budget", {100, 100, 100}, 2, 10000, -1, 2,
+   index_stop::budget, -1},
+  {"max_rows equal to the backlog: the read ends at the limit, budget", {100, 100}, 2, 10000,
+   -1, 2, index_stop::budget, -1},
+  {"the byte budget: budget", {100, 100, 100}, 10, 250, -1, 2, index_stop::budget, -1},
+  {"a large row that may not go stops the tick before it", {100, 5000, 100}, 10, 100000, -1, 1,
+   index_stop::large_row_due, 1},
+  {"a large row at the head: nothing indexed, the watermark stays", {5000, 100}, 10, 100000, -1,
+   0, index_stop::large_row_due, 0},
+  {"a large row within the bound goes, the next one waits", {5000, 100, 5000, 100}, 10, 100000,
+   0, 2, index_stop::large_row_due, 2},
+  {"large rows within the bound all go", {5000, 100, 5000}, 10, 100000, 2, 3,
+   index_stop::caught_up, -1},
+};
+
+BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_reports_why_it_stopped_and_never_passes_a_waiting_large_row,
+                       data::make(stop_cases), c) {
+  std::vector<int64_t> ids;
+  for (auto size : c.sizes)
+    ids.push_back(add(std::string(static_cast<size_t>(size), 'z')));
+  auto plan = open_plan(c.max_rows, c.max_bytes);
+  plan.large_rows_through = c.large_rows_through_index < 0
+                              ? 0 : ids[static_cast<size_t>(c.large_rows_through_index)];
+  auto done = index_pending(db(), plan);
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == c.rows_taken);
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(c.stop));
+  BOOST_TEST(done->deferred_id
+             == (c.deferred_index < 0 ? 0 : ids[static_cast<size_t>(c.deferred_index)]));
+  auto expected_mark = c.rows_taken == 0 ? 0 : ids[static_cast<size_t>(c.rows_taken - 1)];
+  BOOST_TEST(watermark() == expected_mark);
+  BOOST_TEST(done->watermark == expected_mark);
+  BOOST_TEST(backlog() == static_cast<int64_t>(c.sizes.size()) - c.rows_taken);
+  require_entries(c.rows_taken);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_deferred_large_row_is_indexed_once_allowed_and_the_rows_behind_it_follow,
+                        indexer_fixture) {
+  add("before the tool output");
+  auto large = add(std::string(200 * 1024, 'q') + " needle");
+  auto last = add("after the tool output");
+  auto plan = open_plan();
+  plan.large_rows_through = 0;
+  auto held = index_pending(db(), plan);
+  BOOST_REQUIRE_MESSAGE(held, err_of(held));
+  BOOST_TEST(held->rows == 1);
+  BOOST_TEST(held->deferred_id == large);
+  BOOST_TEST(matches("fts_words", "needle") == 0);
+  plan.large_rows_through = large;
+  auto rest = index_pending(db(), plan);
+  BOOST_REQUIRE_MESSAGE(rest, err_of(rest));
+  BOOST_TEST(rest->rows == 2);
+  BOOST_TEST(watermark() == last);
+  BOOST_TEST(matches("fts_words", "needle") == 1);
+  require_entries(3);
+  require_integrity();
 }
 
 BOOST_FIXTURE_TEST_CASE(indexing_everything_leaves_consistent_indexes_with_one_entry_per_row,

@@ -301,8 +301,28 @@ BOOST_FIXTURE_TEST_CASE(idle_ticks_index_every_committed_row_and_report_the_back
     std::this_thread::sleep_for(1ms);
   BOOST_TEST(metrics->indexed_rows.load() == 300);
   BOOST_TEST(metrics->unindexed_rows.load() == 0);
-  // 300 rows at most fts_index_batch_rows per tick: several bounded batches.
+  // At most fts_index_batch_rows rows per tick.
   BOOST_TEST(metrics->index_batches.load() >= (300 + fts_index_batch_rows - 1) / fts_index_batch_rows);
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE(reader);
+  BOOST_TEST(*fts_watermark((*reader)->connection()) == ids.ids.back());
+}
+
+BOOST_FIXTURE_TEST_CASE(a_large_row_is_indexed_once_the_writer_is_quiet, actor_fixture) {
+  start();
+  std::vector<message> batch;
+  batch.push_back(text("before the tool output"));
+  // Large (policies/index_pacing): its tick waits until no append came for a while;
+  // only the actor's own timer can bring that tick, no request follows.
+  batch.push_back(text(std::string(40 * 1024, 'x') + " quiet writer needle"));
+  batch.push_back(text("after the tool output"));
+  auto ids = call<message_ids>(st_append_atom_v, batch);
+  BOOST_REQUIRE_EQUAL(ids.ids.size(), 3u);
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (metrics->indexed_rows.load() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  BOOST_TEST(metrics->indexed_rows.load() == 3);
+  BOOST_TEST(metrics->unindexed_rows.load() == 0);
   auto reader = store_reader::open(params);
   BOOST_REQUIRE(reader);
   BOOST_TEST(*fts_watermark((*reader)->connection()) == ids.ids.back());

@@ -3,13 +3,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <exception>
+#include <limits>
 #include <sstream>
 #include <utility>
 
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_cold.hpp"
+#include "policies/index_pacing.hpp"
 #include "store/facts.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/jsonl_import.hpp"
@@ -36,6 +39,12 @@ struct storage_state {
   int64_t pending_rows = 0;
   bool flush_queued = false;
   int64_t unindexed = 0; // committed rows above the index watermark
+  // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
+  index_pacing_params pacing;
+  std::deque<commit_mark> commits; // group commits above the watermark, oldest first
+  int64_t last_append_ms = -1;     // when the last append arrived
+  int64_t deferred_id = 0;         // the large row the watermark waits for (0: none)
+  int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
 
   // Clean shutdown: everything committed is indexed before the file closes.
   ~storage_state() {
@@ -50,6 +59,11 @@ struct storage_state {
 };
 
 using storage_pointer = storage_actor::stateful_pointer<storage_state>;
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 template <class T>
 caf::result<T> to_result(caf::expected<T>&& x) {
@@ -108,20 +122,26 @@ void flush(storage_pointer self) {
   std::vector<caf::expected<message_ids>> batches;
   caf::error fatal;
   int64_t rows = 0;
+  int64_t last_id = 0; // ids grow: the last row inserted has the highest
   for (auto& p : group) {
     caf::error last;
     if (p.single) {
       singles.push_back(store.insert_in_group(p.rows.front()));
-      if (singles.back())
+      if (singles.back()) {
         ++rows;
-      else
+        last_id = *singles.back();
+      } else {
         last = singles.back().error();
+      }
     } else {
       batches.push_back(store.insert_batch_in_group(p.rows));
-      if (batches.back())
+      if (batches.back()) {
         rows += static_cast<int64_t>(p.rows.size());
-      else
+        if (!batches.back()->ids.empty())
+          last_id = batches.back()->ids.back();
+      } else {
         last = batches.back().error();
+      }
     }
     if (last && st.metrics)
       st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
@@ -142,6 +162,8 @@ void flush(storage_pointer self) {
     return;
   }
   st.unindexed += rows;
+  if (rows > 0)
+    st.commits.push_back({last_id, steady_ms()});
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -177,35 +199,73 @@ void queue_tick(storage_pointer self) {
   }
 }
 
-// Idle-time indexing: one bounded batch, only when no message waits (appends
-// and every other request go first), then another tick while a backlog remains.
+// Arms a tick for `due_ms` unless one is pending for that time or earlier.
+void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
+  auto& st = self->state;
+  if (st.timer_due_ms != 0 && st.timer_due_ms <= due_ms)
+    return;
+  st.timer_due_ms = due_ms;
+  self->delayed_send(self, std::chrono::milliseconds(std::max<int64_t>(1, due_ms - now_ms)),
+                     st_flush_atom_v);
+}
+
+// Idle-time indexing: one paced tick (policies/index_pacing), only when no
+// message waits; the tick itself stops after any row when a message arrives, so
+// an append waits at most one row's indexing. Another tick follows while a
+// backlog remains, except when the head of the backlog is a large row that must
+// wait: then a timer brings the tick back when the row is due.
 // An index failure is logged and retried on a later tick; it never fails an
 // append (recall finds unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
   if (st.unindexed <= 0)
     return;
-  if (self->mailbox().empty()) {
-    auto n = index_pending(st.store->connection(), fts_index_batch_rows, fts_index_batch_bytes);
-    if (!n) {
-      log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed,
-               render_error(n.error()));
-      return; // the next commit queues a new tick
-    }
-    st.unindexed = *n == 0 ? 0 : std::max<int64_t>(0, st.unindexed - *n);
-    if (st.metrics) {
-      st.metrics->indexed_rows.fetch_add(*n, std::memory_order_relaxed);
-      st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
-      st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
-    }
+  auto now = steady_ms();
+  if (st.timer_due_ms != 0 && now >= st.timer_due_ms)
+    st.timer_due_ms = 0; // that timer has fired (or is about to: harmless)
+  auto plan = plan_index_tick(st.pacing, now, st.last_append_ms, st.commits);
+  if (st.deferred_id != 0
+      && !may_index_row(plan, st.deferred_id, std::numeric_limits<int64_t>::max())) {
+    // Still not due (appends kept coming): no read, just come back when it is.
+    arm_index_timer(self, now, large_row_due_ms(st.pacing, now, st.last_append_ms, st.commits,
+                                                st.deferred_id));
+    return;
   }
-  if (st.unindexed > 0)
+  if (!self->mailbox().empty()) {
+    queue_tick(self);
+    return;
+  }
+  auto done = index_pending(st.store->connection(), plan,
+                            [self] { return !self->mailbox().empty(); });
+  if (!done) {
+    log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed,
+             render_error(done.error()));
+    return; // the next commit queues a new tick
+  }
+  st.unindexed = done->stop == index_stop::caught_up
+                   ? 0 : std::max<int64_t>(0, st.unindexed - done->rows);
+  while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
+    st.commits.pop_front();
+  st.deferred_id = done->stop == index_stop::large_row_due ? done->deferred_id : 0;
+  if (st.metrics) {
+    st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
+    if (done->rows > 0)
+      st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
+    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+  }
+  if (st.unindexed <= 0)
+    return;
+  if (st.deferred_id != 0)
+    arm_index_timer(self, now, large_row_due_ms(st.pacing, now, st.last_append_ms, st.commits,
+                                                st.deferred_id));
+  else
     queue_tick(self);
 }
 
 // Buffers an append and arranges its commit (now when the buffer is full).
 void enqueue(storage_pointer self, pending_append p) {
   auto& st = self->state;
+  st.last_append_ms = steady_ms();
   auto rows = static_cast<int64_t>(p.rows.size());
   if (!p.single && rows >= st.store->params().max_batch)
     flush(self); // an oversized batch commits on its own, after what came before

@@ -4,8 +4,9 @@
 //   - search latency of recall_search including the anchored view, over every
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
 //   - indexing throughput of each index filled the way the storage actor's
-//     background indexer fills it (store/fts_indexer: transactions of at most
-//     fts_index_batch_rows rows / fts_index_batch_bytes, watermark row updated) against
+//     background indexer fills it when idle (store/fts_indexer: transactions of at
+//     most fts_index_batch_rows rows / fts_index_batch_bytes, one INSERT per row,
+//     watermark row updated) against
 //     FTS5's own bulk build ('rebuild') with the same tokenizer over the same rows,
 //     in the same run, in processor seconds [index_ratio_min: the lowest of the three];
 //   - what indexing would cost the append path if it ran inside the append
@@ -96,10 +97,11 @@ struct index_figures {
   double ratio() const { return ours_s <= 0 ? 1.0 : bulk_s / ours_s; }
 };
 
-// The storage actor's indexing path for one index: batches of at most
-// fts_index_batch_rows rows / fts_index_batch_bytes of text (at least one row),
-// each one IMMEDIATE transaction that inserts the rows and advances a watermark
-// row, as store/fts_indexer does (which fills all three indexes per batch).
+// The storage actor's indexing path for one index, as store/fts_indexer runs it
+// when the actor is idle: transactions of at most fts_index_batch_rows rows /
+// fts_index_batch_bytes of text (at least one row), the row list stepped in id
+// order, one INSERT per row (the indexer checks between rows whether a request
+// waits), then the watermark row updated and COMMIT.
 double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
   auto t0 = cpu_seconds();
   sqlite3_stmt* sizes = nullptr;
@@ -109,7 +111,7 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
                          " ORDER BY id LIMIT ?2", -1, &sizes, nullptr);
   auto sql = "INSERT INTO " + table + (fts.scoped ? "(rowid, content, scope)" : "(rowid, content)")
              + " SELECT id, content" + (fts.scoped ? ", scope" : "")
-             + " FROM src_rows WHERE id > ?1 AND id <= ?2";
+             + " FROM src_rows WHERE id = ?1";
   sqlite3_prepare_v2(db, sql.c_str(), -1, &fill, nullptr);
   sqlite3_prepare_v2(db, "UPDATE bench_watermark SET through = ?1", -1, &advance, nullptr);
   for (int64_t from = 0;;) {
@@ -118,10 +120,15 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
     sqlite3_bind_int64(sizes, 2, fts_index_batch_rows);
     int64_t through = from, rows = 0, bytes = 0;
     while (sqlite3_step(sizes) == SQLITE_ROW) {
-      bytes += sqlite3_column_int64(sizes, 1);
-      if (rows > 0 && bytes > fts_index_batch_bytes)
+      auto size = sqlite3_column_int64(sizes, 1);
+      if (rows > 0 && bytes + size > fts_index_batch_bytes)
         break;
-      through = sqlite3_column_int64(sizes, 0);
+      auto id = sqlite3_column_int64(sizes, 0);
+      sqlite3_bind_int64(fill, 1, id);
+      sqlite3_step(fill);
+      sqlite3_reset(fill);
+      bytes += size;
+      through = id;
       ++rows;
     }
     sqlite3_reset(sizes);
@@ -129,10 +136,6 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
       exec(db, "COMMIT");
       break;
     }
-    sqlite3_bind_int64(fill, 1, from);
-    sqlite3_bind_int64(fill, 2, through);
-    sqlite3_step(fill);
-    sqlite3_reset(fill);
     sqlite3_bind_int64(advance, 1, through);
     sqlite3_step(advance);
     sqlite3_reset(advance);
