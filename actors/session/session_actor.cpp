@@ -9,6 +9,11 @@
 //     threshold;
 //   - after an error trigger (T6-T9) compacted, the model call is retried; each retry
 //     spends a turn attempt, so a model that keeps refusing ends in exhaustion;
+//   - before that exhaustion, tool outputs over tool_output_eviction_chars are
+//     evicted even when the model has not read them yet (it cannot: the request
+//     carrying them is refused) and the call is retried once more. Without this one
+//     huge output in the protected head makes every turn exhaust and every reset copy
+//     it again (a reset loop: 48 resets of one key in a flaky soak run);
 //   - any other model failure ends the turn with that error; the user's message stays
 //     stored.
 #include "actors/session/session_actor.hpp"
@@ -242,7 +247,16 @@ void on_model_error(session_ptr self, caf::error err) {
     return;
   }
   if (!st.attempts.begin()) {
-    report_exhausted(self);
+    // Compaction cannot shrink what the head and tail hold: evict the large tool
+    // outputs the refused request carried and retry, once (the next plan is empty).
+    auto evicted = evict_refused_outputs(self, [self](bool committed) {
+      if (committed)
+        call_model(self);
+      else
+        report_exhausted(self);
+    });
+    if (!evicted)
+      report_exhausted(self);
     return;
   }
   start_compaction(self, d.fired, d.lock, {}, std::nullopt,

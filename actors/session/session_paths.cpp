@@ -404,6 +404,18 @@ bool prune_if_due(session_ptr self, std::function<void()> next) {
   return start_prune(self, [next](bool) { next(); });
 }
 
+bool evict_refused_outputs(session_ptr self, std::function<void(bool committed)> done) {
+  auto& st = self->state;
+  assert(!st.compacting);
+  auto plan = plan_refused_output_eviction(st.live,
+                                           st.params.compression.tool_output_eviction_chars);
+  if (plan.empty())
+    return false;
+  st.log().warn("session={} event=refused_output_eviction rows={}", st.record.id, plan.size());
+  commit_replacements(self, "refused_output_eviction", plan, std::move(done));
+  return true;
+}
+
 bool reconcile_first(session_ptr self, std::function<void()> next) {
   auto& st = self->state;
   assert(!st.compacting);

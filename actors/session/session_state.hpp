@@ -121,6 +121,13 @@ void run_answer_paths(session_ptr self, std::function<void()> next);
 // false when nothing was started.
 bool prune_if_due(session_ptr self, std::function<void()> next);
 
+// The last step before compaction exhaustion after the model refused a request as too
+// large (T6-T9): evicts every tool output over tool_output_eviction_chars, read or not
+// (policies/eviction_plan.hpp, plan_refused_output_eviction), and returns true; then
+// calls done(committed). False (and nothing happens) when no output qualifies.
+// REQUIRES: !st.compacting.
+bool evict_refused_outputs(session_ptr self, std::function<void(bool committed)> done);
+
 // Before a full compaction: when a micro-fold's sync failed, reconciles the store
 // with the live transcript first, then calls `next` (also when that failed) and
 // returns true; false (and nothing happens) when there is no debt.
