@@ -247,7 +247,9 @@ outcome_error on_compaction_done(trigger_state& s, const compaction_outcome& o, 
 
   // Region A.
   const bool probe = s.probe_pending && !bypasses_locks(o.by);
-  if (effective) {
+  if (is_manual(o.by)) {
+    // A8: a manual compaction (T12-T15) neither counts a strike nor clears one.
+  } else if (effective) {
     clear_anti_thrash(s); // A3, A5, A7
   } else if (probe) {
     arm_lock(s, now, params); // A6

@@ -23,8 +23,8 @@
 //       |    |     A5 the probe was effective                   +-------+       |
 //       |    +------------------------------------------------- | PROBE | ------+
 //       |                                                       +-------+  A6 the probe
-//       |      A7 an effective bypassing compaction (T6-T9,                was not effective
-//       +------   T12-T15) from LOCKED or PROBE                            (re-arm the lock)
+//       |      A7 an effective error-trigger compaction                    was not effective
+//       +------   (T6-T9) from LOCKED or PROBE                             (re-arm the lock)
 //
 //      OPEN     strikes 0, lock_until 0, probe false   every trigger allowed
 //      STRIKE1  strikes 1, lock_until 0, probe false   every trigger allowed
@@ -55,8 +55,17 @@
 //                           compaction finishing in PROBE) was effective
 //   A6 PROBE   -> LOCKED    on_compaction_done: the probe was not effective (a
 //                           strike, a no-op or an aborted summary); lock re-armed
-//   A7 LOCKED|PROBE -> OPEN on_compaction_done: an effective compaction by a
-//                           trigger that bypasses the locks
+//   A7 LOCKED|PROBE -> OPEN on_compaction_done: an effective compaction by an
+//                           error trigger (T6-T9), which bypasses the locks
+//   A8 any -> unchanged     on_compaction_done: a manual compaction (T12-T15),
+//                           effective or not, a no-op or not
+//
+//   Manual triggers and anti-thrash (SPEC §2, §5.2): a manual compaction bypasses
+//   the lock and leaves region A exactly as it found it: it counts no strike (two
+//   no-op /compress calls must not lock automatic compaction for 300 s) and
+//   clears none (a user's /compress says nothing about whether automatic
+//   compaction thrashes; only the probe decides that). Regions B and the counters
+//   are updated by manual compactions like by any other.
 //   B1 IDLE    -> COOLING   on_compaction_done: summary_failed
 //   B2 COOLING -> COOLING   on_compaction_done: summary_failed again (extends)
 //   B3 COOLING -> IDLE      expire_timers: now >= cooldown_until; or

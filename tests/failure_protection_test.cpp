@@ -76,6 +76,14 @@ const std::vector<trigger> bypassing_triggers{
   trigger::t12_manual_session,   trigger::t13_manual_local,
   trigger::t14_channel_command,  trigger::t15_acp_command};
 
+const std::vector<trigger> error_triggers{
+  trigger::t6_payload_too_large, trigger::t7_long_context_rate_limit,
+  trigger::t8_output_too_large, trigger::t9_context_overflow};
+
+const std::vector<trigger> manual_triggers{
+  trigger::t12_manual_session, trigger::t13_manual_local, trigger::t14_channel_command,
+  trigger::t15_acp_command};
+
 } // namespace
 
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::trigger)
@@ -317,11 +325,36 @@ BOOST_FIXTURE_TEST_CASE(a_bypassing_compaction_that_does_not_help_leaves_the_loc
   BOOST_TEST(phase() == anti_thrash_phase::probe);
 }
 
-BOOST_FIXTURE_TEST_CASE(an_effective_bypassing_compaction_clears_the_lock, protection_fixture) {
+BOOST_DATA_TEST_CASE_F(protection_fixture, an_effective_error_trigger_compaction_clears_the_lock,
+                       data::make(error_triggers), by) {
   lock_by_two_strikes();
-  done(effective(trigger::t13_manual_local));
+  done(effective(by));
   BOOST_TEST(phase() == anti_thrash_phase::open);
   BOOST_TEST(check_now(trigger::t1_pre_call) == lock_decision{});
+}
+
+// SPEC §2/§5.2: manual triggers bypass the lock; they neither count nor clear strikes.
+BOOST_DATA_TEST_CASE_F(protection_fixture, manual_compactions_never_count_an_anti_thrash_strike,
+                       data::make(manual_triggers), by) {
+  done(no_op(by));
+  done(no_op(by));
+  done(weak(by));
+  BOOST_TEST(state.anti_thrash_strikes == 0);
+  BOOST_TEST(phase() == anti_thrash_phase::open);
+  BOOST_TEST(check_now(trigger::t1_pre_call) == lock_decision{});
+}
+
+BOOST_DATA_TEST_CASE_F(protection_fixture, manual_compactions_never_clear_an_anti_thrash_strike,
+                       data::make(manual_triggers), by) {
+  done(weak());
+  done(effective(by));
+  BOOST_TEST(state.anti_thrash_strikes == 1);
+  done(weak());
+  BOOST_TEST(phase() == anti_thrash_phase::locked); // the automatic strikes were consecutive
+  const trigger_state locked = state;
+  done(effective(by));
+  BOOST_TEST((state.lock_until_ms == locked.lock_until_ms));
+  BOOST_TEST(phase() == anti_thrash_phase::locked);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_probe_in_a_cooldown_is_also_fallback_only_for_the_message_cap,
