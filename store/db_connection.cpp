@@ -2,6 +2,12 @@
 #include "store/db_connection.hpp"
 
 #include <cassert>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -88,6 +94,37 @@ caf::error configure_writer(db_connection& db, const store_params& params) {
   return apply_migrations(db, latest_schema_version());
 }
 
+// Takes the exclusive writer lock of `db_path`: the lock's descriptor, or -1 when
+// the path names no file.
+caf::expected<int> take_writer_lock(const std::string& db_path) {
+  auto lock_path = writer_lock_path(db_path);
+  if (lock_path.empty())
+    return -1;
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    auto code = errno == EACCES || errno == EROFS ? errc::storage_readonly
+                                                  : errc::storage_cant_open;
+    return caf::make_error(code, db_path + ": cannot open the writer lock " + lock_path + ": "
+                                   + std::strerror(errno));
+  }
+  int rc;
+  do
+    rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0)
+    return fd;
+  auto err = errno;
+  ::close(fd);
+  if (err == EWOULDBLOCK)
+    return caf::make_error(errc::storage_locked,
+                           db_path + " is opened for writing by another mneme (a running"
+                                     " daemon or another command holds "
+                             + lock_path + "); only one writer per database file: while a daemon serves it,"
+                                     " use --server URL to go through the daemon");
+  return caf::make_error(errc::storage_failed,
+                         db_path + ": cannot lock " + lock_path + ": " + std::strerror(err));
+}
+
 caf::error configure_reader(db_connection& db) {
   if (auto err = db.exec("PRAGMA query_only=1", "set query_only"))
     return err;
@@ -107,8 +144,29 @@ caf::error configure_reader(db_connection& db) {
 
 } // namespace
 
+std::string writer_lock_path(const std::string& db_path) {
+  if (db_path.empty() || db_path == ":memory:" || db_path.rfind("file:", 0) == 0)
+    return {};
+  return db_path + ".lock";
+}
+
 caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_params& params,
                                                                   open_mode mode) {
+  int lock_fd = -1;
+  if (mode == open_mode::writer) {
+    auto fd = take_writer_lock(params.path);
+    if (!fd)
+      return std::move(fd.error());
+    lock_fd = *fd;
+  }
+  // Owns the lock until the connection does (or until a failed open returns).
+  struct lock_guard {
+    int fd;
+    ~lock_guard() {
+      if (fd >= 0)
+        ::close(fd);
+    }
+  } lock{lock_fd};
   int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
   flags |= mode == open_mode::writer ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
                                      : SQLITE_OPEN_READONLY;
@@ -119,7 +177,9 @@ caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_pa
     return sqlite_failure(raw, rc, "open " + params.path);
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, static_cast<int>(params.busy_timeout_ms));
-  std::unique_ptr<db_connection> db{new db_connection(guard.release(), mode, params.path)};
+  std::unique_ptr<db_connection> db{
+    new db_connection(guard.release(), mode, params.path, lock.fd)};
+  lock.fd = -1;
   rc = register_fts_tokenizers(db->db_);
   if (rc != SQLITE_OK)
     return db->failure(rc, "register FTS tokenizers");
@@ -132,6 +192,8 @@ caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_pa
 db_connection::~db_connection() {
   cache_.clear(); // statements first: close_v2 would otherwise defer the close
   sqlite3_close_v2(db_);
+  if (lock_fd_ >= 0)
+    ::close(lock_fd_); // drops the writer lock after the last write is on disk
 }
 
 caf::expected<statement*> db_connection::prepare(const char* sql) {

@@ -3,6 +3,14 @@
 // read-only reader (query_only, schema version checked). Every statement is a
 // prepared statement with bound parameters: no SQL is ever built from caller text.
 //
+// One writer per database file: a writer holds an exclusive advisory lock
+// (flock LOCK_EX|LOCK_NB) on "<path>.lock" next to the file for its whole lifetime;
+// a second writer (same process or another one: a daemon, a CLI write command)
+// is refused with storage_locked. The OS drops the lock when the process dies, so
+// a crash never leaves the file locked. Readers take no lock and work beside a
+// writer. ":memory:", "" and "file:" URIs have no file of their own: no lock.
+// The lock file is left in place on close (removing it would race a new writer).
+//
 // Thread: a connection, its statements and its transactions belong to the one
 // thread (actor) that opened it. Copy is deleted; moving is done through unique_ptr.
 #pragma once
@@ -65,12 +73,17 @@ private:
 
 enum class open_mode { writer, reader };
 
+// The advisory lock file of the single writer of `db_path` ("<db_path>.lock"), or
+// "" when the path names no file (":memory:", "", "file:" URIs).
+std::string writer_lock_path(const std::string& db_path);
+
 class db_connection {
 public:
   // Opens `params.path`. A writer creates the file if needed, switches it to WAL
   // and applies the pending migrations; a reader requires an existing file whose
   // schema this binary understands. Errors: storage_cant_open, storage_corrupt,
-  // storage_locked, storage_schema_too_new, storage_readonly, storage_failed.
+  // storage_locked (also: another writer holds the file's lock),
+  // storage_schema_too_new, storage_readonly, storage_failed.
   static caf::expected<std::unique_ptr<db_connection>> open(const store_params& params,
                                                             open_mode mode);
   ~db_connection();
@@ -97,12 +110,13 @@ public:
   sqlite3* native_handle() { return db_; }
 
 private:
-  db_connection(sqlite3* db, open_mode mode, std::string path)
-    : db_(db), mode_(mode), path_(std::move(path)) {}
+  db_connection(sqlite3* db, open_mode mode, std::string path, int lock_fd)
+    : db_(db), mode_(mode), path_(std::move(path)), lock_fd_(lock_fd) {}
 
   sqlite3* db_;
   open_mode mode_;
   std::string path_;
+  int lock_fd_; // the writer lock's descriptor; -1 for readers and in-memory files
   std::unordered_map<const char*, std::unique_ptr<statement>> cache_;
 };
 
