@@ -1,15 +1,19 @@
-// `mneme run [--config FILE]`: the main job. Starts the runtime (storage, chat and
-// summarizer pools, supervisor, gateway, sessions) on the configuration — embedded
+// `mneme run [--config FILE]`: a shorter demo beside `mneme soak` (the main job, with
+// scenarios, fault windows, invariants and a report). Starts the runtime (storage, chat
+// and summarizer pools, supervisor, gateway, sessions) on the configuration — embedded
 // defaults unless --config — against the in-process fake LLM server, drives simulated
 // users through the gateway (every session its turns in order, all sessions at once),
 // with a summarizer outage for a share of the summary calls, and prints a short report:
 // sessions, messages, compactions by trigger, the largest live context, and the checks
-// (every message stored, live context bounded, every turn answered). Exit 0 only when
-// every check holds.
+// (every turn answered, every message stored, compaction once a context reached the
+// threshold, live context bounded). Exit 0 only when every check holds.
 //
-// Decision: so that a run of under a minute compacts at all, the demo caps the threshold
-// at --threshold-tokens (default 6,000; 0 keeps the configured one) and stores its
-// database in a fresh temporary directory unless --db names a file.
+// Decisions: so that a run of under a minute compacts at all, the demo caps the
+// threshold at --threshold-tokens (default 6,000; 0 keeps the configured one) and stores
+// its database in a fresh temporary directory unless --db names a file. A load too small
+// to bring any context past the threshold with a middle to summarize (more messages
+// than the system prompt, head and tail) owes no compaction: the compaction check asks
+// only that one ran once one was due, and the report says when none was.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -233,7 +237,20 @@ int run_runtime(const run_options& opt) {
     check(totals.answered + totals.failed == sent && totals.failed == 0,
           "every turn was answered");
     check(stored_user_rows == sent, "nothing lost: every user message is stored");
-    check(total_compactions > 0, "compactions ran");
+    // Without a working compaction a context that reaches the threshold keeps growing
+    // past it, so the largest reported context shows a compaction that was due, once
+    // the context holds a middle between head and tail (else it is a no-op, SPEC §3).
+    auto head_and_tail = 1 + rc.compression.protect_first_n + rc.compression.protect_last_n;
+    bool compaction_due = totals.max_live_tokens >= th.threshold
+                          && totals.max_live_messages > head_and_tail;
+    if (total_compactions == 0 && !compaction_due)
+      std::cout << fmt::format("note        no compaction was due: the largest context had {} "
+                               "tokens (threshold {}) and {} messages (head and tail hold {}); "
+                               "more --turns or a larger --user-chars make the demo compact\n",
+                               totals.max_live_tokens, th.threshold, totals.max_live_messages,
+                               head_and_tail);
+    check(total_compactions > 0 || !compaction_due,
+          "compaction ran once a context reached the threshold");
     check(totals.max_live_tokens <= live_bound, "live context bounded");
     rc_exit = ok ? exit_ok : exit_failure;
     rt.stop();
