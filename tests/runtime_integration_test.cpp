@@ -3,184 +3,44 @@
 // the worked example of the design document (800 messages over a 100,000 threshold ->
 // head 3 + summary + tail 20), the error triggers T6/T7/T9 from real HTTP answers, the
 // summarizer down (local fallback), T4 and channel commands through the gateway, idle
-// eviction and rehydration, exhaustion -> reset, a crash mid-compaction restarted by the
+// eviction and rehydration, exhaustion -> reset, a refused tool output in the head
+// evicted instead of a reset loop, a crash mid-compaction restarted by the
 // supervisor, and the death spiral of SPEC §5.4 (chat and summarizer down, 6,000
 // messages, live context bounded by T3 + fallback, nothing lost).
 #define BOOST_TEST_MODULE runtime_integration_test
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>
-#include <chrono>
-#include <filesystem>
-#include <limits>
+#include <algorithm>
 #include <set>
 #include <thread>
 
 #include "actors/runtime.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "policies/eviction_plan.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
+using namespace mneme::test;
 using namespace std::chrono_literals;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-
-namespace mneme {
-std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(r); }
-} // namespace mneme
 
 namespace {
-
-constexpr auto call_timeout = 60s;
-
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
 
 // A text whose message estimate is exactly `tokens`.
 std::string text_of(int64_t tokens, char c = 'a') {
   return std::string(static_cast<size_t>((tokens - message_overhead_tokens) * 4), c);
 }
 
-llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
-  llm::llm_pool_config c;
-  c.name = purpose == llm_purpose::chat ? "chat" : "summary";
-  c.endpoint.url = llm::chat_completions_url(base_url);
-  c.endpoint.model = purpose == llm_purpose::chat ? "fake-chat" : "fake-summary";
-  c.endpoint.purpose = purpose;
-  c.endpoint.idle_timeout = 5s;
-  c.endpoint.total_timeout = 10s;
-  c.max_concurrency = 8;
-  c.max_queue = 1024;
-  return c;
-}
+// The runtime's clock moves by hand (idle eviction); sweeps only when a test asks.
+struct runtime_fixture : serve_runtime_fixture {
+  runtime_fixture() { use_manual_clock(); }
 
-struct runtime_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  fakellm::fake_llm_server server;
-  std::string dir;
-  std::shared_ptr<std::atomic<time_ms>> clock = std::make_shared<std::atomic<time_ms>>(0);
-  runtime_config rc;
-  std::unique_ptr<runtime> rt;
-
-  runtime_fixture() {
-    register_mneme_types(cfg);
-    cfg.set("logger.verbosity", caf::atom("quiet"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    BOOST_REQUIRE(server.start());
-    char tmpl[] = "/tmp/mneme-runtime-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    rc.database.path = dir + "/t.db";
-    rc.database.synchronous_full = false;
-    rc.chat = pool(server.base_url(), llm_purpose::chat);
-    rc.summarizer = pool(server.base_url(), llm_purpose::summary);
-    rc.model.name = "fake-chat";
-    rc.gateway.idle_evict_seconds = 0; // sweeps only when a test asks
-    clock->store(system_clock_ms());
-    auto c = clock;
-    rc.clock = [c] { return c->load(); };
-  }
-
-  ~runtime_fixture() {
-    if (rt)
-      rt->stop();
-    server.stop();
-    std::filesystem::remove_all(dir);
-  }
-
-  void start() {
-    auto r = runtime::start(*sys, rc);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
-    rt = std::move(*r);
-  }
-
-  template <class T, class Handle, class... Ts>
-  caf::expected<T> call(const Handle& h, Ts... xs) {
-    caf::scoped_actor self{*sys};
-    caf::expected<T> out{caf::error{}};
-    self->request(h, call_timeout, xs...)
-      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
-    return out;
-  }
-
-  caf::expected<turn_reply> say(const std::string& key, const std::string& text) {
-    return call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
-  }
-  session_snapshot state(const std::string& key) {
-    auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-  session_stats stats(const std::string& sid) {
-    auto s = call<session_stats>(rt->storage(), st_stats_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-  std::vector<message> live(const std::string& sid) {
-    auto s = call<std::vector<message>>(rt->storage(), st_live_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-  std::vector<message> all_rows(const std::string& sid) {
-    auto s = call<std::vector<message>>(rt->storage(), st_range_atom_v, sid, int64_t{1},
-                                        std::numeric_limits<int64_t>::max());
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-
-  // A stored session under `key` with a system prompt and `n` alternating rows.
+  // A stored session under `key` with a system prompt and `n` alternating rows of
+  // `tokens` each, row i starting with "i ".
   std::string seed(const std::string& key, int n, int64_t tokens) {
-    session_record rec;
-    rec.user_id = "u";
-    rec.session_key = key;
-    rec.model = rc.model.name;
-    auto created = call<session_record>(rt->storage(), st_new_session_atom_v, rec,
-                                        int64_t{system_clock_ms()});
-    BOOST_REQUIRE_MESSAGE(created, why(created));
-    std::vector<message> rows;
-    message sys_row;
-    sys_row.role = msg_role::system;
-    sys_row.content = "You are a helpful assistant.";
-    rows.push_back(sys_row);
-    for (int i = 0; i < n; ++i) {
-      message m;
-      m.role = i % 2 == 0 ? msg_role::user : msg_role::assistant;
-      m.content = std::to_string(i) + " " + text_of(tokens - 2);
-      rows.push_back(m);
-    }
-    for (auto& m : rows) {
-      m.session_id = created->id;
-      m.timestamp_ms = system_clock_ms();
-      m.token_estimate = estimate_message_tokens(m);
-    }
-    auto ids = call<message_ids>(rt->storage(), st_append_atom_v, rows);
-    BOOST_REQUIRE_MESSAGE(ids, why(ids));
-    return created->id;
-  }
-
-  void faults(std::vector<fakellm::fault_rule> rules) {
-    fakellm::scenario s;
-    s.plan.rules = std::move(rules);
-    auto err = server.set_scenario(s);
-    BOOST_REQUIRE_MESSAGE(!err, render_error(err));
-  }
-  static fakellm::fault_rule rule(fakellm::fault_kind kind, fakellm::purpose_filter purpose,
-                                  int64_t max_count = 0) {
-    fakellm::fault_rule r;
-    r.kind = kind;
-    r.purpose = purpose;
-    r.max_count = max_count;
-    if (kind == fakellm::fault_kind::payload_too_large)
-      r.max_body_bytes = 1;
-    return r;
+    return serve_runtime_fixture::seed(
+      key, n, [tokens](int i) { return std::to_string(i) + " " + text_of(tokens - 2); });
   }
 };
-
-int64_t count_of(const session_snapshot& s, trigger t) {
-  return s.compactions_by_trigger[static_cast<size_t>(t)];
-}
 
 } // namespace
 
@@ -188,16 +48,16 @@ BOOST_FIXTURE_TEST_SUITE(runtime_integration, runtime_fixture)
 
 BOOST_AUTO_TEST_CASE(a_first_message_opens_a_session_and_the_fake_model_answers) {
   start();
-  auto r = say("chat-1", "Hello there, what is mneme?");
+  auto r = say_to("chat-1", "Hello there, what is mneme?");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_TEST(!r->answer.empty());
   BOOST_TEST(r->prompt_tokens > 0);
-  auto rows = live(r->session_id);
+  auto rows = stored_live(r->session_id);
   BOOST_REQUIRE(rows.size() == 3u);
   BOOST_TEST(rows[0].role == msg_role::system);
   BOOST_TEST(rows[1].content == "Hello there, what is mneme?");
   BOOST_TEST(rows[2].content == r->answer);
-  auto again = say("chat-1", "and again");
+  auto again = say_to("chat-1", "and again");
   BOOST_REQUIRE(again);
   BOOST_TEST(again->session_id == r->session_id);
   BOOST_TEST(again->live_messages == 5);
@@ -209,15 +69,15 @@ BOOST_AUTO_TEST_CASE(the_worked_example_keeps_head_3_summary_and_tail_20) {
   rc.compression.threshold_tokens = 100000;
   start();
   auto sid = seed("worked", 799, 139); // with the system prompt: 800 messages, ~110,000
-  auto before = stats(sid);
+  auto before = stored_stats(sid);
   BOOST_TEST(before.live_rows == 800);
   BOOST_TEST(before.live_token_estimate >= 110000);
-  auto r = say("worked", "what did we decide?");
+  auto r = say_to("worked", "what did we decide?");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].committed);
   BOOST_TEST(!r->compactions[0].used_fallback);
-  auto rows = live(sid);
+  auto rows = stored_live(sid);
   // system + head 3 + summary + tail 20 (the new question is its last row) + the answer
   BOOST_REQUIRE(rows.size() == 1u + 3u + 1u + 20u + 1u);
   BOOST_TEST(rows[0].role == msg_role::system);
@@ -226,7 +86,7 @@ BOOST_AUTO_TEST_CASE(the_worked_example_keeps_head_3_summary_and_tail_20) {
   BOOST_TEST(rows[4].is_summary);
   BOOST_TEST(rows[5].content.rfind("780 ", 0) == 0u);
   BOOST_TEST(rows[24].content == "what did we decide?");
-  auto after = stats(sid);
+  auto after = stored_stats(sid);
   BOOST_TEST(after.archived_rows == 799 - 3 - 19);
   BOOST_TEST(after.rolled_back_rows == 0);
   // Every original row is still stored, archived ones included.
@@ -244,12 +104,12 @@ BOOST_AUTO_TEST_CASE(a_413_from_the_model_compacts_through_t6_and_the_retry_is_a
   start();
   auto sid = seed("t6", 40, 50);
   faults({rule(fakellm::fault_kind::payload_too_large, fakellm::purpose_filter::chat, 1)});
-  auto r = say("t6", "go");
+  auto r = say_to("t6", "go");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].by == trigger::t6_payload_too_large);
   BOOST_TEST(!r->answer.empty());
-  BOOST_TEST(stats(sid).summary_rows == 1);
+  BOOST_TEST(stored_stats(sid).summary_rows == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_long_context_429_compacts_through_t7_and_caps_the_window) {
@@ -257,11 +117,11 @@ BOOST_AUTO_TEST_CASE(a_long_context_429_compacts_through_t7_and_caps_the_window)
   start();
   seed("t7", 40, 50);
   faults({rule(fakellm::fault_kind::long_context_429, fakellm::purpose_filter::chat, 1)});
-  auto r = say("t7", "go");
+  auto r = say_to("t7", "go");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_REQUIRE(!r->compactions.empty());
   BOOST_TEST(r->compactions[0].by == trigger::t7_long_context_rate_limit);
-  auto s = state("t7");
+  auto s = snapshot("t7");
   BOOST_TEST(s.context_window == 200000);
   BOOST_TEST(s.threshold_tokens == 150000);
 }
@@ -270,7 +130,7 @@ BOOST_AUTO_TEST_CASE(a_context_overflow_400_compacts_through_t9) {
   start();
   seed("t9", 40, 50);
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat, 1)});
-  auto r = say("t9", "go");
+  auto r = say_to("t9", "go");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_REQUIRE(!r->compactions.empty());
   BOOST_TEST(r->compactions[0].by == trigger::t9_context_overflow);
@@ -287,11 +147,11 @@ BOOST_AUTO_TEST_CASE(the_summarizer_down_leaves_a_local_fallback_summary_and_a_c
   BOOST_TEST(r->committed);
   BOOST_TEST(r->summary_failed);
   BOOST_TEST(r->used_fallback);
-  auto s = state("fallback");
-  BOOST_TEST(count_of(s, trigger::t12_manual_session) == 1);
+  auto s = snapshot("fallback");
+  BOOST_TEST(compactions_of(s, trigger::t12_manual_session) == 1);
   BOOST_TEST(s.record.triggers.cooldown_until_ms > 0);
   BOOST_TEST(s.record.triggers.fallback_streak == 1);
-  auto rows = live(sid);
+  auto rows = stored_live(sid);
   BOOST_TEST(rows[4].content.find("Local fallback summary") != std::string::npos);
 }
 
@@ -300,53 +160,53 @@ BOOST_AUTO_TEST_CASE(the_gateway_hygiene_check_fires_t4_at_85_percent_of_the_win
   rc.compression.hygiene_hard_message_limit = 0;
   start();
   seed("t4", 60, 1450); // ~87,000 tokens
-  auto r = say("t4", "next");
+  auto r = say_to("t4", "next");
   BOOST_REQUIRE_MESSAGE(r, why(r));
-  auto s = state("t4");
+  auto s = snapshot("t4");
   // The gateway compacted before the turn; the session then stood under T1's threshold.
-  BOOST_TEST(count_of(s, trigger::t4_hygiene_tokens) == 1);
-  BOOST_TEST(count_of(s, trigger::t1_pre_call) == 0);
+  BOOST_TEST(compactions_of(s, trigger::t4_hygiene_tokens) == 1);
+  BOOST_TEST(compactions_of(s, trigger::t1_pre_call) == 0);
   BOOST_TEST(r->compactions.empty());
 }
 
 BOOST_AUTO_TEST_CASE(channel_commands_compress_roll_back_and_search) {
   start();
   auto sid = seed("cmd", 60, 50);
-  auto first = say("cmd", "hello");
+  auto first = say_to("cmd", "hello");
   BOOST_REQUIRE(first);
   auto ckpt = call<checkpoint_record>(rt->storage(), st_checkpoint_atom_v, sid,
                                       std::string{"before"}, int64_t{system_clock_ms()});
   BOOST_REQUIRE_MESSAGE(ckpt, why(ckpt));
-  BOOST_REQUIRE(say("cmd", "one more"));
-  auto compressed = say("cmd", "/compress the budget numbers");
+  BOOST_REQUIRE(say_to("cmd", "one more"));
+  auto compressed = say_to("cmd", "/compress the budget numbers");
   BOOST_REQUIRE_MESSAGE(compressed, why(compressed));
   BOOST_REQUIRE(compressed->compactions.size() == 1u);
   BOOST_TEST(compressed->compactions[0].by == trigger::t14_channel_command);
   BOOST_TEST(compressed->notice.find("Compacted") == 0u);
-  auto rolled = say("cmd", "/rollback before");
+  auto rolled = say_to("cmd", "/rollback before");
   BOOST_REQUIRE_MESSAGE(rolled, why(rolled));
   BOOST_TEST(rolled->notice.find("before") != std::string::npos);
-  BOOST_TEST(stats(sid).rolled_back_rows > 0);
-  auto after = say("cmd", "after the rollback");
+  BOOST_TEST(stored_stats(sid).rolled_back_rows > 0);
+  auto after = say_to("cmd", "after the rollback");
   BOOST_REQUIRE_MESSAGE(after, why(after));
   BOOST_TEST(after->live_messages == rolled->live_messages + 2);
   // /search answers from recall over the user's sessions, fresh rows included.
-  auto search = say("cmd", "/search rollback");
+  auto search = say_to("cmd", "/search rollback");
   BOOST_REQUIRE_MESSAGE(search, why(search));
   BOOST_TEST(search->notice.find("Found 1 session") == 0u);
   BOOST_TEST(search->notice.find(">>>rollback<<<") != std::string::npos);
   BOOST_TEST(search->live_messages == 0); // the command does not touch the transcript
-  auto none = say("cmd", "/search zyxwvut");
+  auto none = say_to("cmd", "/search zyxwvut");
   BOOST_REQUIRE_MESSAGE(none, why(none));
   BOOST_TEST(none->notice.find("Found 0 sessions") == 0u);
-  auto empty = say("cmd", "/search");
+  auto empty = say_to("cmd", "/search");
   BOOST_REQUIRE(!empty);
 }
 
 BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_message) {
   rc.gateway.idle_evict_seconds = 600;
   start();
-  auto r = say("idle", "remember the number 42");
+  auto r = say_to("idle", "remember the number 42");
   BOOST_REQUIRE(r);
   auto stats_of = [&] { return *call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v); };
   BOOST_TEST(stats_of().hosted == 1);
@@ -360,7 +220,7 @@ BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_messa
   for (int i = 0; i < 200 && stats_of().hosted != 0; ++i)
     std::this_thread::sleep_for(10ms);
   BOOST_TEST(stats_of().hosted == 0);
-  auto back = say("idle", "what was the number?");
+  auto back = say_to("idle", "what was the number?");
   BOOST_REQUIRE_MESSAGE(back, why(back));
   BOOST_TEST(back->session_id == r->session_id);
   BOOST_TEST(back->live_messages == 5);
@@ -370,10 +230,10 @@ BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_messa
 BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_every_row) {
   start();
   auto old_sid = seed("spent", 60, 50);
-  BOOST_REQUIRE(say("spent", "hello"));
+  BOOST_REQUIRE(say_to("spent", "hello"));
   auto old_rows = all_rows(old_sid).size();
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
-  auto r = say("spent", "one more");
+  auto r = say_to("spent", "one more");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_TEST(r->notice == std::string{reset_notice});
   BOOST_TEST(r->session_id != old_sid);
@@ -385,17 +245,65 @@ BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_
   BOOST_TEST(fresh->session_key == "spent");
   BOOST_TEST(fresh->parent_id == old_sid);
   // New live context: the head and the latest summary.
-  auto rows = live(r->session_id);
+  auto rows = stored_live(r->session_id);
   BOOST_TEST(rows.size() <= 1u + 3u + 1u);
   bool has_summary = false;
   for (const auto& m : rows)
     has_summary = has_summary || m.is_summary;
   BOOST_TEST(has_summary);
   BOOST_TEST(all_rows(old_sid).size() >= old_rows); // nothing deleted
-  server.clear_faults();
-  auto next = say("spent", "fresh start");
+  llm.clear_faults();
+  auto next = say_to("spent", "fresh start");
   BOOST_REQUIRE_MESSAGE(next, why(next));
   BOOST_TEST(next->session_id == r->session_id);
+}
+
+// A tool output the model refuses as too large (413) sits in the protected head, where
+// no compaction reaches it and every reset would copy it again: before exhaustion the
+// session evicts it, read or not, and the retried call is answered in the same session.
+BOOST_AUTO_TEST_CASE(a_refused_tool_output_in_the_head_is_evicted_instead_of_a_reset_loop) {
+  start();
+  BOOST_REQUIRE(say_to("huge", "hello"));  // system, user, answer
+  message call_row;
+  call_row.role = msg_role::assistant;
+  call_row.tool_calls.push_back(tool_call{"c1", "run_query", "{}"});
+  message output;
+  output.role = msg_role::tool;
+  output.tool_call_id = "c1";
+  output.tool_name = "run_query";
+  output.content = std::string(150000, 'r');  // the head's third row and its answer
+  for (const auto& m : {call_row, output}) {
+    auto id = call<int64_t>(rt->gateway(), gw_append_atom_v, std::string{"huge"},
+                            std::string{"u"}, m);
+    BOOST_REQUIRE_MESSAGE(id, why(id));
+  }
+  auto sid = snapshot("huge").record.id;
+  auto too_large = rule(fakellm::fault_kind::payload_too_large, fakellm::purpose_filter::chat);
+  too_large.max_body_bytes = 100000;  // refuses only a request carrying the output
+  faults({too_large});
+
+  auto r = say_to("huge", "what did the query return?");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_TEST(r->notice.empty());  // not the reset notice
+  BOOST_TEST(r->session_id == sid);
+  BOOST_TEST(!r->answer.empty());
+  BOOST_TEST(call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v)->exhausted == 0);
+  BOOST_TEST(llm.stats().injected_of(fakellm::fault_kind::payload_too_large) >= 1);
+  auto rows = stored_live(sid);
+  auto evicted = std::find_if(rows.begin(), rows.end(),
+                              [](const message& m) { return m.role == msg_role::tool; });
+  BOOST_REQUIRE((evicted != rows.end()));
+  BOOST_TEST(evicted->content == eviction_marker(150000));
+  BOOST_TEST(evicted->tool_call_id == "c1");
+  // The original stays stored, and the next turn is answered in the same session.
+  auto all = all_rows(sid);
+  BOOST_TEST(std::count_if(all.begin(), all.end(), [](const message& m) {
+               return m.content == std::string(150000, 'r');
+             }) == 1);
+  auto next = say_to("huge", "and now?");
+  BOOST_REQUIRE_MESSAGE(next, why(next));
+  BOOST_TEST(next->session_id == sid);
+  BOOST_TEST(next->notice.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_session_killed_mid_compaction_is_restarted_from_the_store) {
@@ -431,7 +339,7 @@ BOOST_AUTO_TEST_CASE(a_session_killed_mid_compaction_is_restarted_from_the_store
   BOOST_REQUIRE_MESSAGE(s, why(s));
   // The interrupted compaction never committed: the store and the new actor agree.
   BOOST_TEST(s->live_messages == 61);
-  BOOST_TEST(stats(sid).summary_rows == 0);
+  BOOST_TEST(stored_stats(sid).summary_rows == 0);
   BOOST_TEST(call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v)->restarts == 1);
   caf::anon_send_exit(restarted, caf::exit_reason::user_shutdown);
 }
@@ -464,9 +372,9 @@ BOOST_AUTO_TEST_CASE(the_death_spiral_stays_bounded_with_chat_and_summarizer_dow
     }
   }
   BOOST_TEST(failed_turns == 6000);
-  auto s = state("spiral");
+  auto s = snapshot("spiral");
   sid = s.record.id;
-  BOOST_TEST(count_of(s, trigger::t3_hygiene_message_cap) >= 1);
+  BOOST_TEST(compactions_of(s, trigger::t3_hygiene_message_cap) >= 1);
   BOOST_TEST(s.live_messages <= 5000);
   BOOST_TEST(s.record.triggers.fallback_streak >= 1);
   // Every message is stored, archived or live.
@@ -476,7 +384,7 @@ BOOST_AUTO_TEST_CASE(the_death_spiral_stays_bounded_with_chat_and_summarizer_dow
     if (m.role == msg_role::user && !m.is_summary)
       texts.insert(m.content);
   BOOST_TEST(texts.size() == 6000u);
-  BOOST_TEST(stats(sid).archived_rows >= 5000 - 1 - 3 - 20);
+  BOOST_TEST(stored_stats(sid).archived_rows >= 5000 - 1 - 3 - 20);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
