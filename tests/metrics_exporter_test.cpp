@@ -7,40 +7,17 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <sstream>
 
-#include "actors/runtime.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
-#include "policies/token_estimate.hpp"
+#include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
-using namespace std::chrono_literals;
+using namespace mneme::test;
 
 namespace {
-
-constexpr auto call_timeout = 60s;
-
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
-
-llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
-  llm::llm_pool_config c;
-  c.name = purpose == llm_purpose::chat ? "chat" : "summary";
-  c.endpoint.url = llm::chat_completions_url(base_url);
-  c.endpoint.model = purpose == llm_purpose::chat ? "fake-chat" : "fake-summary";
-  c.endpoint.purpose = purpose;
-  c.endpoint.idle_timeout = 5s;
-  c.endpoint.total_timeout = 10s;
-  c.max_concurrency = 4;
-  c.max_queue = 64;
-  return c;
-}
 
 // Parsed exposition: "name{labels}" (labels as rendered) -> value; "# TYPE" lines too.
 struct exposition {
@@ -102,96 +79,26 @@ struct exposition {
   }
 };
 
-struct metrics_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  fakellm::fake_llm_server server;
-  std::string dir;
-  runtime_config rc;
-  std::unique_ptr<runtime> rt;
-
-  metrics_fixture() {
-    register_mneme_types(cfg);
-    cfg.set("logger.verbosity", caf::atom("quiet"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    BOOST_REQUIRE(server.start());
-    char tmpl[] = "/tmp/mneme-metrics-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    rc.database.path = dir + "/m.db";
-    rc.database.synchronous_full = false;
-    rc.chat = pool(server.base_url(), llm_purpose::chat);
-    rc.summarizer = pool(server.base_url(), llm_purpose::summary);
-    rc.model.name = "fake-chat";
-    rc.gateway.idle_evict_seconds = 0;
-    auto r = runtime::start(*sys, rc);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
-    rt = std::move(*r);
-  }
-
-  ~metrics_fixture() {
-    if (rt)
-      rt->stop();
-    server.stop();
-    std::filesystem::remove_all(dir);
-  }
-
-  template <class T, class Handle, class... Ts>
-  caf::expected<T> call(const Handle& h, Ts... xs) {
-    caf::scoped_actor self{*sys};
-    caf::expected<T> out{caf::error{}};
-    self->request(h, call_timeout, xs...)
-      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
-    return out;
-  }
+// A started runtime; every session of user "u".
+struct metrics_fixture : serve_runtime_fixture {
+  metrics_fixture() { start(); }
 
   turn_reply say(const std::string& key, const std::string& text) {
-    auto r = call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
+    auto r = say_to(key, text);
     BOOST_REQUIRE_MESSAGE(r, why(r));
     return *r;
   }
 
-  session_stats stats(const std::string& sid) {
-    auto s = call<session_stats>(rt->storage(), st_stats_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-
-  // A stored session under `key` with a system prompt and `n` alternating rows, bound
-  // to the gateway by one turn. Returns its id.
+  // A stored session under `key` with a system prompt and `n` alternating rows of about
+  // 100 tokens. Returns its id.
   std::string seed(const std::string& key, int n) {
-    session_record rec;
-    rec.user_id = "u";
-    rec.session_key = key;
-    rec.model = rc.model.name;
-    auto created = call<session_record>(rt->storage(), st_new_session_atom_v, rec,
-                                        int64_t{system_clock_ms()});
-    BOOST_REQUIRE_MESSAGE(created, why(created));
-    std::vector<message> rows(static_cast<size_t>(n) + 1);
-    rows[0].role = msg_role::system;
-    rows[0].content = "You are a helpful assistant.";
-    for (int i = 1; i <= n; ++i) {
-      rows[i].role = i % 2 == 1 ? msg_role::user : msg_role::assistant;
-      rows[i].content = std::to_string(i) + " " + std::string(400, 'a' + i % 26);
-    }
-    for (auto& m : rows) {
-      m.session_id = created->id;
-      m.timestamp_ms = system_clock_ms();
-      m.token_estimate = estimate_message_tokens(m);
-    }
-    auto ids = call<message_ids>(rt->storage(), st_append_atom_v, rows);
-    BOOST_REQUIRE_MESSAGE(ids, why(ids));
-    return created->id;
+    return serve_runtime_fixture::seed(key, n, [](int i) {
+      return std::to_string(i + 1) + " " + std::string(400, static_cast<char>('a' + (i + 1) % 26));
+    });
   }
 
   void summarizer_down() {
-    fakellm::scenario s;
-    fakellm::fault_rule r;
-    r.kind = fakellm::fault_kind::unavailable;
-    r.purpose = fakellm::purpose_filter::summary;
-    s.plan.rules.push_back(r);
-    auto err = server.set_scenario(s);
-    BOOST_REQUIRE_MESSAGE(!err, render_error(err));
+    faults({rule(fakellm::fault_kind::unavailable, fakellm::purpose_filter::summary)});
   }
 
   exposition render() {
@@ -254,8 +161,8 @@ BOOST_AUTO_TEST_CASE(turns_and_a_forced_compaction_show_up_as_exact_samples) {
   BOOST_TEST(!m.has("mneme_summary_failures_total{kind=\"llm_server_error\"}"));
 
   // Appended rows: every stored row except the summary the compaction wrote.
-  auto sa = stats(a);
-  auto sb = stats(b);
+  auto sa = stored_stats(a);
+  auto sb = stored_stats(b);
   double stored_rows = sa.live_rows + sa.archived_rows + sa.rolled_back_rows + sb.live_rows
                        + sb.archived_rows + sb.rolled_back_rows;
   BOOST_TEST(sa.summary_rows == 1);
