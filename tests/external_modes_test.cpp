@@ -18,21 +18,18 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "actors/llm/compaction_wire.hpp"
 #include "actors/llm/llm_call.hpp"
-#include "actors/runtime.hpp"
 #include "apps/common/fake_llm/compaction_wire.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
 #include "policies/external_compaction.hpp"
 #include "policies/summary_markers.hpp"
-#include "policies/token_estimate.hpp"
+#include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
+using namespace mneme::test;
 using namespace std::chrono_literals;
 namespace data = boost::unit_test::data;
 using json = nlohmann::json;
@@ -42,30 +39,13 @@ BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::llm_error_kind)
 
 namespace {
 
-constexpr auto call_timeout = 60s;
 constexpr int64_t test_window = 20000;
 constexpr int64_t test_threshold_cap = 4000;  // compression.threshold_tokens
 constexpr int max_turns = 60;
 
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
-
 std::string text_of(int64_t tokens, int turn) {
   return "turn " + std::to_string(turn) + " "
          + std::string(static_cast<size_t>(tokens * 4), static_cast<char>('a' + turn % 26));
-}
-
-llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
-  llm::llm_pool_config c;
-  c.name = purpose == llm_purpose::chat ? "chat" : "summary";
-  c.endpoint.url = llm::chat_completions_url(base_url);
-  c.endpoint.model = purpose == llm_purpose::chat ? "fake-chat" : "fake-summary";
-  c.endpoint.purpose = purpose;
-  c.endpoint.idle_timeout = 5s;
-  c.endpoint.total_timeout = 10s;
-  return c;
 }
 
 // What one turn showed.
@@ -75,70 +55,14 @@ struct turn_seen {
   std::vector<compaction_report> compactions;
 };
 
-struct modes_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  fakellm::fake_llm_server server;
-  std::string dir;
-  runtime_config rc;
-  std::unique_ptr<runtime> rt;
-
+// A Codex model with a small window and threshold cap, a head of 1 and a tail of 4.
+struct modes_fixture : serve_runtime_fixture {
   modes_fixture() {
-    register_mneme_types(cfg);
-    cfg.set("logger.verbosity", caf::atom("quiet"));
-    sys = std::make_unique<caf::actor_system>(cfg);
-    BOOST_REQUIRE(server.start());
-    char tmpl[] = "/tmp/mneme-external-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    rc.database.path = dir + "/t.db";
-    rc.database.synchronous_full = false;
-    rc.chat = pool(server.base_url(), llm_purpose::chat);
-    rc.summarizer = pool(server.base_url(), llm_purpose::summary);
     rc.model.name = "gpt-5-codex";
     rc.model.context_length = test_window;
     rc.compression.threshold_tokens = test_threshold_cap;
     rc.compression.protect_first_n = 1;
     rc.compression.protect_last_n = 4;
-    rc.gateway.idle_evict_seconds = 0;
-  }
-
-  ~modes_fixture() {
-    if (rt)
-      rt->stop();
-    server.stop();
-    std::filesystem::remove_all(dir);
-  }
-
-  void start() {
-    auto r = runtime::start(*sys, rc);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
-    rt = std::move(*r);
-  }
-
-  template <class T, class Handle, class... Ts>
-  caf::expected<T> call(const Handle& h, Ts... xs) {
-    caf::scoped_actor self{*sys};
-    caf::expected<T> out{caf::error{}};
-    self->request(h, call_timeout, xs...)
-      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
-    return out;
-  }
-
-  caf::expected<turn_reply> say(const std::string& key, const std::string& text) {
-    return call<turn_reply>(rt->gateway(), gw_message_atom_v, key, std::string{"u"}, text);
-  }
-
-  session_snapshot state(const std::string& key) {
-    auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
-  }
-
-  std::vector<message> live(const std::string& sid) {
-    auto s = call<std::vector<message>>(rt->storage(), st_live_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
-    return *s;
   }
 
   // The decision the session works with, from the policy and the session's figures.
@@ -148,12 +72,12 @@ struct modes_fixture {
   }
 
   turn_seen turn(const std::string& key, int i, int64_t tokens = 300) {
-    auto before = server.stats().server_compactions;
-    auto r = say(key, text_of(tokens, i));
+    auto before = llm.stats().server_compactions;
+    auto r = say_to(key, text_of(tokens, i));
     BOOST_REQUIRE_MESSAGE(r, why(r));
     turn_seen t;
     t.prompt_tokens = r->prompt_tokens;
-    t.server_compacted = server.stats().server_compactions > before;
+    t.server_compacted = llm.stats().server_compactions > before;
     t.compactions = r->compactions;
     return t;
   }
@@ -171,26 +95,15 @@ struct modes_fixture {
 
   // Turns until the live context is at least `tokens` (or max_turns).
   void grow_to(const std::string& key, int64_t tokens) {
-    for (int i = 0; i < max_turns && state(key).live_tokens < tokens; ++i)
+    for (int i = 0; i < max_turns && snapshot(key).live_tokens < tokens; ++i)
       turn(key, i);
   }
 
-  void faults(std::vector<fakellm::fault_rule> rules, bool natively_nothing = false) {
+  // No model of the fake compacts natively: the server never compacts.
+  void server_never_compacts() {
     fakellm::scenario s;
-    s.plan.rules = std::move(rules);
-    if (natively_nothing)
-      s.native_compaction_models = std::vector<std::string>{"no-model-is-named-so"};
-    auto err = server.set_scenario(s);
-    BOOST_REQUIRE_MESSAGE(!err, render_error(err));
-  }
-
-  static fakellm::fault_rule rule(fakellm::fault_kind kind, fakellm::purpose_filter purpose,
-                                  int64_t max_count = 0) {
-    fakellm::fault_rule r;
-    r.kind = kind;
-    r.purpose = purpose;
-    r.max_count = max_count;
-    return r;
+    s.native_compaction_models = std::vector<std::string>{"no-model-is-named-so"};
+    set_scenario(std::move(s));
   }
 };
 
@@ -199,10 +112,6 @@ int64_t total_compactions(const session_snapshot& s) {
   for (auto c : s.compactions_by_trigger)
     n += c;
   return n;
-}
-
-int64_t count_of(const session_snapshot& s, trigger t) {
-  return s.compactions_by_trigger[static_cast<size_t>(t)];
 }
 
 bool automatic(trigger t) {
@@ -218,15 +127,15 @@ BOOST_FIXTURE_TEST_SUITE(modes, modes_fixture)
 BOOST_AUTO_TEST_CASE(without_external_modes_mneme_compacts_at_its_threshold_and_the_server_never) {
   start();
   auto seen = until_mneme_compacts("plain");
-  auto s = state("plain");
+  auto s = snapshot("plain");
   auto d = decision_for(s);
   BOOST_TEST(d.who == compactor::mneme);
   BOOST_TEST_REQUIRE(!seen.back().compactions.empty());
   const auto& first = seen.back().compactions.front();
   BOOST_TEST(automatic(first.by));
   BOOST_TEST(first.tokens_before >= s.threshold_tokens);
-  BOOST_TEST(server.stats().server_compactions == 0);
-  BOOST_TEST(server.stats().compaction_requests == 0);
+  BOOST_TEST(llm.stats().server_compactions == 0);
+  BOOST_TEST(llm.stats().compaction_requests == 0);
   BOOST_TEST(rt->metrics()->server_compactions.load() == 0u);
   // The comparison point for server_first: mneme alone fires before mneme_threshold.
   rc.compression.codex_responses_native = true;
@@ -239,7 +148,7 @@ BOOST_AUTO_TEST_CASE(server_first_the_server_compacts_first_and_mneme_later_at_i
   rc.compression.codex_responses_native = true;
   start();
   auto seen = until_mneme_compacts("native");
-  auto s = state("native");
+  auto s = snapshot("native");
   auto d = decision_for(s);
   BOOST_TEST_REQUIRE(d.who == compactor::server_first);
   BOOST_TEST_REQUIRE(d.server_compact_threshold < d.mneme_threshold);
@@ -262,7 +171,7 @@ BOOST_AUTO_TEST_CASE(server_first_the_server_compacts_first_and_mneme_later_at_i
   BOOST_TEST(mine.tokens_before > server_turn->prompt_tokens);
 
   // Recorded: the runtime's counter matches the server's.
-  auto server_count = server.stats().server_compactions;
+  auto server_count = llm.stats().server_compactions;
   BOOST_TEST(server_count >= 1);
   BOOST_TEST(rt->metrics()->server_compactions.load() == static_cast<uint64_t>(server_count));
 }
@@ -280,11 +189,11 @@ BOOST_AUTO_TEST_CASE(server_first_the_reported_usage_drops_after_the_server_comp
 BOOST_AUTO_TEST_CASE(server_first_when_the_server_does_not_compact_mneme_backstops_at_mneme_threshold) {
   rc.compression.codex_responses_native = true;
   start();
-  faults({}, /*natively_nothing=*/true);
+  server_never_compacts();
   auto seen = until_mneme_compacts("backstop");
-  auto d = decision_for(state("backstop"));
+  auto d = decision_for(snapshot("backstop"));
   BOOST_TEST_REQUIRE(d.who == compactor::server_first);
-  BOOST_TEST(server.stats().server_compactions == 0);
+  BOOST_TEST(llm.stats().server_compactions == 0);
   // Turns between the server's threshold and mneme's passed without a compaction.
   auto past_server = std::count_if(seen.begin(), seen.end() - 1, [&](const turn_seen& t) {
     return t.prompt_tokens >= d.server_compact_threshold;
@@ -320,29 +229,29 @@ BOOST_DATA_TEST_CASE_F(modes_fixture,
   rc.model.backend = backend_kind::codex_app_server;
   rc.compression.codex_app_server_auto = c.mode;
   start();
-  BOOST_REQUIRE(say("hands-off", "hello"));
-  auto d = decision_for(state("hands-off"));
+  BOOST_REQUIRE(say_to("hands-off", "hello"));
+  auto d = decision_for(snapshot("hands-off"));
   BOOST_TEST_REQUIRE(d.who == c.who);
   // Well past the threshold (and past what server_first would use): nothing automatic.
-  grow_to("hands-off", 2 * state("hands-off").threshold_tokens);
-  auto s = state("hands-off");
+  grow_to("hands-off", 2 * snapshot("hands-off").threshold_tokens);
+  auto s = snapshot("hands-off");
   BOOST_TEST(s.live_tokens >= 2 * s.threshold_tokens);
   BOOST_TEST(total_compactions(s) == 0);
-  BOOST_TEST(server.stats().summary_requests == 0);
-  BOOST_TEST(server.stats().compaction_requests == 0);
+  BOOST_TEST(llm.stats().summary_requests == 0);
+  BOOST_TEST(llm.stats().compaction_requests == 0);
   // Manual compaction works.
-  auto manual = say("hands-off", "/compress");
+  auto manual = say_to("hands-off", "/compress");
   BOOST_REQUIRE_MESSAGE(manual, why(manual));
-  BOOST_TEST(count_of(state("hands-off"), trigger::t14_channel_command) == 1);
-  BOOST_TEST(server.stats().summary_requests == 1);
+  BOOST_TEST(compactions_of(snapshot("hands-off"), trigger::t14_channel_command) == 1);
+  BOOST_TEST(llm.stats().summary_requests == 1);
   // An error trigger works: one context overflow from the model compacts (T9).
-  grow_to("hands-off", state("hands-off").live_tokens + 1500);
+  grow_to("hands-off", snapshot("hands-off").live_tokens + 1500);
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat, 1)});
-  auto err = say("hands-off", "after the overflow");
+  auto err = say_to("hands-off", "after the overflow");
   BOOST_REQUIRE_MESSAGE(err, why(err));
   BOOST_REQUIRE(!err->compactions.empty());
   BOOST_TEST(err->compactions[0].by == trigger::t9_context_overflow);
-  BOOST_TEST(total_compactions(state("hands-off")) == 2);
+  BOOST_TEST(total_compactions(snapshot("hands-off")) == 2);
 }
 
 // ------------------------------------------------------------------ managed
@@ -354,7 +263,7 @@ BOOST_AUTO_TEST_CASE(managed_mneme_triggers_and_the_compaction_endpoint_summariz
   rc.compression.codex_app_server_auto = codex_mode::managed;
   start();
   auto seen = until_mneme_compacts("managed");
-  auto s = state("managed");
+  auto s = snapshot("managed");
   BOOST_TEST_REQUIRE(decision_for(s).who == compactor::backend_endpoint);
   BOOST_TEST_REQUIRE(!seen.back().compactions.empty());
   const auto& r = seen.back().compactions.front();
@@ -362,9 +271,9 @@ BOOST_AUTO_TEST_CASE(managed_mneme_triggers_and_the_compaction_endpoint_summariz
   BOOST_TEST(r.tokens_before >= s.threshold_tokens);  // mneme's own threshold
   BOOST_TEST(r.committed);
   BOOST_TEST(!r.used_fallback);
-  BOOST_TEST(server.stats().compaction_requests == 1);
-  BOOST_TEST(server.stats().summary_requests == 0);
-  auto rows = live(s.record.id);
+  BOOST_TEST(llm.stats().compaction_requests == 1);
+  BOOST_TEST(llm.stats().summary_requests == 0);
+  auto rows = stored_live(s.record.id);
   auto summary = std::find_if(rows.begin(), rows.end(), [](const message& m) { return m.is_summary; });
   BOOST_TEST_REQUIRE((summary != rows.end()));
   BOOST_TEST(summary->content.find(summary_prefix_tag) != std::string::npos);
@@ -382,11 +291,11 @@ BOOST_AUTO_TEST_CASE(managed_with_the_endpoint_failing_falls_back_to_the_local_s
   BOOST_TEST(r.summary_failed);
   BOOST_TEST(r.used_fallback);
   BOOST_TEST(r.committed);
-  BOOST_TEST(server.stats().injected_of(fakellm::fault_kind::unavailable) == 1);
-  BOOST_TEST(server.stats().summary_requests == 0);
-  auto s = state("managed-down");
+  BOOST_TEST(llm.stats().injected_of(fakellm::fault_kind::unavailable) == 1);
+  BOOST_TEST(llm.stats().summary_requests == 0);
+  auto s = snapshot("managed-down");
   BOOST_TEST(s.record.triggers.cooldown_until_ms > 0);  // as for a failed summary
-  auto rows = live(s.record.id);
+  auto rows = stored_live(s.record.id);
   auto summary = std::find_if(rows.begin(), rows.end(), [](const message& m) { return m.is_summary; });
   BOOST_TEST_REQUIRE((summary != rows.end()));
   BOOST_TEST(summary->content.find("Local fallback summary") != std::string::npos);
