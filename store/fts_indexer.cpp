@@ -22,13 +22,16 @@ constexpr const char* backlog_sql =
 constexpr const char* batch_sizes_sql =
   "SELECT id, length(CAST(content AS BLOB)) FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2";
 
-// ?1 the row id.
+// ?1 exclusive lower bound, ?2 inclusive upper bound.
 constexpr const char* fill_words_sql =
-  "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages WHERE id = ?1";
+  "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
+  " WHERE id > ?1 AND id <= ?2";
 constexpr const char* fill_cjk_sql =
-  "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages WHERE id = ?1";
+  "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages"
+  " WHERE id > ?1 AND id <= ?2";
 constexpr const char* fill_trigram_sql =
-  "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages WHERE id = ?1";
+  "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages"
+  " WHERE id > ?1 AND id <= ?2";
 
 constexpr const char* advance_sql = "UPDATE fts_state SET indexed_through = ?1 WHERE singleton = 1";
 
@@ -43,19 +46,6 @@ caf::expected<int64_t> scalar_query(db_connection& db, const char* sql, const ch
   return s->column_int(0);
 }
 
-caf::error index_row(db_connection& db, int64_t id) {
-  for (auto* sql : {fill_words_sql, fill_cjk_sql, fill_trigram_sql}) {
-    auto stmt = db.prepare(sql);
-    if (!stmt)
-      return std::move(stmt.error());
-    statement_scope s{**stmt};
-    s->bind(1, id);
-    if (auto rc = s->step(); rc != SQLITE_DONE)
-      return db.failure(rc, "index row " + std::to_string(id));
-  }
-  return {};
-}
-
 caf::error advance_watermark(db_connection& db, int64_t through) {
   auto stmt = db.prepare(advance_sql);
   if (!stmt)
@@ -66,6 +56,26 @@ caf::error advance_watermark(db_connection& db, int64_t through) {
   return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "advance index watermark");
 }
 
+// Rows between two yield checks: FTS5 writes one segment per INSERT statement
+// (it flushes its pending terms at each statement's savepoint), so rows go in
+// contiguous runs of up to this many rows / bytes, one range statement per index.
+constexpr int64_t chunk_rows = 32;
+constexpr int64_t chunk_bytes = 32 * 1024;
+
+caf::error index_range(db_connection& db, int64_t after, int64_t through) {
+  for (auto* sql : {fill_words_sql, fill_cjk_sql, fill_trigram_sql}) {
+    auto stmt = db.prepare(sql);
+    if (!stmt)
+      return std::move(stmt.error());
+    statement_scope s{**stmt};
+    s->bind(1, after);
+    s->bind(2, through);
+    if (auto rc = s->step(); rc != SQLITE_DONE)
+      return db.failure(rc, "index rows up to " + std::to_string(through));
+  }
+  return {};
+}
+
 // Indexes rows above `from` within `plan` (see index_pending); leaves the
 // transaction open for the caller to advance the watermark and commit.
 caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
@@ -73,8 +83,29 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
                                         const std::function<bool()>& should_yield) {
   index_progress out;
   out.watermark = from;
-  // Stepped one row at a time, interleaved with the row's inserts (other tables
-  // of the same connection), so a tick that yields early reads no further.
+  int64_t chunk_last = from, chunk_n = 0, chunk_b = 0;
+  // Indexes the pending run; true when the caller asked to yield after it.
+  auto flush_chunk = [&]() -> caf::expected<bool> {
+    if (chunk_n == 0)
+      return false;
+    if (auto err = index_range(db, out.watermark, chunk_last))
+      return err;
+    out.rows += chunk_n;
+    out.bytes += chunk_b;
+    out.watermark = chunk_last;
+    chunk_n = 0;
+    chunk_b = 0;
+    return should_yield && should_yield();
+  };
+  auto finish = [&](index_stop stop) -> caf::expected<index_progress> {
+    auto flushed = flush_chunk();
+    if (!flushed)
+      return std::move(flushed.error());
+    out.stop = stop;
+    return out;
+  };
+  // Stepped lazily, interleaved with the inserts (other tables of the same
+  // connection), so a tick that yields early reads no further.
   auto stmt = db.prepare(batch_sizes_sql);
   if (!stmt)
     return std::move(stmt.error());
@@ -84,33 +115,32 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
   int64_t seen = 0;
   for (;;) {
     auto rc = s->step();
-    if (rc == SQLITE_DONE) {
-      out.stop = seen < plan.max_rows ? index_stop::caught_up : index_stop::budget;
-      return out;
-    }
+    if (rc == SQLITE_DONE)
+      return finish(seen < plan.max_rows ? index_stop::caught_up : index_stop::budget);
     if (rc != SQLITE_ROW)
       return db.failure(rc, "read index batch");
     ++seen;
     auto id = s->column_int(0);
     auto bytes = s->column_int(1);
-    if (out.rows > 0 && out.bytes + bytes > plan.max_bytes) {
-      out.stop = index_stop::budget;
-      return out;
-    }
+    auto taken = out.rows + chunk_n;
+    if (taken > 0 && out.bytes + chunk_b + bytes > plan.max_bytes)
+      return finish(index_stop::budget);
     if (!may_index_row(plan, id, bytes)) {
-      out.stop = index_stop::large_row_due;
       out.deferred_id = id;
-      return out;
+      return finish(index_stop::large_row_due);
     }
-    if (auto err = index_row(db, id))
-      return err;
-    ++out.rows;
-    out.bytes += bytes;
-    out.watermark = id;
-    if (should_yield && should_yield()) {
-      out.stop = index_stop::yielded;
-      return out;
+    if (chunk_n > 0 && (chunk_n >= chunk_rows || chunk_b + bytes > chunk_bytes)) {
+      auto yield = flush_chunk();
+      if (!yield)
+        return std::move(yield.error());
+      if (*yield) {
+        out.stop = index_stop::yielded;
+        return out;
+      }
     }
+    chunk_last = id;
+    ++chunk_n;
+    chunk_b += bytes;
   }
 }
 
