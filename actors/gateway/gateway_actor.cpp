@@ -8,10 +8,12 @@
 //   - the first session under a key starts with gateway.system_prompt as its system row;
 //   - an idle session is evicted only when it has no turn, compaction or append in
 //     flight (the session itself decides, answering ss_evict_atom);
-//   - the key -> session mapping is the newest open session stored under the key,
-//     whatever its user: the gateway's map is keyed by the key alone, so a process
-//     started on an existing database continues exactly the sessions the previous one
-//     hosted (the key's stored user is kept);
+//   - the key -> session mapping is the newest open session stored under the key:
+//     the gateway's map is keyed by the key alone, so a process started on an
+//     existing database continues exactly the sessions the previous one hosted (the
+//     key's stored user is kept); a turn or append by any other user is refused
+//     (bad_request "belongs to another user", the owner is not named); an empty user
+//     is gateway.default_user;
 //   - gw_local_atom finds the message's index in the live rows the session holds and
 //     then asks for T13 around it: a compaction between the two requests (another
 //     caller) can shift the index; the session then compacts around the row now there.
@@ -191,8 +193,19 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
                   std::function<void()> fn, on_error fail) {
   auto& st = self->state;
   auto& e = st.keys[key];
+  const std::string requester = user.empty() ? st.cfg.gateway.default_user : user;
   if (e.user_id.empty())
-    e.user_id = user.empty() ? st.cfg.gateway.default_user : user;
+    e.user_id = requester;
+  // Tenant scope: a key's session is written only by its own user (an empty user
+  // is gateway.default_user). The refusal does not name the owner.
+  fn = [self, key, requester, fn = std::move(fn), fail] {
+    if (self->state.keys[key].user_id != requester) {
+      fail(caf::make_error(errc::bad_request, "the session under key '" + key
+                                                + "' belongs to another user"));
+      return;
+    }
+    fn();
+  };
   if (e.opening) {
     e.waiting.push_back([self, key, user, fn, fail] { with_session(self, key, user, fn, fail); });
     return;
