@@ -26,6 +26,7 @@
 #include "actors/session/session_skills.hpp"
 #include "actors/session/session_state.hpp"
 #include "policies/token_estimate.hpp"
+#include "policies/tool_pairing.hpp"
 
 namespace mneme {
 
@@ -90,6 +91,13 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
     st.after_switch.emplace_back([self, m = std::move(m), ok, fail]() mutable {
       append_row(self, std::move(m), std::move(ok), std::move(fail));
     });
+    return;
+  }
+  // SPEC §3: a tool row must answer a call of a live assistant row (a backend
+  // refuses an orphan with 400). The call's own append must have been answered.
+  if (auto verdict = check_tool_row(st.live, m); verdict != tool_row_verdict::ok) {
+    fail(caf::make_error(errc::bad_request, "append to session " + st.record.id + ": "
+                                              + describe_tool_row_refusal(verdict, m)));
     return;
   }
   m.session_id = st.record.id;
