@@ -185,13 +185,14 @@ BOOST_AUTO_TEST_CASE(a_restarted_runtime_continues_a_key_it_never_hosted) {
   BOOST_REQUIRE(first);
   auto before = live("old");
   restart();
-  // Reads and turns find the stored session by its key, under the user who opened it.
+  // Reads and turns find the stored session by its key, under the user who opened it
+  // (another user's turn is refused: tests/tenant_keys_test.cpp).
   BOOST_TEST(ids_of(live("old")) == ids_of(before));
   auto snap = call<session_snapshot>(rt->gateway(), gw_state_atom_v, std::string{"old"});
   BOOST_REQUIRE_MESSAGE(snap, why(snap));
   BOOST_TEST(snap->record.id == before.front().session_id);
   auto r = call<turn_reply>(rt->gateway(), gw_message_atom_v, std::string{"old"},
-                            std::string{"someone-else"}, std::string{"what is the code word?"});
+                            std::string{"alice"}, std::string{"what is the code word?"});
   BOOST_REQUIRE_MESSAGE(r, why(r));
   BOOST_TEST(r->session_id == before.front().session_id);
   BOOST_TEST(!r->answer.empty());
