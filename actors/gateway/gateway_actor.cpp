@@ -13,7 +13,7 @@
 //     existing database continues exactly the sessions the previous one hosted (the
 //     key's stored user is kept); a turn or append by any other user is refused
 //     (bad_request "belongs to another user", the owner is not named); an empty user
-//     is gateway.default_user;
+//     is the key's owner (gateway.default_user when it opens a new session);
 //   - gw_local_atom finds the message's index in the live rows the session holds and
 //     then asks for T13 around it: a compaction between the two requests (another
 //     caller) can shift the index; the session then compacts around the row now there.
@@ -196,10 +196,11 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
   const std::string requester = user.empty() ? st.cfg.gateway.default_user : user;
   if (e.user_id.empty())
     e.user_id = requester;
-  // Tenant scope: a key's session is written only by its own user (an empty user
-  // is gateway.default_user). The refusal does not name the owner.
-  fn = [self, key, requester, fn = std::move(fn), fail] {
-    if (self->state.keys[key].user_id != requester) {
+  // Tenant scope: a key's session is written only by its own user; an empty user
+  // means the key's owner (a new key: gateway.default_user), as on the facts route.
+  // The refusal does not name the owner.
+  fn = [self, key, user, requester, fn = std::move(fn), fail] {
+    if (!user.empty() && self->state.keys[key].user_id != requester) {
       fail(caf::make_error(errc::bad_request, "the session under key '" + key
                                                 + "' belongs to another user"));
       return;
