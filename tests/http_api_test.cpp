@@ -19,6 +19,7 @@
 #include "apps/common/api/bearer_auth.hpp"
 #include "apps/common/api/http_server.hpp"
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/api/route_table.hpp"
 #include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
@@ -111,7 +112,7 @@ BOOST_AUTO_TEST_CASE(an_append_is_stored_durably_without_a_model_call_and_answer
   BOOST_TEST(id > 0);
   BOOST_TEST(!sid.empty());
   auto t = post("/v1/sessions/chat%201/messages",
-                json{{"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"},
+                json{{"user", "alice"}, {"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"},
                      {"tool_name", "lookup"}});
   BOOST_REQUIRE_MESSAGE(t.status == 201, t.text);
   BOOST_TEST(llm.stats().chat_requests == 0);
@@ -187,6 +188,31 @@ BOOST_AUTO_TEST_CASE(checkpoints_and_rollback_restore_the_live_rows) {
   BOOST_TEST(get("/v1/sessions/r").body["live_messages"] == 2);
   auto unknown = post("/v1/sessions/r/rollback", json{{"name", "nope"}});
   BOOST_TEST(unknown.status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(an_existing_checkpoint_name_is_409_unless_replace_moves_it) {
+  serve();
+  append("cp", "user", "first");
+  auto first = post("/v1/sessions/cp/checkpoints", json{{"name", "mark"}});
+  BOOST_REQUIRE_MESSAGE(first.status == 201, first.text);
+  append("cp", "user", "second");
+  auto again = post("/v1/sessions/cp/checkpoints", json{{"name", "mark"}});
+  BOOST_TEST(again.status == 409);
+  BOOST_TEST(again.body["error"]["code"] == "checkpoint_exists");
+  BOOST_TEST(again.body["error"]["message"].get<std::string>().find("'mark' exists")
+               != std::string::npos,
+             again.text);
+  auto list = get("/v1/sessions/cp/checkpoints").body["checkpoints"];
+  BOOST_REQUIRE(list.size() == 1u);
+  BOOST_TEST(list[0]["last_message_id"] == first.body["last_message_id"]); // not moved
+  auto moved = post("/v1/sessions/cp/checkpoints", json{{"name", "mark"}, {"replace", true}});
+  BOOST_REQUIRE_MESSAGE(moved.status == 201, moved.text);
+  BOOST_TEST(moved.body["last_message_id"].get<int64_t>()
+             > first.body["last_message_id"].get<int64_t>());
+  BOOST_TEST(get("/v1/sessions/cp/checkpoints").body["checkpoints"].size() == 1u);
+  auto bad = post("/v1/sessions/cp/checkpoints", json{{"name", "x"}, {"replace", "yes"}});
+  BOOST_TEST(bad.status == 400);
+  BOOST_TEST(bad.body["error"]["message"] == "field 'replace' must be true or false");
 }
 
 BOOST_AUTO_TEST_CASE(export_lists_every_row_with_its_flags_and_reads_accept_a_session_id) {
@@ -295,7 +321,10 @@ const std::vector<error_case> error_cases{
   {"rollback of an unknown session", "POST", "/v1/sessions/nobody/rollback",
    R"({"name":"x"})", 404, "not_found", "nobody"},
   {"an unknown route", "GET", "/v2/everything", "", 404, "not_found", "no route GET /v2"},
-  {"a wrong method", "DELETE", "/v1/sessions/k", "", 404, "not_found", "no route DELETE"},
+  {"a wrong method on a known path", "DELETE", "/v1/sessions/k", "", 405,
+   "method_not_allowed", "DELETE is not allowed on /v1/sessions/k (allowed: GET)"},
+  {"a search query that is not UTF-8", "GET", "/v1/search?q=ab%C3%28", "", 400, "bad_request",
+   "parameter 'q' is not valid UTF-8 (byte 2)"},
   {"a limit that is not a number", "GET", "/v1/sessions?limit=ten", "", 400, "bad_request",
    "'limit' must be an integer"},
   {"a limit out of range", "GET", "/v1/sessions?limit=0", "", 400, "bad_request",
@@ -339,6 +368,153 @@ BOOST_AUTO_TEST_CASE(a_body_above_max_body_bytes_is_refused_with_413) {
   BOOST_TEST(a.body["error"]["message"].get<std::string>().find("4194304")
              != std::string::npos);
   BOOST_TEST(get("/v1/sessions/big").status == 404); // nothing was opened
+}
+
+struct body_type_case {
+  const char* content_type;
+};
+
+std::ostream& operator<<(std::ostream& os, const body_type_case& c) {
+  return os << c.content_type;
+}
+
+// curl -d sends application/x-www-form-urlencoded, which httplib alone caps at 8 KB.
+const std::vector<body_type_case> body_type_cases{
+  {"application/json"},
+  {"application/x-www-form-urlencoded"},
+  {"text/plain"},
+};
+
+BOOST_DATA_TEST_CASE_F(api_fixture, a_1_mb_body_is_accepted_whatever_its_content_type,
+                       data::make(body_type_cases), c) {
+  serve();
+  auto text = std::string(1024 * 1024, 'x');
+  auto body = json{{"role", "user"}, {"content", text}}.dump();
+  auto a = read(client->Post("/v1/sessions/big/messages", body, c.content_type));
+  BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
+  auto s = get("/v1/sessions/big");
+  BOOST_REQUIRE(s.status == 200);
+  BOOST_TEST(s.body["live"].back()["content"].get<std::string>().size() == text.size());
+}
+
+BOOST_DATA_TEST_CASE_F(api_fixture, a_body_above_the_limit_is_413_naming_it_whatever_its_type,
+                       data::make(body_type_cases), c) {
+  api::http_api_options opt;
+  opt.max_body_bytes = 100000;
+  serve(opt);
+  auto body = json{{"role", "user"}, {"content", std::string(100001, 'x')}}.dump();
+  auto a = read(client->Post("/v1/sessions/big/messages", body, c.content_type));
+  BOOST_TEST(a.status == 413);
+  BOOST_TEST(a.body["error"]["code"] == "payload_too_large");
+  BOOST_TEST(a.body["error"]["message"] == "the body is larger than 100000 bytes");
+}
+
+BOOST_AUTO_TEST_CASE(a_second_server_on_a_busy_port_fails_to_start_naming_the_port) {
+  serve();
+  auto port = server->port();
+  api::http_server second{*sys, *rt, {}, 2};
+  auto started = second.start("127.0.0.1", port);
+  BOOST_REQUIRE(!started);
+  BOOST_TEST(test::why(started).find("port " + std::to_string(port) + " is in use")
+               != std::string::npos,
+             test::why(started));
+  BOOST_TEST(get("/v1/health").status == 200); // the first one still serves
+}
+
+struct key_case {
+  const char* what;
+  std::string key;     // as the channel names it
+  std::string encoded; // as it appears in the URL
+};
+
+std::ostream& operator<<(std::ostream& os, const key_case& c) { return os << c.what; }
+
+const std::vector<key_case> key_cases{
+  {"a slash", "telegram/123", "telegram%2F123"},
+  {"a slash and a space", "a/b c", "a%2Fb%20c"},
+  {"a percent sign", "100%", "100%25"},
+  {"CJK", "会话/一", "%E4%BC%9A%E8%AF%9D%2F%E4%B8%80"},
+  {"a plus (no form decoding in a path)", "a+b", "a+b"},
+};
+
+BOOST_DATA_TEST_CASE_F(api_fixture, an_encoded_key_reaches_every_session_route_decoded,
+                       data::make(key_cases), c) {
+  serve();
+  auto base = "/v1/sessions/" + c.encoded;
+  auto t = post(base + "/turns", json{{"user", "alice"}, {"content", "hello"}});
+  BOOST_REQUIRE_MESSAGE(t.status == 200, t.text);
+  auto s = get(base);
+  BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
+  BOOST_TEST(s.body["session"]["session_key"] == c.key);
+  BOOST_TEST(s.body["live"].back()["role"] == "assistant");
+  BOOST_TEST(post(base + "/messages", json{{"user", "alice"}, {"role", "user"}, {"content", "x"}})
+               .status
+             == 201);
+  BOOST_TEST(post(base + "/checkpoints", json{{"name", "cp"}}).status == 201);
+  BOOST_TEST(get(base + "/checkpoints").body["checkpoints"].size() == 1u);
+  BOOST_TEST(get(base + "/export").status == 200);
+  BOOST_TEST(get("/v1/sessions?key=" + c.encoded).body["sessions"].size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_known_path_under_another_method_is_405_with_an_allow_header) {
+  serve();
+  auto r = client->Put("/v1/sessions/k/turns", "{}", "application/json");
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 405);
+  BOOST_TEST(r->get_header_value("Allow") == "POST");
+  auto c = client->Delete("/v1/sessions/k/checkpoints");
+  BOOST_REQUIRE(c);
+  BOOST_TEST(c->status == 405);
+  BOOST_TEST(c->get_header_value("Allow") == "POST, GET");
+  auto o = client->Options("/v1/sessions/k");
+  BOOST_REQUIRE(o);
+  BOOST_TEST(o->status == 204);
+  BOOST_TEST(o->get_header_value("Allow") == "GET");
+}
+
+struct route_case {
+  const char* method;
+  const char* raw_path;
+  int route;                     // -1: none
+  std::vector<std::string> args; // decoded captures
+  std::string allowed;
+};
+
+std::ostream& operator<<(std::ostream& os, const route_case& c) {
+  return os << c.method << " " << c.raw_path;
+}
+
+const std::vector<route_case> route_cases{
+  {"GET", "/v1/sessions/k", 0, {"k"}, "GET"},
+  {"HEAD", "/v1/sessions/k", 0, {"k"}, "GET"},
+  {"POST", "/v1/sessions/a%2Fb/turns", 1, {"a/b"}, "POST"},
+  {"POST", "/v1/sessions/a/b/turns", -1, {}, ""},
+  {"POST", "/v1/sessions//turns", -1, {}, ""},
+  {"GET", "/v1/sessions/100%25", 0, {"100%"}, "GET"},
+  {"GET", "/v1/sessions/bad%zz", 0, {"bad%zz"}, "GET"},
+  {"GET", "/v1/sessions/a%2", 0, {"a%2"}, "GET"},
+  {"DELETE", "/v1/sessions/k", -1, {}, "GET"},
+  {"PUT", "/v1/users/u%20v/facts/a/b%2Fc", 2, {"u v", "a/b/c"}, "PUT"},
+  {"PUT", "/v1/users/u/facts/", 2, {"u", ""}, "PUT"},
+  {"PUT", "/v1/users/u/facts", -1, {}, ""},
+};
+
+BOOST_DATA_TEST_CASE(the_router_matches_raw_segments_and_decodes_captures,
+                     data::make(route_cases), c) {
+  api::route_table t;
+  t.add("GET", "/v1/sessions/{}");
+  t.add("POST", "/v1/sessions/{}/turns");
+  t.add("PUT", "/v1/users/{}/facts/{*}");
+  auto f = t.find(c.method, c.raw_path);
+  BOOST_TEST(f.route.has_value() == (c.route >= 0));
+  if (c.route >= 0) {
+    BOOST_TEST(*f.route == static_cast<size_t>(c.route));
+    BOOST_TEST(f.args == c.args, boost::test_tools::per_element());
+  }
+  std::string allowed;
+  for (const auto& m : f.allowed)
+    allowed += (allowed.empty() ? "" : ", ") + m;
+  BOOST_TEST(allowed == c.allowed);
 }
 
 BOOST_AUTO_TEST_CASE(a_token_guards_every_route_but_health) {

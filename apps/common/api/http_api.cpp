@@ -11,8 +11,11 @@
 //   - POST /compact without around_id is T12 (whole session), with it T13;
 //   - the session id of an append's answer comes from the gateway's state after the
 //     append (a reset in between names the new session);
-//   - facts: {user} and {key} are path segments (percent-decoded; a key may hold '/',
-//     a user may not); PUT answers the active version, DELETE the tombstone (nothing
+//   - POST /checkpoints with a name the session already has (active or undone by a
+//     rollback) is 409 checkpoint_exists unless "replace":true; the check reads the
+//     store's list first, so two simultaneous creates of a new name both succeed;
+//   - facts: {user} and {key} are path segments (percent-decoded after the split: a
+//     user may hold an encoded '/', the fact key is the rest of the path); PUT answers the active version, DELETE the tombstone (nothing
 //     is deleted), both 200; a remove of a key without an active fact is 404;
 //   - POST /v1/sessions/{key}/facts puts the facts of the session's own user into it
 //     (a "user" naming someone else is refused: facts never cross tenants); a key that
@@ -34,6 +37,7 @@
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
 #include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/route_table.hpp"
 #include "policies/facts_context.hpp"
 #include "store/facts.hpp"
 
@@ -89,6 +93,13 @@ using response = httplib::Response;
 using impl = http_api::impl;
 
 constexpr const char* json_type = "application/json";
+
+// What the router hands a handler besides the request: the decoded path captures
+// ({key}, {user}, ...) in pattern order, and the body (empty for GET).
+struct route_args {
+  std::vector<std::string> path;
+  std::string body;
+};
 
 void send_json(response& res, int status, const json& body) {
   res.status = status;
@@ -148,7 +159,7 @@ int64_t resident_bytes() {
   return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
-void health(impl& api, const request&, response& res) {
+void health(impl& api, const request&, const route_args&, response& res) {
   json body{{"status", "ok"}, {"version", api.opt.version}};
   auto stats = api.ask<supervisor_stats>(api.supervisor, api.opt.read_timeout, sv_stats_atom_v);
   body["sessions_hosted"] = stats ? stats->hosted : int64_t{-1};
@@ -156,12 +167,12 @@ void health(impl& api, const request&, response& res) {
   send_json(res, 200, body);
 }
 
-void metrics(impl& api, const request&, response& res) {
+void metrics(impl& api, const request&, const route_args&, response& res) {
   res.status = 200;
   res.set_content(render_metrics_text(api.sys, api.rt), "text/plain; version=0.0.4");
 }
 
-void list_sessions(impl& api, const request& req, response& res) {
+void list_sessions(impl& api, const request& req, const route_args&, response& res) {
   session_filter f;
   f.user_id = param_or(req, "user", "");
   f.session_key = param_or(req, "key", "");
@@ -195,8 +206,8 @@ json checkpoints_json(const std::vector<checkpoint_record>& cs) {
   return out;
 }
 
-void session_state(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
+void session_state(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
   bool with_live = true;
   if (req.has_param("live")) {
     auto b = parse_bool_param("live", req.get_param_value("live"));
@@ -251,9 +262,9 @@ void session_state(impl& api, const request& req, response& res) {
   send_json(res, 200, body);
 }
 
-void append(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
-  auto in = decode_append(req.body);
+void append(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
+  auto in = decode_append(a.body);
   if (!in)
     return send_error(api, req, res, in.error());
   auto id = api.ask<int64_t>(api.gateway, api.turn_timeout, gw_append_atom_v, key,
@@ -267,9 +278,9 @@ void append(impl& api, const request& req, response& res) {
   send_json(res, 201, body);
 }
 
-void turn(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
-  auto in = decode_turn(req.body);
+void turn(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
+  auto in = decode_turn(a.body);
   if (!in)
     return send_error(api, req, res, in.error());
   auto reply = api.ask<turn_reply>(api.gateway, api.turn_timeout, gw_message_atom_v, key,
@@ -279,9 +290,9 @@ void turn(impl& api, const request& req, response& res) {
   send_json(res, 200, to_json(*reply));
 }
 
-void compact(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
-  auto in = decode_compact(req.body);
+void compact(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
+  auto in = decode_compact(a.body);
   if (!in)
     return send_error(api, req, res, in.error());
   auto report = in->around_id
@@ -296,11 +307,26 @@ void compact(impl& api, const request& req, response& res) {
   send_json(res, 200, to_json(*report));
 }
 
-void create_checkpoint(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
-  auto in = decode_name(req.body);
+void create_checkpoint(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
+  auto in = decode_checkpoint(a.body);
   if (!in)
     return send_error(api, req, res, in.error());
+  if (!in->replace) {
+    // An unknown key falls through: the gateway answers 404.
+    if (auto id = stored_session_id(api, key)) {
+      auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
+                                                         st_checkpoints_atom_v, *id);
+      if (!cps)
+        return send_error(api, req, res, cps.error());
+      for (const auto& c : *cps)
+        if (c.name == in->name)
+          return send_error(res, 409, "checkpoint_exists",
+                            "checkpoint '" + in->name + "' exists (after #"
+                              + std::to_string(c.last_message_id)
+                              + "); send \"replace\":true to move it to now");
+    }
+  }
   auto cp = api.ask<checkpoint_record>(api.gateway, api.opt.read_timeout, gw_checkpoint_atom_v,
                                        key, std::move(in->name));
   if (!cp)
@@ -308,8 +334,8 @@ void create_checkpoint(impl& api, const request& req, response& res) {
   send_json(res, 201, to_json(*cp));
 }
 
-void list_checkpoints(impl& api, const request& req, response& res) {
-  auto id = stored_session_id(api, req.matches[1].str());
+void list_checkpoints(impl& api, const request& req, const route_args& a, response& res) {
+  auto id = stored_session_id(api, a.path[0]);
   if (!id)
     return send_error(api, req, res, id.error());
   auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
@@ -319,9 +345,9 @@ void list_checkpoints(impl& api, const request& req, response& res) {
   send_json(res, 200, {{"checkpoints", checkpoints_json(*cps)}});
 }
 
-void rollback(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
-  auto in = decode_name(req.body);
+void rollback(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
+  auto in = decode_name(a.body);
   if (!in)
     return send_error(api, req, res, in.error());
   auto live = api.ask<std::vector<message>>(api.gateway, api.turn_timeout, gw_rollback_atom_v,
@@ -337,8 +363,8 @@ void rollback(impl& api, const request& req, response& res) {
   send_json(res, 200, {{"session_id", sid}, {"live", to_json(*live)}});
 }
 
-void export_jsonl(impl& api, const request& req, response& res) {
-  auto id = stored_session_id(api, req.matches[1].str());
+void export_jsonl(impl& api, const request& req, const route_args& a, response& res) {
+  auto id = stored_session_id(api, a.path[0]);
   if (!id)
     return send_error(api, req, res, id.error());
   auto text = api.ask<std::string>(api.storage, api.opt.read_timeout, st_export_atom_v, *id);
@@ -348,13 +374,16 @@ void export_jsonl(impl& api, const request& req, response& res) {
   res.set_content(std::move(*text), "application/x-ndjson");
 }
 
-void search(impl& api, const request& req, response& res) {
+void search(impl& api, const request& req, const route_args&, response& res) {
   if (!api.recall)
     return send_error(res, 404, "not_found", "search is unavailable: the database is in memory");
   recall_request rq;
   rq.query = param_or(req, "q", "");
   if (rq.query.empty())
     return send_error(res, 400, "bad_request", "parameter 'q' is missing or empty");
+  if (auto at = first_invalid_utf8(rq.query))
+    return send_error(res, 400, "bad_request",
+                      "parameter 'q' is not valid UTF-8 (byte " + std::to_string(*at) + ")");
   rq.user_id = param_or(req, "user", api.opt.default_user);
   if (rq.user_id.empty())
     return send_error(res, 400, "bad_request", "parameter 'user' is empty");
@@ -385,9 +414,9 @@ void search(impl& api, const request& req, response& res) {
 
 // --- facts (semantic memory, docs/memory.md)
 
-void list_facts(impl& api, const request& req, response& res) {
+void list_facts(impl& api, const request& req, const route_args& a, response& res) {
   fact_query q;
-  q.user_id = req.matches[1].str();
+  q.user_id = a.path[0];
   if (auto err = check_text_param("the user", q.user_id))
     return send_error(api, req, res, err);
   q.text = param_or(req, "q", "");
@@ -413,15 +442,15 @@ void list_facts(impl& api, const request& req, response& res) {
   send_json(res, 200, {{"facts", to_json(*found)}});
 }
 
-void put_fact_route(impl& api, const request& req, response& res) {
+void put_fact_route(impl& api, const request& req, const route_args& a, response& res) {
   fact_record f;
-  f.user_id = req.matches[1].str();
-  f.key = req.matches[2].str();
+  f.user_id = a.path[0];
+  f.key = a.path[1];
   if (auto err = check_text_param("the user", f.user_id))
     return send_error(api, req, res, err);
   if (auto err = check_text_param("the fact key", f.key))
     return send_error(api, req, res, err);
-  auto in = decode_fact_put(req.body);
+  auto in = decode_fact_put(a.body);
   if (!in)
     return send_error(api, req, res, in.error());
   f.value = std::move(in->value);
@@ -433,9 +462,9 @@ void put_fact_route(impl& api, const request& req, response& res) {
   send_json(res, 200, to_json(*stored));
 }
 
-void remove_fact_route(impl& api, const request& req, response& res) {
-  auto user = req.matches[1].str();
-  auto key = req.matches[2].str();
+void remove_fact_route(impl& api, const request& req, const route_args& a, response& res) {
+  auto user = a.path[0];
+  auto key = a.path[1];
   if (auto err = check_text_param("the user", user))
     return send_error(api, req, res, err);
   if (auto err = check_text_param("the fact key", key))
@@ -447,9 +476,9 @@ void remove_fact_route(impl& api, const request& req, response& res) {
   send_json(res, 200, to_json(*retired));
 }
 
-void inject_facts(impl& api, const request& req, response& res) {
-  auto key = req.matches[1].str();
-  auto in = decode_facts_inject(req.body, fact_query_max_limit);
+void inject_facts(impl& api, const request& req, const route_args& a, response& res) {
+  auto key = a.path[0];
+  auto in = decode_facts_inject(a.body, fact_query_max_limit);
   if (!in)
     return send_error(api, req, res, in.error());
   std::string user = in->user;
@@ -492,26 +521,107 @@ void inject_facts(impl& api, const request& req, response& res) {
                        {"content", row.content}});
 }
 
-using handler_fn = void (*)(impl&, const request&, response&);
+using handler_fn = void (*)(impl&, const request&, const route_args&, response&);
+
+// The route table and, at the same index, each route's handler.
+struct router {
+  route_table table;
+  std::vector<handler_fn> handlers;
+
+  void add(const char* method, std::string_view pattern, handler_fn fn) {
+    table.add(method, pattern);
+    handlers.push_back(fn);
+  }
+};
+
+std::string joined(const std::vector<std::string>& xs) {
+  std::string out;
+  for (const auto& x : xs)
+    out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// Reads the body into `a.body`, at most max_body_bytes whatever its content type (no
+// form parsing: every body is JSON); false when `res` already holds the error.
+bool read_body(impl& api, const request& req, const httplib::ContentReader& reader,
+               route_args& a, response& res) {
+  auto limit = static_cast<size_t>(api.opt.max_body_bytes);
+  bool too_large = false;
+  auto receive = [&](const char* data, size_t n) {
+    if (a.body.size() + n > limit) {
+      too_large = true;
+      return false;
+    }
+    a.body.append(data, n);
+    return true;
+  };
+  bool ok = req.is_multipart_form_data()
+              ? reader([](const httplib::MultipartFormData&) { return true; }, receive)
+              : reader(receive);
+  if (too_large || res.status == 413) {
+    send_error(res, 413, "payload_too_large",
+               "the body is larger than " + std::to_string(limit) + " bytes");
+    return false;
+  }
+  if (!ok) {
+    send_error(res, 400, "bad_request", "the request body could not be read");
+    return false;
+  }
+  if (req.is_multipart_form_data()) {
+    send_error(res, 400, "bad_request", "a multipart body is not accepted: send JSON");
+    return false;
+  }
+  return true;
+}
+
+// Finds the route on the raw path (404 unknown path, 405 + Allow known path under
+// another method), reads the body when `reader` is given, and runs the handler.
+void dispatch(impl& api, const router& r, const request& req, response& res,
+              const httplib::ContentReader* reader) {
+  auto found = r.table.find(req.method, raw_path_of(req.target));
+  if (!found.route) {
+    if (found.allowed.empty())
+      return send_error(res, 404, "not_found", "no route " + req.method + " " + req.path);
+    res.set_header("Allow", joined(found.allowed));
+    if (req.method == "OPTIONS") {
+      res.status = 204;
+      return;
+    }
+    return send_error(res, 405, "method_not_allowed",
+                      req.method + " is not allowed on " + req.path + " (allowed: "
+                        + joined(found.allowed) + ")");
+  }
+  route_args a;
+  a.path = std::move(found.args);
+  for (const auto& segment : a.path)
+    if (auto at = first_invalid_utf8(segment))
+      return send_error(res, 400, "bad_request",
+                        "path segment " + dump_json(segment) + " is not valid UTF-8 (byte "
+                          + std::to_string(*at) + ")");
+  if (!reader)
+    a.body = req.body; // read by httplib (a method it gave no content reader)
+  else if (!read_body(api, req, *reader, a, res))
+    return;
+  r.handlers[*found.route](api, req, a, res);
+}
 
 // Counts the request in flight, refuses it while shutting down, and turns an
 // exception into a 500 (never crashes the daemon).
-httplib::Server::Handler guarded(std::shared_ptr<impl> api, handler_fn fn) {
-  return [api, fn](const request& req, response& res) {
-    api->in_flight.fetch_add(1);
-    if (api->shutting_down.load()) {
-      send_error(res, 503, "shutting_down", "the daemon is shutting down");
-    } else {
-      try {
-        fn(*api, req, res);
-      } catch (const std::exception& e) {
-        api->log->error("method={} path={} event=exception what={}", req.method, req.path,
-                        e.what());
-        send_error(res, 500, "internal", "internal error");
-      }
+void guarded(impl& api, const router& r, const request& req, response& res,
+             const httplib::ContentReader* reader) {
+  api.in_flight.fetch_add(1);
+  if (api.shutting_down.load()) {
+    send_error(res, 503, "shutting_down", "the daemon is shutting down");
+  } else {
+    try {
+      dispatch(api, r, req, res, reader);
+    } catch (const std::exception& e) {
+      api.log->error("method={} path={} event=exception what={}", req.method, req.path,
+                     e.what());
+      send_error(res, 500, "internal", "internal error");
     }
-    api->in_flight.fetch_sub(1);
-  };
+  }
+  api.in_flight.fetch_sub(1);
 }
 
 const char* reason_code(int status) {
@@ -562,24 +672,42 @@ void http_api::install(httplib::Server& server) {
     }
     res.set_content(dump_json(error_json(reason_code(res.status), msg)), json_type);
   });
-  const std::string s = R"(/v1/sessions/([^/]+))";
-  server.Get("/v1/health", guarded(api, health));
-  server.Get("/metrics", guarded(api, metrics));
-  server.Get("/v1/sessions", guarded(api, list_sessions));
-  server.Get("/v1/search", guarded(api, search));
-  server.Get(s, guarded(api, session_state));
-  server.Post(s + "/messages", guarded(api, append));
-  server.Post(s + "/turns", guarded(api, turn));
-  server.Post(s + "/compact", guarded(api, compact));
-  server.Post(s + "/checkpoints", guarded(api, create_checkpoint));
-  server.Get(s + "/checkpoints", guarded(api, list_checkpoints));
-  server.Post(s + "/rollback", guarded(api, rollback));
-  server.Get(s + "/export", guarded(api, export_jsonl));
-  server.Post(s + "/facts", guarded(api, inject_facts));
-  const std::string u = R"(/v1/users/([^/]+)/facts)";
-  server.Get(u, guarded(api, list_facts));
-  server.Put(u + "/(.*)", guarded(api, put_fact_route));
-  server.Delete(u + "/(.*)", guarded(api, remove_fact_route));
+  auto r = std::make_shared<router>();
+  const std::string s = "/v1/sessions/{}";
+  r->add("GET", "/v1/health", health);
+  r->add("GET", "/metrics", metrics);
+  r->add("GET", "/v1/sessions", list_sessions);
+  r->add("GET", "/v1/search", search);
+  r->add("GET", s, session_state);
+  r->add("POST", s + "/messages", append);
+  r->add("POST", s + "/turns", turn);
+  r->add("POST", s + "/compact", compact);
+  r->add("POST", s + "/checkpoints", create_checkpoint);
+  r->add("GET", s + "/checkpoints", list_checkpoints);
+  r->add("POST", s + "/rollback", rollback);
+  r->add("GET", s + "/export", export_jsonl);
+  r->add("POST", s + "/facts", inject_facts);
+  const std::string u = "/v1/users/{}/facts";
+  r->add("GET", u, list_facts);
+  r->add("PUT", u + "/{*}", put_fact_route);
+  r->add("DELETE", u + "/{*}", remove_fact_route);
+  // Every method goes to the one router (httplib's own matching sees decoded paths); a
+  // method with a body reads it through a content reader, which bypasses httplib's
+  // 8 KB cap on form-urlencoded bodies (curl -d sends that type).
+  auto plain = [api, r](const request& req, response& res) {
+    guarded(*api, *r, req, res, nullptr);
+  };
+  auto with_body = [api, r](const request& req, response& res,
+                            const httplib::ContentReader& reader) {
+    guarded(*api, *r, req, res, &reader);
+  };
+  server.Get(".*", plain);
+  server.Options(".*", plain);
+  server.Post(".*", with_body);
+  server.Put(".*", with_body);
+  server.Patch(".*", with_body);
+  server.Delete(".*", with_body);
+  server.Delete(".*", plain); // a DELETE without a body
 }
 
 } // namespace mneme::api

@@ -2,8 +2,10 @@
 // decodes its request (request_decoder.hpp), asks the runtime's actors through a
 // caf::scoped_actor with a timeout, and answers JSON from json_codec.hpp; every error
 // is {"error":{"code","message"}} with the status of http_status.hpp. Bearer auth
-// (every route but GET /v1/health when a token is set), the body limit (413) and JSON
-// for httplib's own errors (404 unknown route, 413) are installed with the routes.
+// (every route but GET /v1/health when a token is set), the body limit (413, whatever
+// the content type) and JSON for httplib's own errors are installed with the routes.
+// Routing is route_table.hpp's on the raw path (an encoded '/' in a key works); an
+// unknown path is 404, a known path under another method 405 with an Allow header.
 //
 // Shutdown: after begin_shutdown() every new request is answered 503 shutting_down and
 // a request whose actor answer fails from then on is answered 503 too; in_flight()

@@ -1,6 +1,11 @@
 // The daemon's HTTP server; see http_server.hpp.
 #include "apps/common/api/http_server.hpp"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <httplib.h>
 
 #include "messages/errc.hpp"
@@ -12,6 +17,12 @@ http_server::http_server(caf::actor_system& sys, const runtime& rt, http_api_opt
   : server_(std::make_unique<httplib::Server>()),
     api_(std::make_unique<http_api>(sys, rt, std::move(opt))) {
   server_->new_task_queue = [worker_threads] { return new httplib::ThreadPool(worker_threads); };
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second daemon
+  // binds the same port and the two share its requests.
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   api_->install(*server_);
 }
 
@@ -28,9 +39,15 @@ caf::expected<int> http_server::start(const std::string& host, int port) {
     if (port_ <= 0)
       return caf::make_error(errc::internal, "cannot listen on " + host + " (a free port)");
   } else {
-    if (!server_->bind_to_port(host, port))
+    errno = 0;
+    if (!server_->bind_to_port(host, port)) {
+      auto why = errno == EADDRINUSE ? "port " + std::to_string(port) + " is in use"
+                                     : std::string{errno != 0 ? std::strerror(errno)
+                                                              : "the address is unusable"};
       return caf::make_error(errc::internal,
-                             "cannot listen on " + host + ":" + std::to_string(port));
+                             "cannot listen on " + host + ":" + std::to_string(port) + ": "
+                               + why);
+    }
     port_ = port;
   }
   listener_ = std::thread{[this] { server_->listen_after_bind(); }};

@@ -35,7 +35,8 @@ class http_server {
   http_server& operator=(const http_server&) = delete;
 
   // Binds host:port (0 = a free port) and starts serving: the bound port, or
-  // errc::bad_request (already started) / errc::internal naming host and port.
+  // errc::bad_request (already started) / errc::internal naming host and port ("port P
+  // is in use" when another listener holds it: SO_REUSEADDR only, never SO_REUSEPORT).
   caf::expected<int> start(const std::string& host, int port);
 
   // New requests get 503 shutting_down; the listener closes. Idempotent.

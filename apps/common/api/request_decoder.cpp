@@ -203,6 +203,25 @@ caf::expected<name_request> decode_name(std::string_view body) {
   return out;
 }
 
+caf::expected<checkpoint_request> decode_checkpoint(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j)
+    return j.error();
+  if (auto err = only_fields(*j, {"name", "replace"}))
+    return err;
+  checkpoint_request out;
+  if (auto err = string_field(*j, "name", out.name, true))
+    return err;
+  if (out.name.empty())
+    return bad("field 'name' is empty");
+  if (auto it = j->find("replace"); it != j->end()) {
+    if (!it->is_boolean())
+      return bad("field 'replace' must be true or false");
+    out.replace = it->get<bool>();
+  }
+  return out;
+}
+
 caf::expected<fact_put_request> decode_fact_put(std::string_view body) {
   auto j = parse_object(body);
   if (!j)

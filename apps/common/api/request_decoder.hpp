@@ -47,6 +47,12 @@ struct name_request {
   std::string name; // not empty
 };
 
+// POST /v1/sessions/{key}/checkpoints
+struct checkpoint_request {
+  std::string name;     // not empty
+  bool replace = false; // an existing checkpoint of that name moves to now (else 409)
+};
+
 // PUT /v1/users/{user}/facts/{key}
 struct fact_put_request {
   std::string value;           // not empty (the store checks its length)
@@ -70,6 +76,7 @@ caf::expected<append_request> decode_append(std::string_view body);
 caf::expected<turn_request> decode_turn(std::string_view body);
 caf::expected<compact_request> decode_compact(std::string_view body);
 caf::expected<name_request> decode_name(std::string_view body);
+caf::expected<checkpoint_request> decode_checkpoint(std::string_view body);
 caf::expected<fact_put_request> decode_fact_put(std::string_view body);
 // `max_limit`: the store's largest fact query (an empty body takes every default).
 caf::expected<facts_inject_request> decode_facts_inject(std::string_view body,
