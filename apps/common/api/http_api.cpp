@@ -593,11 +593,6 @@ void dispatch(impl& api, const router& r, const request& req, response& res,
   }
   route_args a;
   a.path = std::move(found.args);
-  for (const auto& segment : a.path)
-    if (auto at = first_invalid_utf8(segment))
-      return send_error(res, 400, "bad_request",
-                        "path segment " + dump_json(segment) + " is not valid UTF-8 (byte "
-                          + std::to_string(*at) + ")");
   if (!reader)
     a.body = req.body; // read by httplib (a method it gave no content reader)
   else if (!read_body(api, req, *reader, a, res))
