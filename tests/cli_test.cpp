@@ -553,7 +553,21 @@ BOOST_AUTO_TEST_CASE(compact_posts_the_around_id_and_radius_and_prints_the_repor
   auto body = json::parse(reqs[0].substr(sp + 1));
   BOOST_TEST(body["around_id"] == 42);
   BOOST_TEST(body["radius"] == 3);
-  BOOST_TEST(body["focus"] == "");
+  BOOST_TEST(!body.contains("focus"));
+}
+
+BOOST_AUTO_TEST_CASE(compact_of_a_whole_session_posts_no_radius_only_the_focus) {
+  BOOST_TEST(run({"compact", "k1", "--server", url(), "--token", "secret", "--json"}).code == 0);
+  BOOST_TEST(run({"compact", "k1", "--focus", "the budget", "--server", url(), "--token",
+                  "secret", "--json"})
+               .code == 0);
+  auto reqs = seen();
+  BOOST_REQUIRE(reqs.size() == 2u);
+  auto body_of = [](const std::string& req) {
+    return json::parse(req.substr(req.find(' ', req.find(' ') + 1) + 1));
+  };
+  BOOST_TEST(body_of(reqs[0]) == json::object());
+  BOOST_TEST(body_of(reqs[1]) == (json{{"focus", "the budget"}}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -638,7 +652,43 @@ BOOST_AUTO_TEST_CASE(against_mneme_serve_the_commands_print_what_they_print_for_
   auto exported = run({"export", "alpha", "--server", daemon.url});
   BOOST_TEST(exported.code == 0);
   BOOST_TEST(exported.out == run({"export", "alpha", "--db", file}).out);
+  // The daemon's API refuses a radius without around_id: whole-session compaction
+  // through --server must not send one.
+  auto compacted = parse(run({"compact", "delta", "--server", daemon.url, "--json"}));
+  BOOST_TEST(compacted["trigger"] == "T12_manual_session", compacted.dump());
+  BOOST_TEST(compacted["committed"] == true, compacted.dump());
   auto missing = run({"show", "no-such-session", "--server", daemon.url});
   BOOST_TEST(missing.code == 2);
   BOOST_TEST(missing.err.find("not_found") != std::string::npos, missing.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_mneme_serve_on_a_busy_port_exits_1_saying_the_port_is_in_use) {
+  if (run({"serve", "--help"}).code != 0) {
+    BOOST_TEST_MESSAGE("this build has no mneme serve");
+    return;
+  }
+  auto file = db().copy("busy-port-first");
+  serve_process first{file};
+  auto port = first.url.substr(first.url.rfind(':') + 1);
+  auto other = db().copy("busy-port-second");
+  // `timeout` bounds a daemon that wrongly starts (it would serve until killed: 124).
+  auto err_file = std::filesystem::temp_directory_path()
+                  / ("mneme-cli-test-busy-" + std::to_string(::getpid()));
+  std::string cmd = "timeout 60 " + shell_quote(mneme_bin) + " serve --port " + port
+                    + " --db " + shell_quote(other) + " 2>" + shell_quote(err_file.string());
+  FILE* p = ::popen(cmd.c_str(), "r");
+  BOOST_REQUIRE(p != nullptr);
+  std::string out;
+  char buf[512];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, p)) > 0)
+    out.append(buf, got);
+  int status = ::pclose(p);
+  std::stringstream err;
+  err << std::ifstream{err_file}.rdbuf();
+  std::filesystem::remove(err_file);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 1, "stdout: " << out << " stderr: " << err.str());
+  BOOST_TEST(out.find("listening") == std::string::npos, out);
+  BOOST_TEST(err.str().find("port " + port + " is in use") != std::string::npos, err.str());
 }

@@ -112,9 +112,14 @@ maybe_failure compact_file(const compact_options& opt, api::json& out) {
 
 maybe_failure compact_daemon(const compact_options& opt, api::json& out) {
   daemon_client client{opt.source.server, opt.source.token};
-  api::json body{{"radius", opt.radius}, {"focus", opt.focus}};
-  if (opt.around_id > 0)
+  // The API takes radius only together with around_id (local compaction).
+  api::json body = api::json::object();
+  if (opt.around_id > 0) {
     body["around_id"] = opt.around_id;
+    body["radius"] = opt.radius;
+  } else if (!opt.focus.empty()) {
+    body["focus"] = opt.focus;
+  }
   return client.post_json("/v1/sessions/" + url_encode(opt.session) + "/compact", body, out);
 }
 
