@@ -37,7 +37,8 @@ namespace {
 const std::string scenario_file =
   std::string{MNEME_SOURCE_DIR} + "/tests/data/soak/server_short.yaml";
 const std::string token = "soak-test-token";
-constexpr int daemon_threshold_tokens = 1000;   // written into the daemon's config below
+constexpr int daemon_threshold_tokens = 2000;   // written into the daemon's config below; above
+                                                 // what head + summary + tail of this mix hold
 
 struct temp_dir {
   fs::path path;
@@ -68,6 +69,9 @@ struct daemon_rig {
     std::ofstream{config} << "compression:\n"
                              "  threshold_tokens: " << daemon_threshold_tokens << "\n"
                              "  protect_last_n: 4\n"
+                             // as in configs/soak/quick.yaml: short locks for a short run
+                             "  anti_thrash_lock_seconds: 5\n"
+                             "  summary_failure_cooldown_seconds: 5\n"
                              "model:\n"
                              "  base_url: " << fakellm_url << "\n"
                              "  timeout: 10\n"
