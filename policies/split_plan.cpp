@@ -17,6 +17,25 @@ std::string_view to_string(split_outcome o) {
 
 std::ostream& operator<<(std::ostream& os, split_outcome o) { return os << to_string(o); }
 
+std::string_view describe(split_outcome o) {
+  switch (o) {
+    case split_outcome::compact: return "the middle of the transcript can be compacted";
+    case split_outcome::middle_empty:
+      return "nothing to compact: the protected head and tail cover the whole live context";
+    case split_outcome::center_out_of_range:
+      return "the message is not in the live context of this session";
+    case split_outcome::center_in_protected_head:
+      return "the message lies in the protected head (the first messages are always kept "
+             "verbatim); pick a later message";
+    case split_outcome::center_in_protected_tail:
+      return "the message lies in the protected tail (the latest messages are always kept "
+             "verbatim); pick an earlier message";
+    case split_outcome::middle_not_stored:
+      return "a message in that range is not stored yet; retry once its append is answered";
+  }
+  return "unknown outcome";
+}
+
 std::string_view to_string(orphan_fix::kind k) {
   switch (k) {
     case orphan_fix::kind::drop_orphan_result: return "drop_orphan_result";

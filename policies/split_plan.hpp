@@ -42,6 +42,9 @@ enum class split_outcome : uint8_t {
 
 std::string_view to_string(split_outcome o);
 std::ostream& operator<<(std::ostream& os, split_outcome o);
+// The outcome as a sentence a user reads (API errors, CLI), e.g. why a local
+// compaction around a message cannot run.
+std::string_view describe(split_outcome o);
 
 // One repair of the kept context. Nothing is deleted from the database: a
 // dropped row is archived with the middle; an added answer is a new row.

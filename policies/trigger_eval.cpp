@@ -202,4 +202,12 @@ std::ostream& operator<<(std::ostream& os, const trigger_decision& d) {
   return os << '}';
 }
 
+bool idle_compaction_pending(const compression_params& params, int64_t idle_ms,
+                             int64_t live_tokens, int64_t idle_floor_tokens) {
+  auto after_s = params.idle_compact_after_seconds;
+  if (after_s <= 0 || live_tokens < idle_floor_tokens)
+    return false;
+  return idle_ms < after_s * 1000;
+}
+
 } // namespace mneme

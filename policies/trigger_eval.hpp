@@ -144,4 +144,13 @@ trigger_decision evaluate_triggers(const trigger_inputs& in, const trigger_limit
                                    const compression_params& params, const trigger_state& state,
                                    time_ms now);
 
+// T5 against idle eviction: true while a session's idle compaction is still due —
+// T5 is on (idle_compact_after_seconds > 0), the live tokens reach the idle floor,
+// and the session has been idle for less than idle_compact_after_seconds. Such a
+// session stays resident until its idle tick has run (evicting it would drop the
+// timer and T5 would never fire when idle_evict_seconds is the shorter delay).
+// Bounded: only sessions above the floor, and only until their tick.
+bool idle_compaction_pending(const compression_params& params, int64_t idle_ms,
+                             int64_t live_tokens, int64_t idle_floor_tokens);
+
 } // namespace mneme

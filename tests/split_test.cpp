@@ -623,3 +623,25 @@ BOOST_AUTO_TEST_CASE(plans_print_their_cuts_outcome_and_fixes) {
   os2 << split_outcome::center_in_protected_tail << ' ' << apply_status::stale_plan;
   BOOST_TEST(os2.str() == "center_in_protected_tail stale_plan");
 }
+
+// A refused local compaction reaches users (API error, CLI) as describe(), never as
+// the enum's name.
+BOOST_DATA_TEST_CASE(every_split_outcome_reads_as_a_sentence_not_as_its_name,
+                     data::make({split_outcome::compact, split_outcome::middle_empty,
+                                 split_outcome::center_out_of_range,
+                                 split_outcome::center_in_protected_head,
+                                 split_outcome::center_in_protected_tail,
+                                 split_outcome::middle_not_stored}),
+                     outcome) {
+  auto sentence = std::string{describe(outcome)};
+  BOOST_TEST(sentence.find('_') == std::string::npos);
+  BOOST_TEST(sentence.find(' ') != std::string::npos);
+  BOOST_TEST(sentence != "unknown outcome");
+}
+
+BOOST_AUTO_TEST_CASE(a_center_in_the_protected_head_says_to_pick_a_later_message) {
+  BOOST_TEST(std::string{describe(split_outcome::center_in_protected_head)}.find(
+               "protected head") != std::string::npos);
+  BOOST_TEST(std::string{describe(split_outcome::center_in_protected_tail)}.find(
+               "earlier message") != std::string::npos);
+}

@@ -551,7 +551,10 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
       [self](ss_evict_atom) -> bool {
         auto& st = self->state;
         bool idle = !st.turn_running && !st.compacting && st.pending_turns.empty()
-                    && st.appends_in_flight == 0;
+                    && st.appends_in_flight == 0
+                    && !idle_compaction_pending(st.params.compression,
+                                                st.now() - st.last_activity_ms,
+                                                st.live_tokens, threshold_floor_tokens);
         if (idle)
           self->quit(caf::exit_reason::normal);
         return idle;

@@ -269,7 +269,7 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
     // Not a compaction attempt: the request named something that cannot be compacted.
     finish(self, report_of(out, params),
            caf::make_error(errc::bad_request,
-                           "compaction: " + std::string{to_string(plan.outcome)}),
+                           "compaction: " + std::string{describe(plan.outcome)}),
            done);
     return;
   }
