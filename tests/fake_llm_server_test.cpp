@@ -164,7 +164,7 @@ BOOST_DATA_TEST_CASE(every_answer_fault_is_visible_to_a_plain_client,
                                  fault_kind::malformed_json, fault_kind::truncated_body,
                                  fault_kind::empty_content, fault_kind::reasoning_only,
                                  fault_kind::reset, fault_kind::silence, fault_kind::trickle,
-                                 fault_kind::latency}),
+                                 fault_kind::latency, fault_kind::output_too_large_400}),
                      kind) {
   server_fixture f;
   auto r0 = rule(kind);
@@ -183,6 +183,10 @@ BOOST_DATA_TEST_CASE(every_answer_fault_is_visible_to_a_plain_client,
     case fault_kind::overflow_400:
       BOOST_TEST(r.status == 400);
       BOOST_TEST(r.body.find("context_length_exceeded") != std::string::npos);
+      break;
+    case fault_kind::output_too_large_400:
+      BOOST_TEST(r.status == 400);
+      BOOST_TEST(r.body.find("max_tokens_exceeded") != std::string::npos);
       break;
     case fault_kind::malformed_json:
       BOOST_TEST(r.status == 200);

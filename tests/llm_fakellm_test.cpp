@@ -134,12 +134,13 @@ BOOST_DATA_TEST_CASE_F(
                std::string{"long_context_429"}, std::string{"overflow_400"},
                std::string{"malformed_json"}, std::string{"truncated_body"},
                std::string{"empty_content"}, std::string{"reasoning_only"},
-               std::string{"trickle"}})
+               std::string{"trickle"}, std::string{"output_too_large_400"}})
     ^ bdata::make({errc::llm_refused, errc::llm_network, errc::llm_idle_timeout,
                    errc::llm_server_error, errc::llm_payload_too_large,
                    errc::llm_long_context_rate_limit, errc::llm_context_overflow,
                    errc::llm_malformed, errc::llm_network, errc::llm_empty_answer,
-                   errc::llm_empty_answer, errc::llm_idle_timeout}),
+                   errc::llm_empty_answer, errc::llm_idle_timeout,
+                   errc::llm_output_too_large}),
   kind, want) {
   set_fault(kind, fakellm::purpose_filter::any);
   std::chrono::milliseconds elapsed{0};

@@ -119,6 +119,12 @@ std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_d
     p = whole(429, long_context_429_body(), facts.keep_alive);
   } else if (fault == fault_kind::overflow_400) {
     p = whole(400, overflow_body(settings.window_tokens, facts.prompt_tokens), facts.keep_alive);
+  } else if (fault == fault_kind::output_too_large_400) {
+    p = whole(400,
+              output_too_large_body(settings.window_tokens, facts.prompt_tokens,
+                                    facts.max_tokens > 0 ? facts.max_tokens
+                                                         : settings.window_tokens),
+              facts.keep_alive);
   } else if (!fault && facts.prompt_tokens > settings.window_tokens) {
     p = whole(400, overflow_body(settings.window_tokens, facts.prompt_tokens), facts.keep_alive);
     p.window_overflow = true;

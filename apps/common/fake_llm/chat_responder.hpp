@@ -50,6 +50,7 @@ struct chat_facts {
   int64_t body_bytes = 0;
   int64_t created_s = 0;      // "created" field of the answer
   bool keep_alive = true;     // the client asked to keep the connection
+  int64_t max_tokens = 0;     // the request's max_tokens (0 = not set)
   bool server_compacted = false;            // server_compaction.hpp: compacted now
   int64_t server_compacted_tokens_after = 0; // ... and what the prompt costs after
 };

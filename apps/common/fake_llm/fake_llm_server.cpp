@@ -113,6 +113,7 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   facts.body_bytes = static_cast<int64_t>(req.body.size());
   facts.created_s = static_cast<int64_t>(std::time(nullptr));
   facts.keep_alive = req.keep_alive;
+  facts.max_tokens = call->max_tokens.value_or(0);
 
   fault_decision decision;
   std::optional<fault_rule> rule;

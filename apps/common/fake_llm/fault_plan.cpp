@@ -12,7 +12,8 @@ namespace {
 constexpr std::array<std::string_view, fault_kind_count> kind_names{
     "refuse",         "reset",          "silence",        "unavailable",   "latency",
     "payload_too_large", "long_context_429", "overflow_400", "malformed_json",
-    "truncated_body", "empty_content",  "reasoning_only", "trickle"};
+    "truncated_body", "empty_content",  "reasoning_only", "trickle",
+    "output_too_large_400"};
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

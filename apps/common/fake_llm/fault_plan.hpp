@@ -24,6 +24,8 @@
 //   reasoning_only     200 with content "" and reasoning_content set
 //   trickle            the first bytes of the answer, then silence for silence_ms,
 //                      then the rest (trips a client's idle timeout)
+//   output_too_large_400  400 saying the requested max_tokens does not fit in what
+//                      is left of the window (the provider's T8 answer)
 //
 // Targets (all must hold): fraction of requests (0..1, decided by hashing the seed,
 // the request's sequence number and the rule's index), model (substring of the
@@ -62,8 +64,9 @@ namespace mneme::fakellm {
 enum class fault_kind : uint8_t {
   refuse, reset, silence, unavailable, latency, payload_too_large, long_context_429,
   overflow_400, malformed_json, truncated_body, empty_content, reasoning_only, trickle,
+  output_too_large_400,
 };
-inline constexpr int fault_kind_count = 13;
+inline constexpr int fault_kind_count = 14;
 
 std::string_view to_string(fault_kind k);
 std::optional<fault_kind> parse_fault_kind(std::string_view s);

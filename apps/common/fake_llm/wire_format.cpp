@@ -214,6 +214,15 @@ std::string overflow_body(int64_t window_tokens, int64_t prompt_tokens) {
   return error_body(text, "invalid_request_error", "context_length_exceeded");
 }
 
+std::string output_too_large_body(int64_t window_tokens, int64_t prompt_tokens,
+                                  int64_t max_tokens) {
+  auto text = "max_tokens is too large: " + std::to_string(max_tokens) +
+              ". This model's maximum context length is " + std::to_string(window_tokens) +
+              " tokens and your messages use " + std::to_string(prompt_tokens) +
+              " tokens, so the requested output does not fit.";
+  return error_body(text, "invalid_request_error", "max_tokens_exceeded");
+}
+
 std::string long_context_429_body() {
   json doc = {{"type", "error"},
               {"error",

@@ -64,4 +64,9 @@ std::string overflow_body(int64_t window_tokens, int64_t prompt_tokens);
 // Anthropic's 429 body for a long-context request without extra usage.
 std::string long_context_429_body();
 
+// 400 invalid_request_error: the requested max_tokens does not fit beside the prompt
+// (what providers answer when prompt + max_tokens exceeds the window; SPEC T8).
+std::string output_too_large_body(int64_t window_tokens, int64_t prompt_tokens,
+                                  int64_t max_tokens);
+
 } // namespace mneme::fakellm
