@@ -160,7 +160,7 @@ struct session_metrics_fixture {
 
   void turn() {
     auto r = ask<turn_reply>(ss_turn_atom_v, std::string{"hello"});
-    BOOST_REQUIRE_MESSAGE(r, render_error(r.error()));
+    BOOST_REQUIRE_MESSAGE(r, (r ? std::string{} : render_error(r.error())));
   }
 
   std::string text() const { return api::render_counters_text(*metrics); }
@@ -313,10 +313,10 @@ BOOST_AUTO_TEST_CASE(a_skill_load_and_unload_are_counted) {
   one_exchange();
   start();
   auto loaded = ask<int64_t>(ss_skill_atom_v, std::string{"deploy"}, true);
-  BOOST_REQUIRE_MESSAGE(loaded, render_error(loaded.error()));
+  BOOST_REQUIRE_MESSAGE(loaded, (loaded ? std::string{} : render_error(loaded.error())));
   BOOST_TEST(sample(text(), "mneme_skill_loads_total") == 1);
   auto unloaded = ask<int64_t>(ss_skill_atom_v, std::string{"deploy"}, false);
-  BOOST_REQUIRE_MESSAGE(unloaded, render_error(unloaded.error()));
+  BOOST_REQUIRE_MESSAGE(unloaded, (unloaded ? std::string{} : render_error(unloaded.error())));
   BOOST_TEST(sample(text(), "mneme_skill_unloads_total") == 1);
   BOOST_TEST(sample(text(), "mneme_skill_loads_total") == 1);
   preload_skills("", quiet);
@@ -357,7 +357,7 @@ struct storage_metrics_fixture {
 
   void start() {
     auto s = spawn_storage(*sys, params, nullptr, metrics->storage);
-    BOOST_REQUIRE_MESSAGE(s, render_error(s.error()));
+    BOOST_REQUIRE_MESSAGE(s, (s ? std::string{} : render_error(s.error())));
     storage = *s;
   }
 
@@ -378,7 +378,7 @@ struct storage_metrics_fixture {
     rec.session_key = id;
     rec.started_at_ms = t0;
     auto opened = call<session_record>(st_new_session_atom_v, rec, int64_t{t0});
-    BOOST_REQUIRE_MESSAGE(opened, render_error(opened.error()));
+    BOOST_REQUIRE_MESSAGE(opened, (opened ? std::string{} : render_error(opened.error())));
     message m;
     m.session_id = id;
     m.role = msg_role::user;
@@ -386,7 +386,7 @@ struct storage_metrics_fixture {
     m.timestamp_ms = t0;
     BOOST_REQUIRE(call<int64_t>(st_append_atom_v, m));
     auto ended = call<session_record>(st_end_atom_v, id, int64_t{t0 + 1}, std::string{"test"});
-    BOOST_REQUIRE_MESSAGE(ended, render_error(ended.error()));
+    BOOST_REQUIRE_MESSAGE(ended, (ended ? std::string{} : render_error(ended.error())));
   }
 
   std::string text() const { return api::render_counters_text(*metrics); }
