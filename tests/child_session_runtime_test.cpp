@@ -61,16 +61,23 @@ struct child_fixture : serve_runtime_fixture {
   }
 };
 
+// Seeded rows in the tail a pre-call compaction keeps beside the question: the last 20
+// rows (protect_last_n) would start at the assistant row seeded_rows - 19, and a tail
+// starts at a user row, so it begins one later.
+constexpr int tail_seeded_rows = 18;
+
 // The live context a compaction of a seeded session leaves before the answer: system +
-// head 3 + summary + tail 20 (ending in `question`).
+// head 3 + summary + tail (18 seeded rows, then `question`).
 void check_compacted_shape(const std::vector<message>& rows, const std::string& question) {
-  BOOST_REQUIRE_GE(rows.size(), 1u + 3u + 1u + 20u);
+  BOOST_REQUIRE_GE(rows.size(), 1u + 3u + 1u + tail_seeded_rows + 1u);
   BOOST_TEST(rows[0].role == msg_role::system);
   BOOST_TEST(rows[1].content.rfind("0 ", 0) == 0u);
   BOOST_TEST(rows[3].content.rfind("2 ", 0) == 0u);
   BOOST_TEST(rows[4].is_summary);
-  BOOST_TEST(rows[5].content.rfind(std::to_string(seeded_rows - 19) + " ", 0) == 0u);
-  BOOST_TEST(rows[24].content == question);
+  BOOST_TEST(rows[5].role == msg_role::user);
+  BOOST_TEST(rows[5].content.rfind(std::to_string(seeded_rows - tail_seeded_rows) + " ", 0)
+             == 0u);
+  BOOST_TEST(rows[5 + tail_seeded_rows].content == question);
 }
 
 } // namespace
@@ -111,7 +118,7 @@ BOOST_DATA_TEST_CASE(a_turn_over_the_threshold_compacts_in_place_or_continues_in
   // The same live context either way: head + summary + tail + the answer.
   auto live = f.stored_live(r->session_id);
   check_compacted_shape(live, question);
-  BOOST_REQUIRE_EQUAL(live.size(), 1u + 3u + 1u + 20u + 1u);
+  BOOST_REQUIRE_EQUAL(live.size(), 1u + 3u + 1u + tail_seeded_rows + 1u + 1u);
   BOOST_TEST(live.back().content == r->answer);
   BOOST_TEST(r->compactions[0].summary_id == live[4].id);
   for (const auto& m : live)
@@ -133,7 +140,7 @@ BOOST_DATA_TEST_CASE(a_turn_over_the_threshold_compacts_in_place_or_continues_in
   auto archived = std::count_if(parent_rows.begin(), parent_rows.end(), [](const message& m) {
     return m.state() == row_state::archived;
   });
-  BOOST_TEST(archived == seeded_rows - 3 - 19);
+  BOOST_TEST(archived == seeded_rows - 3 - tail_seeded_rows);
 
   // The next turn goes to the session that answered.
   auto next = f.say_to("grow", "and the next step?");
