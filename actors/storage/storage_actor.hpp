@@ -15,8 +15,10 @@
 // request of the group with that error and nothing of the group is kept.
 //
 // Full-text indexing is not part of an append (schema v5): after a commit, the
-// flush message doubles as the idle tick. When the mailbox is empty, one bounded
-// batch (store/fts_indexer.hpp) is indexed and another tick queued while a
+// flush message doubles as the idle tick. When the mailbox is empty, one paced tick
+// (policies/index_pacing.hpp, store/fts_indexer.hpp) indexes runs of rows and stops
+// after any run when a request arrives; a large row waits for a quiet writer (or a
+// bounded time, then a timer brings the tick back); another tick is queued while a
 // backlog remains, so any request that arrived meanwhile is handled first. The
 // backlog is storage_metrics::unindexed_rows; the actor indexes everything left
 // when it terminates cleanly, and a backlog found at open is indexed in ticks.

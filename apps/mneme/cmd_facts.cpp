@@ -3,9 +3,9 @@
 // QUERY (the recall syntax); `mneme facts set KEY VALUE [--source SESSION]` adds or
 // replaces one; `mneme facts rm KEY` retires it as a tombstone (nothing is deleted).
 // On a database file: reads through a read-only connection, writes through the
-// store's own writer (store/facts.hpp; a short IMMEDIATE transaction, so a daemon on
-// the same file only waits for it). With --server: the daemon's /v1/users/{user}/facts
-// routes. Prints a table (key, value, updated, source) or one line per change; with
+// store's own writer (store/facts.hpp), which refuses with storage_locked while a
+// daemon holds the file (one writer per file): then use --server, the daemon's
+// /v1/users/{user}/facts routes. Prints a table (key, value, updated, source) or one line per change; with
 // --json the API's documents ({"facts":[..]}, or the fact record).
 //
 // Decisions where the SPEC is silent: --user defaults to gateway.default_user of the
