@@ -5,8 +5,8 @@
 // On a database file: reads through a read-only connection, writes through the
 // store's own writer (store/facts.hpp), which refuses with storage_locked while a
 // daemon holds the file (one writer per file): then use --server, the daemon's
-// /v1/users/{user}/facts routes. Prints a table (key, value, updated, source) or one line per change; with
-// --json the API's documents ({"facts":[..]}, or the fact record).
+// /v1/users/{user}/facts routes. Prints a table (key, value, updated, source) or one
+// line per change; with --json the API's documents ({"facts":[..]}, or the fact record).
 //
 // Decisions where the SPEC is silent: --user defaults to gateway.default_user of the
 // configuration (the daemon's default is not asked for); the database file must exist
