@@ -37,6 +37,7 @@
 
 #include <sqlite3.h>
 
+#include "store/compaction_checks.hpp"
 #include "store/sqlite_error.hpp"
 #include "store/store_queries.hpp"
 
@@ -50,38 +51,7 @@ caf::error validate_child_commit(const compaction_commit& c, time_ms now,
                                  const store_params& params) {
   if (now < 0)
     return bad_request("child session: now must be >= 0");
-  if (c.archive_ids.empty())
-    return bad_request("child session: archive_ids is empty (nothing to compact)");
-  if (c.summary.role != msg_role::user && c.summary.role != msg_role::assistant)
-    return bad_request("child session: a summary's role is user or assistant");
-  if (c.summary.content.empty())
-    return bad_request("child session: the summary text is empty");
-  if (!c.summary.session_id.empty() && c.summary.session_id != c.session_id)
-    return bad_request("child session: the summary names another session");
-  if (c.summary.content.size() > static_cast<size_t>(params.max_content_bytes))
-    return bad_request("child session: the summary exceeds max_content_bytes");
-  return {};
-}
-
-// The index in `live` where the archive ids start as a contiguous run, in order.
-caf::expected<size_t> locate_archived(const std::vector<message>& live,
-                                      const std::vector<int64_t>& ids,
-                                      const std::string& session_id) {
-  auto first = std::find_if(live.begin(), live.end(),
-                            [&](const message& m) { return m.id == ids.front(); });
-  if (first == live.end())
-    return bad_request("child session: row " + std::to_string(ids.front())
-                       + " is not a live row of session '" + session_id + "'");
-  auto start = static_cast<size_t>(first - live.begin());
-  if (start + ids.size() > live.size())
-    return bad_request("child session: the archive ids run past the end of the live context");
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (live[start + i].id != ids[i])
-      return bad_request("child session: archive ids are not a contiguous run of the live"
-                         " context: position " + std::to_string(i) + " names row "
-                         + std::to_string(ids[i]) + ", the live context has row "
-                         + std::to_string(live[start + i].id));
-  return start;
+  return check_compaction_summary("child session", c, params);
 }
 
 } // namespace
@@ -101,7 +71,7 @@ sqlite_store::continue_in_child(const compaction_commit& c, time_ms now) {
   auto live = load_live_context(*db_, c.session_id);
   if (!live)
     return std::move(live.error());
-  auto start = locate_archived(*live, c.archive_ids, c.session_id);
+  auto start = locate_archive_run("child session", *live, c.archive_ids, c.session_id);
   if (!start)
     return std::move(start.error());
   auto end = *start + c.archive_ids.size();

@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "store/compaction_checks.hpp"
 #include "store/row_codec.hpp"
 #include "store/sqlite_error.hpp"
 #include "store/store_queries.hpp"
@@ -40,46 +41,10 @@ caf::expected<std::vector<live_row>> live_rows(db_connection& db, const std::str
   }
 }
 
-// The archive ids must be a contiguous run of `live`, in live-context order.
-// Returns the index in `live` where the run starts.
-caf::expected<size_t> locate_slice(const std::vector<live_row>& live,
-                                   const std::vector<int64_t>& ids,
-                                   const std::string& session_id) {
-  auto first = std::find_if(live.begin(), live.end(),
-                            [&](const live_row& r) { return r.id == ids.front(); });
-  if (first == live.end())
-    return bad_request("compaction: row " + std::to_string(ids.front())
-                       + " is not a live row of session '" + session_id + "'");
-  auto start = static_cast<size_t>(first - live.begin());
-  if (start + ids.size() > live.size())
-    return bad_request("compaction: the archive ids run past the end of the live context");
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (live[start + i].id != ids[i])
-      return bad_request("compaction: archive ids are not a contiguous run of the live"
-                         " context: position " + std::to_string(i) + " names row "
-                         + std::to_string(ids[i]) + ", the live context has row "
-                         + std::to_string(live[start + i].id));
-  return start;
-}
-
-caf::error validate_summary(const compaction_commit& c, const store_params& params) {
-  if (c.archive_ids.empty())
-    return bad_request("compaction: archive_ids is empty (nothing to compact)");
-  if (c.summary.role != msg_role::user && c.summary.role != msg_role::assistant)
-    return bad_request("compaction: a summary's role is user or assistant");
-  if (c.summary.content.empty())
-    return bad_request("compaction: the summary text is empty");
-  if (!c.summary.session_id.empty() && c.summary.session_id != c.session_id)
-    return bad_request("compaction: the summary names another session");
-  if (c.summary.content.size() > static_cast<size_t>(params.max_content_bytes))
-    return bad_request("compaction: the summary exceeds max_content_bytes");
-  return {};
-}
-
 } // namespace
 
 caf::expected<message> sqlite_store::commit_compaction(const compaction_commit& c) {
-  if (auto err = validate_summary(c, params_))
+  if (auto err = check_compaction_summary("compaction", c, params_))
     return err;
   write_transaction txn{*db_};
   if (auto err = txn.begin())
@@ -89,7 +54,7 @@ caf::expected<message> sqlite_store::commit_compaction(const compaction_commit& 
   auto live = live_rows(*db_, c.session_id);
   if (!live)
     return std::move(live.error());
-  auto start = locate_slice(*live, c.archive_ids, c.session_id);
+  auto start = locate_archive_run("compaction", *live, c.archive_ids, c.session_id);
   if (!start)
     return std::move(start.error());
   message summary = c.summary;
