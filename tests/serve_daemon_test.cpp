@@ -6,7 +6,6 @@
 #define BOOST_TEST_MODULE serve_daemon_test
 #include <boost/test/unit_test.hpp>
 
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,90 +27,31 @@
 // The API's JSON type; including a project header also links mneme_core and with it
 // cpp-httplib (CMakeLists.txt links tests that include only policies/ without them).
 #include "apps/common/api/json_codec.hpp"
+#include "tests/child_program.hpp"
 
 using json = mneme::api::json;
 using namespace std::chrono_literals;
 
 namespace {
 
-// A running `mneme serve`; its stdout is read until the "listening" line.
+// A running `mneme serve` (tests/child_program.hpp); its stdout is read until the
+// "listening" line.
 struct daemon_process {
-  pid_t pid = -1;
-  int out_fd = -1;
+  mneme::testing::child_program child;
   int port = 0;
   std::string first_line;
 
   void start(const std::string& config, const std::string& db) {
-    int fds[2];
-    BOOST_REQUIRE(::pipe(fds) == 0);
-    pid = ::fork();
-    BOOST_REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::dup2(fds[1], STDOUT_FILENO);
-      ::close(fds[0]);
-      ::close(fds[1]);
-      std::string program = std::string{MNEME_BINARY_DIR} + "/mneme";
-      std::vector<std::string> args{program, "serve", "--config", config, "--port", "0",
-                                    "--db", db};
-      std::vector<char*> argv;
-      for (auto& a : args)
-        argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(program.c_str(), argv.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    out_fd = fds[0];
-    first_line = read_line(20s);
+    BOOST_REQUIRE(child.start("mneme", {"serve", "--config", config, "--port", "0", "--db", db}));
+    first_line = child.read_line(20s);
     auto at = first_line.find("listening on http://127.0.0.1:");
     BOOST_REQUIRE_MESSAGE(at != std::string::npos, "daemon said: '" + first_line + "'");
     port = std::stoi(first_line.substr(at + std::string{"listening on http://127.0.0.1:"}.size()));
     BOOST_REQUIRE(port > 0);
   }
 
-  std::string read_line(std::chrono::milliseconds max) {
-    std::string line;
-    auto deadline = std::chrono::steady_clock::now() + max;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out_fd, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0)
-        continue;
-      char c;
-      if (::read(out_fd, &c, 1) != 1)
-        break;
-      if (c == '\n')
-        return line;
-      line += c;
-    }
-    return line;
-  }
-
   // SIGTERM, then the exit status (-1 when it had to be killed after `max`).
-  int terminate(std::chrono::milliseconds max = 30s) {
-    ::kill(pid, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + max;
-    int status = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        ::close(out_fd);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    pid = -1;
-    ::close(out_fd);
-    return -1;
-  }
-
-  ~daemon_process() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
+  int terminate(std::chrono::milliseconds max = 30s) { return child.stop(SIGTERM, max); }
 };
 
 struct temp_dir {
