@@ -55,6 +55,11 @@ struct session_snapshot {
   bool compaction_in_flight = false;
   int64_t pending_turns = 0;     // turns waiting behind the running one
   std::vector<int64_t> compactions_by_trigger; // indexed by trigger's value
+  // The attempt budget of the current turn (or of the last one when none runs; SPEC
+  // §5.3): attempts spent since the last effective compaction, and the budget
+  // (compression.max_attempts). 0 <= attempts_used <= max_attempts.
+  int64_t attempts_used = 0;
+  int64_t max_attempts = 0;
 };
 
 // The supervisor's counters (sv_stats_atom).
@@ -83,7 +88,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_snapshot& x) {
   return f(caf::meta::type_name("mneme::session_snapshot"), x.record, x.live_messages,
            x.live_tokens, x.threshold_tokens, x.context_window, x.compaction_in_flight,
-           x.pending_turns, x.compactions_by_trigger);
+           x.pending_turns, x.compactions_by_trigger, x.attempts_used, x.max_attempts);
 }
 
 template <class Inspector>

@@ -145,6 +145,39 @@ BOOST_AUTO_TEST_CASE(a_turn_answers_from_the_model_and_grows_the_live_context_by
   BOOST_TEST(cmd.body["notice"].get<std::string>().find("Found 1 session") == 0u);
 }
 
+// The trigger state of GET /v1/sessions/{key} includes the turn's attempt budget (SPEC
+// §5.3). A summarizer that is down, without a fallback summary, makes the pre-call T1
+// compaction commit nothing: that attempt stays spent, then the cooldown refuses the
+// next ones and the model answers.
+BOOST_AUTO_TEST_CASE(the_session_state_shows_the_attempts_a_failing_summarizer_spent) {
+  rc.compression.max_attempts = 4; // not the default 3: the budget comes from the config
+  rc.compression.threshold_tokens = 2000;
+  rc.compression.abort_on_summary_failure = true;
+  serve();
+  seed("spending", 40, [](int i) { return std::to_string(i) + " " + std::string(400, 'q'); });
+  auto fresh = get("/v1/sessions/spending?live=false");
+  BOOST_REQUIRE_MESSAGE(fresh.status == 200, fresh.text);
+  BOOST_TEST(fresh.body["attempts"] == (json{{"used", 0}, {"max", 4}}));
+
+  faults({rule(fakellm::fault_kind::unavailable, fakellm::purpose_filter::summary)});
+  auto a = post("/v1/sessions/spending/turns", json{{"user", "u"}, {"content", "go on"}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_REQUIRE(a.body["compactions"].size() == 1u);
+  BOOST_TEST(a.body["compactions"][0]["summary_failed"] == true);
+  BOOST_TEST(a.body["compactions"][0]["committed"] == false);
+  auto s = get("/v1/sessions/spending?live=false");
+  BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
+  BOOST_TEST(s.body["attempts"]["used"] == 1);
+  BOOST_TEST(s.body["attempts"]["max"] == 4);
+  BOOST_TEST(s.body["session"]["triggers"]["cooldown_until_ms"].get<int64_t>() > 0);
+
+  // A turn starts with the full budget: the cooldown refuses every compaction now.
+  auto b = post("/v1/sessions/spending/turns", json{{"user", "u"}, {"content", "and on"}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(b.body["compactions"].size() == 0u);
+  BOOST_TEST(get("/v1/sessions/spending?live=false").body["attempts"]["used"] == 0);
+}
+
 BOOST_AUTO_TEST_CASE(compaction_whole_and_around_a_message_answers_the_report) {
   serve();
   std::vector<int64_t> ids;

@@ -541,6 +541,8 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
         s.compaction_in_flight = st.compacting;
         s.pending_turns = static_cast<int64_t>(st.pending_turns.size());
         s.compactions_by_trigger = st.compactions_by_trigger;
+        s.attempts_used = st.attempts.used();
+        s.max_attempts = st.attempts.max_attempts();
         return s;
       },
       [self](ss_live_atom) -> std::vector<message> { return self->state.live; },

@@ -135,6 +135,7 @@ json to_json(const session_snapshot& s) {
           {"context_window", s.context_window},
           {"compaction_in_flight", s.compaction_in_flight},
           {"pending_turns", s.pending_turns},
+          {"attempts", {{"used", s.attempts_used}, {"max", s.max_attempts}}},
           {"compactions_by_trigger", std::move(by_trigger)}};
 }
 
