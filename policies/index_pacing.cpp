@@ -29,6 +29,9 @@ index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_m
   plan.max_rows = std::max<int64_t>(1, params.batch_rows);
   plan.max_bytes = std::max<int64_t>(1, params.batch_bytes);
   plan.large_row_bytes = std::max<int64_t>(1, params.large_row_bytes);
+  plan.run = first_index_run(params);
+  plan.max_run = {std::max(plan.run.rows, params.max_run_rows),
+                  std::max(plan.run.bytes, params.max_run_bytes)};
   if (writer_quiet(params, now_ms, last_append_ms)) {
     plan.large_rows_through = all_ids;
     return plan;
@@ -39,6 +42,20 @@ index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_m
                             [](int64_t t, const commit_mark& m) { return t < m.committed_at_ms; });
   plan.large_rows_through = i == commits.begin() ? 0 : std::prev(i)->last_id;
   return plan;
+}
+
+index_run_limit first_index_run(const index_pacing_params& params) {
+  return {std::max<int64_t>(1, params.min_run_rows), std::max<int64_t>(1, params.min_run_bytes)};
+}
+
+index_run_limit next_index_run(const index_run_limit& previous, const index_run_limit& max_run) {
+  // Doubling saturates at the maximum (no overflow: v <= hi / 2 before * 2).
+  auto grow = [](int64_t v, int64_t hi) {
+    hi = std::max<int64_t>(1, hi);
+    v = std::clamp<int64_t>(v, 1, hi);
+    return v > hi / 2 ? hi : v * 2;
+  };
+  return {grow(previous.rows, max_run.rows), grow(previous.bytes, max_run.bytes)};
 }
 
 bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes) {

@@ -19,6 +19,13 @@
 // When a tick may run, it is bounded by `batch_rows` / `batch_bytes` (large:
 // one transaction per batch, so FTS5 writes few, large segments; the yield check
 // keeps it from delaying requests).
+// Inside a tick rows go in runs, one range INSERT per index per run, and the
+// yield check runs between runs. FTS5 writes one segment per INSERT statement,
+// so short runs cost merge work (small segments) and long runs delay a request
+// that arrives during one. Runs therefore start short (`min_run_*`: what a
+// request arriving after a quiet spell may wait behind) and double after every
+// run that ended with nothing waiting, up to `max_run_*`; a run after which a
+// request waited starts the next tick short again.
 #pragma once
 
 #include <cstdint>
@@ -26,13 +33,37 @@
 
 namespace mneme {
 
+// The length of one run of rows (one range INSERT per index). A run ends before
+// the row that would pass `bytes` (a run always takes at least one row) or
+// after `rows` rows.
+struct index_run_limit {
+  int64_t rows = 0;
+  int64_t bytes = 0;
+};
+
+// The default first and longest runs (index_pacing_params::min_run_* / max_run_*).
+inline constexpr index_run_limit default_first_index_run{32, 32 * 1024};
+inline constexpr index_run_limit default_max_index_run{1024, 1024 * 1024};
+
 struct index_pacing_params {
   int64_t batch_rows = 1024;                  // rows per indexing transaction
   int64_t batch_bytes = 4 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
   int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
   int64_t quiet_ms = 50;                      // no append for this long: large rows go
   int64_t large_row_max_wait_ms = 5000;       // a large row committed this long ago goes
+  int64_t min_run_rows = default_first_index_run.rows; // the first run after an append
+  int64_t min_run_bytes = default_first_index_run.bytes;
+  int64_t max_run_rows = default_max_index_run.rows;   // runs stop growing here
+  int64_t max_run_bytes = default_max_index_run.bytes;
 };
+
+// The first run after an append (and of the first tick). (and of the first tick).
+// Non-positive figures are replaced by 1.
+index_run_limit first_index_run(const index_pacing_params& params);
+
+// The run after `previous` when nothing waited behind it: twice as long, at
+// most `max_run` in each figure (values below 1 are treated as 1).
+index_run_limit next_index_run(const index_run_limit& previous, const index_run_limit& max_run);
 
 // One group commit of the writer: its last row id and when it committed, in the
 // caller's clock (milliseconds, any epoch, monotonic).
@@ -49,6 +80,11 @@ struct index_tick_plan {
   // Large rows with id <= this may be indexed this tick (INT64_MAX: all of them,
   // 0: none unless a row's commit is unknown, see plan_index_tick).
   int64_t large_rows_through = 0;
+  // The first run of the tick (the caller carries the last run's length over
+  // from the previous tick when nothing waited in between).
+  index_run_limit run = default_first_index_run;
+  // The longest run (max_run_* of the params, never below the first run's).
+  index_run_limit max_run = default_max_index_run;
 };
 
 // The plan for a tick at `now_ms`. `last_append_ms` is when the last append

@@ -56,12 +56,9 @@ caf::error advance_watermark(db_connection& db, int64_t through) {
   return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "advance index watermark");
 }
 
-// Rows between two yield checks: FTS5 writes one segment per INSERT statement
-// (it flushes its pending terms at each statement's savepoint), so rows go in
-// contiguous runs of up to this many rows / bytes, one range statement per index.
-constexpr int64_t chunk_rows = 32;
-constexpr int64_t chunk_bytes = 32 * 1024;
-
+// Rows go in contiguous runs, one range statement per index per run (FTS5
+// writes one segment per INSERT statement); the run length follows plan.run and
+// grows by policies/index_pacing next_index_run after each run nothing waited behind.
 caf::error index_range(db_connection& db, int64_t after, int64_t through) {
   for (auto* sql : {fill_words_sql, fill_cjk_sql, fill_trigram_sql}) {
     auto stmt = db.prepare(sql);
@@ -83,6 +80,7 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
                                         const std::function<bool()>& should_yield) {
   index_progress out;
   out.watermark = from;
+  out.next_run = plan.run;
   int64_t chunk_last = from, chunk_n = 0, chunk_b = 0;
   // Indexes the pending run; true when the caller asked to yield after it.
   auto flush_chunk = [&]() -> caf::expected<bool> {
@@ -95,7 +93,10 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
     out.watermark = chunk_last;
     chunk_n = 0;
     chunk_b = 0;
-    return should_yield && should_yield();
+    if (should_yield && should_yield())
+      return true;
+    out.next_run = next_index_run(out.next_run, plan.max_run);
+    return false;
   };
   auto finish = [&](index_stop stop) -> caf::expected<index_progress> {
     auto flushed = flush_chunk();
@@ -129,7 +130,7 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
       out.deferred_id = id;
       return finish(index_stop::large_row_due);
     }
-    if (chunk_n > 0 && (chunk_n >= chunk_rows || chunk_b + bytes > chunk_bytes)) {
+    if (chunk_n > 0 && (chunk_n >= out.next_run.rows || chunk_b + bytes > out.next_run.bytes)) {
       auto yield = flush_chunk();
       if (!yield)
         return std::move(yield.error());
@@ -184,6 +185,7 @@ caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_
   plan.max_bytes = max_bytes;
   plan.large_row_bytes = max_bytes;
   plan.large_rows_through = std::numeric_limits<int64_t>::max();
+  plan.run = plan.max_run = {max_rows, max_bytes}; // nothing to yield to: one run per batch
   auto done = index_pending(db, plan);
   if (!done)
     return std::move(done.error());

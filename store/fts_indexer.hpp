@@ -39,7 +39,7 @@ inline constexpr int64_t fts_index_batch_bytes = 4 * 1024 * 1024;
 enum class index_stop {
   caught_up,     // nothing above the new watermark (at the time of the read)
   budget,        // max_rows or max_bytes reached; more is pending
-  yielded,       // should_yield() returned true after a row
+  yielded,       // should_yield() returned true after a run
   large_row_due, // the next row is large and may not go yet (see deferred_id)
 };
 
@@ -49,16 +49,20 @@ struct index_progress {
   int64_t watermark = 0;   // the watermark after the tick
   index_stop stop = index_stop::caught_up;
   int64_t deferred_id = 0; // the large row that stopped the tick (large_row_due)
+  // The length the next run would have had: plan.run grown once per run that
+  // nothing waited behind (when stop == yielded, the caller starts short again).
+  index_run_limit next_run;
 };
 
-// One paced tick: indexes the rows above the watermark in id order, one row at a
-// time, in ONE IMMEDIATE transaction that also advances the watermark, and stops
+// One paced tick: indexes the rows above the watermark in id order, in runs of
+// plan.run rows growing to plan.max_run (one range INSERT per index per run), in
+// ONE IMMEDIATE transaction that also advances the watermark, and stops
 //   - before a row `plan` does not allow (policies/index_pacing: a large row that
 //     must wait): the watermark stays below it, so the rows behind it wait too;
 //   - before the row that would pass plan.max_bytes (at least one row), or after
 //     plan.max_rows rows;
-//   - after any row for which `should_yield()` returns true (the caller has work
-//     waiting: a request waits at most one row's indexing).
+//   - after any run after which `should_yield()` returns true (the caller has
+//     work waiting: a request waits at most one run's indexing).
 // Then it commits what it did. Errors: storage_* from SQLite; on error nothing
 // changed (the transaction rolls back, the watermark is unchanged).
 // REQUIRES: db is the writer, at schema version >= 5, with no open transaction;

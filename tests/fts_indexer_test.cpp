@@ -219,7 +219,7 @@ struct yield_case {
   int yield_after; // should_yield() answers true from this call on
   int64_t rows_taken;
   index_stop stop;
-  int calls; // should_yield() is asked after each run of at most 32 rows
+  int calls; // should_yield() is asked after each run: 32 rows, then 64, ...
 };
 
 std::ostream& operator<<(std::ostream& os, const yield_case& c) {
@@ -228,8 +228,9 @@ std::ostream& operator<<(std::ostream& os, const yield_case& c) {
 
 const yield_case yield_cases[] = {
   {100, 1, 32, index_stop::yielded, 1}, // a waiting request: one run of 32 rows, then commit
-  {100, 3, 96, index_stop::yielded, 3},
-  {100, 99, 100, index_stop::caught_up, 4}, // asked after the last run too, nothing left
+  {100, 2, 96, index_stop::yielded, 2},  // the second run was twice as long
+  {100, 3, 100, index_stop::caught_up, 3}, // the last run held what was left
+  {100, 99, 100, index_stop::caught_up, 3}, // asked after the last run too, nothing left
 };
 
 BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to_yield,
@@ -250,6 +251,39 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to
   BOOST_TEST(backlog() == c.pending - c.rows_taken);
   if (c.rows_taken == c.pending) // FTS5's check compares with every row of messages
     require_integrity();
+}
+
+BOOST_FIXTURE_TEST_CASE(runs_double_up_to_the_longest_run_and_report_the_next_length,
+                        indexer_fixture) {
+  for (int i = 0; i < 100; ++i)
+    add("growing run row " + std::to_string(i));
+  auto plan = open_plan();
+  plan.run = {8, 1 << 20};
+  plan.max_run = {16, 1 << 20};
+  std::vector<int64_t> watermarks; // after each run, as seen by should_yield()
+  auto done = index_pending(db(), plan, [&] {
+    watermarks.push_back(0);
+    return false;
+  });
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == 100);
+  // Runs of 8, 16, 16, 16, 16, 16 and the 12 left over: seven statements.
+  BOOST_TEST(watermarks.size() == 7u);
+  BOOST_TEST(done->next_run.rows == 16);
+  require_entries(100);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_run_ends_before_the_row_that_would_pass_its_bytes, indexer_fixture) {
+  for (int i = 0; i < 6; ++i)
+    add(std::string(100, 'b'));
+  auto plan = open_plan();
+  plan.run = {1000, 250}; // two 100-byte rows per run
+  plan.max_run = plan.run;
+  int calls = 0;
+  auto done = index_pending(db(), plan, [&] { return ++calls >= 1; });
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == 2);
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::yielded));
 }
 
 struct stop_case {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <ostream>
 #include <utility>
+#include <vector>
 
 #include "policies/index_pacing.hpp"
 
@@ -56,6 +57,56 @@ BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   BOOST_TEST(p.large_row_bytes == 16 * 1024);
   BOOST_TEST(p.quiet_ms == 50);
   BOOST_TEST(p.large_row_max_wait_ms == 5000);
+  BOOST_TEST(p.min_run_rows == 32);
+  BOOST_TEST(p.min_run_bytes == 32 * 1024);
+  BOOST_TEST(p.max_run_rows == 1024);
+  BOOST_TEST(p.max_run_bytes == 1024 * 1024);
+}
+
+BOOST_AUTO_TEST_CASE(a_plan_starts_with_the_first_run_and_caps_runs_at_the_longest) {
+  index_pacing_params p;
+  p.min_run_rows = 10;
+  p.min_run_bytes = 1000;
+  p.max_run_rows = 5; // below the first run: the first run is the longest
+  p.max_run_bytes = 4000;
+  auto plan = plan_index_tick(p, 100, -1, {});
+  BOOST_TEST(plan.run.rows == 10);
+  BOOST_TEST(plan.run.bytes == 1000);
+  BOOST_TEST(plan.max_run.rows == 10);
+  BOOST_TEST(plan.max_run.bytes == 4000);
+}
+
+BOOST_AUTO_TEST_CASE(runs_double_until_they_reach_the_longest_run) {
+  index_run_limit max_run{1024, 1024 * 1024};
+  index_run_limit run = first_index_run(index_pacing_params{});
+  std::vector<int64_t> rows{run.rows};
+  for (int i = 0; i < 7; ++i) {
+    run = next_index_run(run, max_run);
+    rows.push_back(run.rows);
+  }
+  std::vector<int64_t> expected{32, 64, 128, 256, 512, 1024, 1024, 1024};
+  BOOST_TEST(rows == expected, boost::test_tools::per_element());
+  BOOST_TEST(run.bytes == 1024 * 1024);
+}
+
+BOOST_AUTO_TEST_CASE(run_growth_stays_within_bounds_for_degenerate_figures) {
+  index_pacing_params p;
+  p.min_run_rows = 0;
+  p.min_run_bytes = -5;
+  auto first = first_index_run(p);
+  BOOST_TEST(first.rows == 1);
+  BOOST_TEST(first.bytes == 1);
+  auto grown = next_index_run({0, -1}, {0, 0});
+  BOOST_TEST(grown.rows == 1);
+  BOOST_TEST(grown.bytes == 1);
+  // No overflow near the largest values.
+  auto huge = std::numeric_limits<int64_t>::max();
+  auto top = next_index_run({huge - 1, huge / 2 + 1}, {huge, huge});
+  BOOST_TEST(top.rows == huge);
+  BOOST_TEST(top.bytes == huge);
+  auto odd = next_index_run({3, 5}, {7, 7});
+  BOOST_TEST(odd.rows == 6);
+  BOOST_TEST(odd.bytes == 7);
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_carries_the_batch_bounds_and_the_large_row_size) {

@@ -45,6 +45,9 @@ struct storage_state {
   int64_t last_append_ms = -1;     // when the last append arrived
   int64_t deferred_id = 0;         // the large row the watermark waits for (0: none)
   int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
+  // The next indexing run's length: short after any append, growing while the
+  // writer only indexes (policies/index_pacing next_index_run).
+  index_run_limit index_run = first_index_run(pacing);
 
   // Clean shutdown: everything committed is indexed before the file closes.
   ~storage_state() {
@@ -210,8 +213,9 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
 }
 
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
-// message waits; the tick itself stops after any row when a message arrives, so
-// an append waits at most one row's indexing. Another tick follows while a
+// message waits; the tick itself stops after any run when a message arrives, so
+// an append waits at most one run's indexing (runs are short after any append and
+// grow while the writer only indexes). Another tick follows while a
 // backlog remains, except when the head of the backlog is a large row that must
 // wait: then a timer brings the tick back when the row is due.
 // An index failure is logged and retried on a later tick; it never fails an
@@ -235,6 +239,7 @@ void index_when_idle(storage_pointer self) {
     queue_tick(self);
     return;
   }
+  plan.run = st.index_run;
   auto done = index_pending(st.store->connection(), plan,
                             [self] { return !self->mailbox().empty(); });
   if (!done) {
@@ -247,6 +252,7 @@ void index_when_idle(storage_pointer self) {
   while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
     st.commits.pop_front();
   st.deferred_id = done->stop == index_stop::large_row_due ? done->deferred_id : 0;
+  st.index_run = done->stop == index_stop::yielded ? first_index_run(st.pacing) : done->next_run;
   if (st.metrics) {
     st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
     if (done->rows > 0)
@@ -266,6 +272,7 @@ void index_when_idle(storage_pointer self) {
 void enqueue(storage_pointer self, pending_append p) {
   auto& st = self->state;
   st.last_append_ms = steady_ms();
+  st.index_run = first_index_run(st.pacing); // a request may arrive during the next run
   auto rows = static_cast<int64_t>(p.rows.size());
   if (!p.single && rows >= st.store->params().max_batch)
     flush(self); // an oversized batch commits on its own, after what came before
