@@ -6,9 +6,11 @@
 //   - indexing throughput of each index filled the way the storage actor's
 //     background indexer fills it when idle (store/fts_indexer: transactions of at
 //     most fts_index_batch_rows rows / fts_index_batch_bytes, runs growing as
-//     policies/index_pacing says, watermark row updated) against
-//     FTS5's own bulk build ('rebuild') with the same tokenizer over the same rows,
-//     in the same run, in processor seconds [index_ratio_min: the lowest of the three];
+//     policies/index_pacing says, watermark row updated) against FTS5's bulk insert
+//     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
+//     over the same rows, in the same run, in processor seconds, medians of 3 in a
+//     rotating order [index_ratio_<name>, index_ratio_min: the lowest of the three];
+//     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>];
 //   - what indexing would cost the append path if it ran inside the append
 //     transaction: rows/s of 512-row group commits and the p99 of single-row commits,
 //     with and without indexing each commit's rows (the storage actor indexes in the
