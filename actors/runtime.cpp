@@ -1,6 +1,8 @@
 // The runtime facade; see runtime.hpp.
 #include "actors/runtime.hpp"
 
+#include <algorithm>
+
 namespace mneme {
 
 session_params session_params_of(const runtime_config& cfg) {
@@ -10,16 +12,27 @@ session_params session_params_of(const runtime_config& cfg) {
   p.summary_model = cfg.summarizer.endpoint.model;
   p.chat_timeout = llm::caller_timeout(cfg.chat);
   p.summary_timeout = llm::caller_timeout(cfg.summarizer);
+  p.hygiene_timeout = llm::caller_timeout(cfg.hygiene ? *cfg.hygiene : cfg.summarizer);
   p.clock = cfg.clock;
   p.log = cfg.log;
   p.metrics = cfg.metrics;
   return p;
 }
 
+namespace {
+
+// The longest a summary may take: the summarizer's or the hygiene pool's deadline.
+std::chrono::milliseconds summary_caller_timeout(const runtime_config& cfg) {
+  auto t = llm::caller_timeout(cfg.summarizer);
+  return cfg.hygiene ? std::max(t, llm::caller_timeout(*cfg.hygiene)) : t;
+}
+
+} // namespace
+
 std::chrono::milliseconds runtime::turn_timeout() const {
   // A turn may wait for a storage write, a summary and two chat calls.
   return std::chrono::milliseconds{cfg_.gateway.request_timeout_seconds * 1000}
-         + llm::caller_timeout(cfg_.summarizer) + llm::caller_timeout(cfg_.chat);
+         + summary_caller_timeout(cfg_) + llm::caller_timeout(cfg_.chat);
 }
 
 caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
@@ -33,17 +46,20 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   rt->storage_ = *storage;
   rt->chat_ = llm::spawn_llm_pool(sys, rt->cfg_.chat, rt->cfg_.log);
   rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
+  if (rt->cfg_.hygiene)
+    rt->hygiene_ = llm::spawn_llm_pool(sys, *rt->cfg_.hygiene, rt->cfg_.log);
   supervisor_params sp;
   sp.session = session_params_of(rt->cfg_);
   sp.log = rt->cfg_.log;
   rt->supervisor_ = spawn_supervisor(sys, sp,
-                                     session_deps{rt->storage_, rt->chat_, rt->summarizer_, {}});
+                                     session_deps{rt->storage_, rt->chat_, rt->summarizer_, {},
+                                                  rt->hygiene_});
   gateway_config gc;
   gc.compression = rt->cfg_.compression;
   gc.model = rt->cfg_.model;
   gc.gateway = rt->cfg_.gateway;
   gc.turn_timeout = std::chrono::milliseconds{rt->cfg_.gateway.request_timeout_seconds * 1000}
-                    + llm::caller_timeout(rt->cfg_.summarizer);
+                    + summary_caller_timeout(rt->cfg_);
   gc.clock = rt->cfg_.clock;
   gc.log = rt->cfg_.log;
   gc.metrics = rt->cfg_.metrics;
@@ -65,7 +81,8 @@ void runtime::stop() {
   caf::scoped_actor self{sys_};
   for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(recall_),
                  caf::actor_cast<caf::actor>(supervisor_),
-                 caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_)}) {
+                 caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_),
+                 caf::actor_cast<caf::actor>(hygiene_)}) {
     if (!a)
       continue;
     self->monitor(a);
@@ -82,6 +99,7 @@ void runtime::stop() {
   supervisor_ = nullptr;
   chat_ = nullptr;
   summarizer_ = nullptr;
+  hygiene_ = nullptr;
   storage_ = nullptr;
 }
 

@@ -1,4 +1,4 @@
-// The runtime: the storage actor, the chat and summarizer pools, the supervisor and the
+// The runtime: the storage actor, the chat, summarizer and hygiene pools, the supervisor and the
 // gateway, spawned in dependency order from one configuration and stopped in reverse.
 // The daemon, the CLI's `mneme run`, the soak runner, the benchmarks and the tests all
 // start mneme through it. The caller owns the actor system and keeps the runtime alive
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -34,6 +35,10 @@ struct runtime_config {
   model_params model;
   llm::llm_pool_config chat;        // the session's main model
   llm::llm_pool_config summarizer;  // auxiliary.compression
+  // auxiliary.compression with the hygiene timeouts (llm::make_hygiene_pool_config):
+  // the summaries of the gateway's hygiene compactions (T3, T4). Empty = those use
+  // the summarizer pool.
+  std::optional<llm::llm_pool_config> hygiene;
   store_params database;
   gateway_params gateway;
   std::function<time_ms()> clock = system_clock_ms; // test seam
@@ -60,6 +65,8 @@ class runtime {
   const supervisor_actor& supervisor() const { return supervisor_; }
   const llm_pool_actor& chat_pool() const { return chat_; }
   const llm_pool_actor& summary_pool() const { return summarizer_; }
+  // Null when runtime_config::hygiene is empty.
+  const llm_pool_actor& hygiene_pool() const { return hygiene_; }
   const runtime_config& config() const { return cfg_; }
   // The counters every actor of this runtime writes (never null after start()).
   const std::shared_ptr<runtime_metrics>& metrics() const { return cfg_.metrics; }
@@ -77,6 +84,7 @@ class runtime {
   storage_actor storage_;
   llm_pool_actor chat_;
   llm_pool_actor summarizer_;
+  llm_pool_actor hygiene_;     // null without runtime_config::hygiene
   supervisor_actor supervisor_;
   gateway_actor gateway_;
   recall_actor recall_;        // null with an in-memory database (no second connection)

@@ -5,6 +5,11 @@
 //     (after a failed turn: plus the stored user message); the gateway holds no trigger state, so
 //     the session re-checks the locks (T3 in a cooldown runs fallback-only there);
 //   - a hygiene compaction that fails or is refused does not block the turn;
+//   - after a failed hygiene compaction (its summary call failed, or an error other
+//     than a refusal) the key's hygiene cooldown runs for
+//     compression.hygiene_failure_cooldown_seconds (gateway clock): T3 then compacts
+//     fallback-only (the death-spiral guarantee stays), T4 is skipped
+//     (policies/hygiene_gate.hpp); a hygiene compaction with an LLM summary clears it;
 //   - the first session under a key starts with gateway.system_prompt as its system row;
 //   - an idle session is evicted only when it has no turn, compaction or append in
 //     flight (the session itself decides, answering ss_evict_atom);
@@ -27,6 +32,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "actors/gateway/skills_loader.hpp"
+#include "policies/hygiene_gate.hpp"
 #include "policies/threshold.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/trigger_eval.hpp"
@@ -47,6 +53,9 @@ struct key_entry {
   int64_t live_tokens = 0;
   time_ms last_activity_ms = 0;
   int in_flight = 0;             // requests to the session not answered yet
+  // Until then no hygiene LLM summary is asked for this key (policies/hygiene_gate.hpp);
+  // 0 = none. In memory only: a new process starts without it.
+  time_ms hygiene_cooldown_until_ms = 0;
 };
 
 struct gateway_state {
@@ -421,26 +430,51 @@ void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string tex
   limits.idle_floor_tokens = threshold_floor_tokens;
   limits.context_window = st.cfg.model.context_length;
   limits.long_context_cap_tokens = long_context_window_cap_tokens;
-  auto d = evaluate_triggers(in, limits, st.cfg.compression, trigger_state{}, st.cfg.clock());
+  auto now = st.cfg.clock();
+  auto d = evaluate_triggers(in, limits, st.cfg.compression, trigger_state{}, now);
   if (!d.compact) {
     run_turn(self, key, std::move(text), std::move(rp));
     return;
   }
+  auto action = gate_hygiene(d.fired, e.hygiene_cooldown_until_ms, now, st.cfg.compression);
+  if (action == hygiene_action::skip) {
+    st.log().info("key={} session={} event=hygiene_cooling trigger={} until_ms={}", key,
+                  e.session_id, to_string(d.fired), e.hygiene_cooldown_until_ms);
+    run_turn(self, key, std::move(text), std::move(rp));
+    return;
+  }
+  bool fallback_only = action == hygiene_action::compact_fallback_only;
   ++e.in_flight;
-  self->request(e.handle, st.cfg.turn_timeout, ss_compact_atom_v, d.fired, std::string{})
+  self->request(e.handle, st.cfg.turn_timeout, ss_compact_atom_v, d.fired, std::string{},
+                fallback_only)
     .then(
       [self, key, text, rp](compaction_report& r) mutable {
-        auto& e = self->state.keys[key];
+        auto& st = self->state;
+        auto& e = st.keys[key];
         --e.in_flight;
         e.live_messages = r.messages_after;
         e.live_tokens = r.tokens_after;
+        auto result = hygiene_result_of(r.committed, r.used_fallback, r.summary_failed);
+        e.hygiene_cooldown_until_ms = hygiene_cooldown_after(
+          result, e.hygiene_cooldown_until_ms, st.cfg.clock(), st.cfg.compression);
+        if (result == hygiene_result::failed)
+          st.log().warn("key={} session={} event=hygiene_summary_failed trigger={} "
+                        "cooldown_until_ms={}", key, e.session_id, to_string(r.by),
+                        e.hygiene_cooldown_until_ms);
         run_turn(self, key, std::move(text), std::move(rp));
       },
       [self, key, text, rp](caf::error& err) mutable {
-        auto& e = self->state.keys[key];
+        auto& st = self->state;
+        auto& e = st.keys[key];
         --e.in_flight;
-        self->state.log().info("key={} session={} event=hygiene_skipped error={}", key,
-                               e.session_id, render_error(err));
+        auto result = err == errc::compaction_locked || err == errc::compaction_in_flight
+                        ? hygiene_result::refused
+                        : hygiene_result::failed;
+        e.hygiene_cooldown_until_ms = hygiene_cooldown_after(
+          result, e.hygiene_cooldown_until_ms, st.cfg.clock(), st.cfg.compression);
+        st.log().info("key={} session={} event=hygiene_skipped result={} cooldown_until_ms={} "
+                      "error={}", key, e.session_id, to_string(result),
+                      e.hygiene_cooldown_until_ms, render_error(err));
         run_turn(self, key, std::move(text), std::move(rp));
       });
 }

@@ -1,7 +1,9 @@
 // The gateway (ARCHITECTURE; SPEC §2 T3/T4/T14, §5.3 reset, §8 channel commands): owns
 // the map session key -> session, spawns or rehydrates a session (through the
 // supervisor) on the key's first message, runs the hygiene check (T3 message cap, T4
-// token estimate — count and local estimate only, no API) before handing a turn over,
+// token estimate — count and local estimate only, no API) before handing a turn over
+// (with a per-key hygiene failure cooldown, policies/hygiene_gate.hpp: T3 fallback-only,
+// T4 skipped while it runs),
 // routes channel commands, evicts idle session actors (they rehydrate from the store
 // on the next message) and performs the reset after compaction exhaustion.
 //

@@ -373,13 +373,22 @@ bool accepted_from_outside(trigger by) {
   }
 }
 
+// `fallback_only`: the caller asks for the local fallback summary, no summarizer call
+// (the gateway's T3 during its hygiene cooldown).
 caf::result<compaction_report> compact_on_request(session_ptr self, trigger by,
-                                                  std::string focus, local_window local) {
+                                                  std::string focus, local_window local,
+                                                  bool fallback_only = false) {
   auto& st = self->state;
   if (st.compacting)
     return caf::make_error(errc::compaction_in_flight,
                            "session " + st.record.id + ": a compaction is running");
+  if (fallback_only && st.params.compression.abort_on_summary_failure)
+    return caf::make_error(errc::compaction_locked,
+                           "session " + st.record.id + ": a fallback-only compaction was asked"
+                           " but abort_on_summary_failure forbids the fallback summary");
   auto d = outside_decision(st, by);
+  if (fallback_only)
+    d.lock.fallback_only = true;
   if (d.error != trigger_input_error::none)
     return caf::make_error(errc::internal, "trigger input: " + std::string{to_string(d.error)});
   if (!d.compact) {
@@ -521,6 +530,14 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
                                  "trigger " + std::string{to_string(by)}
                                    + " cannot be requested from outside the session");
         return compact_on_request(self, by, std::move(focus), std::nullopt);
+      },
+      [self](ss_compact_atom, trigger by, std::string& focus,
+             bool fallback_only) -> caf::result<compaction_report> {
+        if (!accepted_from_outside(by) || by == trigger::t13_manual_local)
+          return caf::make_error(errc::bad_request,
+                                 "trigger " + std::string{to_string(by)}
+                                   + " cannot be requested from outside the session");
+        return compact_on_request(self, by, std::move(focus), std::nullopt, fallback_only);
       },
       [self](ss_local_atom, int64_t center, int64_t radius) -> caf::result<compaction_report> {
         if (center < 0 || radius < 0)

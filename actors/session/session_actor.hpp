@@ -58,6 +58,11 @@ using session_actor = caf::typed_actor<
   // T12, T14 (focus = `/compress` text), T15. Locks refuse automatic triggers with
   // errc::compaction_locked; an aborted summary is errc::compaction_failed.
   caf::replies_to<ss_compact_atom, trigger, std::string>::with<compaction_report>,
+  // The same with `fallback_only`: true asks for the local fallback summary without a
+  // summarizer call (the gateway's T3 during its hygiene cooldown, policies/
+  // hygiene_gate.hpp); with abort_on_summary_failure: true that is refused with
+  // errc::compaction_locked. False is the three-argument form.
+  caf::replies_to<ss_compact_atom, trigger, std::string, bool>::with<compaction_report>,
   // T13: local compaction around the live message at `center` index, +- radius.
   caf::replies_to<ss_local_atom, int64_t, int64_t>::with<compaction_report>,
   caf::replies_to<ss_state_atom>::with<session_snapshot>,
@@ -92,6 +97,7 @@ struct session_params {
   std::chrono::milliseconds storage_timeout{30000};
   std::chrono::milliseconds chat_timeout{305000};    // > the chat pool's HTTP deadline
   std::chrono::milliseconds summary_timeout{305000}; // > the summarizer pool's deadline
+  std::chrono::milliseconds hygiene_timeout{305000}; // > the hygiene pool's deadline
   size_t max_pending_turns = 64;
   std::function<time_ms()> clock = system_clock_ms; // test seam: tests set the time
   std::shared_ptr<spdlog::logger> log;      // null = no logging
@@ -99,11 +105,14 @@ struct session_params {
 };
 
 // The actors a session talks to. `supervisor` may be invalid (no exhaustion report).
+// `hygiene` summarizes the compactions the gateway's hygiene check asks for (T3, T4)
+// with the hygiene timeouts; null = those use `summarizer` too.
 struct session_deps {
   session_storage_actor storage;
   llm_pool_actor chat;
   llm_pool_actor summarizer;
   caf::actor supervisor;
+  llm_pool_actor hygiene{};
 };
 
 // Spawns the session actor of the stored session `session_id` (rehydrates it).

@@ -4,11 +4,19 @@
 // commit archive + summary + trigger state in one storage transaction, then swap.
 //
 // Decisions where the SPEC is silent:
-//   - pre-existing tool-call orphans in the kept head/tail are left as they are: the
-//     store's commit takes one contiguous archived slice and one new row, and the
-//     cuts themselves never create orphans (policies/split.hpp);
+//   - pre-existing tool-call orphans in the kept head/tail are left as they are (the
+//     plan's orphan_fixes are dropped): the store's commit takes one contiguous
+//     archived slice and one new row, so it can neither archive a dropped orphan
+//     result elsewhere in the same transaction nor place a synthetic answer right
+//     after its assistant (a plain append lands at the end of the live order). The
+//     cuts themselves never create orphans (policies/split.hpp), and an orphan result
+//     cannot be appended through a session (policies/tool_pairing.hpp); an unanswered
+//     call (a caller that crashed mid-tool, then sent a new turn) can exist and stays;
 //   - savings are judged on the rows the plan saw: rows appended while the summary was
 //     in flight are left out of tokens_after;
+//   - the summary of a T3/T4 compaction (the gateway's hygiene check) comes from
+//     session_deps::hygiene, the pool with the hygiene timeouts, when it is set;
+//     every other trigger, and T3/T4 without that pool, use session_deps::summarizer;
 //   - a failed commit changes nothing (store, live context, trigger state) and is
 //     reported to the caller as the storage error.
 //   - in_place: false (SPEC §3): the commit is the store's continue_in_child; the
@@ -278,7 +286,7 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
     finish_uncommitted(self, out, caf::error{}, done);
     return;
   }
-  plan.orphan_fixes.clear();
+  plan.orphan_fixes.clear(); // not committable by the store (see the header comment)
   auto middle = middle_of(st.live, plan);
   if (lock.fallback_only) {
     out.used_fallback = true;
@@ -322,8 +330,13 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
     commit(self, std::move(plan), wrap_summary(build_fallback_summary(middle)), out,
            std::move(done));
   };
-  self->request(st.deps.summarizer, st.params.summary_timeout, llm_call_atom_v,
-                std::move(request))
+  // The gateway's hygiene compactions call the hygiene pool (its own, usually
+  // shorter, timeouts) when the runtime has one.
+  bool hygiene = (by == trigger::t3_hygiene_message_cap || by == trigger::t4_hygiene_tokens)
+                 && st.deps.hygiene;
+  const auto& pool = hygiene ? st.deps.hygiene : st.deps.summarizer;
+  auto timeout = hygiene ? st.params.hygiene_timeout : st.params.summary_timeout;
+  self->request(pool, timeout, llm_call_atom_v, std::move(request))
     .then(
       [self, plan, out, done, on_failure, waited,
        count_failure](chat_answer& answer) mutable {
