@@ -296,6 +296,7 @@ BOOST_AUTO_TEST_CASE(show_by_key_and_by_id_prints_the_same_session_document) {
   }
   BOOST_TEST(summaries == 1);
   BOOST_TEST(by_key["checkpoints"].is_array());
+  BOOST_TEST(by_key["attempts"] == (json{{"used", 0}, {"max", 3}}));
 }
 
 BOOST_AUTO_TEST_CASE(show_prints_record_counts_and_live_rows_as_text) {
@@ -305,6 +306,9 @@ BOOST_AUTO_TEST_CASE(show_prints_record_counts_and_live_rows_as_text) {
   BOOST_TEST(r.out.find("rows         3 live, 0 archived, 0 rolled back, 0 summaries")
              != std::string::npos);
   BOOST_TEST(r.out.find("我们明天讨论数据库迁移方案。") != std::string::npos);
+  // No turn runs in a file: nothing spent, the default budget of 3 (SPEC §5.3).
+  BOOST_TEST(r.out.find("attempts     0 of 3 spent (current or last turn)\n")
+             != std::string::npos, r.out);
   BOOST_TEST(!has_escape(r.out));
 }
 
@@ -437,8 +441,15 @@ struct daemon_stub {
   std::mutex mutex;
   std::vector<std::string> requests;   // "METHOD path?query body"
   json search_answer;
+  json held_answer;   // GET /v1/sessions/held: a session in the middle of spending attempts
 
   daemon_stub() {
+    session_snapshot held;
+    held.record.id = "s-held";
+    held.record.session_key = "held";
+    held.attempts_used = 2;
+    held.max_attempts = 5;
+    held_answer = api::to_json(held);
     recall_result rr;
     recall_hit h;
     h.hit.id = 7;
@@ -475,6 +486,10 @@ struct daemon_stub {
       record(req);
       if (!authorized(req, res))
         return;
+      if (req.matches[1].str() == "held") {
+        res.set_content(api::dump_json(held_answer), "application/json");
+        return;
+      }
       res.status = 404;
       res.set_content(api::dump_json(api::error_json("not_found", "unknown session "
                                                                     + req.matches[1].str())),
@@ -530,6 +545,14 @@ BOOST_AUTO_TEST_CASE(a_wrong_token_exits_2_and_says_401) {
   BOOST_TEST(r.code == 2);
   BOOST_TEST(r.err.find("401 unauthorized") != std::string::npos, r.err);
   BOOST_TEST(r.out.empty());
+}
+
+BOOST_AUTO_TEST_CASE(show_prints_the_attempts_the_daemon_reports) {
+  auto r = run({"show", "held", "--server", url(), "--token", "secret"});
+  BOOST_REQUIRE_MESSAGE(r.code == 0, r.err);
+  BOOST_TEST(r.out.find("session      s-held\n") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find("attempts     2 of 5 spent (current or last turn)\n")
+             != std::string::npos, r.out);
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_session_on_the_daemon_exits_2_with_its_message) {

@@ -7,7 +7,9 @@
 // Decision: from a file the snapshot's live_messages / live_tokens are the stored live
 // rows and their estimate, threshold_tokens and context_window come from the
 // configuration (--config, else defaults), compactions_by_trigger is empty (the store
-// does not keep the trigger of a compaction) and compaction_in_flight is false.
+// does not keep the trigger of a compaction) and compaction_in_flight is false; no
+// turn runs in a file, so attempts.used is 0 and attempts.max is the configured
+// compression.max_attempts. A daemon's answer without "attempts" omits that line.
 #include <iostream>
 #include <memory>
 
@@ -56,6 +58,7 @@ maybe_failure show_file(const show_options& opt, api::json& out) {
   snap.live_tokens = stats->live_token_estimate;
   snap.threshold_tokens = compute_threshold(cfg.compression, cfg.model).threshold;
   snap.context_window = cfg.model.context_length;
+  snap.max_attempts = cfg.compression.max_attempts;
   out = api::to_json(snap);
   out["live"] = api::to_json(*live);
   auto cps = api::json::array();
@@ -111,6 +114,11 @@ std::string render_session(const api::json& doc) {
                      until(t.value("lock_until_ms", int64_t{0})),
                      t.value("probe_pending", false) ? ", probe pending" : "");
   out += fmt::format("fallbacks    {} in a row\n", t.value("fallback_streak", int64_t{0}));
+  if (doc.contains("attempts")) {
+    const auto& a = doc["attempts"];
+    out += fmt::format("attempts     {} of {} spent (current or last turn)\n",
+                       a.value("used", int64_t{0}), a.value("max", int64_t{0}));
+  }
   if (doc.contains("checkpoints") && !doc["checkpoints"].empty()) {
     out += "checkpoints\n";
     for (const auto& c : doc["checkpoints"])
