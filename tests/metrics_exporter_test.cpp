@@ -1,8 +1,8 @@
 // The /metrics exposition of a live runtime (apps/common/api/metrics_exporter): a
 // runtime on a temp SQLite file against the in-process fake LLM, driven through the
-// gateway (turns, a forced compaction, a summarizer outage, an anti-thrash lock), then
-// rendered and parsed. The samples must equal what was driven; every histogram's
-// buckets are cumulative and end in +Inf == _count.
+// gateway (turns, a forced compaction, a summarizer outage, an anti-thrash lock, an
+// exhausted turn and its reset), then rendered and parsed. The samples must equal what
+// was driven; every histogram's buckets are cumulative and end in +Inf == _count.
 #define BOOST_TEST_MODULE metrics_exporter_test
 #include <boost/test/unit_test.hpp>
 
@@ -121,6 +121,8 @@ BOOST_AUTO_TEST_CASE(an_idle_runtime_renders_every_family_at_zero) {
   BOOST_TEST(m.at("mneme_cooldowns_active") == 0);
   BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 0);
   BOOST_TEST(m.at("mneme_exhaustion_resets_total") == 0);
+  BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 0);
+  BOOST_TEST(m.types.at("mneme_compaction_exhausted_total") == "counter");
   BOOST_TEST(m.at("mneme_index_backlog_rows") == 0);
   BOOST_TEST(m.at("mneme_llm_in_flight{pool=\"chat\"}") == 0);
   BOOST_TEST(m.at("mneme_llm_queued{pool=\"summarizer\"}") == 0);
@@ -201,6 +203,24 @@ BOOST_AUTO_TEST_CASE(a_summarizer_outage_counts_a_fallback_a_failure_kind_and_a_
   BOOST_TEST(m.at("mneme_cooldowns_active") == 1);
   BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 0);
   BOOST_TEST(m.at("mneme_llm_failed_total{pool=\"summarizer\"}") == 1);
+}
+
+// A model that refuses every request as too long: each refusal compacts (T9) until the
+// turn's attempts are spent, the session reports compaction_exhausted to the
+// supervisor and the gateway resets it under the same key.
+BOOST_AUTO_TEST_CASE(an_exhausted_turn_counts_one_exhaustion_report_and_one_reset) {
+  seed("spent", 60);
+  say("spent", "hello");
+  faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
+  auto r = say("spent", "one more");
+  BOOST_REQUIRE(r.notice == std::string{reset_notice});
+
+  auto m = render();
+  BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 1);
+  BOOST_TEST(m.at("mneme_exhaustion_resets_total") == 1);
+  auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
+  BOOST_REQUIRE_MESSAGE(sv, why(sv));
+  BOOST_TEST(m.at("mneme_compaction_exhausted_total") == sv->exhausted);
 }
 
 BOOST_AUTO_TEST_CASE(persisted_locks_count_only_open_sessions_whose_lock_lies_ahead) {

@@ -243,6 +243,10 @@ void add_supervisor(families& f, const supervisor_stats& s) {
             static_cast<double>(s.spawned));
   f.counter("mneme_session_restarts_total", "Crashed session actors restarted.",
             static_cast<double>(s.restarts));
+  f.counter("mneme_compaction_exhausted_total",
+            "Turns that spent every compaction attempt without the context fitting, as "
+            "reported to the supervisor.",
+            static_cast<double>(s.exhausted));
 }
 
 void add_pool(families& f, const std::string& pool, const llm_pool_stats& s) {
