@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "apps/common/soak/soak_driver.hpp"
+#include "apps/common/soak/soak_figures.hpp"
 #include "apps/common/soak/soak_text.hpp"
 #include "policies/soak_checks.hpp"
 
@@ -194,15 +195,14 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
     std::vector<double> lat;
     for (const auto& r : recent)
       lat.push_back(r.second);
-    auto p99 = percentile(lat, 99).value_or(0);
     auto eta = draining ? std::string{"draining"}
                         : fmt::format("ETA {:.0f} s", std::max(0.0, sc.duration_s - t));
     auto line = fmt::format(
       "t={:>5.0f}s sessions {} turns {} ({:.1f}/s) tool rows {} failed {} compactions {} "
-      "({} fallback) resets {} faults {} p99 {:.0f} ms max-live {} {} violations {}",
+      "({} fallback) resets {} faults {} {} max-live {} {} violations {}",
       t, snap.sessions, snap.answered, rate, snap.appended, snap.failed + snap.failed_appends,
-      snap.compactions, snap.fallback_compactions, snap.resets, target.faults().total, p99,
-      snap.max_live_tokens, eta, violations.all().size());
+      snap.compactions, snap.fallback_compactions, snap.resets, target.faults().total,
+      progress_p99(lat), snap.max_live_tokens, eta, violations.all().size());
     if (tty)
       out << "\r\033[K" << line << std::flush;
     else

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "apps/common/api/json_codec.hpp"
+#include "apps/common/soak/soak_figures.hpp"
 
 namespace mneme::soak {
 
@@ -29,9 +30,8 @@ json latency_json(const std::vector<turn_event>& turns) {
       ms.push_back(t.latency_ms);
   json j = json::object();
   for (double p : {50.0, 90.0, 99.0, 100.0}) {
-    auto v = percentile(ms, p);
     j[p == 100 ? std::string{"max"} : fmt::format("p{}", static_cast<int>(p))] =
-      v ? std::round(*v * 10) / 10 : 0.0;
+      latency_figure(percentile(ms, p));
   }
   return j;
 }
@@ -332,9 +332,10 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
       fmt::format("{} / {}", r.totals.appended, r.totals.failed_appends));
   row("throughput", fmt::format("{} msgs/s", j["throughput_msgs_per_s"].dump()));
   row("turn latency p50 / p90 / p99 / max (ms)",
-      fmt::format("{} / {} / {} / {}", j["latency_ms"]["p50"].dump(),
-                  j["latency_ms"]["p90"].dump(), j["latency_ms"]["p99"].dump(),
-                  j["latency_ms"]["max"].dump()));
+      fmt::format("{} / {} / {} / {}", markdown_figure(j["latency_ms"]["p50"]),
+                  markdown_figure(j["latency_ms"]["p90"]),
+                  markdown_figure(j["latency_ms"]["p99"]),
+                  markdown_figure(j["latency_ms"]["max"])));
   row("largest live context", fmt::format("{} tokens ({}), bound {}", r.totals.max_live_tokens,
                                           r.totals.max_live_key, r.live_bound));
   std::string by;
