@@ -83,6 +83,21 @@ int64_t rss_bytes() {
   return status_bytes("VmRSS:");
 }
 
+// The C heap over every malloc arena: bytes handed out (mmapped chunks included) and
+// bytes free but kept by malloc; RSS beyond both is mappings (SQLite, code, stacks).
+// `sqlite` is the part of in_use that SQLite holds (page caches, statements).
+struct heap_figures {
+  int64_t in_use = 0;
+  int64_t free = 0;
+  int64_t sqlite = 0;
+};
+
+heap_figures heap_now() {
+  auto m = mallinfo2();
+  return {static_cast<int64_t>(m.uordblks + m.hblkhd), static_cast<int64_t>(m.fordblks),
+          static_cast<int64_t>(sqlite3_memory_used())};
+}
+
 struct options {
   int sessions = 10000;
   int messages = 200;
@@ -315,6 +330,7 @@ int run(const std::vector<std::string>& args) {
   overhead_us.reserve(population * 2);
 
   int64_t rss_before = rss_bytes();
+  const heap_figures heap_before = heap_now();
   int64_t acknowledged_turns = 0, failed = 0, retried = 0, hosted_sessions = 0;
   int64_t max_resident = 0, incomplete_sweeps = 0, session_spawns = 0;
   std::map<std::string, int64_t> error_counts;
@@ -322,6 +338,7 @@ int run(const std::vector<std::string>& args) {
   int64_t peak_rss = 0;        // VmHWM once the last group was answered (and evicted)
   int64_t rss_after_evict = 0; // with --evict: every session evicted, runtime still up
   int64_t rss_after_trim = 0;  // the same after malloc_trim(0): free heap kept by malloc
+  heap_figures heap_after_evict;
   double elapsed_s = 0, sweep_s = 0;
   {
     caf::actor_system_config cfg;
@@ -413,6 +430,7 @@ int run(const std::vector<std::string>& args) {
     peak_rss = status_bytes("VmHWM:");
     if (o.evict) {
       rss_after_evict = rss_bytes();
+      heap_after_evict = heap_now();
       malloc_trim(0);
       rss_after_trim = rss_bytes();
     }
@@ -455,6 +473,7 @@ int run(const std::vector<std::string>& args) {
   j["max_resident_sessions"] = max_resident;
   j["eviction_sweeps_incomplete"] = incomplete_sweeps;
   j["rss_before_bytes"] = rss_before;
+  j["heap_in_use_before_bytes"] = heap_before.in_use;
   j["peak_rss_bytes"] = peak_rss;
   j["rss_bytes_per_session"] = (peak_rss - rss_before) / o.sessions;
   j["rss_bytes_per_hosted_session"] = hosted_sessions > 0 ? peak_rss / hosted_sessions : 0;
@@ -462,6 +481,9 @@ int run(const std::vector<std::string>& args) {
     j["rss_after_evict_bytes"] = rss_after_evict;
     j["rss_after_trim_bytes"] = rss_after_trim;
     j["evicted_bytes_per_session"] = (rss_after_evict - rss_before) / o.sessions;
+    j["heap_in_use_after_evict_bytes"] = heap_after_evict.in_use;
+    j["heap_free_after_evict_bytes"] = heap_after_evict.free;
+    j["sqlite_heap_after_evict_bytes"] = heap_after_evict.sqlite;
   }
   j["compactions"] = overhead_us.size();
   j["compaction_overhead_ms_p50"] = static_cast<double>(percentile(overhead_us, 0.5)) / 1000.0;
