@@ -102,8 +102,12 @@ int run_runtime(const run_options& opt) {
     cfg.summarizer.base_url = server.base_url();
   auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
   auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!chat || !summary) {
-    std::cerr << render_error(!chat ? chat.error() : summary.error()) << "\n";
+  auto hygiene = llm::make_hygiene_pool_config(cfg.summarizer, cfg.model, cfg.compression);
+  if (!chat || !summary || !hygiene) {
+    std::cerr << render_error(!chat      ? chat.error()
+                              : !summary ? summary.error()
+                                         : hygiene.error())
+              << "\n";
     return exit_usage;
   }
 
@@ -113,6 +117,7 @@ int run_runtime(const run_options& opt) {
   rc.model = cfg.model;
   rc.chat = *chat;
   rc.summarizer = *summary;
+  rc.hygiene = *hygiene;
   rc.database = cfg.database;
   rc.gateway = cfg.gateway;
   if (opt.db.empty()) {

@@ -141,8 +141,13 @@ int serve(const serve_options& opt) {
   }
   auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
   auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!chat || !summary) {
-    std::cerr << "mneme serve: " << render_error(!chat ? chat.error() : summary.error()) << "\n";
+  auto hygiene = llm::make_hygiene_pool_config(cfg.summarizer, cfg.model, cfg.compression);
+  if (!chat || !summary || !hygiene) {
+    std::cerr << "mneme serve: "
+              << render_error(!chat      ? chat.error()
+                              : !summary ? summary.error()
+                                         : hygiene.error())
+              << "\n";
     return exit_usage;
   }
   runtime_config rc;
@@ -150,6 +155,7 @@ int serve(const serve_options& opt) {
   rc.model = cfg.model;
   rc.chat = *chat;
   rc.summarizer = *summary;
+  rc.hygiene = *hygiene;
   rc.database = cfg.database;
   rc.gateway = cfg.gateway;
   rc.log = log;

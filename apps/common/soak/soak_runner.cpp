@@ -101,8 +101,12 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
     cfg.summarizer.base_url = server->base_url();
   auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
   auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!chat || !summary) {
-    err << render_error(!chat ? chat.error() : summary.error()) << "\n";
+  auto hygiene = llm::make_hygiene_pool_config(cfg.summarizer, cfg.model, cfg.compression);
+  if (!chat || !summary || !hygiene) {
+    err << render_error(!chat      ? chat.error()
+                        : !summary ? summary.error()
+                                   : hygiene.error())
+        << "\n";
     return exit_usage;
   }
   runtime_config rc;
@@ -110,6 +114,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
   rc.model = cfg.model;
   rc.chat = *chat;
   rc.summarizer = *summary;
+  rc.hygiene = *hygiene;
   rc.database = cfg.database;
   rc.gateway = cfg.gateway;
   if (opt.db.empty()) {
