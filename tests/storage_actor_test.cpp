@@ -328,6 +328,39 @@ BOOST_FIXTURE_TEST_CASE(a_large_row_is_indexed_once_the_writer_is_quiet, actor_f
   BOOST_TEST(*fts_watermark((*reader)->connection()) == ids.ids.back());
 }
 
+// Tick requests (the indexer's timer sends them) arriving while a tick is queued
+// once made a second live tick; the two then re-queued each other forever: the
+// actor spun at full speed, idle or not, and indexed nothing more. Now a request
+// only makes sure one tick is queued: the backlog drains and the idle actor
+// handles no tick.
+BOOST_FIXTURE_TEST_CASE(tick_requests_during_a_backlog_neither_spin_nor_stall_indexing,
+                        actor_fixture) {
+  start();
+  std::vector<message> batch;
+  for (int i = 0; i < 5000; ++i) // several index batches: the backlog outlives a tick
+    batch.push_back(text("backlog row " + std::to_string(i)));
+  self->send(storage, st_append_atom_v, std::move(batch));
+  for (int i = 0; i < 3; ++i)
+    self->send(storage, st_flush_atom_v);
+  int64_t last_id = 0;
+  self->receive([&](message_ids& ids) { last_id = ids.ids.back(); },
+                [&](caf::error& err) { BOOST_FAIL("storage error: " << render_error(err)); });
+  for (int i = 0; i < 3; ++i)
+    self->send(storage, st_flush_atom_v);
+  // The deadline only bounds a hang; the assertions are on the counters.
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (metrics->unindexed_rows.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  BOOST_REQUIRE(metrics->unindexed_rows.load() == 0);
+  std::this_thread::sleep_for(200ms); // any tick still queued has run by now
+  auto before = metrics->ticks.load();
+  std::this_thread::sleep_for(300ms);
+  BOOST_TEST(metrics->ticks.load() == before);
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE(reader);
+  BOOST_TEST(*fts_watermark((*reader)->connection()) == last_id);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_clean_shutdown_indexes_everything_committed, actor_fixture) {
   start();
   int64_t rows = 0;

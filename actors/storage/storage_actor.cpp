@@ -38,6 +38,7 @@ struct storage_state {
   std::vector<pending_append> pending;
   int64_t pending_rows = 0;
   bool flush_queued = false;
+  int64_t tick_seq = 0; // the number of the queued tick (ticks with another number are stale)
   int64_t unindexed = 0; // committed rows above the index watermark
   // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
   index_pacing_params pacing;
@@ -196,9 +197,10 @@ void flush(storage_pointer self) {
 
 // Queues the next flush/index tick behind whatever is in the mailbox.
 void queue_tick(storage_pointer self) {
-  if (!self->state.flush_queued) {
-    self->state.flush_queued = true;
-    self->send(self, st_flush_atom_v);
+  auto& st = self->state;
+  if (!st.flush_queued) {
+    st.flush_queued = true;
+    self->send(self, st_flush_atom_v, ++st.tick_seq);
   }
 }
 
@@ -348,8 +350,14 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       enqueue(self, std::move(p));
       return rp;
     },
-    [=](st_flush_atom) {
-      self->state.flush_queued = false;
+    [=](st_flush_atom) { queue_tick(self); },
+    [=](st_flush_atom, int64_t seq) {
+      auto& st = self->state;
+      if (!st.flush_queued || seq != st.tick_seq)
+        return; // not the queued tick: that one is still coming
+      if (st.metrics)
+        st.metrics->ticks.fetch_add(1, std::memory_order_relaxed);
+      st.flush_queued = false;
       flush(self);
       index_when_idle(self);
     },

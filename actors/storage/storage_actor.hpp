@@ -49,9 +49,13 @@ using storage_actor = caf::typed_actor<
   // Appends: the assigned id / the ids in batch order.
   caf::replies_to<st_append_atom, message>::with<int64_t>,
   caf::replies_to<st_append_atom, std::vector<message>>::with<message_ids>,
-  // Internal: commit the buffered appends, then index one batch when idle (sent
-  // by the actor to itself).
+  // Asks for a flush/index tick (the indexer's timer sends it; anyone may): it
+  // only makes sure one tick is queued.
   caf::reacts_to<st_flush_atom>,
+  // Internal: the tick itself (commit the buffered appends, then index one batch
+  // when idle), numbered; only the one most recently queued runs, so there is
+  // never more than one live tick and ticks cannot keep re-queueing each other.
+  caf::reacts_to<st_flush_atom, int64_t>,
   // Reads: live context; rows of a session in [first_id, last_id], any state.
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
   caf::replies_to<st_range_atom, std::string, int64_t, int64_t>::with<std::vector<message>>,

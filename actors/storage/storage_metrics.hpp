@@ -23,10 +23,12 @@ struct storage_metrics {
   std::atomic<int64_t> largest_batch{0};
   std::array<std::atomic<int64_t>, bucket_limits.size() + 1> batch_buckets{};
   // Recall indexing in idle time (store/fts_indexer.hpp): rows committed but not
-  // yet in the full-text indexes, rows indexed, index batches run.
+  // yet in the full-text indexes, rows indexed, index batches run, and the
+  // flush/index ticks the actor handled (an idle actor handles none).
   std::atomic<int64_t> unindexed_rows{0};
   std::atomic<int64_t> indexed_rows{0};
   std::atomic<int64_t> index_batches{0};
+  std::atomic<int64_t> ticks{0};
   latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
   // Episodic cold storage (actors/storage/storage_cold.hpp): JSONL files written,
   // writes that failed, and writes tried again for sessions whose write failed in the
