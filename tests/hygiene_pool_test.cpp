@@ -4,8 +4,9 @@
 // hygiene pool (and every other trigger through the summarizer), that without a
 // hygiene pool the summarizer serves T3/T4, and that after a failed hygiene
 // compaction the key's hygiene cooldown (compression.hygiene_failure_cooldown_seconds,
-// gateway clock) keeps the next T3 fallback-only — no hygiene summary call — until it
-// has passed, after which the hygiene pool is asked again. The clock moves by hand.
+// gateway clock) keeps the next T3 fallback-only and skips the next T4 — no hygiene
+// summary call — until it has passed, after which the hygiene pool is asked again.
+// The clock moves by hand.
 #define BOOST_TEST_MODULE hygiene_pool_test
 #include <boost/test/unit_test.hpp>
 
@@ -52,6 +53,15 @@ struct hygiene_fixture : serve_runtime_fixture {
   }
 
   void advance_seconds(int64_t s) { clock->fetch_add(s * 1000); }
+
+  // The threshold a new session of the configured model gets.
+  bool snapshot_threshold_is(int64_t want) {
+    auto r = say_to("probe", "hello");
+    BOOST_REQUIRE_MESSAGE(r, why(r));
+    auto got = snapshot("probe").threshold_tokens;
+    BOOST_TEST_MESSAGE("threshold " << got);
+    return got == want;
+  }
 
   // The hygiene server answers its next summary call with a 503.
   void fail_first_hygiene_summary() {
@@ -160,6 +170,46 @@ BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_keeps_t3_fallback_only_until_the_c
   BOOST_TEST(hygiene_summaries() == 2);
   BOOST_TEST(summarizer_summaries() == 0);
   BOOST_TEST(snapshot("cool").record.triggers.fallback_streak == 0);
+}
+
+// T1 sits at 90,000 (model_thresholds), above T4's 85,000, so only the gateway's
+// hygiene check can compact between the two.
+BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_skips_t4_until_the_cooldown_ends) {
+  rc.model.context_length = 100000;
+  rc.compression.model_thresholds = {{"fake-chat", 0.9}};
+  rc.compression.hygiene_hard_message_limit = 0;
+  rc.compression.summary_failure_cooldown_seconds = 60;
+  rc.compression.hygiene_failure_cooldown_seconds = 600;
+  start();
+  BOOST_REQUIRE(snapshot_threshold_is(90000));
+  seed_rows("t4cool", 60, 1450); // ~87,000 tokens
+  fail_first_hygiene_summary();
+  auto r = say_to("t4cool", "one");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_TEST(compactions_of(snapshot("t4cool"), trigger::t4_hygiene_tokens) == 1);
+  BOOST_TEST(hygiene_summaries() == 1);
+  advance_seconds(120); // the session's own cooldown is over
+  // Grow back over T4's 85,000 (steps of ~3,000 stay under T1's 90,000).
+  auto grow_past_t4 = [&] {
+    for (int t = 0; t < 40 && r->live_tokens < 85000; ++t) {
+      r = say_to("t4cool", std::to_string(t) + " " + text_of(3000, 'g'));
+      BOOST_REQUIRE_MESSAGE(r, why(r));
+    }
+    BOOST_REQUIRE(r->live_tokens >= 85000);
+  };
+  grow_past_t4();
+  r = say_to("t4cool", "inside the cooldown");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  auto s = snapshot("t4cool");
+  BOOST_TEST(compactions_of(s, trigger::t4_hygiene_tokens) == 1); // skipped
+  BOOST_TEST(compactions_of(s, trigger::t1_pre_call) == 0);
+  BOOST_TEST(hygiene_summaries() == 1);
+  BOOST_TEST(summarizer_summaries() == 0);
+  advance_seconds(600);
+  r = say_to("t4cool", "after the cooldown");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_TEST(compactions_of(snapshot("t4cool"), trigger::t4_hygiene_tokens) == 2);
+  BOOST_TEST(hygiene_summaries() == 2);
 }
 
 BOOST_AUTO_TEST_CASE(a_zero_hygiene_cooldown_asks_the_hygiene_pool_again_at_once) {
