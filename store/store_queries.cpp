@@ -98,10 +98,24 @@ caf::expected<std::vector<session_record>> list_sessions(db_connection& db,
                                                          const session_filter& filter) {
   if (filter.limit < 1 || filter.limit > 100000)
     return bad_request("list sessions: limit must be 1..100000");
-  auto stmt = db.prepare("SELECT " MNEME_SESSION_COLUMNS " FROM sessions"
-                         " WHERE (?1 = '' OR user_id = ?1) AND (?2 = '' OR session_key = ?2)"
-                         "   AND (?3 = 0 OR ended_at_ms = 0)"
-                         " ORDER BY started_at_ms DESC, id DESC LIMIT ?4");
+  // One statement per filter shape: an "(?2 = '' OR session_key = ?2)" term cannot
+  // use an index, and the gateway looks a key up for every key it has not seen
+  // (a full scan per new key made opening N keys cost N^2).
+  static constexpr const char* by_key =
+    "SELECT " MNEME_SESSION_COLUMNS " FROM sessions"
+    " WHERE session_key = ?2 AND (?1 = '' OR user_id = ?1) AND (?3 = 0 OR ended_at_ms = 0)"
+    " ORDER BY started_at_ms DESC, id DESC LIMIT ?4";
+  static constexpr const char* by_user =
+    "SELECT " MNEME_SESSION_COLUMNS " FROM sessions"
+    " WHERE user_id = ?1 AND ?2 = '' AND (?3 = 0 OR ended_at_ms = 0)"
+    " ORDER BY started_at_ms DESC, id DESC LIMIT ?4";
+  static constexpr const char* all =
+    "SELECT " MNEME_SESSION_COLUMNS " FROM sessions"
+    " WHERE ?1 = '' AND ?2 = '' AND (?3 = 0 OR ended_at_ms = 0)"
+    " ORDER BY started_at_ms DESC, id DESC LIMIT ?4";
+  auto stmt = db.prepare(!filter.session_key.empty() ? by_key
+                         : !filter.user_id.empty()   ? by_user
+                                                     : all);
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};

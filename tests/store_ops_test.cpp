@@ -9,6 +9,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
@@ -425,6 +426,41 @@ BOOST_AUTO_TEST_CASE(sessions_are_listed_newest_first_by_user_key_and_openness) 
   BOOST_TEST(store->sessions(f)->front().id == sid);
   f.limit = 0;
   BOOST_TEST((store->sessions(f).error() == errc::bad_request));
+}
+
+// The gateway looks a key up for every key it has not seen: a lookup by key (or by
+// user) must use its index, not scan every session (opening N keys cost N^2).
+BOOST_AUTO_TEST_CASE(session_lookups_by_key_or_user_use_an_index) {
+  for (int i = 0; i < 200; ++i) {
+    session_record r;
+    r.user_id = "user-" + std::to_string(i % 7);
+    r.session_key = "key-" + std::to_string(i);
+    BOOST_REQUIRE(store->create_session(r, 1000 + i));
+  }
+  auto* db = store->connection().native_handle();
+  auto full_scan_steps = [&](bool reset) {
+    int64_t steps = 0;
+    for (auto* st = sqlite3_next_stmt(db, nullptr); st; st = sqlite3_next_stmt(db, st))
+      if (std::string{sqlite3_sql(st)}.find("FROM sessions") != std::string::npos)
+        steps += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_FULLSCAN_STEP, reset ? 1 : 0);
+    return steps;
+  };
+  session_filter by_key;
+  by_key.session_key = "key-150";
+  session_filter by_user;
+  by_user.user_id = "user-3";
+  by_user.open_only = true;
+  BOOST_REQUIRE(store->sessions(by_key)); // prepared (and cached) once
+  BOOST_REQUIRE(store->sessions(by_user));
+  full_scan_steps(true);
+  auto found = store->sessions(by_key);
+  BOOST_REQUIRE(found);
+  BOOST_REQUIRE(found->size() == 1u);
+  BOOST_TEST(found->front().session_key == "key-150");
+  auto users = store->sessions(by_user);
+  BOOST_REQUIRE(users);
+  BOOST_TEST(users->size() == 29u); // i % 7 == 3 for i < 200
+  BOOST_TEST(full_scan_steps(false) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(session_creation_checks_ids_and_parents) {
