@@ -11,6 +11,7 @@
 #include <chrono>
 
 #include "actors/session/session_actor.hpp"
+#include "policies/request_pairing.hpp"
 #include "policies/failure_protection.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/token_estimate.hpp"
@@ -173,6 +174,32 @@ BOOST_AUTO_TEST_CASE(a_turn_stores_the_user_message_and_the_answer_and_keeps_the
   BOOST_TEST(chat->requests[0].messages.back().content == "what now?");
   BOOST_TEST(db->sessions[sid].triggers.last_prompt_tokens == 321);
   BOOST_TEST(r->live_tokens == estimate_messages_tokens(live));
+}
+
+// SPEC §3: no assistant may keep an unanswered call in what the model sees. A
+// caller that crashed mid-tool leaves an assistant call with no result, then sends
+// a new turn: the request carries a stub answer right after the call; the store
+// keeps the rows as they were (nothing invented is stored).
+BOOST_AUTO_TEST_CASE(an_unanswered_call_reaches_the_model_with_a_stub_answer_only) {
+  seed(2, 20);
+  start();
+  message call;
+  call.role = msg_role::assistant;
+  call.tool_calls.push_back(tool_call{"call_9", "run_tests", "{}"});
+  BOOST_REQUIRE(ask<int64_t>(ss_append_atom_v, call));
+  auto r = turn("never mind, go on");
+  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE(chat->requests.size() == 1u);
+  const auto& sent = chat->requests[0].messages;
+  BOOST_REQUIRE(sent.size() == 6u); // system, 2 seeded, the call, its stub, the user row
+  BOOST_TEST(sent[3].tool_calls.size() == 1u);
+  BOOST_TEST((sent[4].role == msg_role::tool));
+  BOOST_TEST(sent[4].tool_call_id == "call_9");
+  BOOST_TEST(sent[4].content == std::string{unanswered_call_stub});
+  BOOST_TEST(sent[5].content == "never mind, go on");
+  auto live = db->live(sid);
+  for (const auto& m : live)
+    BOOST_TEST((m.role != msg_role::tool)); // the stub was never stored
 }
 
 BOOST_AUTO_TEST_CASE(t1_compacts_before_the_call_into_head_summary_and_tail) {

@@ -25,6 +25,7 @@
 
 #include "actors/session/session_skills.hpp"
 #include "actors/session/session_state.hpp"
+#include "policies/request_pairing.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/tool_pairing.hpp"
 
@@ -293,7 +294,12 @@ void call_model(session_ptr self) {
   auto& st = self->state;
   chat_request req;
   req.model = st.params.model.name;
-  req.messages = st.live;
+  pairing_repair repaired;
+  req.messages = repair_tool_pairing(st.live, &repaired);
+  if (repaired.changed())
+    st.log().info("session={} event=request_tool_pairing_repaired dropped_results={}"
+                  " stubbed_calls={}", st.record.id, repaired.dropped_results,
+                  repaired.stubbed_calls);
   req.purpose = llm_purpose::chat;
   decorate_chat_request(st, req);
   self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))

@@ -4,14 +4,15 @@
 // commit archive + summary + trigger state in one storage transaction, then swap.
 //
 // Decisions where the SPEC is silent:
-//   - pre-existing tool-call orphans in the kept head/tail are left as they are (the
-//     plan's orphan_fixes are dropped): the store's commit takes one contiguous
-//     archived slice and one new row, so it can neither archive a dropped orphan
-//     result elsewhere in the same transaction nor place a synthetic answer right
-//     after its assistant (a plain append lands at the end of the live order). The
-//     cuts themselves never create orphans (policies/split.hpp), and an orphan result
-//     cannot be appended through a session (policies/tool_pairing.hpp); an unanswered
-//     call (a caller that crashed mid-tool, then sent a new turn) can exist and stays;
+//   - pre-existing tool-call orphans in the kept head/tail stay stored as they are
+//     (the plan's orphan_fixes are not committed): the store's commit takes one
+//     contiguous archived slice and one new row, so it can neither archive a dropped
+//     orphan result elsewhere in the same transaction nor place a synthetic answer
+//     right after its assistant. The cuts themselves never create orphans
+//     (policies/split.hpp), an orphan result cannot be appended through a session
+//     (policies/tool_pairing.hpp), and every chat request is repaired as it is built
+//     (policies/request_pairing.hpp: the same fixes, applied to what the model sees,
+//     nothing invented is stored), so SPEC §3's pairing rule holds for the model;
 //   - savings are judged on the rows the plan saw: rows appended while the summary was
 //     in flight are left out of tokens_after;
 //   - the summary of a T3/T4 compaction (the gateway's hygiene check) comes from
@@ -286,7 +287,7 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
     finish_uncommitted(self, out, caf::error{}, done);
     return;
   }
-  plan.orphan_fixes.clear(); // not committable by the store (see the header comment)
+  plan.orphan_fixes.clear(); // applied per request instead (see the header comment)
   auto middle = middle_of(st.live, plan);
   if (lock.fallback_only) {
     out.used_fallback = true;
