@@ -26,7 +26,9 @@ const std::string metrics_text =
   "mneme_compactions_total{trigger=\"t9_context_overflow\",outcome=\"failed\"} 4\n"
   "mneme_compaction_tokens_before_total 123456\n"
   "# TYPE mneme_session_restarts_total counter\n"
-  "mneme_session_restarts_total 3\n";
+  "mneme_session_restarts_total 3\n"
+  "# TYPE mneme_compaction_exhausted_total counter\n"
+  "mneme_compaction_exhausted_total 2\n";
 
 struct count_case {
   trigger by;
@@ -60,6 +62,7 @@ BOOST_AUTO_TEST_CASE(the_metrics_text_gives_the_session_restarts) {
   auto parsed = parse_daemon_metrics(metrics_text);
   BOOST_REQUIRE(parsed.has_value());
   BOOST_TEST(parsed->session_restarts == 3);
+  BOOST_TEST(parsed->compaction_exhausted == 2);
 }
 
 BOOST_AUTO_TEST_CASE(a_metrics_text_without_the_restarts_counter_is_not_the_daemons) {

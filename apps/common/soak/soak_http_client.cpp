@@ -133,6 +133,8 @@ std::optional<daemon_counters> parse_daemon_metrics(const std::string& text) {
     if (name == "mneme_session_restarts_total") {
       out.session_restarts = static_cast<int64_t>(value);
       seen_restarts = true;
+    } else if (name == "mneme_compaction_exhausted_total") {
+      out.compaction_exhausted = static_cast<int64_t>(value);
     } else if (name == "mneme_compactions_total") {
       auto t = static_cast<size_t>(trigger_named(label("trigger")));
       auto outcome = label("outcome");

@@ -57,11 +57,12 @@ class call_result {
 // "key" with every byte outside [A-Za-z0-9-._~] percent-encoded (a path segment).
 std::string encode_path_segment(const std::string& key);
 
-// The committed / fallback compaction counters and the supervisor's restarts from the
-// daemon's /metrics text (Prometheus text format).
+// The committed / fallback compaction counters and the supervisor's restarts and
+// exhaustion reports from the daemon's /metrics text (Prometheus text format).
 struct daemon_counters {
   compaction_counts compactions;
   int64_t session_restarts = 0;
+  int64_t compaction_exhausted = 0; // 0 when the daemon does not export it
 };
 std::optional<daemon_counters> parse_daemon_metrics(const std::string& text);
 

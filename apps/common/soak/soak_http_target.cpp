@@ -115,6 +115,7 @@ std::optional<supervisor_stats> http_target::supervisor() {
     return std::nullopt;
   supervisor_stats s;
   s.restarts = c->session_restarts;
+  s.exhausted = c->compaction_exhausted;
   return s;
 }
 
