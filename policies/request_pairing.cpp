@@ -23,39 +23,30 @@ message stub_for(const message& assistant, const tool_call& call) {
 
 std::vector<message> repair_tool_pairing(const std::vector<message>& rows, pairing_repair* what) {
   pairing_repair counts;
-  // Pass 1: which tool rows are kept (their call is earlier and not answered yet).
-  std::set<std::string> called, answered;
-  std::vector<bool> keep(rows.size(), true);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& m = rows[i];
-    if (m.role == msg_role::assistant) {
-      for (const auto& c : m.tool_calls)
-        called.insert(c.id);
-    } else if (m.role == msg_role::tool) {
-      if (called.count(m.tool_call_id) == 0 || !answered.insert(m.tool_call_id).second) {
-        keep[i] = false;
-        ++counts.dropped_results;
-      }
-    }
-  }
-  // Pass 2: copy, adding stubs after each assistant's directly following tool rows.
   std::vector<message> out;
   out.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (!keep[i])
+    const auto& m = rows[i];
+    if (m.role == msg_role::tool) { // not in the run after an assistant's calls
+      ++counts.dropped_results;
       continue;
-    out.push_back(rows[i]);
-    if (rows[i].role != msg_role::assistant || rows[i].tool_calls.empty())
+    }
+    out.push_back(m);
+    if (m.role != msg_role::assistant || m.tool_calls.empty())
       continue;
-    const auto& assistant = rows[i];
+    std::set<std::string> pending; // this row's calls not answered in its run yet
+    for (const auto& c : m.tool_calls)
+      pending.insert(c.id);
     size_t j = i + 1;
-    for (; j < rows.size() && rows[j].role == msg_role::tool; ++j)
-      if (keep[j])
+    for (; j < rows.size() && rows[j].role == msg_role::tool; ++j) {
+      if (pending.erase(rows[j].tool_call_id) == 1)
         out.push_back(rows[j]);
-    for (const auto& c : assistant.tool_calls)
-      if (answered.count(c.id) == 0) {
-        out.push_back(stub_for(assistant, c));
-        answered.insert(c.id); // a repeated call id gets one answer
+      else
+        ++counts.dropped_results;
+    }
+    for (const auto& c : m.tool_calls)
+      if (pending.erase(c.id) == 1) { // a repeated call id gets one answer
+        out.push_back(stub_for(m, c));
         ++counts.stubbed_calls;
       }
     i = j - 1;

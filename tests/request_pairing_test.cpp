@@ -97,7 +97,13 @@ const repair_case cases[] = {
   {"a second answer to the same call is left out", "u a:c1 t:c1 t:c1 u", "u a:c1 t:c1 u", 1, 0},
   {"a tool row before its call is left out and the call is stubbed", "t:c1 u a:c1 u",
    "u a:c1 s:c1 u", 1, 1},
-  {"an answer after a user row still pairs its call", "u a:c1 u t:c1", "u a:c1 u t:c1", 0, 0},
+  {"a late answer behind a new user row is left out and its call is stubbed", "u a:c1 u t:c1",
+   "u a:c1 s:c1 u", 1, 1},
+  {"a call id reused by a later turn pairs with its own answer", "u a:c1 t:c1 u a:c1 t:c1",
+   "u a:c1 t:c1 u a:c1 t:c1", 0, 0},
+  {"a reused call id left unanswered is stubbed", "u a:c1 t:c1 u a:c1 u",
+   "u a:c1 t:c1 u a:c1 s:c1 u", 0, 1},
+  {"a tool row after an assistant without calls is left out", "u a t:c1 u", "u a u", 1, 0},
   {"an empty transcript stays empty", "", "", 0, 0},
 };
 
