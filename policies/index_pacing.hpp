@@ -57,7 +57,7 @@ struct index_pacing_params {
   int64_t max_run_bytes = default_max_index_run.bytes;
 };
 
-// The first run after an append (and of the first tick). (and of the first tick).
+// The first run after an append or a waiting request (and of the first tick).
 // Non-positive figures are replaced by 1.
 index_run_limit first_index_run(const index_pacing_params& params);
 

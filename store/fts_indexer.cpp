@@ -93,8 +93,10 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
     out.watermark = chunk_last;
     chunk_n = 0;
     chunk_b = 0;
-    if (should_yield && should_yield())
+    if (should_yield && should_yield()) {
+      out.waited = true;
       return true;
+    }
     out.next_run = next_index_run(out.next_run, plan.max_run);
     return false;
   };

@@ -49,8 +49,11 @@ struct index_progress {
   int64_t watermark = 0;   // the watermark after the tick
   index_stop stop = index_stop::caught_up;
   int64_t deferred_id = 0; // the large row that stopped the tick (large_row_due)
+  // should_yield() answered true after a run (the tick stopped there, or it was
+  // the last run anyway): the caller starts its next tick with a short run.
+  bool waited = false;
   // The length the next run would have had: plan.run grown once per run that
-  // nothing waited behind (when stop == yielded, the caller starts short again).
+  // nothing waited behind.
   index_run_limit next_run;
 };
 

@@ -220,6 +220,7 @@ struct yield_case {
   int64_t rows_taken;
   index_stop stop;
   int calls; // should_yield() is asked after each run: 32 rows, then 64, ...
+  bool waited; // should_yield() answered true at some point
 };
 
 std::ostream& operator<<(std::ostream& os, const yield_case& c) {
@@ -227,10 +228,10 @@ std::ostream& operator<<(std::ostream& os, const yield_case& c) {
 }
 
 const yield_case yield_cases[] = {
-  {100, 1, 32, index_stop::yielded, 1}, // a waiting request: one run of 32 rows, then commit
-  {100, 2, 96, index_stop::yielded, 2},  // the second run was twice as long
-  {100, 3, 100, index_stop::caught_up, 3}, // the last run held what was left
-  {100, 99, 100, index_stop::caught_up, 3}, // asked after the last run too, nothing left
+  {100, 1, 32, index_stop::yielded, 1, true}, // a waiting request: one run of 32 rows, then commit
+  {100, 2, 96, index_stop::yielded, 2, true},  // the second run was twice as long
+  {100, 3, 100, index_stop::caught_up, 3, true}, // the last run held what was left; a request waits
+  {100, 99, 100, index_stop::caught_up, 3, false}, // asked after the last run too, nothing left
 };
 
 BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to_yield,
@@ -244,6 +245,7 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to
   BOOST_TEST(done->rows == c.rows_taken);
   BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(c.stop));
   BOOST_TEST(calls == c.calls);
+  BOOST_TEST(done->waited == c.waited);
   BOOST_TEST(done->watermark == ids[static_cast<size_t>(c.rows_taken - 1)]);
   BOOST_TEST(watermark() == done->watermark); // committed, not just counted
   BOOST_TEST(!db().in_transaction());

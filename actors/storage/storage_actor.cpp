@@ -38,7 +38,7 @@ struct storage_state {
   std::vector<pending_append> pending;
   int64_t pending_rows = 0;
   bool flush_queued = false;
-  int64_t tick_seq = 0; // the number of the queued tick (ticks with another number are stale)
+  int64_t tick_seq = 0; // the number of the queued tick (a tick message with another is not ours)
   int64_t unindexed = 0; // committed rows above the index watermark
   // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
   index_pacing_params pacing;
@@ -254,7 +254,7 @@ void index_when_idle(storage_pointer self) {
   while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
     st.commits.pop_front();
   st.deferred_id = done->stop == index_stop::large_row_due ? done->deferred_id : 0;
-  st.index_run = done->stop == index_stop::yielded ? first_index_run(st.pacing) : done->next_run;
+  st.index_run = done->waited ? first_index_run(st.pacing) : done->next_run;
   if (st.metrics) {
     st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
     if (done->rows > 0)
@@ -354,7 +354,7 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_flush_atom, int64_t seq) {
       auto& st = self->state;
       if (!st.flush_queued || seq != st.tick_seq)
-        return; // not the queued tick: that one is still coming
+        return; // not the tick this actor queued
       if (st.metrics)
         st.metrics->ticks.fetch_add(1, std::memory_order_relaxed);
       st.flush_queued = false;

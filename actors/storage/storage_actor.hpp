@@ -53,8 +53,9 @@ using storage_actor = caf::typed_actor<
   // only makes sure one tick is queued.
   caf::reacts_to<st_flush_atom>,
   // Internal: the tick itself (commit the buffered appends, then index one batch
-  // when idle), numbered; only the one most recently queued runs, so there is
-  // never more than one live tick and ticks cannot keep re-queueing each other.
+  // when idle). The actor queues one only when none is queued, so there is never
+  // more than one live tick and ticks cannot keep re-queueing each other; the
+  // number makes it ignore a tick message it did not queue itself.
   caf::reacts_to<st_flush_atom, int64_t>,
   // Reads: live context; rows of a session in [first_id, last_id], any state.
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
