@@ -13,6 +13,7 @@
 #include <string>
 
 #include "actors/runtime.hpp"
+#include "apps/common/api/metrics_exporter.hpp"
 #include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
@@ -102,6 +103,9 @@ BOOST_AUTO_TEST_CASE(a_t4_hygiene_compaction_summarizes_through_the_hygiene_pool
   BOOST_TEST(hygiene_summaries() == 1);
   BOOST_TEST(summarizer_summaries() == 0);
   BOOST_TEST(s.record.triggers.fallback_streak == 0); // the LLM summary was used
+  // /metrics shows the hygiene pool beside the other two.
+  auto text = api::render_metrics_text(*sys, *rt);
+  BOOST_TEST(text.find("mneme_llm_in_flight{pool=\"hygiene\"} 0") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_t3_hygiene_compaction_summarizes_through_the_hygiene_pool) {
@@ -131,6 +135,7 @@ BOOST_AUTO_TEST_CASE(without_a_hygiene_pool_the_summarizer_serves_hygiene_compac
   rc.compression.hygiene_hard_message_limit = 40;
   start();
   BOOST_TEST(!rt->hygiene_pool());
+  BOOST_TEST(api::render_metrics_text(*sys, *rt).find("pool=\"hygiene\"") == std::string::npos);
   seed_rows("t3", 60, 200);
   auto r = say_to("t3", "next");
   BOOST_REQUIRE_MESSAGE(r, why(r));

@@ -18,6 +18,8 @@
 //   - the summary of a T3/T4 compaction (the gateway's hygiene check) comes from
 //     session_deps::hygiene, the pool with the hygiene timeouts, when it is set;
 //     every other trigger, and T3/T4 without that pool, use session_deps::summarizer;
+//     a failed hygiene summary is a failed summary like any other: it arms the
+//     session's own summary cooldown (SPEC §5) besides the gateway's hygiene cooldown;
 //   - a failed commit changes nothing (store, live context, trigger state) and is
 //     reported to the caller as the storage error.
 //   - in_place: false (SPEC §3): the commit is the store's continue_in_child; the

@@ -307,6 +307,9 @@ std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt
     add_pool(f, "chat", *chat);
   if (auto sum = ask<llm_pool_stats>(sys, rt.summary_pool(), llm_stats_atom_v))
     add_pool(f, "summarizer", *sum);
+  if (rt.hygiene_pool()) // only when configured (T3/T4 summaries, own timeouts)
+    if (auto hy = ask<llm_pool_stats>(sys, rt.hygiene_pool(), llm_stats_atom_v))
+      add_pool(f, "hygiene", *hy);
   std::ostringstream out;
   prometheus::TextSerializer{}.Serialize(out, f.all());
   return out.str();
