@@ -203,6 +203,11 @@ BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_skips_t4_until_the_cooldown_ends) 
     BOOST_REQUIRE(r->live_tokens >= 85000);
   };
   grow_past_t4();
+  // The session itself would accept a T4 now (no summary cooldown, no anti-thrash
+  // lock), so a T4 left out below is the gateway's hygiene cooldown, not a refusal.
+  auto held = snapshot("t4cool").record.triggers;
+  BOOST_TEST(held.cooldown_until_ms <= clock->load());
+  BOOST_TEST(held.lock_until_ms <= clock->load());
   r = say_to("t4cool", "inside the cooldown");
   BOOST_REQUIRE_MESSAGE(r, why(r));
   auto s = snapshot("t4cool");
