@@ -33,6 +33,11 @@ void statement::bind(int index, std::string_view text) {
                       SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
+void statement::bind_unowned(int index, std::string_view text) {
+  sqlite3_bind_text64(stmt_, index, text.empty() ? "" : text.data(), text.size(),
+                      SQLITE_STATIC, SQLITE_UTF8);
+}
+
 void statement::bind_null(int index) {
   sqlite3_bind_null(stmt_, index);
 }

@@ -41,6 +41,9 @@ public:
 
   void bind(int index, int64_t value);
   void bind(int index, std::string_view text); // stored byte for byte
+  // Binds without a copy: the caller keeps `text` alive and unchanged until the
+  // statement is reset (a statement_scope around the step is enough).
+  void bind_unowned(int index, std::string_view text);
   void bind_null(int index);
   // Runs one step: SQLITE_ROW, SQLITE_DONE or an error code.
   int step();

@@ -166,25 +166,41 @@ caf::error sqlite_store::require_open_session(const std::string& session_id) {
 
 // --- appends
 
+caf::error sqlite_store::require_open_for_append(const std::string& session_id) {
+  bool in_group = group_open();
+  if (in_group && open_in_group_.count(session_id) != 0)
+    return {};
+  if (auto err = require_open_session(session_id))
+    return err;
+  if (in_group)
+    open_in_group_.insert(session_id);
+  return {};
+}
+
 caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t position) {
   if (auto err = validate_new_message(m, params_))
     return err;
-  // One statement checks that the session is open and inserts (the append path
-  // runs it per row); when it inserts nothing, the lookup below says why.
+  if (auto err = require_open_for_append(m.session_id))
+    return err;
+  // A plain INSERT ... VALUES: an INSERT ... SELECT into a table with triggers
+  // goes through a temporary table, i.e. two more copies of every text.
   auto stmt = db_->prepare(
     "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name,"
     " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id)"
-    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11"
-    " WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND ended_at_ms = 0)");
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   if (!stmt)
     return std::move(stmt.error());
+  // The texts are bound without a copy (a 200 KB tool output would otherwise be
+  // copied once more on the writer's thread): `m` and `tool_calls` outlive the
+  // statement scope, which resets the statement before they go.
+  const auto tool_calls = encode_tool_calls(m.tool_calls);
   statement_scope s{**stmt};
-  s->bind(1, m.session_id);
+  s->bind_unowned(1, m.session_id);
   s->bind(2, to_string(m.role));
-  s->bind(3, m.content);
-  s->bind(4, m.tool_call_id);
-  s->bind(5, encode_tool_calls(m.tool_calls));
-  s->bind(6, m.tool_name);
+  s->bind_unowned(3, m.content);
+  s->bind_unowned(4, m.tool_call_id);
+  s->bind_unowned(5, tool_calls);
+  s->bind_unowned(6, m.tool_name);
   s->bind(7, m.timestamp_ms);
   s->bind(8, m.token_estimate);
   s->bind(9, int64_t{m.is_summary ? 1 : 0});
@@ -192,12 +208,6 @@ caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t po
   s->bind(11, m.replaced_last_id);
   if (auto rc = s->step(); rc != SQLITE_DONE)
     return db_->failure(rc, "append to session " + m.session_id);
-  if (sqlite3_changes(db_->native_handle()) == 0) {
-    if (auto err = require_open_session(m.session_id))
-      return err;
-    return caf::make_error(errc::internal, "append to session " + m.session_id
-                                             + ": open session, yet no row inserted");
-  }
   auto id = sqlite3_last_insert_rowid(db_->native_handle());
   if (position > 0) {
     auto place = db_->prepare("UPDATE message_state SET position = ?2 WHERE id = ?1");
@@ -246,6 +256,7 @@ caf::expected<message_ids> sqlite_store::append_batch(const std::vector<message>
 caf::error sqlite_store::begin_group() {
   assert(!group_open());
   group_.emplace(*db_);
+  open_in_group_.clear();
   auto err = group_->begin();
   if (err)
     group_.reset();
@@ -296,11 +307,13 @@ caf::error sqlite_store::commit_group() {
   assert(group_.has_value());
   auto err = group_->commit();
   group_.reset(); // a failed COMMIT is rolled back by the destructor
+  open_in_group_.clear();
   return err;
 }
 
 void sqlite_store::abort_group() {
   group_.reset();
+  open_in_group_.clear();
 }
 
 // --- reads

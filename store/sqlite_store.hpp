@@ -33,6 +33,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "caf/error.hpp"
@@ -112,9 +113,13 @@ private:
   sqlite_store(store_params params, std::unique_ptr<db_connection> db)
     : params_(std::move(params)), db_(std::move(db)) {}
 
-  // Validates and inserts one message inside the current transaction; position 0
-  // means "= id".
+  // Validates and inserts one message of an open session inside the current
+  // transaction; position 0 means "= id".
   caf::expected<int64_t> insert_message(const message& m, int64_t position = 0);
+  // not_found / bad_request unless the session exists and is open. Inside a
+  // group a session found open is not looked up again: nothing can end a
+  // session while a group is open (the storage actor commits the group first).
+  caf::error require_open_for_append(const std::string& session_id);
   caf::error write_triggers(const std::string& session_id, const trigger_state& t);
   // Marks a session ended at `now` (at least 1 ms) for `reason`, inside the caller's
   // transaction. `what` names the operation in the error.
@@ -126,6 +131,7 @@ private:
   store_params params_;
   std::unique_ptr<db_connection> db_;
   std::optional<write_transaction> group_;
+  std::unordered_set<std::string> open_in_group_; // sessions found open in the open group
   session_id_generator ids_;
 };
 

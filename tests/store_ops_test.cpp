@@ -562,6 +562,23 @@ BOOST_AUTO_TEST_CASE(group_commit_blocks_keep_a_failed_request_out_and_the_rest_
   BOOST_TEST(live->back().content == "d");
 }
 
+// A group remembers the sessions it found open; the next group looks again.
+BOOST_AUTO_TEST_CASE(a_session_ended_after_a_group_refuses_the_next_groups_appends) {
+  BOOST_REQUIRE(!store->begin_group());
+  BOOST_TEST(static_cast<bool>(store->insert_in_group(msg(sid, msg_role::user, "a"))));
+  BOOST_TEST(static_cast<bool>(store->insert_in_group(msg(sid, msg_role::user, "b"))));
+  BOOST_REQUIRE(!store->commit_group());
+  BOOST_REQUIRE(store->end_session(sid, 5000, "done"));
+  BOOST_REQUIRE(!store->begin_group());
+  auto late = store->insert_in_group(msg(sid, msg_role::user, "c"));
+  auto late_batch = store->insert_batch_in_group({msg(sid, msg_role::user, "d")});
+  BOOST_REQUIRE(!store->commit_group());
+  BOOST_REQUIRE(!late);
+  BOOST_TEST((late.error() == errc::bad_request));
+  BOOST_TEST(!late_batch);
+  BOOST_TEST(scalar("SELECT count(*) FROM messages") == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_CASE(session_ids_are_24_hex_characters_ordered_by_creation_time) {

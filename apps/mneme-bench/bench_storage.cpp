@@ -15,7 +15,9 @@
 // Messages: mixed sizes (98% 50-2,000 chars, 2% 20-200 KB tool outputs), English and
 // Chinese. Every run uses fresh files in a temporary directory (same disk as /tmp),
 // PRAGMA synchronous=FULL. Options: --json, --sessions N (1000), --per-session M (30),
-// --mp-messages K (500 per process), --dir PATH.
+// --mp-messages K (500 per process), --dir PATH, --only ingest|raw (just part 1's
+// ingest through the actor and its index catch-up, or its raw baseline at batch
+// 370: for profiling one side).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -491,6 +493,7 @@ int run_storage_bench(const std::vector<std::string>& args) {
   int per_session = 30;
   int mp_messages = 500;
   std::string dir;
+  std::string only; // "": every part
   for (size_t i = 0; i < args.size(); ++i) {
     auto next = [&] { return i + 1 < args.size() ? args[++i] : std::string{}; };
     if (args[i] == "--json")
@@ -503,6 +506,8 @@ int run_storage_bench(const std::vector<std::string>& args) {
       mp_messages = std::stoi(next());
     else if (args[i] == "--dir")
       dir = next();
+    else if (args[i] == "--only")
+      only = next();
     else {
       std::fprintf(stderr, "unknown option %s\n", args[i].c_str());
       return 2;
@@ -516,6 +521,21 @@ int run_storage_bench(const std::vector<std::string>& args) {
     dir = tmpl;
   }
   auto bodies = make_bodies(4000, 42);
+  if (only == "ingest") {
+    auto ingest = run_ingest(dir, sessions, per_session, bodies, 0);
+    std::printf("ingest %.0f msgs/s, mean batch %.1f, errors %lld, index catch-up %.0f ms\n",
+                ingest.msgs_per_s, ingest.mean_batch, static_cast<long long>(ingest.errors),
+                ingest.index_catchup_ms);
+  } else if (only == "raw") {
+    std::printf("raw %.0f msgs/s at batch 370\n", run_raw(dir, sessions, per_session, bodies, 370));
+  } else if (!only.empty()) {
+    std::fprintf(stderr, "--only takes ingest or raw, got '%s'\n", only.c_str());
+  }
+  if (!only.empty()) {
+    if (own_dir)
+      std::filesystem::remove_all(dir);
+    return only == "ingest" || only == "raw" ? 0 : 2;
+  }
   // Fork the baseline processes before any actor system starts threads.
   auto mp_base = run_multiprocess_baseline(dir, mp_messages, bodies);
   auto ingest = run_ingest(dir, sessions, per_session, bodies, 0);
