@@ -16,6 +16,7 @@ namespace mneme {
 namespace {
 
 constexpr size_t max_label_bytes = 512; // user id, session key, model, reasons
+constexpr size_t max_open_sessions_remembered = 65536; // ~5 MB of ids
 
 caf::error check_label(const std::string& value, const char* name) {
   if (value.size() > max_label_bytes)
@@ -110,6 +111,7 @@ caf::error sqlite_store::write_session_end(const std::string& session_id, time_m
   s->bind(3, reason);
   if (auto rc = s->step(); rc != SQLITE_DONE)
     return db_->failure(rc, what);
+  open_sessions_.erase(session_id);
   return caf::none;
 }
 
@@ -168,12 +170,15 @@ caf::error sqlite_store::require_open_session(const std::string& session_id) {
 
 caf::error sqlite_store::require_open_for_append(const std::string& session_id) {
   bool in_group = group_open();
-  if (in_group && open_in_group_.count(session_id) != 0)
+  if (in_group && open_sessions_.count(session_id) != 0)
     return {};
   if (auto err = require_open_session(session_id))
     return err;
-  if (in_group)
-    open_in_group_.insert(session_id);
+  if (in_group) {
+    if (open_sessions_.size() >= max_open_sessions_remembered)
+      open_sessions_.clear();
+    open_sessions_.insert(session_id);
+  }
   return {};
 }
 
@@ -256,7 +261,6 @@ caf::expected<message_ids> sqlite_store::append_batch(const std::vector<message>
 caf::error sqlite_store::begin_group() {
   assert(!group_open());
   group_.emplace(*db_);
-  open_in_group_.clear();
   auto err = group_->begin();
   if (err)
     group_.reset();
@@ -307,13 +311,11 @@ caf::error sqlite_store::commit_group() {
   assert(group_.has_value());
   auto err = group_->commit();
   group_.reset(); // a failed COMMIT is rolled back by the destructor
-  open_in_group_.clear();
   return err;
 }
 
 void sqlite_store::abort_group() {
   group_.reset();
-  open_in_group_.clear();
 }
 
 // --- reads

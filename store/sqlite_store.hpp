@@ -116,9 +116,9 @@ private:
   // Validates and inserts one message of an open session inside the current
   // transaction; position 0 means "= id".
   caf::expected<int64_t> insert_message(const message& m, int64_t position = 0);
-  // not_found / bad_request unless the session exists and is open. Inside a
-  // group a session found open is not looked up again: nothing can end a
-  // session while a group is open (the storage actor commits the group first).
+  // not_found / bad_request unless the session exists and is open. A group
+  // remembers the sessions it found open (open_sessions_) and does not look them
+  // up again.
   caf::error require_open_for_append(const std::string& session_id);
   caf::error write_triggers(const std::string& session_id, const trigger_state& t);
   // Marks a session ended at `now` (at least 1 ms) for `reason`, inside the caller's
@@ -131,7 +131,12 @@ private:
   store_params params_;
   std::unique_ptr<db_connection> db_;
   std::optional<write_transaction> group_;
-  std::unordered_set<std::string> open_in_group_; // sessions found open in the open group
+  // Sessions a group append found open in a committed state. Sound because this
+  // store is the only writer of the file (the writer lock) and a session ends only
+  // through write_session_end, which drops it here; a group creates no session,
+  // so a rolled-back group cannot leave one here that does not exist. Cleared
+  // when it reaches max_open_sessions_remembered.
+  std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
 };
 
