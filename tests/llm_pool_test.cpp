@@ -1,7 +1,9 @@
 // Tests of the LLM pool over loopback: every transport and HTTP fault yields its
 // project error code before a generous bound and nothing hangs; bounded concurrency,
 // overload at once, queue deadlines, and the caller's timeout letting the precise
-// error win. Timing never decides pass/fail beyond "finished before the bound".
+// error win. Timing never decides pass/fail: a call must end with its own code
+// before the caller's timeout (else the code is request_timeout), and a timeout
+// may not fire before it is due.
 #define BOOST_TEST_MODULE llm_pool
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -101,16 +103,16 @@ struct pool_fixture {
     return out;
   }
 
-  // Calls once through a fresh pool and checks the code, that the call ended after at
-  // least `at_least` (the timeout that should fire) and before `bound`.
+  // Calls once through a fresh pool and checks the code (a hang would end in the
+  // caller's timeout instead) and that the call did not end before `at_least` (the
+  // timeout that should fire).
   void expect_failure(const llm::llm_pool_config& c, errc want,
-                      std::chrono::milliseconds at_least, std::chrono::milliseconds bound) {
+                      std::chrono::milliseconds at_least) {
     auto pool = llm::spawn_llm_pool(*sys, c);
     auto res = call(pool, summary_request(), llm::caller_timeout(c));
     BOOST_REQUIRE_MESSAGE(!res.answer, "expected " << to_string(want) << ", got an answer");
     BOOST_TEST(res.code() == want, "got " << res.describe());
     BOOST_TEST(res.elapsed.count() >= (at_least - timer_slack).count());
-    BOOST_TEST(res.elapsed.count() < bound.count());
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   }
 };
@@ -169,56 +171,55 @@ BOOST_DATA_TEST_CASE_F(
                    errc::llm_empty_answer, errc::llm_empty_answer, errc::llm_empty_answer}),
   status, body, want) {
   loopback_server srv{loopback_server::canned(status, body)};
-  expect_failure(pool_config(srv.base_url(), 5s, 10s), want, 0ms, 5s);
+  expect_failure(pool_config(srv.base_url(), 5s, 10s), want, 0ms);
 }
 
 // ------------------------------------------------------------ transport faults
 
 BOOST_AUTO_TEST_CASE(a_closed_port_is_refused_at_once) {
   auto c = pool_config("http://127.0.0.1:" + std::to_string(test::closed_port()), 5s, 10s);
-  expect_failure(c, errc::llm_refused, 0ms, 3s);
+  expect_failure(c, errc::llm_refused, 0ms);
 }
 
 BOOST_AUTO_TEST_CASE(an_unresolvable_host_is_a_dns_error) {
-  expect_failure(pool_config("http://mneme-test.invalid", 5s, 10s), errc::llm_dns, 0ms, 5s);
+  expect_failure(pool_config("http://mneme-test.invalid", 5s, 10s), errc::llm_dns, 0ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_server_that_does_not_speak_tls_is_a_tls_error) {
   loopback_server srv{loopback_server::canned(200, ok_body("plain http")), false};
   auto c = pool_config("https://127.0.0.1:" + std::to_string(srv.port()), 5s, 10s);
-  expect_failure(c, errc::llm_tls, 0ms, 5s);
+  expect_failure(c, errc::llm_tls, 0ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_silent_listener_trips_the_idle_timeout_not_the_total) {
   loopback_server srv{loopback_server::silent()};
-  expect_failure(pool_config(srv.base_url(), 700ms, 20s), errc::llm_idle_timeout, 700ms, 5s);
+  expect_failure(pool_config(srv.base_url(), 700ms, 20s), errc::llm_idle_timeout, 700ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_silent_listener_trips_the_total_timeout_when_it_is_shorter) {
   loopback_server srv{loopback_server::silent()};
-  expect_failure(pool_config(srv.base_url(), 20s, 800ms), errc::llm_total_timeout, 800ms, 5s);
+  expect_failure(pool_config(srv.base_url(), 20s, 800ms), errc::llm_total_timeout, 800ms);
 }
 
 BOOST_AUTO_TEST_CASE(an_answer_that_stalls_midway_trips_the_idle_timeout) {
   loopback_server srv{loopback_server::stall_after(ok_body("a long enough summary"), 10)};
-  expect_failure(pool_config(srv.base_url(), 700ms, 20s), errc::llm_idle_timeout, 700ms, 5s);
+  expect_failure(pool_config(srv.base_url(), 700ms, 20s), errc::llm_idle_timeout, 700ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_trickle_keeps_the_idle_timer_alive_until_the_total_timeout) {
   // One byte every 150 ms: never 700 ms without a byte, so only the total can end it.
   loopback_server srv{loopback_server::trickle(ok_body(std::string(200, 'x')), 150ms)};
-  expect_failure(pool_config(srv.base_url(), 700ms, 2000ms), errc::llm_total_timeout, 2000ms,
-                 8s);
+  expect_failure(pool_config(srv.base_url(), 700ms, 2000ms), errc::llm_total_timeout, 2000ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_truncated_body_is_a_network_error) {
   loopback_server srv{loopback_server::truncated(ok_body("the whole summary text"))};
-  expect_failure(pool_config(srv.base_url(), 5s, 10s), errc::llm_network, 0ms, 5s);
+  expect_failure(pool_config(srv.base_url(), 5s, 10s), errc::llm_network, 0ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_reset_connection_is_a_network_error) {
   loopback_server srv{loopback_server::reset()};
-  expect_failure(pool_config(srv.base_url(), 5s, 10s), errc::llm_network, 0ms, 5s);
+  expect_failure(pool_config(srv.base_url(), 5s, 10s), errc::llm_network, 0ms);
 }
 
 // ------------------------------------------------------------ pool bounds
@@ -253,7 +254,6 @@ BOOST_AUTO_TEST_CASE(a_full_queue_answers_overloaded_at_once) {
   caf::scoped_actor self{*sys};
   for (int i = 0; i < 3; ++i) // one runs, one waits, the third finds the queue full
     self->send(pool, llm_call_atom_v, summary_request());
-  auto start = steady::now();
   std::vector<errc> codes;
   for (int i = 0; i < 3; ++i)
     self->receive([&](chat_answer&) { BOOST_ERROR("a silent server cannot answer"); },
@@ -264,7 +264,6 @@ BOOST_AUTO_TEST_CASE(a_full_queue_answers_overloaded_at_once) {
   BOOST_TEST(codes[0] == errc::overloaded);
   BOOST_TEST(codes[1] == errc::llm_idle_timeout);
   BOOST_TEST(codes[2] == errc::llm_idle_timeout);
-  BOOST_TEST((steady::now() - start < 15s));
   auto st = stats(pool);
   BOOST_TEST(st.overloaded == 1u);
   BOOST_TEST(st.failed == 3u);
@@ -318,7 +317,6 @@ BOOST_AUTO_TEST_CASE(stopping_a_pool_answers_running_and_queued_calls_shutting_d
   for (int i = 0; i < 4; ++i)
     self->send(pool, llm_call_atom_v, summary_request());
   BOOST_TEST(stats(pool).in_flight == 2u);
-  auto start = steady::now();
   self->send_exit(pool, caf::exit_reason::user_shutdown);
   int errors = 0;
   for (int i = 0; i < 4; ++i)
@@ -328,9 +326,9 @@ BOOST_AUTO_TEST_CASE(stopping_a_pool_answers_running_and_queued_calls_shutting_d
                     BOOST_TEST(static_cast<errc>(err.code()) == errc::shutting_down,
                                render_error(err));
                   },
-                  caf::after(10s) >> [&] { BOOST_FAIL("requesters left hanging"); });
+                  // Below the 30 s idle timeout: only the stop can answer in time.
+                  caf::after(25s) >> [&] { BOOST_FAIL("requesters left hanging"); });
   BOOST_TEST(errors == 4);
-  BOOST_TEST((steady::now() - start < 10s));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
