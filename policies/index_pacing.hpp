@@ -16,16 +16,24 @@
 // The watermark of store/fts_indexer stays a single id: a large row that may not
 // go yet stops the tick before it, and the rows behind it wait (recall's tail
 // scan finds them meanwhile).
-// When a tick may run, it is bounded by `batch_rows` / `batch_bytes` (large:
-// one transaction per batch, so FTS5 writes few, large segments; the yield check
-// keeps it from delaying requests).
-// Inside a tick rows go in runs, one range INSERT per index per run, and the
-// yield check runs between runs. FTS5 writes one segment per INSERT statement,
-// so short runs cost merge work (small segments) and long runs delay a request
-// that arrives during one. Runs therefore start short (`min_run_*`: what a
-// request arriving after a quiet spell may wait behind) and double after every
-// run that ended with nothing waiting, up to `max_run_*`; a run after which a
-// request waited starts the next tick short again.
+// When a tick may run, it is bounded by `batch_rows` / `batch_bytes` and by its
+// run (below): one transaction per tick, so FTS5 writes few, large segments.
+// Inside a tick each row goes into the CJK bigram and trigram indexes by its own
+// single-row statement, and the yield check runs after every row; the unicode61
+// index takes the tick's rows in one range statement at the end (it tokenizes
+// ~5x faster, so a statement per row would cost it a quarter more). A request
+// arriving during a tick therefore waits for at most one row, the unicode61
+// statement over the rows done so far, and the COMMIT (which writes FTS5's
+// pending lists as segments). The tick's length (its "run": rows and text bytes
+// committed together) bounds the last two. FTS5 writes one segment per index per
+// COMMIT (and one per ~1 MiB of pending data, as its own bulk insert does), so
+// the longer the tick, the closer its segments (and the merge work they cause)
+// come to a bulk insert's; a tick of 4,096 rows / 2 MiB keeps the unicode61
+// statement near 20 ms (docs/benchmarks.md, "recall indexing, session 5").
+// The run may start shorter after an append or a waiting request (`min_run_*`)
+// and double after every tick that nothing waited behind, up to `max_run_*`; by
+// default both are the same, because a request waits for the rows done so far,
+// not for the rest of the tick.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +41,7 @@
 
 namespace mneme {
 
-// The length of one run of rows (one range INSERT per index). A run ends before
+// The length of one tick's run of rows (committed together). A run ends before
 // the row that would pass `bytes` (a run always takes at least one row) or
 // after `rows` rows.
 struct index_run_limit {
@@ -42,27 +50,27 @@ struct index_run_limit {
 };
 
 // The default first and longest runs (index_pacing_params::min_run_* / max_run_*).
-inline constexpr index_run_limit default_first_index_run{32, 32 * 1024};
-inline constexpr index_run_limit default_max_index_run{1024, 1024 * 1024};
+inline constexpr index_run_limit default_first_index_run{4096, 2 * 1024 * 1024};
+inline constexpr index_run_limit default_max_index_run{4096, 2 * 1024 * 1024};
 
 struct index_pacing_params {
-  int64_t batch_rows = 1024;                  // rows per indexing transaction
-  int64_t batch_bytes = 4 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
+  int64_t batch_rows = 4096;                  // rows per indexing transaction
+  int64_t batch_bytes = 2 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
   int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
   int64_t quiet_ms = 50;                      // no append for this long: large rows go
   int64_t large_row_max_wait_ms = 5000;       // a large row committed this long ago goes
-  int64_t min_run_rows = default_first_index_run.rows; // the first run after an append
+  int64_t min_run_rows = default_first_index_run.rows; // the run after an append
   int64_t min_run_bytes = default_first_index_run.bytes;
   int64_t max_run_rows = default_max_index_run.rows;   // runs stop growing here
   int64_t max_run_bytes = default_max_index_run.bytes;
 };
 
-// The first run after an append or a waiting request (and of the first tick).
-// Non-positive figures are replaced by 1.
+// The run of the tick after an append or a waiting request (and of the first
+// tick). Non-positive figures are replaced by 1.
 index_run_limit first_index_run(const index_pacing_params& params);
 
-// The run after `previous` when nothing waited behind it: twice as long, at
-// most `max_run` in each figure (values below 1 are treated as 1).
+// The run of the tick after one of run `previous` that nothing waited behind:
+// twice as long, at most `max_run` in each figure (values below 1 are treated as 1).
 index_run_limit next_index_run(const index_run_limit& previous, const index_run_limit& max_run);
 
 // One group commit of the writer: its last row id and when it committed, in the
@@ -80,8 +88,9 @@ struct index_tick_plan {
   // Large rows with id <= this may be indexed this tick (INT64_MAX: all of them,
   // 0: none unless a row's commit is unknown, see plan_index_tick).
   int64_t large_rows_through = 0;
-  // The first run of the tick (the caller carries the last run's length over
-  // from the previous tick when nothing waited in between).
+  // The tick's run: it commits after this many rows / text bytes, or earlier
+  // (max_rows / max_bytes, a waiting request, a large row, nothing left). The
+  // caller carries the run over from the previous tick (progress.next_run).
   index_run_limit run = default_first_index_run;
   // The longest run (max_run_* of the params, never below the first run's).
   index_run_limit max_run = default_max_index_run;

@@ -26,14 +26,14 @@ namespace mneme {
 
 class db_connection;
 
-// One bulk batch (index_all_pending, and the paced default of
-// policies/index_pacing.hpp): large transactions make FTS5 write few, large
+// One bulk batch (index_all_pending), the same as a paced tick's default run
+// (policies/index_pacing.hpp): large transactions make FTS5 write few, large
 // segments, so the background path runs near FTS5's bulk rate (docs/benchmarks.md,
-// "storage and indexing pacing").
-inline constexpr int64_t fts_index_batch_rows = 1024;
+// "recall indexing, session 5").
+inline constexpr int64_t fts_index_batch_rows = default_max_index_run.rows;
 // Text bytes per batch: a batch stops before the row that would exceed this, but
 // always takes at least one row (a single 200 KB tool output fits anyway).
-inline constexpr int64_t fts_index_batch_bytes = 4 * 1024 * 1024;
+inline constexpr int64_t fts_index_batch_bytes = default_max_index_run.bytes;
 
 // Why a paced tick stopped.
 enum class index_stop {
@@ -49,23 +49,27 @@ struct index_progress {
   int64_t watermark = 0;   // the watermark after the tick
   index_stop stop = index_stop::caught_up;
   int64_t deferred_id = 0; // the large row that stopped the tick (large_row_due)
-  // should_yield() answered true after a run (the tick stopped there, or it was
-  // the last run anyway): the caller starts its next tick with a short run.
+  // should_yield() answered true after a row (the tick stopped there, or it was
+  // the last row anyway): the caller starts its next tick with the first run.
   bool waited = false;
-  // The length the next run would have had: plan.run grown once per run that
-  // nothing waited behind.
+  // The run of the next tick: plan.run grown once (next_index_run) when nothing
+  // waited behind this tick, plan.run when a request did.
   index_run_limit next_run;
 };
 
-// One paced tick: indexes the rows above the watermark in id order, in runs of
-// plan.run rows growing to plan.max_run (one range INSERT per index per run), in
-// ONE IMMEDIATE transaction that also advances the watermark, and stops
+// One paced tick: indexes the rows above the watermark in id order in ONE
+// IMMEDIATE transaction that also advances the watermark. Each row goes into the
+// CJK bigram and trigram indexes by its own single-row INSERT (FTS5 keeps the
+// tick's rows in its pending lists and writes one segment per index at COMMIT,
+// as a bulk insert does); the unicode61 index takes the tick's rows in one range
+// INSERT at the end, just before the watermark moves. The tick stops
 //   - before a row `plan` does not allow (policies/index_pacing: a large row that
 //     must wait): the watermark stays below it, so the rows behind it wait too;
-//   - before the row that would pass plan.max_bytes (at least one row), or after
-//     plan.max_rows rows;
-//   - after any run after which `should_yield()` returns true (the caller has
-//     work waiting: a request waits at most one run's indexing).
+//   - before the row that would pass plan.run.bytes or plan.max_bytes (at least
+//     one row), or after plan.run.rows or plan.max_rows rows;
+//   - after any row after which `should_yield()` returns true (the caller has
+//     work waiting: a request waits at most one row, the unicode61 statement over
+//     the tick's rows, and the commit).
 // Then it commits what it did. Errors: storage_* from SQLite; on error nothing
 // changed (the transaction rolls back, the watermark is unchanged).
 // REQUIRES: db is the writer, at schema version >= 5, with no open transaction;

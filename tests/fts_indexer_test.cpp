@@ -124,9 +124,9 @@ struct indexer_fixture {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(the_batch_bounds_are_1024_rows_and_4_mib) {
-  BOOST_TEST(fts_index_batch_rows == 1024);
-  BOOST_TEST(fts_index_batch_bytes == 4 * 1024 * 1024);
+BOOST_AUTO_TEST_CASE(the_batch_bounds_are_4096_rows_and_2_mib) {
+  BOOST_TEST(fts_index_batch_rows == 4096);
+  BOOST_TEST(fts_index_batch_bytes == 2 * 1024 * 1024);
 }
 
 BOOST_FIXTURE_TEST_CASE(an_append_is_not_indexed_until_the_indexer_runs, indexer_fixture) {
@@ -211,6 +211,7 @@ index_tick_plan open_plan(int64_t rows = 1000, int64_t bytes = fts_index_batch_b
   plan.max_bytes = bytes;
   plan.large_row_bytes = 1000;
   plan.large_rows_through = std::numeric_limits<int64_t>::max();
+  plan.run = plan.max_run = {rows, bytes};
   return plan;
 }
 
@@ -219,19 +220,19 @@ struct yield_case {
   int yield_after; // should_yield() answers true from this call on
   int64_t rows_taken;
   index_stop stop;
-  int calls; // should_yield() is asked after each run: 32 rows, then 64, ...
+  int calls; // should_yield() is asked after each row
   bool waited; // should_yield() answered true at some point
 };
 
 std::ostream& operator<<(std::ostream& os, const yield_case& c) {
-  return os << c.pending << " pending, yield after run " << c.yield_after;
+  return os << c.pending << " pending, yield after row " << c.yield_after;
 }
 
 const yield_case yield_cases[] = {
-  {100, 1, 32, index_stop::yielded, 1, true}, // a waiting request: one run of 32 rows, then commit
-  {100, 2, 96, index_stop::yielded, 2, true},  // the second run was twice as long
-  {100, 3, 100, index_stop::caught_up, 3, true}, // the last run held what was left; a request waits
-  {100, 99, 100, index_stop::caught_up, 3, false}, // asked after the last run too, nothing left
+  {100, 1, 1, index_stop::yielded, 1, true},     // a waiting request: one row, then commit
+  {100, 40, 40, index_stop::yielded, 40, true},  // the rows done so far, no more
+  {100, 100, 100, index_stop::caught_up, 100, true}, // the last row; a request waits
+  {100, 999, 100, index_stop::caught_up, 100, false}, // asked after the last row too
 };
 
 BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to_yield,
@@ -249,30 +250,62 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to
   BOOST_TEST(done->watermark == ids[static_cast<size_t>(c.rows_taken - 1)]);
   BOOST_TEST(watermark() == done->watermark); // committed, not just counted
   BOOST_TEST(!db().in_transaction());
-  require_entries(c.rows_taken);
+  require_entries(c.rows_taken); // all three indexes, the unicode61 range included
+  BOOST_TEST(matches("fts_words", "yielding") == c.rows_taken);
   BOOST_TEST(backlog() == c.pending - c.rows_taken);
   if (c.rows_taken == c.pending) // FTS5's check compares with every row of messages
     require_integrity();
 }
 
-BOOST_FIXTURE_TEST_CASE(runs_double_up_to_the_longest_run_and_report_the_next_length,
+// FTS5 segments of an index (one %_idx row per leaf page of each segment).
+int64_t segments(sqlite3* db, const char* table) {
+  return scalar(db, std::string{"SELECT count(DISTINCT segid) FROM "} + table + "_idx");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_tick_writes_one_segment_per_index_however_often_it_checks_for_requests,
+                        indexer_fixture) {
+  for (int i = 0; i < 300; ++i)
+    add("segment row " + std::to_string(i) + " 数据库 " + std::to_string(i * 7));
+  int calls = 0;
+  auto done = index_pending(db(), open_plan(), [&] {
+    ++calls;
+    return false;
+  });
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == 300);
+  BOOST_TEST(calls == 300);
+  for (auto* t : fts_tables)
+    BOOST_TEST(segments(raw(), t) == 1, t);
+  add("one more row");
+  BOOST_TEST(index(10) == 1);
+  for (auto* t : fts_tables)
+    BOOST_TEST(segments(raw(), t) == 2, t); // one more per tick (commit)
+  require_integrity();
+}
+
+BOOST_FIXTURE_TEST_CASE(a_tick_ends_at_its_run_and_the_next_run_grows_unless_a_request_waited,
                         indexer_fixture) {
   for (int i = 0; i < 100; ++i)
     add("growing run row " + std::to_string(i));
   auto plan = open_plan();
   plan.run = {8, 1 << 20};
   plan.max_run = {16, 1 << 20};
-  std::vector<int64_t> watermarks; // after each run, as seen by should_yield()
-  auto done = index_pending(db(), plan, [&] {
-    watermarks.push_back(0);
-    return false;
-  });
+  auto done = index_pending(db(), plan, [] { return false; });
   BOOST_REQUIRE_MESSAGE(done, err_of(done));
-  BOOST_TEST(done->rows == 100);
-  // Runs of 8, 16, 16, 16, 16, 16 and the 12 left over: seven statements.
-  BOOST_TEST(watermarks.size() == 7u);
+  BOOST_TEST(done->rows == 8);
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::budget));
   BOOST_TEST(done->next_run.rows == 16);
-  require_entries(100);
+  plan.run = done->next_run;
+  auto longer = index_pending(db(), plan, [] { return false; });
+  BOOST_REQUIRE_MESSAGE(longer, err_of(longer));
+  BOOST_TEST(longer->rows == 16);
+  BOOST_TEST(longer->next_run.rows == 16); // at the longest run
+  auto waited = index_pending(db(), plan, [] { return true; });
+  BOOST_REQUIRE_MESSAGE(waited, err_of(waited));
+  BOOST_TEST(waited->rows == 1);
+  BOOST_TEST(waited->waited);
+  BOOST_TEST(waited->next_run.rows == plan.run.rows); // not grown
+  require_entries(25);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_run_ends_before_the_row_that_would_pass_its_bytes, indexer_fixture) {
@@ -281,11 +314,10 @@ BOOST_FIXTURE_TEST_CASE(a_run_ends_before_the_row_that_would_pass_its_bytes, ind
   auto plan = open_plan();
   plan.run = {1000, 250}; // two 100-byte rows per run
   plan.max_run = plan.run;
-  int calls = 0;
-  auto done = index_pending(db(), plan, [&] { return ++calls >= 1; });
+  auto done = index_pending(db(), plan);
   BOOST_REQUIRE_MESSAGE(done, err_of(done));
   BOOST_TEST(done->rows == 2);
-  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::yielded));
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::budget));
 }
 
 struct stop_case {

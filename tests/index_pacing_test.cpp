@@ -52,15 +52,31 @@ const through_case through_cases[] = {
 
 BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   index_pacing_params p;
-  BOOST_TEST(p.batch_rows == 1024);
-  BOOST_TEST(p.batch_bytes == 4 * 1024 * 1024);
+  BOOST_TEST(p.batch_rows == 4096);
+  BOOST_TEST(p.batch_bytes == 2 * 1024 * 1024);
   BOOST_TEST(p.large_row_bytes == 16 * 1024);
   BOOST_TEST(p.quiet_ms == 50);
   BOOST_TEST(p.large_row_max_wait_ms == 5000);
-  BOOST_TEST(p.min_run_rows == 32);
-  BOOST_TEST(p.min_run_bytes == 32 * 1024);
-  BOOST_TEST(p.max_run_rows == 1024);
-  BOOST_TEST(p.max_run_bytes == 1024 * 1024);
+  BOOST_TEST(p.min_run_rows == 4096);
+  BOOST_TEST(p.min_run_bytes == 2 * 1024 * 1024);
+  BOOST_TEST(p.max_run_rows == 4096);
+  BOOST_TEST(p.max_run_bytes == 2 * 1024 * 1024);
+}
+
+// A request waits for the rows a tick did before it arrived, not for the rest of
+// the tick, so the default run does not start short after an append.
+BOOST_AUTO_TEST_CASE(by_default_a_tick_after_an_append_is_as_long_as_an_idle_one) {
+  index_pacing_params p;
+  auto after_append = plan_index_tick(p, 1000, 999, {});
+  auto idle = plan_index_tick(p, 1000, -1, {});
+  BOOST_TEST(after_append.run.rows == idle.max_run.rows);
+  BOOST_TEST(after_append.run.bytes == idle.max_run.bytes);
+  auto grown = next_index_run(after_append.run, after_append.max_run);
+  BOOST_TEST(grown.rows == after_append.run.rows);
+  BOOST_TEST(grown.bytes == after_append.run.bytes);
+  // The tick's bounds do not cut the run short.
+  BOOST_TEST(idle.max_rows >= idle.run.rows);
+  BOOST_TEST(idle.max_bytes >= idle.run.bytes);
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_starts_with_the_first_run_and_caps_runs_at_the_longest) {
@@ -78,7 +94,10 @@ BOOST_AUTO_TEST_CASE(a_plan_starts_with_the_first_run_and_caps_runs_at_the_longe
 
 BOOST_AUTO_TEST_CASE(runs_double_until_they_reach_the_longest_run) {
   index_run_limit max_run{1024, 1024 * 1024};
-  index_run_limit run = first_index_run(index_pacing_params{});
+  index_pacing_params p;
+  p.min_run_rows = 32;
+  p.min_run_bytes = 32 * 1024;
+  index_run_limit run = first_index_run(p);
   std::vector<int64_t> rows{run.rows};
   for (int i = 0; i < 7; ++i) {
     run = next_index_run(run, max_run);

@@ -4,13 +4,19 @@
 //   - search latency of recall_search including the anchored view, over every
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
 //   - indexing throughput of each index filled the way the storage actor's
-//     background indexer fills it when idle (store/fts_indexer: transactions of at
-//     most fts_index_batch_rows rows / fts_index_batch_bytes, runs growing as
-//     policies/index_pacing says, watermark row updated) against FTS5's bulk insert
+//     background indexer fills it when idle (store/fts_indexer: one transaction per
+//     tick of policies/index_pacing's run, a single-row INSERT per row for the CJK
+//     bigram and trigram indexes, one range INSERT per tick for unicode61,
+//     watermark row updated) against FTS5's bulk insert
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
 //     over the same rows, in the same run, in processor seconds, medians of 3 in a
 //     rotating order [index_ratio_<name>, index_ratio_min: the lowest of the three];
 //     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>];
+//   - what a request waits for behind a paced tick of the real indexer (all three
+//     indexes, synchronous=FULL) on a copy of the unindexed corpus, requests
+//     simulated after a pseudo-random number of rows [index_wait_max_ms,
+//     index_wait_p99_ms, index_row_max_ms: the longest stretch between two
+//     checks, index_tick_end_max_ms: from the last check to the end of the commit];
 //   - what indexing would cost the append path if it ran inside the append
 //     transaction: rows/s of 512-row group commits and the p99 of single-row commits,
 //     with and without indexing each commit's rows (the storage actor indexes in the
@@ -104,8 +110,9 @@ struct index_figures {
 
 // Each way of indexing runs this many times per tokenizer, in a rotating order;
 // the medians are reported (one run of the smallest corpus takes ~0.1 s of CPU and
-// varies by +-20% on a shared machine).
-constexpr int index_repeats = 3;
+// varies by +-20% on a shared machine; 3 repeats left medians 10% apart between
+// runs of the bench).
+constexpr int index_repeats = 5;
 
 double median_of(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
@@ -113,71 +120,77 @@ double median_of(std::vector<double> xs) {
 }
 
 // The storage actor's indexing path for one index, as store/fts_indexer runs it
-// when the actor is idle: transactions of at most fts_index_batch_rows rows /
-// fts_index_batch_bytes of text (at least one row), the row list stepped in id
-// order, one range INSERT per run (the indexer checks between runs whether a
-// request waits; with nothing waiting runs grow from the first run to the longest
-// by policies/index_pacing next_index_run, and the length carries over to the next
-// batch), then the watermark row updated and COMMIT.
-double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
+// when the actor is idle: ticks of policies/index_pacing's run length (growing
+// from the first run to the longest by next_index_run while nothing waits, within
+// the batch bounds), each one transaction: the pending rows stepped in id order,
+// each row added by its own single-row INSERT (`per_row`: the CJK bigram and
+// trigram indexes) or the tick's rows by one range INSERT at its end (unicode61),
+// then the watermark row updated and COMMIT. Returns processor seconds.
+double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts,
+                        bool per_row) {
   auto t0 = cpu_seconds();
-  sqlite3_stmt* sizes = nullptr;
+  sqlite3_stmt* rows_st = nullptr;
+  sqlite3_stmt* add = nullptr;
   sqlite3_stmt* fill = nullptr;
   sqlite3_stmt* advance = nullptr;
-  sqlite3_prepare_v2(db, "SELECT id, length(CAST(content AS BLOB)) FROM src_rows WHERE id > ?1"
-                         " ORDER BY id LIMIT ?2", -1, &sizes, nullptr);
-  auto sql = "INSERT INTO " + table + (fts.scoped ? "(rowid, content, scope)" : "(rowid, content)")
-             + " SELECT id, content" + (fts.scoped ? ", scope" : "")
-             + " FROM src_rows WHERE id > ?1 AND id <= ?2";
-  sqlite3_prepare_v2(db, sql.c_str(), -1, &fill, nullptr);
+  auto rows_sql = std::string{"SELECT id, content, length(CAST(content AS BLOB))"}
+                  + (fts.scoped ? ", scope" : "")
+                  + " FROM src_rows WHERE id > ?1 ORDER BY id LIMIT ?2";
+  sqlite3_prepare_v2(db, rows_sql.c_str(), -1, &rows_st, nullptr);
+  auto cols = std::string{fts.scoped ? "(rowid, content, scope)" : "(rowid, content)"};
+  auto add_sql = "INSERT INTO " + table + cols
+                 + (fts.scoped ? " VALUES (?1, ?2, ?3)" : " VALUES (?1, ?2)");
+  sqlite3_prepare_v2(db, add_sql.c_str(), -1, &add, nullptr);
+  auto fill_sql = "INSERT INTO " + table + cols + " SELECT id, content"
+                  + (fts.scoped ? ", scope" : "") + " FROM src_rows WHERE id > ?1 AND id <= ?2";
+  sqlite3_prepare_v2(db, fill_sql.c_str(), -1, &fill, nullptr);
   sqlite3_prepare_v2(db, "UPDATE bench_watermark SET through = ?1", -1, &advance, nullptr);
   index_pacing_params pacing;
-  auto run = first_index_run(pacing);
-  auto max_run = plan_index_tick(pacing, 0, -1, {}).max_run;
+  auto plan = plan_index_tick(pacing, 0, -1, {});
+  auto run = plan.run;
   for (int64_t from = 0;;) {
+    auto tick_rows = std::min(plan.max_rows, run.rows);
+    auto tick_bytes = std::min(plan.max_bytes, run.bytes);
     exec(db, "BEGIN IMMEDIATE");
-    sqlite3_bind_int64(sizes, 1, from);
-    sqlite3_bind_int64(sizes, 2, fts_index_batch_rows);
+    sqlite3_bind_int64(rows_st, 1, from);
+    sqlite3_bind_int64(rows_st, 2, tick_rows);
     int64_t through = from, rows = 0, bytes = 0;
-    int64_t run_from = from, run_last = from, run_rows = 0, run_bytes = 0;
-    auto flush_run = [&] { // one range statement per run, as the indexer does
-      if (run_rows == 0)
-        return;
-      sqlite3_bind_int64(fill, 1, run_from);
-      sqlite3_bind_int64(fill, 2, run_last);
-      sqlite3_step(fill);
-      sqlite3_reset(fill);
-      run_from = run_last;
-      run_rows = 0;
-      run_bytes = 0;
-      run = next_index_run(run, max_run);
-    };
-    while (sqlite3_step(sizes) == SQLITE_ROW) {
-      auto size = sqlite3_column_int64(sizes, 1);
-      if (rows > 0 && bytes + size > fts_index_batch_bytes)
+    while (sqlite3_step(rows_st) == SQLITE_ROW) {
+      auto size = sqlite3_column_int64(rows_st, 2);
+      if (rows > 0 && bytes + size > tick_bytes)
         break;
-      if (run_rows > 0 && (run_rows >= run.rows || run_bytes + size > run.bytes))
-        flush_run();
-      run_last = sqlite3_column_int64(sizes, 0);
-      ++run_rows;
-      run_bytes += size;
+      through = sqlite3_column_int64(rows_st, 0);
+      if (per_row) {
+        sqlite3_bind_int64(add, 1, through);
+        sqlite3_bind_value(add, 2, sqlite3_column_value(rows_st, 1));
+        if (fts.scoped)
+          sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 3));
+        sqlite3_step(add);
+        sqlite3_reset(add);
+      }
       bytes += size;
-      through = run_last;
       ++rows;
     }
-    flush_run();
-    sqlite3_reset(sizes);
+    sqlite3_reset(rows_st);
     if (rows == 0) {
       exec(db, "COMMIT");
       break;
+    }
+    if (!per_row) {
+      sqlite3_bind_int64(fill, 1, from);
+      sqlite3_bind_int64(fill, 2, through);
+      sqlite3_step(fill);
+      sqlite3_reset(fill);
     }
     sqlite3_bind_int64(advance, 1, through);
     sqlite3_step(advance);
     sqlite3_reset(advance);
     exec(db, "COMMIT");
     from = through;
+    run = next_index_run(run, plan.max_run);
   }
-  sqlite3_finalize(sizes);
+  sqlite3_finalize(rows_st);
+  sqlite3_finalize(add);
   sqlite3_finalize(fill);
   sqlite3_finalize(advance);
   return cpu_seconds() - t0;
@@ -227,7 +240,7 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
           exec(db, "INSERT INTO " + t + "(" + t + ") VALUES ('rebuild')");
           rebuild.push_back(cpu_seconds() - t0);
         } else {
-          ours.push_back(index_in_batches(db, t, fts));
+          ours.push_back(index_in_batches(db, t, fts, f.name != "unicode61"));
         }
         // Outside the timing: the next way starts with an empty write-ahead log.
         exec(db, "DROP TABLE " + t + "; UPDATE bench_watermark SET through = 0;"
@@ -242,6 +255,71 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
+  return out;
+}
+
+// What a request arriving during a paced tick waits for, on the storage actor's
+// own path (store/fts_indexer index_pending with the default pacing plan of an
+// idle writer) over a copy of the unindexed corpus. A simulated request arrives
+// after a pseudo-random number of rows (1 to one run, fixed seed) and the tick
+// commits; `wait` is the time from the check before its arrival (the worst
+// moment to arrive) to the end of the commit. Wall milliseconds: they include
+// the machine's load.
+struct wait_figures {
+  double wait_max_ms = 0;     // longest observed wait of a simulated request
+  double wait_p99_ms = 0;
+  double row_max_ms = 0;      // longest stretch between two checks (one row)
+  double end_max_ms = 0;      // longest stretch from a check to the tick's return
+  int64_t requests = 0;
+};
+
+wait_figures measure_tick_waits(const std::string& unindexed_copy) {
+  wait_figures out;
+  store_params p;
+  p.path = unindexed_copy;
+  p.synchronous_full = true; // as the storage actor runs
+  auto store = sqlite_store::open(p);
+  if (!store)
+    return out;
+  auto& db = (*store)->connection();
+  index_pacing_params pacing;
+  auto plan = plan_index_tick(pacing, 0, -1, {}); // an idle writer: every row may go
+  uint64_t lcg = 12345;
+  auto next_gap = [&] {
+    lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((lcg >> 33) % static_cast<uint64_t>(plan.run.rows)) + 1;
+  };
+  std::vector<double> waits;
+  int64_t until_request = next_gap();
+  for (;;) {
+    auto last_check = clock_type::now();
+    bool requested = false;
+    auto done = index_pending(db, plan, [&] {
+      auto now = clock_type::now();
+      auto since_check = std::chrono::duration<double, std::milli>(now - last_check).count();
+      out.row_max_ms = std::max(out.row_max_ms, since_check);
+      if (--until_request > 0) {
+        last_check = now;
+        return false;
+      }
+      requested = true; // arrived right after the previous check
+      until_request = next_gap();
+      return true;
+    });
+    auto end = clock_type::now();
+    if (!done || done->rows == 0)
+      break;
+    auto tail = std::chrono::duration<double, std::milli>(end - last_check).count();
+    out.end_max_ms = std::max(out.end_max_ms, tail);
+    if (requested) {
+      waits.push_back(tail);
+      ++out.requests;
+    }
+    plan.run = done->waited ? first_index_run(pacing) : done->next_run;
+  }
+  out.wait_max_ms = percentile(waits, 1.0);
+  out.wait_p99_ms = percentile(waits, 0.99);
+  store->reset();
   return out;
 }
 
@@ -358,6 +436,15 @@ int run_recall_bench(const std::vector<std::string>& args) {
     std::fprintf(stderr, "%s\n", render_error(corpus.error()).c_str());
     return 1;
   }
+  // A copy of the unindexed corpus for the waits of requests behind a paced tick.
+  wait_figures waits;
+  if (!search_only) {
+    exec((*store)->connection().native_handle(), "PRAGMA wal_checkpoint(TRUNCATE)");
+    std::filesystem::copy_file(params.path, work + "/waits.db");
+    waits = measure_tick_waits(work + "/waits.db");
+    for (auto* suffix : {"", "-wal", "-shm", ".lock"})
+      std::filesystem::remove(work + "/waits.db" + suffix);
+  }
   // The storage actor indexes in the background; measure searches on a caught-up index.
   if (auto indexed = index_all_pending((*store)->connection()); !indexed) {
     std::fprintf(stderr, "%s\n", render_error(indexed.error()).c_str());
@@ -441,6 +528,11 @@ int run_recall_bench(const std::vector<std::string>& args) {
   }
   if (!search_only) {
     j["index_ratio_min"] = ratio_min;
+    j["index_wait_max_ms"] = waits.wait_max_ms;
+    j["index_wait_p99_ms"] = waits.wait_p99_ms;
+    j["index_wait_requests"] = waits.requests;
+    j["index_row_max_ms"] = waits.row_max_ms;
+    j["index_tick_end_max_ms"] = waits.end_max_ms;
     j["append_rows_per_s_without_indexes"] = plain.group_rows_per_s;
     j["append_rows_per_s_with_indexes"] = indexed.group_rows_per_s;
     j["append_ratio_with_indexes"] = indexed.group_rows_per_s / plain.group_rows_per_s;
