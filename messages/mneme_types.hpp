@@ -80,6 +80,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_get_triggers_atom, "st_trigget")
   CAF_ADD_ATOM(mneme, mneme, st_export_atom, "st_export")
   CAF_ADD_ATOM(mneme, mneme, st_child_atom, "st_child")
+  CAF_ADD_ATOM(mneme, mneme, st_wal_checkpoint_atom, "st_walckpt")
 
   // --- recall actor (actors/recall): add types and atoms below this line
   // (the recall value types live in their own std-only header; it uses no __COUNTER__)

@@ -131,8 +131,9 @@ caf::expected<int> take_writer_lock(const std::string& db_path) {
 }
 
 caf::error configure_reader(db_connection& db) {
-  if (auto err = db.exec("PRAGMA query_only=1", "set query_only"))
-    return err;
+  if (db.mode() == open_mode::reader)
+    if (auto err = db.exec("PRAGMA query_only=1", "set query_only"))
+      return err;
   auto version = schema_version(db);
   if (!version)
     return std::move(version.error());
@@ -173,8 +174,9 @@ caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_pa
     }
   } lock{lock_fd};
   int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
-  flags |= mode == open_mode::writer ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-                                     : SQLITE_OPEN_READONLY;
+  flags |= mode == open_mode::writer         ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+           : mode == open_mode::checkpointer ? SQLITE_OPEN_READWRITE
+                                             : SQLITE_OPEN_READONLY;
   sqlite3* raw = nullptr;
   auto rc = sqlite3_open_v2(params.path.c_str(), &raw, flags, nullptr);
   std::unique_ptr<sqlite3, raw_closer> guard{raw};
@@ -191,6 +193,12 @@ caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_pa
   auto err = mode == open_mode::writer ? configure_writer(*db, params) : configure_reader(*db);
   if (err)
     return err;
+  if (mode == open_mode::checkpointer) {
+    // The checkpoint syncs the file as the writer's commits sync the log.
+    auto sync = params.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
+    if (auto sync_err = db->exec(sync, "set synchronous"))
+      return sync_err;
+  }
   return db;
 }
 
@@ -225,6 +233,28 @@ caf::error db_connection::failure(int rc, const std::string& what) const {
 
 bool db_connection::in_transaction() const {
   return sqlite3_get_autocommit(db_) == 0;
+}
+
+void db_connection::watch_wal() {
+  assert(mode_ == open_mode::writer);
+  // Replaces SQLite's automatic checkpoint (itself a WAL hook).
+  sqlite3_wal_hook(
+    db_,
+    [](void* self, sqlite3*, const char*, int pages) {
+      static_cast<db_connection*>(self)->wal_pages_ = pages;
+      return SQLITE_OK;
+    },
+    this);
+}
+
+caf::expected<wal_checkpoint_result> db_connection::checkpoint_passive() {
+  assert(mode_ != open_mode::reader);
+  int log = 0;
+  int done = 0;
+  auto rc = sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+  if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+    return failure(rc, "checkpoint the write-ahead log");
+  return wal_checkpoint_result{log < 0 ? 0 : log, done < 0 ? 0 : done};
 }
 
 // --- write_transaction

@@ -74,7 +74,18 @@ private:
   statement& s_;
 };
 
-enum class open_mode { writer, reader };
+// writer: the one connection that writes (takes the writer lock, migrates);
+// reader: read-only (query_only); checkpointer: copies the writer's log back into
+// the file (checkpoint_passive) and does nothing else. It writes no row, so it
+// takes no writer lock, and it needs an existing file with a known schema.
+enum class open_mode { writer, reader, checkpointer };
+
+// The outcome of one PASSIVE checkpoint: the log's length in pages and how many of
+// them are now in the database file (SQLite's pnLog / pnCkpt).
+struct wal_checkpoint_result {
+  int64_t log_pages = 0;
+  int64_t checkpointed_pages = 0;
+};
 
 // The advisory lock file of the single writer of `db_path` ("<db_path>.lock"), or
 // "" when the path names no file (":memory:", "", "file:" URIs).
@@ -106,6 +117,18 @@ public:
   // True while a transaction is open on this connection.
   bool in_transaction() const;
 
+  // From now on, SQLite's automatic checkpoint is off on this connection and
+  // wal_pages() follows the log's length after each of its commits (the caller
+  // checkpoints: policies/wal_checkpoint.hpp). Only on the writer.
+  void watch_wal();
+  // The log's length in pages after this connection's last commit (0 before the
+  // first commit after watch_wal()).
+  int64_t wal_pages() const { return wal_pages_; }
+  // A PASSIVE checkpoint: copies what no reader still needs, never waits for a
+  // lock. SQLITE_BUSY (another checkpoint runs) is not an error: it answers the
+  // figures it got. Writer or checkpointer only.
+  caf::expected<wal_checkpoint_result> checkpoint_passive();
+
   open_mode mode() const { return mode_; }
   const std::string& path() const { return path_; }
 
@@ -120,6 +143,7 @@ private:
   open_mode mode_;
   std::string path_;
   int lock_fd_; // the writer lock's descriptor; -1 for readers and in-memory files
+  int64_t wal_pages_ = 0; // set by the WAL hook (watch_wal)
   std::unordered_map<const char*, std::unique_ptr<statement>> cache_;
 };
 

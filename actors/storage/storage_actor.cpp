@@ -6,13 +6,16 @@
 #include <deque>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <utility>
 
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_cold.hpp"
+#include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
+#include "policies/wal_checkpoint.hpp"
 #include "store/facts.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/jsonl_import.hpp"
@@ -49,6 +52,11 @@ struct storage_state {
   // The next indexing run's length: short after any append, growing while the
   // writer only indexes (policies/index_pacing next_index_run).
   index_run_limit index_run = first_index_run(pacing);
+  // Write-ahead log checkpoints (policies/wal_checkpoint): the checkpointer thread,
+  // when the file has one, and whether it is working on a request.
+  wal_checkpoint_params wal;
+  std::optional<wal_checkpointer_actor> checkpointer;
+  bool checkpoint_running = false;
 
   // Clean shutdown: everything committed is indexed before the file closes.
   ~storage_state() {
@@ -103,6 +111,45 @@ void fail_all(std::vector<pending_append>& group, const caf::error& err) {
       p.one.deliver(err);
     else
       p.many.deliver(err);
+  }
+}
+
+// After any write transaction: checkpoints the write-ahead log as
+// policies/wal_checkpoint says. A failed checkpoint is logged; the log then grows
+// until one succeeds (nothing is lost: the log is part of the database).
+void checkpoint_wal(storage_pointer self) {
+  auto& st = self->state;
+  auto& db = st.store->connection();
+  auto pages = db.wal_pages();
+  if (st.metrics)
+    st.metrics->wal_pages.store(pages, std::memory_order_relaxed);
+  switch (plan_wal_checkpoint(st.wal, pages, st.checkpointer.has_value(),
+                              st.checkpoint_running)) {
+    case wal_checkpoint_action::none:
+      return;
+    case wal_checkpoint_action::background:
+      st.checkpoint_running = true;
+      self->request(*st.checkpointer, caf::infinite, st_wal_checkpoint_atom_v)
+        .then(
+          [self](int64_t, int64_t) {
+            self->state.checkpoint_running = false;
+            if (self->state.metrics)
+              self->state.metrics->wal_checkpoints_background.fetch_add(
+                1, std::memory_order_relaxed);
+          },
+          [self](caf::error& err) {
+            self->state.checkpoint_running = false;
+            log_warn(self->state, "session=- event=wal_checkpoint_failed where=background error={}",
+                     render_error(err));
+          });
+      return;
+    case wal_checkpoint_action::inline_passive:
+      if (auto r = db.checkpoint_passive(); !r)
+        log_warn(st, "session=- event=wal_checkpoint_failed where=writer pages={} error={}", pages,
+                 render_error(r.error()));
+      else if (st.metrics)
+        st.metrics->wal_checkpoints_inline.fetch_add(1, std::memory_order_relaxed);
+      return;
   }
 }
 
@@ -165,6 +212,7 @@ void flush(storage_pointer self) {
     fail_all(group, fatal);
     return;
   }
+  checkpoint_wal(self);
   st.unindexed += rows;
   if (rows > 0)
     st.commits.push_back({last_id, steady_ms()});
@@ -249,6 +297,7 @@ void index_when_idle(storage_pointer self) {
              render_error(done.error()));
     return; // the next commit queues a new tick
   }
+  checkpoint_wal(self);
   st.unindexed = done->stop == index_stop::caught_up
                    ? 0 : std::max<int64_t>(0, st.unindexed - done->rows);
   while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
@@ -301,6 +350,7 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
   flush(self);
   try {
     auto result = fun();
+    checkpoint_wal(self);
     if (!result)
       log_warn(self->state, "session=- event=op_failed op={} error={}", op,
                render_error(result.error()));
@@ -313,10 +363,18 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
 
 storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<sqlite_store> store,
                                           std::shared_ptr<spdlog::logger> log,
-                                          std::shared_ptr<storage_metrics> metrics) {
+                                          std::shared_ptr<storage_metrics> metrics,
+                                          std::optional<wal_checkpointer_actor> checkpointer) {
   self->state.store = std::move(store);
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
+  if (checkpointer) {
+    self->state.store->connection().watch_wal(); // SQLite's own checkpoint is off now
+    self->state.checkpointer = *checkpointer;
+    self->attach_functor([ckpt = *checkpointer](const caf::error&) {
+      caf::anon_send_exit(ckpt, caf::exit_reason::user_shutdown);
+    });
+  }
   // A backlog left by a crash (or an older binary) is indexed in idle ticks too.
   if (auto backlog = fts_backlog(self->state.store->connection()); backlog && *backlog > 0) {
     self->state.unindexed = *backlog;
@@ -480,11 +538,20 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
     return std::move(store.error());
   }
   std::shared_ptr<sqlite_store> shared{std::move(*store)};
+  // Another connection to the (now migrated) file checkpoints its log; an
+  // in-memory file has none and keeps SQLite's automatic checkpoint.
+  std::optional<wal_checkpointer_actor> checkpointer;
+  if (auto c = spawn_wal_checkpointer(sys, params, log))
+    checkpointer = *c;
+  else if (log)
+    log->info("session=- event=wal_checkpointer_off path={} reason={}", params.path,
+              render_error(c.error()));
   if (log)
-    log->info("session=- event=opened path={} max_batch={} synchronous={}", params.path,
-              params.max_batch, params.synchronous_full ? "FULL" : "NORMAL");
+    log->info("session=- event=opened path={} max_batch={} synchronous={} wal_checkpoints={}",
+              params.path, params.max_batch, params.synchronous_full ? "FULL" : "NORMAL",
+              checkpointer ? "background" : "inline");
   return sys.spawn<caf::detached>(storage_impl, std::move(shared), std::move(log),
-                                  std::move(metrics));
+                                  std::move(metrics), std::move(checkpointer));
 }
 
 } // namespace mneme

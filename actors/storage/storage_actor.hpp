@@ -22,6 +22,10 @@
 // backlog remains, so any request that arrived meanwhile is handled first. The
 // backlog is storage_metrics::unindexed_rows; the actor indexes everything left
 // when it terminates cleanly, and a backlog found at open is indexed in ticks.
+// The write-ahead log is copied back into the file by a second connection on its
+// own thread (actors/storage/wal_checkpointer, policies/wal_checkpoint), so a commit
+// never waits for a checkpoint; past a bound, or for an in-memory file, the writer
+// checkpoints itself after its commit, as SQLite would.
 // Every other operation first commits the buffered appends (so it sees them), then
 // runs in its own transaction. The actor never dies on a bad request: errors come
 // back as mneme::errc values; a thrown exception becomes errc::internal.

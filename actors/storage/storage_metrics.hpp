@@ -30,6 +30,12 @@ struct storage_metrics {
   std::atomic<int64_t> index_batches{0};
   std::atomic<int64_t> ticks{0};
   latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
+  // Write-ahead log (policies/wal_checkpoint): its length after the writer's last
+  // commit, checkpoints the checkpointer thread finished, and those the writer ran
+  // itself (no checkpointer, or the log past its bound).
+  std::atomic<int64_t> wal_pages{0};
+  std::atomic<int64_t> wal_checkpoints_background{0};
+  std::atomic<int64_t> wal_checkpoints_inline{0};
   // Episodic cold storage (actors/storage/storage_cold.hpp): JSONL files written,
   // writes that failed, and writes tried again for sessions whose write failed in the
   // sweep before (cold_pending_failures: the failures of the latest sweep).

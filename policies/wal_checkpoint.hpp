@@ -1,0 +1,45 @@
+// When the single writer's write-ahead log is copied back into the database file
+// (a WAL checkpoint), and by whom. Pure: the storage actor calls it after each of
+// its write transactions with the log's length in pages (SQLite's WAL hook).
+//
+// Why: SQLite's automatic checkpoint runs inside the COMMIT that takes the log
+// past 1,000 pages, on the committing thread. For mneme that thread is the only
+// writer, so every append of that group waits for ~4 MB to be copied and the
+// database file to be synced: the tail of the acknowledgement latency. Instead a
+// second connection on its own thread (actors/storage/wal_checkpointer) runs
+// PASSIVE checkpoints, which never block the writer nor wait for readers.
+//
+// Bound: a PASSIVE checkpoint beside a busy writer may not catch up, and the log
+// only restarts from its beginning once a checkpoint has copied all of it. So
+// past `inline_pages` the writer checkpoints itself after its commit (as SQLite
+// would), which copies everything committed; the log's length stays below
+// inline_pages plus one transaction's pages whatever the other thread does.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+namespace mneme {
+
+struct wal_checkpoint_params {
+  int64_t background_pages = 1000; // SQLite's own automatic checkpoint point
+  int64_t inline_pages = 16000;    // ~64 MB at 4 KiB pages: the writer's bound
+};
+
+enum class wal_checkpoint_action {
+  none,       // the log is short enough, or a background checkpoint is running
+  background, // ask the checkpointer thread for a PASSIVE checkpoint
+  inline_passive, // the writer runs a PASSIVE checkpoint itself, now
+};
+
+const char* to_string(wal_checkpoint_action a);
+std::ostream& operator<<(std::ostream& os, wal_checkpoint_action a);
+
+// What to do after a write transaction that left the log `wal_pages` long.
+// `has_checkpointer`: a checkpointer thread exists (not for in-memory files);
+// `checkpointer_busy`: it has not answered the last request yet.
+// Non-positive thresholds count as 1.
+wal_checkpoint_action plan_wal_checkpoint(const wal_checkpoint_params& params, int64_t wal_pages,
+                                          bool has_checkpointer, bool checkpointer_busy);
+
+} // namespace mneme
