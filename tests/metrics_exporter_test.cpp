@@ -124,6 +124,10 @@ BOOST_AUTO_TEST_CASE(an_idle_runtime_renders_every_family_at_zero) {
   BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 0);
   BOOST_TEST(m.types.at("mneme_compaction_exhausted_total") == "counter");
   BOOST_TEST(m.at("mneme_index_backlog_rows") == 0);
+  BOOST_TEST(m.at("mneme_wal_checkpoints_total{by=\"checkpointer\"}") == 0);
+  BOOST_TEST(m.at("mneme_wal_checkpoints_total{by=\"writer\"}") == 0);
+  BOOST_TEST(m.types.at("mneme_wal_checkpoints_total") == "counter");
+  BOOST_TEST(m.types.at("mneme_wal_pages") == "gauge");
   BOOST_TEST(m.at("mneme_llm_in_flight{pool=\"chat\"}") == 0);
   BOOST_TEST(m.at("mneme_llm_queued{pool=\"summarizer\"}") == 0);
   BOOST_TEST(m.types.at("mneme_compactions_total") == "counter");

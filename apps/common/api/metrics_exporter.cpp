@@ -177,6 +177,14 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
             "One group commit, BEGIN to durable COMMIT.", s.commit_latency);
   f.gauge("mneme_index_backlog_rows", "Committed rows not yet in the full-text indexes.",
           static_cast<double>(s.unindexed_rows.load(std::memory_order_relaxed)));
+  f.gauge("mneme_wal_pages", "Write-ahead log length after the writer's last commit, in pages.",
+          static_cast<double>(s.wal_pages.load(std::memory_order_relaxed)));
+  f.counter("mneme_wal_checkpoints_total", "Write-ahead log checkpoints by who ran them.",
+            static_cast<double>(s.wal_checkpoints_background.load(std::memory_order_relaxed)),
+            {{"by", "checkpointer"}});
+  f.counter("mneme_wal_checkpoints_total", "Write-ahead log checkpoints by who ran them.",
+            static_cast<double>(s.wal_checkpoints_inline.load(std::memory_order_relaxed)),
+            {{"by", "writer"}});
 }
 
 double value(const std::atomic<int64_t>& a) {
