@@ -32,7 +32,8 @@ struct storage_metrics {
   latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
   // Write-ahead log (policies/wal_checkpoint): its length after the writer's last
   // commit, checkpoints the checkpointer thread finished, and those the writer ran
-  // itself (no checkpointer, or the log past its bound).
+  // itself (the log past its bound). All stay 0 for a file without a checkpointer
+  // thread, where SQLite's own automatic checkpoint runs.
   std::atomic<int64_t> wal_pages{0};
   std::atomic<int64_t> wal_checkpoints_background{0};
   std::atomic<int64_t> wal_checkpoints_inline{0};
