@@ -9,11 +9,14 @@
 // second connection on its own thread (actors/storage/wal_checkpointer) runs
 // PASSIVE checkpoints, which never block the writer nor wait for readers.
 //
-// Bound: a PASSIVE checkpoint beside a busy writer may not catch up, and the log
-// only restarts from its beginning once a checkpoint has copied all of it. So
-// past `inline_pages` the writer checkpoints itself after its commit (as SQLite
-// would), which copies everything committed; the log's length stays below
-// inline_pages plus one transaction's pages whatever the other thread does.
+// Bound: the log restarts from its beginning only when a write transaction
+// starts after a checkpoint copied all of it. Beside a writer that keeps
+// committing, a background checkpoint always ends a little behind, so the log
+// grows; past `inline_pages` the writer checkpoints itself after its commit (as
+// SQLite would), which copies everything committed — by then only the tail the
+// checkpointer had not reached — and the log restarts. So the log stays below
+// inline_pages plus one transaction's pages whatever the other thread does
+// (storage bench: ~390 checkpoints by the thread, 6 by the writer, per run).
 #pragma once
 
 #include <cstdint>
