@@ -49,8 +49,9 @@ struct storage_state {
   int64_t last_append_ms = -1;     // when the last append arrived
   int64_t deferred_id = 0;         // the large row the watermark waits for (0: none)
   int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
-  // The next indexing run's length: short after any append, growing while the
-  // writer only indexes (policies/index_pacing next_index_run).
+  // The next tick's length (policies/index_pacing: first_index_run after an
+  // append or a waiting request, next_index_run while nothing waits; with the
+  // default pacing both are a full tick).
   index_run_limit index_run = first_index_run(pacing);
   // Write-ahead log checkpoints (policies/wal_checkpoint): the checkpointer thread,
   // when the file has one, and whether it is working on a request.
@@ -263,9 +264,9 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
 }
 
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
-// message waits; the tick itself stops after any run when a message arrives, so
-// an append waits at most one run's indexing (runs are short after any append and
-// grow while the writer only indexes). Another tick follows while a
+// message waits; the tick checks for a message after every row and then ends
+// (store/fts_indexer), so an append waits for one row plus the tick's end (its
+// unicode61 range and COMMIT). Another tick follows while a
 // backlog remains, except when the head of the backlog is a large row that must
 // wait: then a timer brings the tick back when the row is due.
 // An index failure is logged and retried on a later tick; it never fails an
@@ -323,7 +324,7 @@ void index_when_idle(storage_pointer self) {
 void enqueue(storage_pointer self, pending_append p) {
   auto& st = self->state;
   st.last_append_ms = steady_ms();
-  st.index_run = first_index_run(st.pacing); // a request may arrive during the next run
+  st.index_run = first_index_run(st.pacing);
   auto rows = static_cast<int64_t>(p.rows.size());
   if (!p.single && rows >= st.store->params().max_batch)
     flush(self); // an oversized batch commits on its own, after what came before
