@@ -20,9 +20,9 @@
 // run's. Messages: mixed sizes (98% 50-2,000 chars, 2% 20-200 KB tool outputs),
 // English and Chinese. Every run uses fresh files in a temporary directory (same disk as /tmp),
 // PRAGMA synchronous=FULL. Options: --json, --sessions N (1000), --per-session M (30),
-// --mp-messages K (500 per process), --dir PATH, --only ingest|raw (just part 1's
-// ingest through the actor and its index catch-up, or its raw baseline at batch
-// 370: for profiling one side).
+// --mp-messages K (500 per process), --dir PATH, --only ingest|raw|mp (just part
+// 1's ingest through the actor and its index catch-up, its raw baseline at batch
+// 370, or one run of each side of part 2: for profiling one side).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -541,13 +541,18 @@ int run_storage_bench(const std::vector<std::string>& args) {
                 ingest.index_catchup_ms);
   } else if (only == "raw") {
     std::printf("raw %.0f msgs/s at batch 370\n", run_raw(dir, sessions, per_session, bodies, 370));
+  } else if (only == "mp") {
+    auto base = run_multiprocess_baseline(dir, mp_messages, bodies);
+    auto ours = run_multiprocess_mneme(dir, mp_messages, bodies);
+    std::printf("4 processes %.0f msgs/s, mneme 4 producers %.0f msgs/s, speedup %.2f\n",
+                base.msgs_per_s, ours.msgs_per_s, ours.msgs_per_s / base.msgs_per_s);
   } else if (!only.empty()) {
-    std::fprintf(stderr, "--only takes ingest or raw, got '%s'\n", only.c_str());
+    std::fprintf(stderr, "--only takes ingest, raw or mp, got '%s'\n", only.c_str());
   }
   if (!only.empty()) {
     if (own_dir)
       std::filesystem::remove_all(dir);
-    return only == "ingest" || only == "raw" ? 0 : 2;
+    return only == "ingest" || only == "raw" || only == "mp" ? 0 : 2;
   }
   // Each side runs `repeats` times and the medians are compared (a shared, noisy
   // machine); ingest and raw alternate, so neither always runs on a disk still
