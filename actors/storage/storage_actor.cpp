@@ -57,10 +57,18 @@ struct storage_state {
   // when the file has one, and whether it is working on a request.
   wal_checkpoint_params wal;
   std::optional<wal_checkpointer_actor> checkpointer;
+  std::shared_ptr<wal_checkpoint_connection> checkpoint_db; // closed before `store`
   bool checkpoint_running = false;
 
-  // Clean shutdown: everything committed is indexed before the file closes.
+  // Clean shutdown: everything committed is indexed before the file closes, and
+  // the checkpointer's connection closes before the writer's (wal_checkpointer.hpp).
   ~storage_state() {
+    final_index();
+    if (checkpoint_db)
+      checkpoint_db->close();
+  }
+
+  void final_index() {
     if (!store || unindexed == 0 || store->connection().in_transaction())
       return;
     auto n = index_all_pending(store->connection());
@@ -365,14 +373,15 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
 storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<sqlite_store> store,
                                           std::shared_ptr<spdlog::logger> log,
                                           std::shared_ptr<storage_metrics> metrics,
-                                          std::optional<wal_checkpointer_actor> checkpointer) {
+                                          std::optional<wal_checkpointer> checkpointer) {
   self->state.store = std::move(store);
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
   if (checkpointer) {
     self->state.store->connection().watch_wal(); // SQLite's own checkpoint is off now
-    self->state.checkpointer = *checkpointer;
-    self->attach_functor([ckpt = *checkpointer](const caf::error&) {
+    self->state.checkpointer = checkpointer->actor;
+    self->state.checkpoint_db = checkpointer->connection;
+    self->attach_functor([ckpt = checkpointer->actor](const caf::error&) {
       caf::anon_send_exit(ckpt, caf::exit_reason::user_shutdown);
     });
   }
@@ -541,7 +550,7 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
   std::shared_ptr<sqlite_store> shared{std::move(*store)};
   // Another connection to the (now migrated) file checkpoints its log; an
   // in-memory file has none and keeps SQLite's automatic checkpoint.
-  std::optional<wal_checkpointer_actor> checkpointer;
+  std::optional<wal_checkpointer> checkpointer;
   if (auto c = spawn_wal_checkpointer(sys, params, log))
     checkpointer = *c;
   else if (log)

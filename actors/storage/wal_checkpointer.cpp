@@ -5,26 +5,37 @@
 
 #include "caf/all.hpp"
 
-#include "store/db_connection.hpp"
-
 namespace mneme {
+
+caf::expected<wal_checkpoint_result> wal_checkpoint_connection::checkpoint() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (!db_)
+    return caf::make_error(errc::shutting_down, "the WAL checkpointer's connection is closed");
+  return db_->checkpoint_passive();
+}
+
+void wal_checkpoint_connection::close() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  db_.reset();
+}
 
 namespace {
 
 struct checkpointer_state {
   static inline const char* name = "wal_checkpointer";
-  std::shared_ptr<db_connection> db; // the only owner once the actor runs
+  std::shared_ptr<wal_checkpoint_connection> connection;
   std::shared_ptr<spdlog::logger> log;
 };
 
 wal_checkpointer_actor::behavior_type
 checkpointer_impl(wal_checkpointer_actor::stateful_pointer<checkpointer_state> self,
-                  std::shared_ptr<db_connection> db, std::shared_ptr<spdlog::logger> log) {
-  self->state.db = std::move(db); // closed when the actor quits (the state goes)
+                  std::shared_ptr<wal_checkpoint_connection> connection,
+                  std::shared_ptr<spdlog::logger> log) {
+  self->state.connection = std::move(connection);
   self->state.log = std::move(log);
   return {
     [self](st_wal_checkpoint_atom) -> caf::result<int64_t, int64_t> {
-      auto r = self->state.db->checkpoint_passive();
+      auto r = self->state.connection->checkpoint();
       if (!r) {
         if (self->state.log)
           self->state.log->warn("session=- event=wal_checkpoint_failed error={}",
@@ -38,14 +49,15 @@ checkpointer_impl(wal_checkpointer_actor::stateful_pointer<checkpointer_state> s
 
 } // namespace
 
-caf::expected<wal_checkpointer_actor> spawn_wal_checkpointer(caf::actor_system& sys,
-                                                             const store_params& params,
-                                                             std::shared_ptr<spdlog::logger> log) {
+caf::expected<wal_checkpointer> spawn_wal_checkpointer(caf::actor_system& sys,
+                                                       const store_params& params,
+                                                       std::shared_ptr<spdlog::logger> log) {
   auto db = db_connection::open(params, open_mode::checkpointer);
   if (!db)
     return std::move(db.error());
-  return sys.spawn<caf::detached>(checkpointer_impl, std::shared_ptr<db_connection>{std::move(*db)},
-                                  std::move(log));
+  auto connection = std::make_shared<wal_checkpoint_connection>(std::move(*db));
+  auto actor = sys.spawn<caf::detached>(checkpointer_impl, connection, std::move(log));
+  return wal_checkpointer{std::move(actor), std::move(connection)};
 }
 
 } // namespace mneme
