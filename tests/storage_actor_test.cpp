@@ -464,3 +464,17 @@ BOOST_FIXTURE_TEST_CASE(an_in_memory_file_keeps_sqlites_own_checkpoint, actor_fi
   BOOST_TEST(metrics->wal_checkpoints_inline.load() == 0);
   BOOST_TEST(metrics->wal_pages.load() == 0);
 }
+
+// The checkpointer's connection closes inside the storage actor's shutdown, before
+// the writer's: once the actor is gone, the writer closed last and removed the log.
+BOOST_FIXTURE_TEST_CASE(once_the_storage_actor_is_gone_no_connection_keeps_the_log,
+                        actor_fixture) {
+  start();
+  call<int64_t>(st_append_atom_v, text("one row"));
+  BOOST_REQUIRE(std::filesystem::exists(params.path + "-wal"));
+  self->send_exit(storage, caf::exit_reason::user_shutdown);
+  self->wait_for(storage);
+  storage = nullptr;
+  BOOST_TEST(!std::filesystem::exists(params.path + "-wal"));
+  BOOST_TEST(!std::filesystem::exists(params.path + "-shm"));
+}
