@@ -15,8 +15,9 @@
 // grows; past `inline_pages` the writer checkpoints itself after its commit (as
 // SQLite would), which copies everything committed — by then only the tail the
 // checkpointer had not reached — and the log restarts. So the log stays below
-// inline_pages plus one transaction's pages whatever the other thread does
-// (storage bench: ~390 checkpoints by the thread, 6 by the writer, per run).
+// inline_pages plus one transaction's pages, plus what is committed while a
+// background checkpoint that kept the writer's from running ends (storage bench:
+// ~330 checkpoints by the thread, 7 by the writer, per run).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,9 @@ const char* to_string(wal_checkpoint_action a);
 std::ostream& operator<<(std::ostream& os, wal_checkpoint_action a);
 
 // What to do after a write transaction that left the log `wal_pages` long.
-// `has_checkpointer`: a checkpointer thread exists (not for in-memory files);
+// `has_checkpointer`: a checkpointer thread exists (false also after it died;
+// for a file that never had one the storage actor does not watch the log and
+// SQLite's own checkpoint runs instead);
 // `checkpointer_busy`: it has not answered the last request yet.
 // Non-positive thresholds count as 1.
 wal_checkpoint_action plan_wal_checkpoint(const wal_checkpoint_params& params, int64_t wal_pages,

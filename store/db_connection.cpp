@@ -241,7 +241,9 @@ void db_connection::watch_wal() {
   sqlite3_wal_hook(
     db_,
     [](void* self, sqlite3*, const char*, int pages) {
-      static_cast<db_connection*>(self)->wal_pages_ = pages;
+      auto* db = static_cast<db_connection*>(self);
+      db->wal_pages_ = pages;
+      db->wal_committed_ = true;
       return SQLITE_OK;
     },
     this);
@@ -254,7 +256,7 @@ caf::expected<wal_checkpoint_result> db_connection::checkpoint_passive() {
   auto rc = sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
   if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
     return failure(rc, "checkpoint the write-ahead log");
-  return wal_checkpoint_result{log < 0 ? 0 : log, done < 0 ? 0 : done};
+  return wal_checkpoint_result{log < 0 ? 0 : log, done < 0 ? 0 : done, rc != SQLITE_OK};
 }
 
 // --- write_transaction

@@ -85,6 +85,7 @@ enum class open_mode { writer, reader, checkpointer };
 struct wal_checkpoint_result {
   int64_t log_pages = 0;
   int64_t checkpointed_pages = 0;
+  bool busy = false; // another checkpoint was running: this one did nothing
 };
 
 // The advisory lock file of the single writer of `db_path` ("<db_path>.lock"), or
@@ -124,9 +125,19 @@ public:
   // The log's length in pages after this connection's last commit (0 before the
   // first commit after watch_wal()).
   int64_t wal_pages() const { return wal_pages_; }
+  // True once after each commit since the last call: only a commit lengthens the
+  // log, so a caller plans checkpoints only then.
+  bool take_wal_commit() {
+    bool committed = wal_committed_;
+    wal_committed_ = false;
+    return committed;
+  }
+  // Makes the next take_wal_commit() true (a checkpoint that found another one
+  // running: plan again).
+  void mark_wal_commit() { wal_committed_ = true; }
   // A PASSIVE checkpoint: copies what no reader still needs, never waits for a
-  // lock. SQLITE_BUSY (another checkpoint runs) is not an error: it answers the
-  // figures it got. Writer or checkpointer only.
+  // lock. SQLITE_BUSY (another checkpoint runs) is not an error: the result says
+  // busy. Writer or checkpointer only.
   caf::expected<wal_checkpoint_result> checkpoint_passive();
 
   open_mode mode() const { return mode_; }
@@ -143,7 +154,8 @@ private:
   open_mode mode_;
   std::string path_;
   int lock_fd_; // the writer lock's descriptor; -1 for readers and in-memory files
-  int64_t wal_pages_ = 0; // set by the WAL hook (watch_wal)
+  int64_t wal_pages_ = 0;       // set by the WAL hook (watch_wal)
+  bool wal_committed_ = false;  // set by the WAL hook, cleared by take_wal_commit
   std::unordered_map<const char*, std::unique_ptr<statement>> cache_;
 };
 

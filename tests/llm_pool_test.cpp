@@ -176,7 +176,7 @@ BOOST_DATA_TEST_CASE_F(
 
 // ------------------------------------------------------------ transport faults
 
-BOOST_AUTO_TEST_CASE(a_closed_port_is_refused_at_once) {
+BOOST_AUTO_TEST_CASE(a_closed_port_is_refused) {
   auto c = pool_config("http://127.0.0.1:" + std::to_string(test::closed_port()), 5s, 10s);
   expect_failure(c, errc::llm_refused, 0ms);
 }
@@ -247,7 +247,7 @@ BOOST_AUTO_TEST_CASE(concurrency_never_exceeds_the_bound_and_queued_requests_sti
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(a_full_queue_answers_overloaded_at_once) {
+BOOST_AUTO_TEST_CASE(a_full_queue_answers_overloaded_before_the_running_calls_end) {
   loopback_server srv{loopback_server::silent()};
   auto c = pool_config(srv.base_url(), 3s, 20s, 1, 1);
   auto pool = llm::spawn_llm_pool(*sys, c);

@@ -129,6 +129,8 @@ void fail_all(std::vector<pending_append>& group, const caf::error& err) {
 void checkpoint_wal(storage_pointer self) {
   auto& st = self->state;
   auto& db = st.store->connection();
+  if (!db.take_wal_commit())
+    return; // the log has not grown since the last plan
   auto pages = db.wal_pages();
   if (st.metrics)
     st.metrics->wal_pages.store(pages, std::memory_order_relaxed);
@@ -140,9 +142,11 @@ void checkpoint_wal(storage_pointer self) {
       st.checkpoint_running = true;
       self->request(*st.checkpointer, caf::infinite, st_wal_checkpoint_atom_v)
         .then(
-          [self](int64_t, int64_t) {
+          [self](int64_t, int64_t checkpointed) {
             self->state.checkpoint_running = false;
-            if (self->state.metrics)
+            if (checkpointed < 0) // busy: the writer's own was running; plan again
+              self->state.store->connection().mark_wal_commit();
+            else if (self->state.metrics)
               self->state.metrics->wal_checkpoints_background.fetch_add(
                 1, std::memory_order_relaxed);
           },
@@ -156,6 +160,8 @@ void checkpoint_wal(storage_pointer self) {
       if (auto r = db.checkpoint_passive(); !r)
         log_warn(st, "session=- event=wal_checkpoint_failed where=writer pages={} error={}", pages,
                  render_error(r.error()));
+      else if (r->busy)
+        db.mark_wal_commit(); // the checkpointer's was running: plan again after it
       else if (st.metrics)
         st.metrics->wal_checkpoints_inline.fetch_add(1, std::memory_order_relaxed);
       return;
@@ -383,6 +389,17 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     self->state.checkpoint_db = checkpointer->connection;
     self->attach_functor([ckpt = checkpointer->actor](const caf::error&) {
       caf::anon_send_exit(ckpt, caf::exit_reason::user_shutdown);
+    });
+    // A checkpointer that dies leaves the writer checkpointing itself, from
+    // policies/wal_checkpoint's first threshold on, as SQLite would.
+    self->monitor(checkpointer->actor);
+    self->set_down_handler([self](caf::down_msg& down) {
+      auto& st = self->state;
+      if (!st.checkpointer || down.source != caf::actor_cast<caf::actor_addr>(*st.checkpointer))
+        return;
+      log_warn(st, "session=- event=wal_checkpointer_down reason={}", render_error(down.reason));
+      st.checkpointer.reset();
+      st.checkpoint_running = false;
     });
   }
   // A backlog left by a crash (or an older binary) is indexed in idle ticks too.

@@ -42,7 +42,7 @@ checkpointer_impl(wal_checkpointer_actor::stateful_pointer<checkpointer_state> s
                                 render_error(r.error()));
         return std::move(r.error());
       }
-      return {r->log_pages, r->checkpointed_pages};
+      return {r->log_pages, r->busy ? int64_t{-1} : r->checkpointed_pages};
     },
   };
 }

@@ -27,7 +27,8 @@
 
 namespace mneme {
 
-// (st_wal_checkpoint) -> (log pages, checkpointed pages) of one PASSIVE checkpoint.
+// (st_wal_checkpoint) -> (log pages, checkpointed pages) of one PASSIVE checkpoint;
+// checkpointed pages -1: another checkpoint was running, this one did nothing.
 using wal_checkpointer_actor = caf::typed_actor<
   caf::replies_to<st_wal_checkpoint_atom>::with<int64_t, int64_t>>;
 
