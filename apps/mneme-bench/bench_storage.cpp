@@ -447,6 +447,21 @@ multiprocess_result run_multiprocess_mneme(const std::string& dir, int per_proce
   return r;
 }
 
+// Runs one side of part 2 `runs` times: every rate goes to `rates`; the result
+// has their median and the errors and rows of all runs.
+template <class Run>
+multiprocess_result repeat_multiprocess(int runs, std::vector<double>& rates, Run run) {
+  multiprocess_result all;
+  for (int r = 0; r < runs; ++r) {
+    auto one = run();
+    rates.push_back(one.msgs_per_s);
+    all.lock_errors += one.lock_errors;
+    all.stored += one.stored;
+  }
+  all.msgs_per_s = median_of(rates);
+  return all;
+}
+
 // --- 3. compaction commit of a 5,000-message session
 
 struct compaction_result {
@@ -560,42 +575,34 @@ int run_storage_bench(const std::vector<std::string>& args) {
   // system starts threads.
   constexpr int repeats = 3;
   std::vector<double> mp_base_rates;
-  multiprocess_result mp_base;
-  for (int r = 0; r < repeats; ++r) {
-    auto one = run_multiprocess_baseline(dir, mp_messages, bodies);
-    mp_base_rates.push_back(one.msgs_per_s);
-    mp_base.lock_errors += one.lock_errors;
-    mp_base.stored += one.stored;
-  }
-  mp_base.msgs_per_s = median_of(mp_base_rates);
+  auto mp_base = repeat_multiprocess(repeats, mp_base_rates, [&] {
+    return run_multiprocess_baseline(dir, mp_messages, bodies);
+  });
   std::vector<double> ingest_rates;
   std::vector<double> raw_rates;
   auto ingest = run_ingest(dir, sessions, per_session, bodies, 0); // its batches are reported
   ingest_rates.push_back(ingest.msgs_per_s);
+  auto ingest_again = [&] {
+    auto again = run_ingest(dir, sessions, per_session, bodies, 0);
+    ingest_rates.push_back(again.msgs_per_s);
+    ingest.errors += again.errors;
+  };
   auto raw_batch = std::max<int64_t>(1, static_cast<int64_t>(ingest.mean_batch + 0.5));
-  for (int r = 0; r < repeats; ++r) {
-    if (r > 0 && r % 2 == 0) // orders: ingest raw, raw ingest, ingest raw, ...
-      ingest_rates.push_back(run_ingest(dir, sessions, per_session, bodies, 0).msgs_per_s);
+  for (int r = 0; r < repeats; ++r) { // orders: ingest raw, raw ingest, ingest raw, ...
+    if (r > 0 && r % 2 == 0)
+      ingest_again();
     raw_rates.push_back(run_raw(dir, sessions, per_session, bodies, raw_batch));
-    if (r % 2 == 1) {
-      auto again = run_ingest(dir, sessions, per_session, bodies, 0);
-      ingest_rates.push_back(again.msgs_per_s);
-      ingest.errors += again.errors;
-    }
+    if (r % 2 == 1)
+      ingest_again();
   }
   auto ingest_rate = median_of(ingest_rates);
   auto raw = median_of(raw_rates);
   auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                           ingest_rate / 2);
   std::vector<double> mp_mneme_rates;
-  multiprocess_result mp_mneme;
-  for (int r = 0; r < repeats; ++r) {
-    auto one = run_multiprocess_mneme(dir, mp_messages, bodies);
-    mp_mneme_rates.push_back(one.msgs_per_s);
-    mp_mneme.lock_errors += one.lock_errors;
-    mp_mneme.stored += one.stored;
-  }
-  mp_mneme.msgs_per_s = median_of(mp_mneme_rates);
+  auto mp_mneme = repeat_multiprocess(repeats, mp_mneme_rates, [&] {
+    return run_multiprocess_mneme(dir, mp_messages, bodies);
+  });
   auto compaction = run_compaction(dir, bodies, 5);
   if (own_dir)
     std::filesystem::remove_all(dir);
