@@ -27,7 +27,7 @@ namespace mneme {
 
 struct wal_checkpoint_params {
   int64_t background_pages = 1000; // SQLite's own automatic checkpoint point
-  int64_t inline_pages = 16000;    // ~64 MB at 4 KiB pages: the writer's bound
+  int64_t inline_pages = 8000;     // 64 MB at the 8 KiB pages of a new file: the writer's bound
 };
 
 enum class wal_checkpoint_action {

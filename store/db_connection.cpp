@@ -87,6 +87,14 @@ caf::expected<std::string> pragma_text(db_connection& db, const char* sql,
 }
 
 caf::error configure_writer(db_connection& db, const store_params& params) {
+  // A new file gets 8 KiB pages: a message's text is 50 B to 200 KB, and with
+  // 4 KiB pages the writer spent a third of its time writing log frames (two
+  // system calls per page); 8 KiB pages carry the same bytes in half the frames
+  // (storage bench: 4 producers 41K -> 54K msgs/s). 16 KiB was slower again.
+  // SQLite applies a page size only before the file's first page is written,
+  // so an existing file keeps its own.
+  if (auto err = db.exec("PRAGMA page_size=8192", "set the page size of a new file"))
+    return err;
   auto mode = pragma_text(db, "PRAGMA journal_mode=WAL", "enable WAL");
   if (!mode)
     return std::move(mode.error());

@@ -79,6 +79,7 @@ BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_syn
   auto* db = (*store)->connection().native_handle();
   BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
   BOOST_TEST(scalar(db, "PRAGMA synchronous") == 2); // FULL
+  BOOST_TEST(scalar(db, "PRAGMA page_size") == 8192);
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
   BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
@@ -113,12 +114,14 @@ BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
                                nullptr, nullptr, nullptr)
                   == SQLITE_OK);
     BOOST_TEST(scalar(raw, "SELECT count(*) FROM sqlite_master WHERE name = 'checkpoints'") == 0);
+    BOOST_REQUIRE(scalar(raw, "PRAGMA page_size") == 4096); // SQLite's default then
     sqlite3_close(raw);
   }
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   auto* db = (*store)->connection().native_handle();
   BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
+  BOOST_TEST(scalar(db, "PRAGMA page_size") == 4096); // only a new file gets 8 KiB pages
   auto live = (*store)->live_context("old");
   BOOST_REQUIRE(live);
   BOOST_REQUIRE(live->size() == 1u);

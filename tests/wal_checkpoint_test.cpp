@@ -1,7 +1,7 @@
 // Tests of the WAL checkpoint policy (policies/wal_checkpoint.hpp): a short log is
 // left alone, a long one goes to the checkpointer thread unless it is busy, the
 // writer checkpoints itself past the bound or without a checkpointer (SQLite's
-// own 1,000-page point and the 16,000-page bound pinned).
+// own 1,000-page point and the 8,000-page bound pinned).
 #define BOOST_TEST_MODULE wal_checkpoint_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -34,9 +34,9 @@ const plan_case plan_cases[] = {
   {1000, true, false, act::background},
   {5000, true, false, act::background},
   {5000, true, true, act::none},          // the running checkpoint will get there
-  {15999, true, true, act::none},
-  {16000, true, true, act::inline_passive}, // the bound, whatever the other thread does
-  {16000, true, false, act::inline_passive},
+  {7999, true, true, act::none},
+  {8000, true, true, act::inline_passive}, // the bound, whatever the other thread does
+  {8000, true, false, act::inline_passive},
   {999, false, false, act::none},
   {1000, false, false, act::inline_passive}, // no checkpointer: as SQLite would
   {40000, false, true, act::inline_passive},
@@ -62,5 +62,5 @@ BOOST_AUTO_TEST_CASE(non_positive_thresholds_count_as_one_page) {
 BOOST_AUTO_TEST_CASE(the_defaults_are_sqlites_checkpoint_point_and_a_64_mb_bound) {
   wal_checkpoint_params params;
   BOOST_TEST(params.background_pages == 1000);
-  BOOST_TEST(params.inline_pages == 16000);
+  BOOST_TEST(params.inline_pages == 8000);
 }
