@@ -20,10 +20,11 @@ constexpr const char* watermark_sql = "SELECT indexed_through FROM fts_state WHE
 constexpr const char* backlog_sql =
   "SELECT count(*) FROM messages WHERE id > (SELECT indexed_through FROM fts_state)";
 
-// ?1 watermark, ?2 max rows. The pending rows in id order: id, text, text bytes.
+// ?1 watermark, ?2 max rows. The pending rows in id order: id, text. The text's
+// byte length is taken from the loaded text: a second expression over `content`
+// (length(CAST(content AS BLOB))) would load a large text's overflow pages twice.
 constexpr const char* pending_rows_sql =
-  "SELECT id, content, length(CAST(content AS BLOB)) FROM messages WHERE id > ?1"
-  " ORDER BY id LIMIT ?2";
+  "SELECT id, content FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2";
 
 // The CJK bigram and trigram indexes take one row per statement: a single-row
 // INSERT ... VALUES opens no statement savepoint, so FTS5 keeps the row in its
@@ -129,14 +130,14 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
     if (out.waited)
       return done(index_stop::yielded); // more is pending, a request waits
     auto id = s->column_int(0);
-    auto bytes = s->column_int(2);
+    auto text = s->column_text(1);
+    auto bytes = static_cast<int64_t>(text.size());
     if (out.rows > 0 && out.bytes + bytes > max_bytes)
       return done(index_stop::budget);
     if (!may_index_row(plan, id, bytes)) {
       out.deferred_id = id;
       return done(index_stop::large_row_due);
     }
-    auto text = s->column_text(1);
     if (auto err = index_row(db, id, text))
       return err;
     ++out.rows;

@@ -204,6 +204,18 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_batch_stays_within_its_byte_budget,
   require_entries(c.rows_taken);
 }
 
+BOOST_FIXTURE_TEST_CASE(the_byte_budget_counts_utf8_bytes_not_characters, indexer_fixture) {
+  std::string han;
+  for (int i = 0; i < 50; ++i)
+    han += "\xE6\x95\xB0"; // 数: 50 characters, 150 bytes
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 3; ++i)
+    ids.push_back(add(han));
+  BOOST_TEST(index(100, 400) == 2); // 450 bytes would pass the budget; 150 characters would not
+  BOOST_TEST(watermark() == ids[1]);
+  require_entries(2);
+}
+
 // A plan that lets every row go, within the given bounds.
 index_tick_plan open_plan(int64_t rows = 1000, int64_t bytes = fts_index_batch_bytes) {
   index_tick_plan plan;

@@ -133,8 +133,7 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
   sqlite3_stmt* add = nullptr;
   sqlite3_stmt* fill = nullptr;
   sqlite3_stmt* advance = nullptr;
-  auto rows_sql = std::string{"SELECT id, content, length(CAST(content AS BLOB))"}
-                  + (fts.scoped ? ", scope" : "")
+  auto rows_sql = std::string{"SELECT id, content"} + (fts.scoped ? ", scope" : "")
                   + " FROM src_rows WHERE id > ?1 ORDER BY id LIMIT ?2";
   sqlite3_prepare_v2(db, rows_sql.c_str(), -1, &rows_st, nullptr);
   auto cols = std::string{fts.scoped ? "(rowid, content, scope)" : "(rowid, content)"};
@@ -156,7 +155,7 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
     sqlite3_bind_int64(rows_st, 2, tick_rows);
     int64_t through = from, rows = 0, bytes = 0;
     while (sqlite3_step(rows_st) == SQLITE_ROW) {
-      auto size = sqlite3_column_int64(rows_st, 2);
+      auto size = static_cast<int64_t>(sqlite3_column_bytes(rows_st, 1)); // loads the text once
       if (rows > 0 && bytes + size > tick_bytes)
         break;
       through = sqlite3_column_int64(rows_st, 0);
@@ -164,7 +163,7 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
         sqlite3_bind_int64(add, 1, through);
         sqlite3_bind_value(add, 2, sqlite3_column_value(rows_st, 1));
         if (fts.scoped)
-          sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 3));
+          sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 2));
         sqlite3_step(add);
         sqlite3_reset(add);
       }
