@@ -16,6 +16,7 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/temp_db_dir.hpp"
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -27,19 +28,14 @@ std::string err_of(const caf::expected<T>& x) {
   return x ? std::string{} : render_error(x.error());
 }
 
-std::string temp_db_path() {
-  char dir[] = "/tmp/mneme-ranking-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  return std::string{dir} + "/r.db";
-}
-
 struct ranking_fixture {
+  testing::temp_db_dir dir{"mneme-ranking"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::unique_ptr<store_reader> reader;
 
   ranking_fixture() {
-    params.path = temp_db_path();
+    params.path = dir.db_path();
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);

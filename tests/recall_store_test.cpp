@@ -17,6 +17,7 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/temp_db_dir.hpp"
 
 using namespace mneme;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
@@ -29,11 +30,6 @@ std::string err_of(const caf::expected<T>& x) {
   return x ? std::string{} : render_error(x.error());
 }
 
-std::string temp_db_path() {
-  char dir[] = "/tmp/mneme-recall-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  return std::string{dir} + "/r.db";
-}
 
 message msg(const std::string& sid, msg_role role, std::string text) {
   message m;
@@ -54,13 +50,14 @@ int64_t scalar(sqlite3* db, const char* sql) {
 }
 
 struct recall_fixture {
+  testing::temp_db_dir dir{"mneme-recall"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::unique_ptr<store_reader> reader;
   bool index_before_search = true; // false: leave new rows to the tail scan
 
   recall_fixture() {
-    params.path = temp_db_path();
+    params.path = dir.db_path();
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
@@ -407,8 +404,9 @@ BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
 }
 
 BOOST_AUTO_TEST_CASE(a_version_2_file_is_upgraded_in_place_and_its_rows_become_findable) {
+  testing::temp_db_dir dir{"mneme-recall"};
   store_params p;
-  p.path = temp_db_path();
+  p.path = dir.db_path();
   {
     sqlite3* raw = nullptr;
     BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
