@@ -11,7 +11,10 @@
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
 //     over the same rows, in the same run, in processor seconds, medians of 3 in a
 //     rotating order [index_ratio_<name>, index_ratio_min: the lowest of the three];
-//     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>];
+//     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>]; and the
+//     committed indexer itself (store/fts_indexer, all three indexes, an idle
+//     writer's ticks) against one bulk transaction filling all three, on copies of
+//     the unindexed corpus, medians of 3 [index_ratio_all];
 //   - what a request waits for behind a paced tick of the real indexer (all three
 //     indexes, synchronous=FULL) on a copy of the unindexed corpus, requests
 //     simulated after a pseudo-random number of rows [index_wait_max_ms,
@@ -322,6 +325,78 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
   return out;
 }
 
+// The product's own indexer against FTS5's bulk insert, all three indexes at once,
+// on copies of the unindexed corpus (the mneme schema with its index settings,
+// synchronous=FULL as the storage actor runs). Ours: store/fts_indexer's
+// index_pending in the ticks of an idle writer (growing runs, nothing waiting),
+// until caught up. Bulk: one transaction with one INSERT ... SELECT per index and
+// the watermark moved. Processor seconds, medians of `repeats` runs per way in
+// alternating order. The per-index figures above come from a copy of the
+// indexer's way of working on one index; this one runs the committed code.
+struct all_index_figures {
+  double ours_s = 0;
+  double bulk_s = 0;
+  std::vector<double> ours_runs, bulk_runs;
+  double ratio() const { return ours_s <= 0 ? 1.0 : bulk_s / ours_s; }
+};
+
+all_index_figures measure_indexer_all(const std::string& unindexed, const std::string& work,
+                                      int repeats) {
+  all_index_figures out;
+  auto run_path = work + "/all.db";
+  auto drop_run = [&] {
+    for (auto* suffix : {"", "-wal", "-shm", ".lock"})
+      std::filesystem::remove(run_path + suffix);
+  };
+  for (int rep = 0; rep < 2 * repeats; ++rep) {
+    bool ours = (rep % 2 == 0) == (rep / 2 % 2 == 0); // ours, bulk, bulk, ours, ours, ...
+    drop_run();
+    std::filesystem::copy_file(unindexed, run_path);
+    store_params p;
+    p.path = run_path;
+    p.synchronous_full = true;
+    auto store = sqlite_store::open(p);
+    if (!store) {
+      std::fprintf(stderr, "%s\n", render_error(store.error()).c_str());
+      return out;
+    }
+    auto& db = (*store)->connection();
+    auto t0 = cpu_seconds();
+    if (ours) {
+      index_pacing_params pacing;
+      auto plan = plan_index_tick(pacing, 0, -1, {}); // an idle writer: every row may go
+      for (;;) {
+        auto done = index_pending(db, plan);
+        if (!done) {
+          std::fprintf(stderr, "%s\n", render_error(done.error()).c_str());
+          return out;
+        }
+        if (done->rows == 0)
+          break;
+        plan.run = done->next_run;
+      }
+      out.ours_runs.push_back(cpu_seconds() - t0);
+    } else {
+      exec(db.native_handle(),
+           "BEGIN IMMEDIATE;"
+           "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
+           " WHERE id > (SELECT indexed_through FROM fts_state);"
+           "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages"
+           " WHERE id > (SELECT indexed_through FROM fts_state);"
+           "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages"
+           " WHERE id > (SELECT indexed_through FROM fts_state);"
+           "UPDATE fts_state SET indexed_through = (SELECT max(id) FROM messages);"
+           "COMMIT");
+      out.bulk_runs.push_back(cpu_seconds() - t0);
+    }
+    store->reset();
+  }
+  drop_run();
+  out.ours_s = median_of(out.ours_runs);
+  out.bulk_s = median_of(out.bulk_runs);
+  return out;
+}
+
 struct append_figures {
   double group_rows_per_s = 0;
   double single_commit_p99_ms = 0;
@@ -443,6 +518,7 @@ int run_recall_bench(const std::vector<std::string>& args) {
     waits = measure_tick_waits(work + "/waits.db");
     for (auto* suffix : {"", "-wal", "-shm", ".lock"})
       std::filesystem::remove(work + "/waits.db" + suffix);
+    std::filesystem::copy_file(params.path, work + "/unindexed.db");
   }
   // The storage actor indexes in the background; measure searches on a caught-up index.
   if (auto indexed = index_all_pending((*store)->connection()); !indexed) {
@@ -494,9 +570,12 @@ int run_recall_bench(const std::vector<std::string>& args) {
   reader->reset();
 
   std::vector<index_figures> indexing;
+  all_index_figures all_indexes;
   append_figures plain, indexed;
   if (!search_only) {
     indexing = measure_indexing(params.path, work, fts);
+    all_indexes = measure_indexer_all(work + "/unindexed.db", work, 3);
+    std::filesystem::remove(work + "/unindexed.db");
     plain = measure_appends(work, false, 20480, 300);
     indexed = measure_appends(work, true, 20480, 300);
   }
@@ -527,6 +606,13 @@ int run_recall_bench(const std::vector<std::string>& args) {
   }
   if (!search_only) {
     j["index_ratio_min"] = ratio_min;
+    j["index_all_rows_per_s_ours"] = static_cast<double>(corpus->messages)
+                                     / std::max(1e-9, all_indexes.ours_s);
+    j["index_all_rows_per_s_bulk"] = static_cast<double>(corpus->messages)
+                                     / std::max(1e-9, all_indexes.bulk_s);
+    j["index_all_runs_s_ours"] = all_indexes.ours_runs;
+    j["index_all_runs_s_bulk"] = all_indexes.bulk_runs;
+    j["index_ratio_all"] = all_indexes.ratio();
     j["index_wait_max_ms"] = waits.wait_max_ms;
     j["index_wait_p99_ms"] = waits.wait_p99_ms;
     j["index_wait_requests"] = waits.requests;
