@@ -21,6 +21,12 @@ std::ostream& operator<<(std::ostream& os, wal_checkpoint_action a) {
   return os << to_string(a);
 }
 
+wal_checkpoint_params wal_checkpoint_params_for(int64_t page_bytes) {
+  wal_checkpoint_params params;
+  params.inline_pages = wal_inline_bound_bytes / (page_bytes > 0 ? page_bytes : 4096);
+  return params;
+}
+
 wal_checkpoint_action plan_wal_checkpoint(const wal_checkpoint_params& params, int64_t wal_pages,
                                           bool has_checkpointer, bool checkpointer_busy) {
   auto background_at = std::max<int64_t>(1, params.background_pages);

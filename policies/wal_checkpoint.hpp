@@ -4,7 +4,7 @@
 //
 // Why: SQLite's automatic checkpoint runs inside the COMMIT that takes the log
 // past 1,000 pages, on the committing thread. For mneme that thread is the only
-// writer, so every append of that group waits for ~4 MB to be copied and the
+// writer, so every append of that group waits for 4-8 MB to be copied and the
 // database file to be synced: the tail of the acknowledgement latency. Instead a
 // second connection on its own thread (actors/storage/wal_checkpointer) runs
 // PASSIVE checkpoints, which never block the writer nor wait for readers.
@@ -25,10 +25,19 @@
 
 namespace mneme {
 
+// The writer's bound in bytes of log, ~64 MB: 16,000 pages at SQLite's default
+// 4 KiB (files created before 8 KiB pages), 8,000 at the 8 KiB of a new file.
+inline constexpr int64_t wal_inline_bound_bytes = int64_t{16000} * 4096;
+
 struct wal_checkpoint_params {
-  int64_t background_pages = 1000; // SQLite's own automatic checkpoint point
-  int64_t inline_pages = 8000;     // 64 MB at the 8 KiB pages of a new file: the writer's bound
+  int64_t background_pages = 1000; // SQLite's own automatic checkpoint point, in pages as SQLite counts
+  int64_t inline_pages = wal_inline_bound_bytes / 8192; // the writer's bound
 };
+
+// The params for a file of `page_bytes` pages: the same 1,000-page point, and
+// the writer's bound at wal_inline_bound_bytes whatever the page size (a file
+// keeps the page size it was created with). A non-positive size counts as 4,096.
+wal_checkpoint_params wal_checkpoint_params_for(int64_t page_bytes);
 
 enum class wal_checkpoint_action {
   none,       // the log is short enough, or a background checkpoint is running

@@ -243,6 +243,17 @@ bool db_connection::in_transaction() const {
   return sqlite3_get_autocommit(db_) == 0;
 }
 
+caf::expected<int64_t> db_connection::page_bytes() {
+  auto stmt = prepare("PRAGMA page_size");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  auto rc = s->step();
+  if (rc != SQLITE_ROW)
+    return failure(rc, "read the page size");
+  return s->column_int(0);
+}
+
 void db_connection::watch_wal() {
   assert(mode_ == open_mode::writer);
   // Replaces SQLite's automatic checkpoint (itself a WAL hook).

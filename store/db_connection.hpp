@@ -117,6 +117,8 @@ public:
 
   // True while a transaction is open on this connection.
   bool in_transaction() const;
+  // The file's page size in bytes (PRAGMA page_size), or an error.
+  caf::expected<int64_t> page_bytes();
 
   // From now on, SQLite's automatic checkpoint is off on this connection and
   // wal_pages() follows the log's length after each of its commits (the caller

@@ -211,7 +211,7 @@ BOOST_FIXTURE_TEST_CASE(the_byte_budget_counts_utf8_bytes_not_characters, indexe
   std::vector<int64_t> ids;
   for (int i = 0; i < 3; ++i)
     ids.push_back(add(han));
-  BOOST_TEST(index(100, 400) == 2); // 450 bytes would pass the budget; 150 characters would not
+  BOOST_TEST(index(100, 400) == 2); // 3 rows are 450 bytes, over the budget (but only 150 characters)
   BOOST_TEST(watermark() == ids[1]);
   require_entries(2);
 }

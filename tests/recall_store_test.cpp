@@ -30,7 +30,6 @@ std::string err_of(const caf::expected<T>& x) {
   return x ? std::string{} : render_error(x.error());
 }
 
-
 message msg(const std::string& sid, msg_role role, std::string text) {
   message m;
   m.session_id = sid;

@@ -418,12 +418,17 @@ BOOST_FIXTURE_TEST_CASE(a_backlog_found_at_open_is_indexed_by_the_actor, actor_f
 // can have copied the rows into the database file while the writer is open.
 BOOST_FIXTURE_TEST_CASE(the_checkpointer_thread_copies_the_log_into_the_file, actor_fixture) {
   start();
+  {
+    auto reader = store_reader::open(params);
+    BOOST_REQUIRE(reader);
+    BOOST_REQUIRE_EQUAL(*(*reader)->connection().page_bytes(), 8192); // a new file's pages
+  }
   auto file_bytes = [&] { return std::filesystem::file_size(params.path); };
   auto before = file_bytes();
   std::vector<message> batch;
-  for (int i = 0; i < 1200; ++i) // ~1,200 pages of log: past the 1,000-page point
+  for (int i = 0; i < 2400; ++i) // two rows per 8 KiB page: ~1,200 pages of log, past 1,000
     batch.push_back(text(std::string(4000, static_cast<char>('a' + i % 26))));
-  BOOST_REQUIRE_EQUAL(call<message_ids>(st_append_atom_v, batch).ids.size(), 1200u);
+  BOOST_REQUIRE_EQUAL(call<message_ids>(st_append_atom_v, batch).ids.size(), 2400u);
   // The deadline only bounds a hang; the assertions are on the counters.
   auto deadline = std::chrono::steady_clock::now() + 30s;
   while (metrics->wal_checkpoints_background.load() < 1
@@ -431,7 +436,7 @@ BOOST_FIXTURE_TEST_CASE(the_checkpointer_thread_copies_the_log_into_the_file, ac
     std::this_thread::sleep_for(1ms);
   BOOST_REQUIRE(metrics->wal_checkpoints_background.load() >= 1);
   BOOST_TEST(metrics->wal_checkpoints_inline.load() == 0); // the writer never copied
-  BOOST_TEST(file_bytes() >= before + 1200u * 4000u);
+  BOOST_TEST(file_bytes() >= before + 2400u * 4000u);
 }
 
 // The checkpointer's connection closes inside the storage actor's shutdown, before

@@ -14,9 +14,10 @@ namespace mneme::testing {
 
 class temp_db_dir {
 public:
-  // `prefix`: the directory's name before its random suffix, under /tmp.
+  // `prefix`: the directory's name before its random suffix, in the system's
+  // temporary directory.
   explicit temp_db_dir(const std::string& prefix) {
-    std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
     BOOST_REQUIRE(mkdtemp(tmpl.data()) != nullptr);
     path_ = tmpl;
   }

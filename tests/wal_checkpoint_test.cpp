@@ -1,7 +1,7 @@
 // Tests of the WAL checkpoint policy (policies/wal_checkpoint.hpp): a short log is
 // left alone, a long one goes to the checkpointer thread unless it is busy, the
 // writer checkpoints itself past the bound or without a checkpointer (SQLite's
-// own 1,000-page point and the 8,000-page bound pinned).
+// own 1,000-page point and the ~64 MB bound pinned, in pages of 4 and 8 KiB).
 #define BOOST_TEST_MODULE wal_checkpoint_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -62,5 +62,14 @@ BOOST_AUTO_TEST_CASE(non_positive_thresholds_count_as_one_page) {
 BOOST_AUTO_TEST_CASE(the_defaults_are_sqlites_checkpoint_point_and_a_64_mb_bound) {
   wal_checkpoint_params params;
   BOOST_TEST(params.background_pages == 1000);
-  BOOST_TEST(params.inline_pages == 8000);
+  BOOST_TEST(params.inline_pages * 8192 == wal_inline_bound_bytes);
+  BOOST_TEST(wal_inline_bound_bytes == 65536000); // ~64 MB
+}
+
+BOOST_AUTO_TEST_CASE(the_bound_stays_64_mb_at_every_page_size) {
+  BOOST_TEST(wal_checkpoint_params_for(4096).inline_pages == 16000); // a file from before 8 KiB pages
+  BOOST_TEST(wal_checkpoint_params_for(8192).inline_pages == 8000);  // a new file
+  BOOST_TEST(wal_checkpoint_params_for(65536).inline_pages == 1000);
+  BOOST_TEST(wal_checkpoint_params_for(0).inline_pages == 16000);    // unknown: SQLite's default
+  BOOST_TEST(wal_checkpoint_params_for(4096).background_pages == 1000); // SQLite counts pages
 }

@@ -53,8 +53,9 @@ struct storage_state {
   // append or a waiting request, next_index_run while nothing waits; with the
   // default pacing both are a full tick).
   index_run_limit index_run = first_index_run(pacing);
-  // Write-ahead log checkpoints (policies/wal_checkpoint): the checkpointer thread,
-  // when the file has one, and whether it is working on a request.
+  // Write-ahead log checkpoints (policies/wal_checkpoint): the thresholds for this
+  // file's page size, the checkpointer thread when the file has one, and whether
+  // it is working on a request.
   wal_checkpoint_params wal;
   std::optional<wal_checkpointer_actor> checkpointer;
   std::shared_ptr<wal_checkpoint_connection> checkpoint_db; // closed before `store`
@@ -384,6 +385,9 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
   if (checkpointer) {
+    // The writer's bound is in bytes; the log is counted in the file's pages.
+    auto page = self->state.store->connection().page_bytes();
+    self->state.wal = wal_checkpoint_params_for(page ? *page : 0);
     self->state.store->connection().watch_wal(); // SQLite's own checkpoint is off now
     self->state.checkpointer = checkpointer->actor;
     self->state.checkpoint_db = checkpointer->connection;

@@ -209,6 +209,12 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
   register_fts_tokenizers(db);
+  // The page size of the corpus file (the store's, before the first page is written).
+  sqlite3* corpus_db = nullptr;
+  sqlite3_open_v2(main_db.c_str(), &corpus_db, SQLITE_OPEN_READONLY, nullptr);
+  auto page_bytes = scalar(corpus_db, "PRAGMA page_size");
+  sqlite3_close(corpus_db);
+  exec(db, "PRAGMA page_size=" + std::to_string(page_bytes > 0 ? page_bytes : 4096));
   exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
   exec(db, "ATTACH '" + main_db + "' AS src");
   if (fts.scoped)
@@ -340,13 +346,19 @@ struct all_index_figures {
   double ratio() const { return ours_s <= 0 ? 1.0 : bulk_s / ours_s; }
 };
 
-all_index_figures measure_indexer_all(const std::string& unindexed, const std::string& work,
-                                      int repeats) {
+// Returns the figures, or an error when either way failed or did not index
+// every row (a failed run must not be reported as a fast one).
+caf::expected<all_index_figures> measure_indexer_all(const std::string& unindexed,
+                                                     const std::string& work, int repeats) {
   all_index_figures out;
   auto run_path = work + "/all.db";
   auto drop_run = [&] {
     for (auto* suffix : {"", "-wal", "-shm", ".lock"})
       std::filesystem::remove(run_path + suffix);
+  };
+  auto fail = [&](std::string what) -> caf::expected<all_index_figures> {
+    drop_run();
+    return caf::make_error(errc::internal, "index_ratio_all: " + what);
   };
   for (int rep = 0; rep < 2 * repeats; ++rep) {
     bool ours = (rep % 2 == 0) == (rep / 2 % 2 == 0); // ours, bulk, bulk, ours, ours, ...
@@ -356,10 +368,8 @@ all_index_figures measure_indexer_all(const std::string& unindexed, const std::s
     p.path = run_path;
     p.synchronous_full = true;
     auto store = sqlite_store::open(p);
-    if (!store) {
-      std::fprintf(stderr, "%s\n", render_error(store.error()).c_str());
-      return out;
-    }
+    if (!store)
+      return fail(render_error(store.error()));
     auto& db = (*store)->connection();
     auto t0 = cpu_seconds();
     if (ours) {
@@ -367,28 +377,35 @@ all_index_figures measure_indexer_all(const std::string& unindexed, const std::s
       auto plan = plan_index_tick(pacing, 0, -1, {}); // an idle writer: every row may go
       for (;;) {
         auto done = index_pending(db, plan);
-        if (!done) {
-          std::fprintf(stderr, "%s\n", render_error(done.error()).c_str());
-          return out;
-        }
+        if (!done)
+          return fail(render_error(done.error()));
         if (done->rows == 0)
           break;
         plan.run = done->next_run;
       }
       out.ours_runs.push_back(cpu_seconds() - t0);
     } else {
-      exec(db.native_handle(),
-           "BEGIN IMMEDIATE;"
-           "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
-           " WHERE id > (SELECT indexed_through FROM fts_state);"
-           "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages"
-           " WHERE id > (SELECT indexed_through FROM fts_state);"
-           "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages"
-           " WHERE id > (SELECT indexed_through FROM fts_state);"
-           "UPDATE fts_state SET indexed_through = (SELECT max(id) FROM messages);"
-           "COMMIT");
+      if (!exec(db.native_handle(),
+                "BEGIN IMMEDIATE;"
+                "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
+                " WHERE id > (SELECT indexed_through FROM fts_state);"
+                "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages"
+                " WHERE id > (SELECT indexed_through FROM fts_state);"
+                "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages"
+                " WHERE id > (SELECT indexed_through FROM fts_state);"
+                "UPDATE fts_state SET indexed_through = (SELECT max(id) FROM messages);"
+                "COMMIT"))
+        return fail("the bulk transaction failed");
       out.bulk_runs.push_back(cpu_seconds() - t0);
     }
+    // Both ways end with every row in all three indexes.
+    auto* raw = db.native_handle();
+    auto rows = scalar(raw, "SELECT count(*) FROM messages");
+    if (scalar(raw, "SELECT indexed_through FROM fts_state") != scalar(raw, "SELECT max(id) FROM messages")
+        || scalar(raw, "SELECT count(*) FROM fts_words_docsize") != rows
+        || scalar(raw, "SELECT count(*) FROM fts_cjk_docsize") != rows
+        || scalar(raw, "SELECT count(*) FROM fts_trigram_docsize") != rows)
+      return fail(std::string{ours ? "the indexer" : "the bulk insert"} + " left rows unindexed");
     store->reset();
   }
   drop_run();
@@ -518,6 +535,8 @@ int run_recall_bench(const std::vector<std::string>& args) {
     waits = measure_tick_waits(work + "/waits.db");
     for (auto* suffix : {"", "-wal", "-shm", ".lock"})
       std::filesystem::remove(work + "/waits.db" + suffix);
+    // The same unindexed state for index_ratio_all: the TRUNCATE checkpoint above
+    // put every row in the file, and nothing has written to it since.
     std::filesystem::copy_file(params.path, work + "/unindexed.db");
   }
   // The storage actor indexes in the background; measure searches on a caught-up index.
@@ -574,8 +593,14 @@ int run_recall_bench(const std::vector<std::string>& args) {
   append_figures plain, indexed;
   if (!search_only) {
     indexing = measure_indexing(params.path, work, fts);
-    all_indexes = measure_indexer_all(work + "/unindexed.db", work, 3);
+    auto all = measure_indexer_all(work + "/unindexed.db", work, 3);
     std::filesystem::remove(work + "/unindexed.db");
+    if (!all) {
+      std::fprintf(stderr, "%s\n", render_error(all.error()).c_str());
+      std::filesystem::remove_all(work);
+      return 1;
+    }
+    all_indexes = std::move(*all);
     plain = measure_appends(work, false, 20480, 300);
     indexed = measure_appends(work, true, 20480, 300);
   }
