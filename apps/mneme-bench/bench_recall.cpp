@@ -91,6 +91,12 @@ bool exec(sqlite3* db, const std::string& sql) {
   return false;
 }
 
+// Removes a database file and the files SQLite and the writer lock keep beside it.
+void remove_db_files(const std::string& path) {
+  for (auto* suffix : {"", "-wal", "-shm", ".lock"})
+    std::filesystem::remove(path + suffix);
+}
+
 int64_t scalar(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* st = nullptr;
   int64_t v = -1;
@@ -260,9 +266,7 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
     f.ours_s = median_of(ours);
   }
   sqlite3_close(db);
-  std::filesystem::remove(path);
-  std::filesystem::remove(path + "-wal");
-  std::filesystem::remove(path + "-shm");
+  remove_db_files(path);
   return out;
 }
 
@@ -352,10 +356,7 @@ caf::expected<all_index_figures> measure_indexer_all(const std::string& unindexe
                                                      const std::string& work, int repeats) {
   all_index_figures out;
   auto run_path = work + "/all.db";
-  auto drop_run = [&] {
-    for (auto* suffix : {"", "-wal", "-shm", ".lock"})
-      std::filesystem::remove(run_path + suffix);
-  };
+  auto drop_run = [&] { remove_db_files(run_path); };
   auto fail = [&](std::string what) -> caf::expected<all_index_figures> {
     drop_run();
     return caf::make_error(errc::internal, "index_ratio_all: " + what);
@@ -479,9 +480,7 @@ append_figures measure_appends(const std::string& dir, bool indexed, int64_t gro
   }
   out.single_commit_p99_ms = percentile(ms, 0.99);
   store->reset();
-  std::filesystem::remove(p.path);
-  std::filesystem::remove(p.path + "-wal");
-  std::filesystem::remove(p.path + "-shm");
+  remove_db_files(p.path);
   return out;
 }
 
@@ -533,8 +532,7 @@ int run_recall_bench(const std::vector<std::string>& args) {
     exec((*store)->connection().native_handle(), "PRAGMA wal_checkpoint(TRUNCATE)");
     std::filesystem::copy_file(params.path, work + "/waits.db");
     waits = measure_tick_waits(work + "/waits.db");
-    for (auto* suffix : {"", "-wal", "-shm", ".lock"})
-      std::filesystem::remove(work + "/waits.db" + suffix);
+    remove_db_files(work + "/waits.db");
     // The same unindexed state for index_ratio_all: the TRUNCATE checkpoint above
     // put every row in the file, and nothing has written to it since.
     std::filesystem::copy_file(params.path, work + "/unindexed.db");
