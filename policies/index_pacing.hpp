@@ -18,22 +18,21 @@
 // scan finds them meanwhile).
 // When a tick may run, it is bounded by `batch_rows` / `batch_bytes` and by its
 // run (below): one transaction per tick, so FTS5 writes few, large segments.
-// Inside a tick each row goes into the CJK bigram and trigram indexes by its own
-// single-row statement, and the yield check runs after every row; the unicode61
-// index takes the tick's rows in one range statement at the end (it tokenizes
-// ~5x faster, so a statement per row would cost it a quarter more). A request
-// arriving during a tick therefore waits for at most one row, the unicode61
-// statement over the rows done so far, and the COMMIT (which writes FTS5's
-// pending lists as segments). The tick's length (its "run": rows and text bytes
-// committed together) bounds the last two. FTS5 writes one segment per index per
-// COMMIT (and one per ~1 MiB of pending data, as its own bulk insert does), so
-// the longer the tick, the closer its segments (and the merge work they cause)
-// come to a bulk insert's; a tick of 4,096 rows / 2 MiB keeps the unicode61
-// statement near 20 ms (docs/benchmarks.md, "recall indexing, session 5").
+// Inside a tick each row goes into each of the three indexes by its own
+// single-row statement, and the yield check runs after every row, so a request
+// arriving during a tick waits for at most one row and the COMMIT (which writes
+// the rest of FTS5's pending lists, at most ~1 MiB per index, as segments): the
+// wait does not grow with the tick's length (its "run": rows and text bytes
+// committed together). FTS5 writes one segment per index per COMMIT (and one per
+// ~1 MiB of pending data, as its own bulk insert does), so the longer the tick,
+// the closer its segments, its log writes and the merge work they cause come to
+// a bulk insert's. A tick of 16,384 rows / 8 MiB runs within ~2% of FTS5's bulk
+// insert in instructions (4,096 rows: ~4%; 65,536: ~1%) while one transaction
+// writes at most a few tens of MB of log (docs/benchmarks.md, "recall, session 7").
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
-// default both are the same, because a request waits for the rows done so far,
-// not for the rest of the tick.
+// default both are the same, because a request waits for one row, not for the
+// rest of the tick.
 #pragma once
 
 #include <cstdint>
@@ -50,12 +49,12 @@ struct index_run_limit {
 };
 
 // The default first and longest runs (index_pacing_params::min_run_* / max_run_*).
-inline constexpr index_run_limit default_first_index_run{4096, 2 * 1024 * 1024};
-inline constexpr index_run_limit default_max_index_run{4096, 2 * 1024 * 1024};
+inline constexpr index_run_limit default_first_index_run{16384, 8 * 1024 * 1024};
+inline constexpr index_run_limit default_max_index_run{16384, 8 * 1024 * 1024};
 
 struct index_pacing_params {
-  int64_t batch_rows = 4096;                  // rows per indexing transaction
-  int64_t batch_bytes = 2 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
+  int64_t batch_rows = 16384;                 // rows per indexing transaction
+  int64_t batch_bytes = 8 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
   int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
   int64_t quiet_ms = 50;                      // no append for this long: large rows go
   int64_t large_row_max_wait_ms = 5000;       // a large row committed this long ago goes

@@ -26,24 +26,16 @@ constexpr const char* backlog_sql =
 constexpr const char* pending_rows_sql =
   "SELECT id, content FROM messages WHERE id > ?1 ORDER BY id LIMIT ?2";
 
-// The CJK bigram and trigram indexes take one row per statement: a single-row
-// INSERT ... VALUES opens no statement savepoint, so FTS5 keeps the row in its
-// in-memory pending list with the tick's rows before it and writes them as one
-// segment (at COMMIT, or when the list passes FTS5's hashsize, as a bulk insert
-// does); the indexer can check for a waiting request after every row.
+// Every index takes one row per statement: a single-row INSERT ... VALUES opens
+// no statement savepoint, so FTS5 keeps the row in its in-memory pending list
+// with the tick's rows before it and writes them as one segment (at COMMIT, or
+// when the list passes FTS5's hashsize, as its own bulk insert does). A
+// multi-row INSERT would open a savepoint, at which FTS5 writes its pending
+// lists as a segment. The indexer checks for a waiting request after every row.
 // ?1 row id, ?2 text.
+constexpr const char* add_words_sql = "INSERT INTO fts_words(rowid, content) VALUES (?1, ?2)";
 constexpr const char* add_cjk_sql = "INSERT INTO fts_cjk(rowid, content) VALUES (?1, ?2)";
 constexpr const char* add_trigram_sql = "INSERT INTO fts_trigram(rowid, content) VALUES (?1, ?2)";
-
-// The unicode61 index tokenizes ~5x faster, so a statement per row would add a
-// quarter to its cost: it takes the tick's rows in one range INSERT ... SELECT
-// at the end of the tick (?1 exclusive lower bound, ?2 inclusive upper bound).
-// A multi-row INSERT opens a statement savepoint, at which FTS5 writes the
-// pending lists of the indexes already written in the transaction; as the
-// tick's last index statement it costs no extra segment.
-constexpr const char* fill_words_sql =
-  "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
-  " WHERE id > ?1 AND id <= ?2";
 
 constexpr const char* advance_sql = "UPDATE fts_state SET indexed_through = ?1 WHERE singleton = 1";
 
@@ -68,9 +60,9 @@ caf::error advance_watermark(db_connection& db, int64_t through) {
   return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "advance index watermark");
 }
 
-// Adds one row to the CJK bigram and trigram indexes.
+// Adds one row to the three indexes.
 caf::error index_row(db_connection& db, int64_t id, std::string_view text) {
-  for (auto* sql : {add_cjk_sql, add_trigram_sql}) {
+  for (auto* sql : {add_words_sql, add_cjk_sql, add_trigram_sql}) {
     auto stmt = db.prepare(sql);
     if (!stmt)
       return std::move(stmt.error());
@@ -81,19 +73,6 @@ caf::error index_row(db_connection& db, int64_t id, std::string_view text) {
       return db.failure(rc, "index row " + std::to_string(id));
   }
   return {};
-}
-
-// Adds the rows (after, through] to the unicode61 index.
-caf::error index_words(db_connection& db, int64_t after, int64_t through) {
-  auto stmt = db.prepare(fill_words_sql);
-  if (!stmt)
-    return std::move(stmt.error());
-  statement_scope s{**stmt};
-  s->bind(1, after);
-  s->bind(2, through);
-  auto rc = s->step();
-  return rc == SQLITE_DONE ? caf::error{}
-                           : db.failure(rc, "index rows up to " + std::to_string(through));
 }
 
 // Indexes rows above `from` within `plan` (see index_pending); leaves the
@@ -174,8 +153,6 @@ caf::expected<index_progress> index_pending(db_connection& db, const index_tick_
     return done;
   if (done->rows == 0)
     return done; // nothing indexed; the transaction rolls back empty
-  if (auto err = index_words(db, *from, done->watermark))
-    return err;
   if (auto err = advance_watermark(db, done->watermark))
     return err;
   if (auto err = txn.commit())

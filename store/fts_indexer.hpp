@@ -29,7 +29,7 @@ class db_connection;
 // One bulk batch (index_all_pending), the same as a paced tick's default run
 // (policies/index_pacing.hpp): large transactions make FTS5 write few, large
 // segments, so the background path runs near FTS5's bulk rate (docs/benchmarks.md,
-// "recall indexing, session 5").
+// "recall, session 7").
 inline constexpr int64_t fts_index_batch_rows = default_max_index_run.rows;
 // Text bytes per batch: a batch stops before the row that would exceed this, but
 // always takes at least one row (a single 200 KB tool output fits anyway).
@@ -58,18 +58,17 @@ struct index_progress {
 };
 
 // One paced tick: indexes the rows above the watermark in id order in ONE
-// IMMEDIATE transaction that also advances the watermark. Each row goes into the
-// CJK bigram and trigram indexes by its own single-row INSERT (FTS5 keeps the
-// tick's rows in its pending lists and writes one segment per index at COMMIT,
-// as a bulk insert does); the unicode61 index takes the tick's rows in one range
-// INSERT at the end, just before the watermark moves. The tick stops
+// IMMEDIATE transaction that also advances the watermark. Each row goes into each
+// of the three indexes by its own single-row INSERT (FTS5 keeps the tick's rows
+// in its pending lists and writes them as one segment per index at COMMIT, or
+// per ~1 MiB of pending data, as its own bulk insert does). The tick stops
 //   - before a row `plan` does not allow (policies/index_pacing: a large row that
 //     must wait): the watermark stays below it, so the rows behind it wait too;
 //   - before the row that would pass plan.run.bytes or plan.max_bytes (at least
 //     one row), or after plan.run.rows or plan.max_rows rows;
 //   - after any row after which `should_yield()` returns true (the caller has
-//     work waiting: a request waits at most one row, the unicode61 statement over
-//     the tick's rows, and the commit).
+//     work waiting: a request waits at most one row's indexing and the commit,
+//     however long the tick would have been).
 // Then it commits what it did. Errors: storage_* from SQLite; on error nothing
 // changed (the transaction rolls back, the watermark is unchanged).
 // REQUIRES: db is the writer, at schema version >= 5, with no open transaction;

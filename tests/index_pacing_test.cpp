@@ -52,15 +52,15 @@ const through_case through_cases[] = {
 
 BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   index_pacing_params p;
-  BOOST_TEST(p.batch_rows == 4096);
-  BOOST_TEST(p.batch_bytes == 2 * 1024 * 1024);
+  BOOST_TEST(p.batch_rows == 16384);
+  BOOST_TEST(p.batch_bytes == 8 * 1024 * 1024);
   BOOST_TEST(p.large_row_bytes == 16 * 1024);
   BOOST_TEST(p.quiet_ms == 50);
   BOOST_TEST(p.large_row_max_wait_ms == 5000);
-  BOOST_TEST(p.min_run_rows == 4096);
-  BOOST_TEST(p.min_run_bytes == 2 * 1024 * 1024);
-  BOOST_TEST(p.max_run_rows == 4096);
-  BOOST_TEST(p.max_run_bytes == 2 * 1024 * 1024);
+  BOOST_TEST(p.min_run_rows == 16384);
+  BOOST_TEST(p.min_run_bytes == 8 * 1024 * 1024);
+  BOOST_TEST(p.max_run_rows == 16384);
+  BOOST_TEST(p.max_run_bytes == 8 * 1024 * 1024);
 }
 
 // A request waits for the rows a tick did before it arrived, not for the rest of

@@ -280,8 +280,8 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
 
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
 // message waits; the tick checks for a message after every row and then ends
-// (store/fts_indexer), so an append waits for one row plus the tick's end (its
-// unicode61 range and COMMIT). Another tick follows while a
+// (store/fts_indexer), so an append waits for one row plus the tick's COMMIT.
+// Another tick follows while a
 // backlog remains, except when the head of the backlog is a large row that must
 // wait: then a timer brings the tick back when the row is due.
 // An index failure is logged and retried on a later tick; it never fails an

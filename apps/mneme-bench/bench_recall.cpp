@@ -5,8 +5,7 @@
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
 //   - indexing throughput of each index filled the way the storage actor's
 //     background indexer fills it when idle (store/fts_indexer: one transaction per
-//     tick of policies/index_pacing's run, a single-row INSERT per row for the CJK
-//     bigram and trigram indexes, one range INSERT per tick for unicode61,
+//     tick of policies/index_pacing's run, a single-row INSERT per row,
 //     watermark row updated) against FTS5's bulk insert
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
 //     over the same rows, in the same run, in processor seconds, medians of 3 in a
@@ -132,15 +131,12 @@ double median_of(std::vector<double> xs) {
 // when the actor is idle: ticks of policies/index_pacing's run length (growing
 // from the first run to the longest by next_index_run while nothing waits, within
 // the batch bounds), each one transaction: the pending rows stepped in id order,
-// each row added by its own single-row INSERT (`per_row`: the CJK bigram and
-// trigram indexes) or the tick's rows by one range INSERT at its end (unicode61),
-// then the watermark row updated and COMMIT. Returns processor seconds.
-double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts,
-                        bool per_row) {
+// each row added by its own single-row INSERT, then the watermark row updated and
+// COMMIT. Returns processor seconds.
+double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
   auto t0 = cpu_seconds();
   sqlite3_stmt* rows_st = nullptr;
   sqlite3_stmt* add = nullptr;
-  sqlite3_stmt* fill = nullptr;
   sqlite3_stmt* advance = nullptr;
   auto rows_sql = std::string{"SELECT id, content"} + (fts.scoped ? ", scope" : "")
                   + " FROM src_rows WHERE id > ?1 ORDER BY id LIMIT ?2";
@@ -149,9 +145,6 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
   auto add_sql = "INSERT INTO " + table + cols
                  + (fts.scoped ? " VALUES (?1, ?2, ?3)" : " VALUES (?1, ?2)");
   sqlite3_prepare_v2(db, add_sql.c_str(), -1, &add, nullptr);
-  auto fill_sql = "INSERT INTO " + table + cols + " SELECT id, content"
-                  + (fts.scoped ? ", scope" : "") + " FROM src_rows WHERE id > ?1 AND id <= ?2";
-  sqlite3_prepare_v2(db, fill_sql.c_str(), -1, &fill, nullptr);
   sqlite3_prepare_v2(db, "UPDATE bench_watermark SET through = ?1", -1, &advance, nullptr);
   index_pacing_params pacing;
   auto plan = plan_index_tick(pacing, 0, -1, {});
@@ -168,14 +161,12 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
       if (rows > 0 && bytes + size > tick_bytes)
         break;
       through = sqlite3_column_int64(rows_st, 0);
-      if (per_row) {
-        sqlite3_bind_int64(add, 1, through);
-        sqlite3_bind_value(add, 2, sqlite3_column_value(rows_st, 1));
-        if (fts.scoped)
-          sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 2));
-        sqlite3_step(add);
-        sqlite3_reset(add);
-      }
+      sqlite3_bind_int64(add, 1, through);
+      sqlite3_bind_value(add, 2, sqlite3_column_value(rows_st, 1));
+      if (fts.scoped)
+        sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 2));
+      sqlite3_step(add);
+      sqlite3_reset(add);
       bytes += size;
       ++rows;
     }
@@ -183,12 +174,6 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
     if (rows == 0) {
       exec(db, "COMMIT");
       break;
-    }
-    if (!per_row) {
-      sqlite3_bind_int64(fill, 1, from);
-      sqlite3_bind_int64(fill, 2, through);
-      sqlite3_step(fill);
-      sqlite3_reset(fill);
     }
     sqlite3_bind_int64(advance, 1, through);
     sqlite3_step(advance);
@@ -199,7 +184,6 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
   }
   sqlite3_finalize(rows_st);
   sqlite3_finalize(add);
-  sqlite3_finalize(fill);
   sqlite3_finalize(advance);
   return cpu_seconds() - t0;
 }
@@ -254,7 +238,7 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
           exec(db, "INSERT INTO " + t + "(" + t + ") VALUES ('rebuild')");
           rebuild.push_back(cpu_seconds() - t0);
         } else {
-          ours.push_back(index_in_batches(db, t, fts, f.name != "unicode61"));
+          ours.push_back(index_in_batches(db, t, fts));
         }
         // Outside the timing: the next way starts with an empty write-ahead log.
         exec(db, "DROP TABLE " + t + "; UPDATE bench_watermark SET through = 0;"
