@@ -29,6 +29,7 @@ index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_m
   plan.max_rows = std::max<int64_t>(1, params.batch_rows);
   plan.max_bytes = std::max<int64_t>(1, params.batch_bytes);
   plan.large_row_bytes = std::max<int64_t>(1, params.large_row_bytes);
+  plan.max_log_bytes = std::max<int64_t>(1, params.log_bytes);
   plan.run = first_index_run(params);
   plan.max_run = {std::max(plan.run.rows, params.max_run_rows),
                   std::max(plan.run.bytes, params.max_run_bytes)};
@@ -56,6 +57,10 @@ index_run_limit next_index_run(const index_run_limit& previous, const index_run_
     return v > hi / 2 ? hi : v * 2;
   };
   return {grow(previous.rows, max_run.rows), grow(previous.bytes, max_run.bytes)};
+}
+
+bool tick_log_spent(const index_tick_plan& plan, int64_t log_bytes) {
+  return log_bytes >= std::max<int64_t>(1, plan.max_log_bytes);
 }
 
 bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes) {

@@ -20,15 +20,21 @@
 // run (below): one transaction per tick, so FTS5 writes few, large segments.
 // Inside a tick each row goes into each of the three indexes by its own
 // single-row statement, and the yield check runs after every row, so a request
-// arriving during a tick waits for at most one row and the COMMIT (which writes
-// the rest of FTS5's pending lists, at most ~1 MiB per index, as segments): the
-// wait does not grow with the tick's length (its "run": rows and text bytes
-// committed together). FTS5 writes one segment per index per COMMIT (and one per
-// ~1 MiB of pending data, as its own bulk insert does), so the longer the tick,
-// the closer its segments, its log writes and the merge work they cause come to
-// a bulk insert's. A tick of 16,384 rows / 8 MiB runs within ~2% of FTS5's bulk
-// insert in instructions (4,096 rows: ~4%; 65,536: ~1%) while one transaction
-// writes at most a few tens of MB of log (docs/benchmarks.md, "recall, session 7").
+// arriving during a tick waits for at most one row and the COMMIT, never for the
+// indexing of other rows. FTS5 writes one segment per index per COMMIT (and one
+// per ~1 MiB of pending data, as its own bulk insert does), so the longer the
+// tick (its "run": rows and text bytes committed together), the closer its
+// segments, its log writes and the merge work they cause come to a bulk insert's:
+// a tick of 16,384 rows / 8 MiB does the work of FTS5's bulk insert within ~2% in
+// instructions (4,096 rows: ~4%; one tick for all: ~1%) (docs/benchmarks.md,
+// "recall, session 7"). But the COMMIT also syncs (synchronous=FULL) the log the
+// tick wrote, pages the 2 MB page cache spilled mid-tick included, and a tick's
+// log adds to the write-ahead log beyond the bound of policies/wal_checkpoint
+// until a checkpoint catches up; merges make the log per row grow with the
+// index (16,384 rows of the recall corpus at 200,000 messages: ~46 MB). So a tick
+// also commits once it has written `log_bytes` (24 MiB) of log: two ticks stay
+// under the writer's ~64 MB checkpoint bound, whatever the index's size or the
+// rows' sizes.
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the
@@ -37,6 +43,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 
 namespace mneme {
 
@@ -55,6 +62,7 @@ inline constexpr index_run_limit default_max_index_run{16384, 8 * 1024 * 1024};
 struct index_pacing_params {
   int64_t batch_rows = 16384;                 // rows per indexing transaction
   int64_t batch_bytes = 8 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
+  int64_t log_bytes = 24 * 1024 * 1024;       // log a tick may write before it commits (>= 1 row)
   int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
   int64_t quiet_ms = 50;                      // no append for this long: large rows go
   int64_t large_row_max_wait_ms = 5000;       // a large row committed this long ago goes
@@ -93,6 +101,9 @@ struct index_tick_plan {
   index_run_limit run = default_first_index_run;
   // The longest run (max_run_* of the params, never below the first run's).
   index_run_limit max_run = default_max_index_run;
+  // The tick commits after the row during which its pages written to the log
+  // (spilled by the page cache mid-transaction) reach this many bytes.
+  int64_t max_log_bytes = std::numeric_limits<int64_t>::max();
 };
 
 // The plan for a tick at `now_ms`. `last_append_ms` is when the last append
@@ -104,6 +115,10 @@ struct index_tick_plan {
 // Non-positive budgets are replaced by 1 (a tick can always progress).
 index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_ms,
                                 int64_t last_append_ms, const std::deque<commit_mark>& commits);
+
+// Whether a tick that has written `log_bytes` of log so far must commit now
+// (after at least one row; the caller asks after each row).
+bool tick_log_spent(const index_tick_plan& plan, int64_t log_bytes);
 
 // Whether a row of `bytes` text with id `id` may be indexed under `plan`.
 bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes);

@@ -254,6 +254,12 @@ caf::expected<int64_t> db_connection::page_bytes() {
   return s->column_int(0);
 }
 
+int64_t db_connection::pages_written() const {
+  int current = 0, highwater = 0;
+  sqlite3_db_status(db_, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highwater, 0);
+  return current;
+}
+
 void db_connection::watch_wal() {
   assert(mode_ == open_mode::writer);
   // Replaces SQLite's automatic checkpoint (itself a WAL hook).

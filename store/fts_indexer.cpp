@@ -92,6 +92,12 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
       out.next_run = next_index_run(plan.run, plan.max_run);
     return out;
   };
+  // The log this tick writes: pages the page cache spills mid-transaction
+  // (the COMMIT then writes the rest of the dirty pages and FTS5's pending lists).
+  auto page_bytes = db.page_bytes();
+  if (!page_bytes)
+    return std::move(page_bytes.error());
+  auto written_at_start = db.pages_written();
   // Stepped lazily, interleaved with the inserts (other tables of the same
   // connection), so a tick that yields early reads no further.
   auto stmt = db.prepare(pending_rows_sql);
@@ -101,13 +107,13 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
   s->bind(1, from);
   s->bind(2, max_rows);
   for (;;) {
+    if (out.waited) // a request waits: end without reading the next row
+      return done(index_stop::yielded);
     auto rc = s->step();
     if (rc == SQLITE_DONE)
       return done(out.rows < max_rows ? index_stop::caught_up : index_stop::budget);
     if (rc != SQLITE_ROW)
       return db.failure(rc, "read rows to index");
-    if (out.waited)
-      return done(index_stop::yielded); // more is pending, a request waits
     auto id = s->column_int(0);
     auto text = s->column_text(1);
     auto bytes = static_cast<int64_t>(text.size());
@@ -124,6 +130,8 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
     out.watermark = id;
     // Asked after every row: a request waits at most one row's indexing and the commit.
     out.waited = should_yield && should_yield();
+    if (!out.waited && tick_log_spent(plan, (db.pages_written() - written_at_start) * *page_bytes))
+      return done(index_stop::budget);
   }
 }
 

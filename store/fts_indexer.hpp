@@ -38,8 +38,8 @@ inline constexpr int64_t fts_index_batch_bytes = default_max_index_run.bytes;
 // Why a paced tick stopped.
 enum class index_stop {
   caught_up,     // nothing above the new watermark (at the time of the read)
-  budget,        // max_rows or max_bytes reached; more is pending
-  yielded,       // should_yield() returned true after a run
+  budget,        // max_rows, max_bytes or max_log_bytes reached; more may be pending
+  yielded,       // should_yield() returned true after a row (nothing more was read)
   large_row_due, // the next row is large and may not go yet (see deferred_id)
 };
 
@@ -66,6 +66,8 @@ struct index_progress {
 //     must wait): the watermark stays below it, so the rows behind it wait too;
 //   - before the row that would pass plan.run.bytes or plan.max_bytes (at least
 //     one row), or after plan.run.rows or plan.max_rows rows;
+//   - after the row during which the pages it wrote to the log before its COMMIT
+//     (the page cache's spills) reached plan.max_log_bytes;
 //   - after any row after which `should_yield()` returns true (the caller has
 //     work waiting: a request waits at most one row's indexing and the commit,
 //     however long the tick would have been).
@@ -77,8 +79,8 @@ caf::expected<index_progress> index_pending(db_connection& db, const index_tick_
                                             const std::function<bool()>& should_yield = {});
 
 // Indexes up to `max_rows` messages above the watermark (and about `max_bytes` of
-// text, at least one row), large rows included, without yielding. Returns the
-// number of rows indexed (0 when nothing is pending).
+// text, at least one row), large rows included, without yielding and without a
+// log budget. Returns the number of rows indexed (0 when nothing is pending).
 // REQUIRES: as above; max_rows >= 1, max_bytes >= 1.
 caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows,
                                      int64_t max_bytes = fts_index_batch_bytes);

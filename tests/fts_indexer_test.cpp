@@ -243,7 +243,7 @@ std::ostream& operator<<(std::ostream& os, const yield_case& c) {
 const yield_case yield_cases[] = {
   {100, 1, 1, index_stop::yielded, 1, true},     // a waiting request: one row, then commit
   {100, 40, 40, index_stop::yielded, 40, true},  // the rows done so far, no more
-  {100, 100, 100, index_stop::caught_up, 100, true}, // the last row; a request waits
+  {100, 100, 100, index_stop::yielded, 100, true}, // the last row; a request waits: no read on
   {100, 999, 100, index_stop::caught_up, 100, false}, // asked after the last row too
 };
 
@@ -339,6 +339,35 @@ BOOST_FIXTURE_TEST_CASE(a_tick_writes_one_segment_per_index_however_often_it_che
   BOOST_TEST(index(10) == 1);
   for (auto* t : fts_tables)
     BOOST_TEST(segments(raw(), t) == 2, t); // one more per tick (commit)
+  require_integrity();
+}
+
+// A tick commits once the log it wrote (the page cache's spills) reaches its
+// budget: with a cache of a few pages the first rows spill, so the tick stops
+// early, keeps the watermark invariant, and the next ticks index the rest.
+BOOST_FIXTURE_TEST_CASE(a_tick_commits_once_its_log_reaches_the_budget, indexer_fixture) {
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 2000; ++i)
+    ids.push_back(add("spilling row " + std::to_string(i) + " alpha" + std::to_string(i * 31)
+                      + " 数据库" + std::to_string(i) + " beta" + std::to_string(i * 17)));
+  BOOST_REQUIRE(sqlite3_exec(raw(), "PRAGMA cache_size=4", nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto plan = open_plan(5000);
+  plan.max_log_bytes = 1; // the first row that spills a page ends the tick
+  auto before = db().pages_written();
+  auto done = index_pending(db(), plan);
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::budget));
+  BOOST_TEST(done->rows >= 1);
+  BOOST_TEST(done->rows < 2000);
+  BOOST_TEST(db().pages_written() > before);
+  BOOST_TEST(watermark() == ids[static_cast<size_t>(done->rows - 1)]);
+  require_entries(done->rows);
+  // Without a log budget one tick takes the rest.
+  auto rest = index_pending(db(), open_plan(5000));
+  BOOST_REQUIRE_MESSAGE(rest, err_of(rest));
+  BOOST_TEST(done->rows + rest->rows == 2000);
+  BOOST_TEST(static_cast<int>(rest->stop) == static_cast<int>(index_stop::caught_up));
+  require_entries(2000);
   require_integrity();
 }
 

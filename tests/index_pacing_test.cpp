@@ -54,6 +54,7 @@ BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   index_pacing_params p;
   BOOST_TEST(p.batch_rows == 16384);
   BOOST_TEST(p.batch_bytes == 8 * 1024 * 1024);
+  BOOST_TEST(p.log_bytes == 24 * 1024 * 1024);
   BOOST_TEST(p.large_row_bytes == 16 * 1024);
   BOOST_TEST(p.quiet_ms == 50);
   BOOST_TEST(p.large_row_max_wait_ms == 5000);
@@ -63,8 +64,8 @@ BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   BOOST_TEST(p.max_run_bytes == 8 * 1024 * 1024);
 }
 
-// A request waits for the rows a tick did before it arrived, not for the rest of
-// the tick, so the default run does not start short after an append.
+// A request waits for one row and the tick's COMMIT, not for the rest of the
+// tick, so the default run does not start short after an append.
 BOOST_AUTO_TEST_CASE(by_default_a_tick_after_an_append_is_as_long_as_an_idle_one) {
   index_pacing_params p;
   auto after_append = plan_index_tick(p, 1000, 999, {});
@@ -133,10 +134,25 @@ BOOST_AUTO_TEST_CASE(a_plan_carries_the_batch_bounds_and_the_large_row_size) {
   p.batch_rows = 300;
   p.batch_bytes = 70000;
   p.large_row_bytes = 2000;
+  p.log_bytes = 123456;
   auto plan = plan_index_tick(p, 100, 90, {});
   BOOST_TEST(plan.max_rows == 300);
   BOOST_TEST(plan.max_bytes == 70000);
   BOOST_TEST(plan.large_row_bytes == 2000);
+  BOOST_TEST(plan.max_log_bytes == 123456);
+}
+
+// A tick commits after the row during which its log reached the budget.
+BOOST_AUTO_TEST_CASE(a_tick_is_spent_once_its_log_reaches_the_budget) {
+  index_pacing_params p;
+  p.log_bytes = 8192 * 3;
+  auto plan = plan_index_tick(p, 100, -1, {});
+  BOOST_TEST(!tick_log_spent(plan, 0));
+  BOOST_TEST(!tick_log_spent(plan, 8192 * 3 - 1));
+  BOOST_TEST(tick_log_spent(plan, 8192 * 3));
+  BOOST_TEST(tick_log_spent(plan, 8192 * 300));
+  index_tick_plan unbounded; // a plan made without the pacing (index_pending's batch form)
+  BOOST_TEST(!tick_log_spent(unbounded, int64_t{1} << 50));
 }
 
 BOOST_DATA_TEST_CASE(large_rows_go_when_the_writer_is_quiet_or_they_waited_long_enough,
@@ -218,8 +234,11 @@ BOOST_AUTO_TEST_CASE(non_positive_budgets_still_let_a_tick_index_one_row) {
   p.batch_rows = 0;
   p.batch_bytes = -5;
   p.large_row_bytes = 0;
+  p.log_bytes = -1;
   auto plan = plan_index_tick(p, 100, -1, {});
   BOOST_TEST(plan.max_rows == 1);
   BOOST_TEST(plan.max_bytes == 1);
   BOOST_TEST(plan.large_row_bytes == 1);
+  BOOST_TEST(plan.max_log_bytes == 1); // the tick ends after the first row that wrote log
+  BOOST_TEST(!tick_log_spent(plan, 0));
 }

@@ -5,7 +5,7 @@
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
 //   - indexing throughput of each index filled the way the storage actor's
 //     background indexer fills it when idle (store/fts_indexer: one transaction per
-//     tick of policies/index_pacing's run, a single-row INSERT per row,
+//     tick of policies/index_pacing's run and log budget, a single-row INSERT per row,
 //     watermark row updated) against FTS5's bulk insert
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
 //     over the same rows, in the same run, in processor seconds, medians of 3 in a
@@ -41,8 +41,10 @@
 #include <sqlite3.h>
 
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/index_ways.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
+#include "policies/wal_checkpoint.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/recall.hpp"
@@ -90,12 +92,6 @@ bool exec(sqlite3* db, const std::string& sql) {
   return false;
 }
 
-// Removes a database file and the files SQLite and the writer lock keep beside it.
-void remove_db_files(const std::string& path) {
-  for (auto* suffix : {"", "-wal", "-shm", ".lock"})
-    std::filesystem::remove(path + suffix);
-}
-
 int64_t scalar(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* st = nullptr;
   int64_t v = -1;
@@ -127,11 +123,19 @@ double median_of(std::vector<double> xs) {
   return xs.empty() ? 0 : xs[xs.size() / 2];
 }
 
+// Pages `db` has written to its log so far (db_connection::pages_written).
+int64_t pages_written(sqlite3* db) {
+  int current = 0, highwater = 0;
+  sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highwater, 0);
+  return current;
+}
+
 // The storage actor's indexing path for one index, as store/fts_indexer runs it
 // when the actor is idle: ticks of policies/index_pacing's run length (growing
 // from the first run to the longest by next_index_run while nothing waits, within
 // the batch bounds), each one transaction: the pending rows stepped in id order,
-// each row added by its own single-row INSERT, then the watermark row updated and
+// each row added by its own single-row INSERT, the tick ending after the row that
+// brings the log it wrote to the plan's budget; then the watermark row updated and
 // COMMIT. Returns processor seconds.
 double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
   auto t0 = cpu_seconds();
@@ -149,6 +153,7 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
   index_pacing_params pacing;
   auto plan = plan_index_tick(pacing, 0, -1, {});
   auto run = plan.run;
+  auto page_bytes = scalar(db, "PRAGMA page_size");
   for (int64_t from = 0;;) {
     auto tick_rows = std::min(plan.max_rows, run.rows);
     auto tick_bytes = std::min(plan.max_bytes, run.bytes);
@@ -156,6 +161,7 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
     sqlite3_bind_int64(rows_st, 1, from);
     sqlite3_bind_int64(rows_st, 2, tick_rows);
     int64_t through = from, rows = 0, bytes = 0;
+    auto written_at_start = pages_written(db);
     while (sqlite3_step(rows_st) == SQLITE_ROW) {
       auto size = static_cast<int64_t>(sqlite3_column_bytes(rows_st, 1)); // loads the text once
       if (rows > 0 && bytes + size > tick_bytes)
@@ -169,6 +175,8 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
       sqlite3_reset(add);
       bytes += size;
       ++rows;
+      if (tick_log_spent(plan, (pages_written(db) - written_at_start) * page_bytes))
+        break;
     }
     sqlite3_reset(rows_st);
     if (rows == 0) {
@@ -278,6 +286,9 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
   if (!store)
     return out;
   auto& db = (*store)->connection();
+  // As in the storage actor, no checkpoint runs inside a tick's COMMIT: its
+  // checkpointer thread copies the log meanwhile (here: between ticks, untimed).
+  db.watch_wal();
   index_pacing_params pacing;
   auto plan = plan_index_tick(pacing, 0, -1, {}); // an idle writer: every row may go
   uint64_t lcg = 12345;
@@ -312,6 +323,8 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
       ++out.requests;
     }
     plan.run = done->waited ? first_index_run(pacing) : done->next_run;
+    if (db.take_wal_commit() && db.wal_pages() > wal_checkpoint_params{}.background_pages)
+      (void)db.checkpoint_passive();
   }
   out.wait_max_ms = percentile(waits, 1.0);
   out.wait_p99_ms = percentile(waits, 0.99);
@@ -358,39 +371,18 @@ caf::expected<all_index_figures> measure_indexer_all(const std::string& unindexe
     auto& db = (*store)->connection();
     auto t0 = cpu_seconds();
     if (ours) {
-      index_pacing_params pacing;
-      auto plan = plan_index_tick(pacing, 0, -1, {}); // an idle writer: every row may go
-      for (;;) {
-        auto done = index_pending(db, plan);
-        if (!done)
-          return fail(render_error(done.error()));
-        if (done->rows == 0)
-          break;
-        plan.run = done->next_run;
-      }
+      if (auto ticks = fill_indexes_by_ticks(db); !ticks)
+        return fail(render_error(ticks.error()));
       out.ours_runs.push_back(cpu_seconds() - t0);
     } else {
-      if (!exec(db.native_handle(),
-                "BEGIN IMMEDIATE;"
-                "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages"
-                " WHERE id > (SELECT indexed_through FROM fts_state);"
-                "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages"
-                " WHERE id > (SELECT indexed_through FROM fts_state);"
-                "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages"
-                " WHERE id > (SELECT indexed_through FROM fts_state);"
-                "UPDATE fts_state SET indexed_through = (SELECT max(id) FROM messages);"
-                "COMMIT"))
-        return fail("the bulk transaction failed");
+      if (auto err = fill_indexes_in_bulk(db))
+        return fail("the bulk transaction failed: " + render_error(err));
       out.bulk_runs.push_back(cpu_seconds() - t0);
     }
     // Both ways end with every row in all three indexes.
-    auto* raw = db.native_handle();
-    auto rows = scalar(raw, "SELECT count(*) FROM messages");
-    if (scalar(raw, "SELECT indexed_through FROM fts_state") != scalar(raw, "SELECT max(id) FROM messages")
-        || scalar(raw, "SELECT count(*) FROM fts_words_docsize") != rows
-        || scalar(raw, "SELECT count(*) FROM fts_cjk_docsize") != rows
-        || scalar(raw, "SELECT count(*) FROM fts_trigram_docsize") != rows)
-      return fail(std::string{ours ? "the indexer" : "the bulk insert"} + " left rows unindexed");
+    if (auto indexed = check_all_indexed(db); !indexed)
+      return fail(std::string{ours ? "the indexer: " : "the bulk insert: "}
+                  + render_error(indexed.error()));
     store->reset();
   }
   drop_run();
