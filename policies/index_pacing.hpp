@@ -24,17 +24,19 @@
 // indexing of other rows. FTS5 writes one segment per index per COMMIT (and one
 // per ~1 MiB of pending data, as its own bulk insert does), so the longer the
 // tick (its "run": rows and text bytes committed together), the closer its
-// segments, its log writes and the merge work they cause come to a bulk insert's:
-// a tick of 16,384 rows / 8 MiB does the work of FTS5's bulk insert within ~2% in
-// instructions (4,096 rows: ~4%; one tick for all: ~1%) (docs/benchmarks.md,
-// "recall, session 7"). But the COMMIT also syncs (synchronous=FULL) the log the
-// tick wrote, pages the 2 MB page cache spilled mid-tick included, and a tick's
-// log adds to the write-ahead log beyond the bound of policies/wal_checkpoint
-// until a checkpoint catches up; merges make the log per row grow with the
-// index (16,384 rows of the recall corpus at 200,000 messages: ~46 MB). So a tick
-// also commits once it has written `log_bytes` (24 MiB) of log: two ticks stay
-// under the writer's ~64 MB checkpoint bound, whatever the index's size or the
-// rows' sizes.
+// segments, its log writes and the merge work they cause come to a bulk insert's
+// (in instructions, 16,384-row ticks at 200,000 messages: 99% of FTS5's bulk
+// insert's work; session 6's 4,096-row ticks with a range INSERT: 97%;
+// docs/benchmarks.md, "recall, session 7"). But the COMMIT also syncs
+// (synchronous=FULL) the log the tick wrote, pages the 2 MB page cache spilled
+// mid-tick included, and a tick's log adds to the write-ahead log beyond the
+// bound of policies/wal_checkpoint until a checkpoint catches up; merges make
+// the log per row grow with the index (16,384 rows of the recall corpus at
+// 200,000 messages: ~48 MB). So a tick also commits after the row during which
+// the pages it spilled reach `log_bytes` (24 MiB). That bounds the log the rows
+// make, whatever the index's or the rows' sizes; the COMMIT's own writes (the
+// dirty cache, FTS5's last pending lists and the merges they start) come on top,
+// and a page spilled twice counts twice.
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the

@@ -119,9 +119,10 @@ public:
   bool in_transaction() const;
   // The file's page size in bytes (PRAGMA page_size), or an error.
   caf::expected<int64_t> page_bytes();
-  // Pages this connection has written to the log (or, outside WAL mode, the
+  // Page writes this connection has made to the log (or, outside WAL mode, the
   // file) since it opened, mid-transaction spills of the page cache included
-  // (SQLITE_DBSTATUS_CACHE_WRITE).
+  // (SQLITE_DBSTATUS_CACHE_WRITE; a page written twice counts twice). Wraps
+  // after 2^31 pages (16 TiB at 8 KiB).
   int64_t pages_written() const;
 
   // From now on, SQLite's automatic checkpoint is off on this connection and

@@ -49,8 +49,8 @@ struct index_progress {
   int64_t watermark = 0;   // the watermark after the tick
   index_stop stop = index_stop::caught_up;
   int64_t deferred_id = 0; // the large row that stopped the tick (large_row_due)
-  // should_yield() answered true after a row (the tick stopped there, or it was
-  // the last row anyway): the caller starts its next tick with the first run.
+  // should_yield() answered true after a row (the tick stopped there: stop is
+  // `yielded`): the caller starts its next tick with the first run.
   bool waited = false;
   // The run of the next tick: plan.run grown once (next_index_run) when nothing
   // waited behind this tick, plan.run when a request did.
@@ -66,8 +66,8 @@ struct index_progress {
 //     must wait): the watermark stays below it, so the rows behind it wait too;
 //   - before the row that would pass plan.run.bytes or plan.max_bytes (at least
 //     one row), or after plan.run.rows or plan.max_rows rows;
-//   - after the row during which the pages it wrote to the log before its COMMIT
-//     (the page cache's spills) reached plan.max_log_bytes;
+//   - after the row during which the pages the tick spilled to the log before
+//     its COMMIT reached plan.max_log_bytes (the COMMIT writes more);
 //   - after any row after which `should_yield()` returns true (the caller has
 //     work waiting: a request waits at most one row's indexing and the commit,
 //     however long the tick would have been).

@@ -353,13 +353,11 @@ BOOST_FIXTURE_TEST_CASE(a_tick_commits_once_its_log_reaches_the_budget, indexer_
   BOOST_REQUIRE(sqlite3_exec(raw(), "PRAGMA cache_size=4", nullptr, nullptr, nullptr) == SQLITE_OK);
   auto plan = open_plan(5000);
   plan.max_log_bytes = 1; // the first row that spills a page ends the tick
-  auto before = db().pages_written();
   auto done = index_pending(db(), plan);
   BOOST_REQUIRE_MESSAGE(done, err_of(done));
   BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::budget));
   BOOST_TEST(done->rows >= 1);
   BOOST_TEST(done->rows < 2000);
-  BOOST_TEST(db().pages_written() > before);
   BOOST_TEST(watermark() == ids[static_cast<size_t>(done->rows - 1)]);
   require_entries(done->rows);
   // Without a log budget one tick takes the rest.

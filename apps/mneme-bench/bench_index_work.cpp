@@ -7,10 +7,12 @@
 // (one command line)
 // FILE is the corpus of store/recall_corpus (the one `mneme-bench recall` builds),
 // generated with N messages (default 200,000) when it does not exist, and left
-// unindexed; each run indexes a copy (FILE.work) and removes it. `ticks` is the
-// committed indexer in an idle writer's ticks, `bulk` one transaction of
-// INSERT ... SELECT per index (index_ways.hpp). Prints the rows, the ticks and
-// the processor seconds of the fill. Only this program links this file.
+// unindexed (a FILE that is not an unindexed corpus is refused); each run indexes
+// a copy (FILE.work-PID) and removes it. `ticks` is the committed indexer in an
+// idle writer's ticks, `bulk` one transaction of INSERT ... SELECT per index
+// (index_ways.hpp). Prints the messages, the transactions and the processor
+// seconds of the fill. Only this program links this file.
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -18,11 +20,13 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "messages/mneme_types.hpp"
 #include "store/db_connection.hpp"
+#include "store/fts_indexer.hpp"
 #include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
 
@@ -31,21 +35,35 @@ namespace mneme::bench {
 namespace {
 
 // Writes an unindexed corpus of about `messages` rows to `path`, every row in
-// the main file (the log checkpointed and truncated).
+// the main file (the log checkpointed and truncated). It is built under a
+// temporary name and renamed, so an interrupted build leaves no corpus behind.
 caf::error build_corpus(const std::string& path, int64_t messages) {
-  store_params p;
-  p.path = path;
-  p.synchronous_full = false; // building the corpus measures nothing durable
-  auto store = sqlite_store::open(p);
-  if (!store)
-    return std::move(store.error());
-  corpus_spec spec;
-  spec.messages = messages;
-  spec.messages_per_session = 60; // as `mneme-bench recall`
-  auto corpus = generate_corpus(**store, spec);
-  if (!corpus)
-    return std::move(corpus.error());
-  return (*store)->connection().exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint the corpus");
+  auto building = path + ".building";
+  remove_db_files(building);
+  {
+    store_params p;
+    p.path = building;
+    p.synchronous_full = false; // building the corpus measures nothing durable
+    auto store = sqlite_store::open(p);
+    if (!store)
+      return std::move(store.error());
+    corpus_spec spec;
+    spec.messages = messages;
+    spec.messages_per_session = 60; // as `mneme-bench recall`
+    auto corpus = generate_corpus(**store, spec);
+    if (!corpus)
+      return std::move(corpus.error());
+    if (auto err = (*store)->connection().exec("PRAGMA wal_checkpoint(TRUNCATE)",
+                                               "checkpoint the corpus"))
+      return err;
+  }
+  std::error_code ec;
+  std::filesystem::rename(building, path, ec);
+  remove_db_files(building);
+  if (ec)
+    return caf::make_error(errc::internal, "cannot rename " + building + " to " + path + ": "
+                                             + ec.message());
+  return {};
 }
 
 // The measured part, by name for callgrind's --toggle-collect.
@@ -55,6 +73,56 @@ caf::error build_corpus(const std::string& path, int64_t messages) {
   if (auto err = fill_indexes_in_bulk(db))
     return err;
   return int64_t{1};
+}
+
+// Fills a copy of `corpus` (at `work`) one way: the messages and transactions,
+// and the processor seconds of the fill.
+struct fill_result {
+  int64_t messages = 0;
+  int64_t transactions = 0;
+  double cpu_s = 0;
+};
+
+caf::expected<fill_result> fill_copy(const std::string& corpus, const std::string& work,
+                                     bool ticks) {
+  std::error_code ec;
+  std::filesystem::copy_file(corpus, work, ec);
+  if (ec)
+    return caf::make_error(errc::internal, "cannot copy " + corpus + " to " + work + ": "
+                                             + ec.message());
+  store_params p;
+  p.path = work;
+  p.synchronous_full = true; // as the storage actor runs
+  auto store = sqlite_store::open(p);
+  if (!store)
+    return std::move(store.error());
+  auto& db = (*store)->connection();
+  // A corpus someone indexed (or another mneme file) would measure nothing.
+  auto backlog = fts_backlog(db);
+  if (!backlog)
+    return std::move(backlog.error());
+  if (*backlog < 1000)
+    return caf::make_error(errc::bad_request, corpus + " holds " + std::to_string(*backlog)
+                                                + " unindexed messages, not an unindexed corpus"
+                                                  " (remove it to build one)");
+  fill_result out;
+  auto t0 = std::clock();
+  auto filled = measured_fill(db, ticks);
+  out.cpu_s = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
+  if (!filled)
+    return std::move(filled.error());
+  out.transactions = *filled;
+  auto indexed = check_all_indexed(db);
+  if (!indexed)
+    return std::move(indexed.error());
+  out.messages = *indexed;
+  return out;
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: mneme-bench index-work --corpus FILE [--messages N (1000..100000000)]"
+                       " --way ticks|bulk [--json]\n");
+  return 2;
 }
 
 int run_index_work(const std::vector<std::string>& args) {
@@ -67,59 +135,50 @@ int run_index_work(const std::vector<std::string>& args) {
     } else if (args[i] == "--corpus" && i + 1 < args.size()) {
       corpus = args[++i];
     } else if (args[i] == "--messages" && i + 1 < args.size()) {
-      messages = std::atoll(args[++i].c_str());
+      const auto& v = args[++i];
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), messages);
+      if (ec != std::errc{} || end != v.data() + v.size())
+        messages = -1;
     } else if (args[i] == "--way" && i + 1 < args.size()) {
       way = args[++i];
     } else {
-      corpus.clear();
-      break;
+      return usage();
     }
   }
-  if (corpus.empty() || (way != "ticks" && way != "bulk") || messages < 1000) {
-    std::fprintf(stderr, "usage: mneme-bench index-work --corpus FILE [--messages N >= 1000]"
-                         " --way ticks|bulk [--json]\n");
-    return 2;
-  }
-  if (!std::filesystem::exists(corpus))
-    if (auto err = build_corpus(corpus, messages)) {
-      std::fprintf(stderr, "%s\n", render_error(err).c_str());
-      remove_db_files(corpus);
+  if (corpus.empty() || (way != "ticks" && way != "bulk") || messages < 1000
+      || messages > 100000000)
+    return usage();
+  std::error_code ec;
+  if (!std::filesystem::exists(corpus, ec)) {
+    if (ec) {
+      std::fprintf(stderr, "index-work: %s: %s\n", corpus.c_str(), ec.message().c_str());
       return 1;
     }
-  auto work = corpus + ".work";
+    if (auto err = build_corpus(corpus, messages)) {
+      std::fprintf(stderr, "index-work: %s\n", render_error(err).c_str());
+      return 1;
+    }
+  }
+  // One work file per process: runs at once on one corpus do not collide.
+  auto work = corpus + ".work-" + std::to_string(::getpid());
   remove_db_files(work);
-  std::filesystem::copy_file(corpus, work);
-  store_params p;
-  p.path = work;
-  p.synchronous_full = true; // as the storage actor runs
-  auto store = sqlite_store::open(p);
-  if (!store) {
-    std::fprintf(stderr, "%s\n", render_error(store.error()).c_str());
-    remove_db_files(work);
+  auto result = fill_copy(corpus, work, way == "ticks");
+  remove_db_files(work);
+  if (!result) {
+    std::fprintf(stderr, "index-work: %s\n", render_error(result.error()).c_str());
     return 1;
   }
-  auto& db = (*store)->connection();
-  auto t0 = std::clock();
-  auto filled = measured_fill(db, way == "ticks");
-  auto cpu_s = static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC;
-  auto indexed = filled ? check_all_indexed(db) : caf::expected<int64_t>{filled.error()};
-  store->reset();
-  remove_db_files(work);
-  if (!indexed) {
-    std::fprintf(stderr, "index-work: %s\n", render_error(indexed.error()).c_str());
-    return 1;
-  }
-  auto messages_indexed = *indexed;
   if (json) {
     nlohmann::json j;
     j["way"] = way;
-    j["messages"] = messages_indexed;
-    j["ticks"] = *filled;
-    j["cpu_s"] = cpu_s;
+    j["messages"] = result->messages;
+    j["transactions"] = result->transactions;
+    j["cpu_s"] = result->cpu_s;
     std::printf("%s\n", j.dump().c_str());
   } else {
-    std::printf("%s: %lld messages, %lld ticks, %.3f s of CPU\n", way.c_str(),
-                static_cast<long long>(messages_indexed), static_cast<long long>(*filled), cpu_s);
+    std::printf("%s: %lld messages, %lld transactions, %.3f s of CPU\n", way.c_str(),
+                static_cast<long long>(result->messages),
+                static_cast<long long>(result->transactions), result->cpu_s);
   }
   return 0;
 }

@@ -135,8 +135,9 @@ int64_t pages_written(sqlite3* db) {
 // from the first run to the longest by next_index_run while nothing waits, within
 // the batch bounds), each one transaction: the pending rows stepped in id order,
 // each row added by its own single-row INSERT, the tick ending after the row that
-// brings the log it wrote to the plan's budget; then the watermark row updated and
-// COMMIT. Returns processor seconds.
+// brings the log it spilled to the plan's budget (here one index spends the whole
+// budget, which the product's ticks share among three); then the watermark row
+// updated and COMMIT. Returns processor seconds.
 double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
   auto t0 = cpu_seconds();
   sqlite3_stmt* rows_st = nullptr;

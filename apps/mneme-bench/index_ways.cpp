@@ -30,8 +30,10 @@ caf::expected<int64_t> count(db_connection& db, const char* sql) {
 } // namespace
 
 void remove_db_files(const std::string& path) {
-  for (auto* suffix : {"", "-wal", "-shm", ".lock"})
-    std::filesystem::remove(path + suffix);
+  for (auto* suffix : {"", "-wal", "-shm", ".lock"}) {
+    std::error_code ignored; // a file that is not there, or cannot go, stays
+    std::filesystem::remove(path + suffix, ignored);
+  }
 }
 
 caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db) {
