@@ -56,9 +56,13 @@ int64_t statement::column_int(int index) const {
 }
 
 std::string statement::column_text(int index) const {
+  return std::string{column_view(index)};
+}
+
+std::string_view statement::column_view(int index) const {
   auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
   auto n = sqlite3_column_bytes(stmt_, index);
-  return p == nullptr ? std::string{} : std::string(p, static_cast<size_t>(n));
+  return p == nullptr ? std::string_view{} : std::string_view(p, static_cast<size_t>(n));
 }
 
 bool statement::column_is_null(int index) const {

@@ -52,6 +52,9 @@ public:
 
   int64_t column_int(int index) const;
   std::string column_text(int index) const; // byte-exact, embedded NULs kept
+  // The same bytes without a copy: valid until this statement's next step(),
+  // reset() or destruction (SQLite's own lifetime for a column's text).
+  std::string_view column_view(int index) const;
   bool column_is_null(int index) const;
 
 private:

@@ -2,6 +2,7 @@
 #include "store/fts_indexer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <limits>
 #include <string>
@@ -60,13 +61,28 @@ caf::error advance_watermark(db_connection& db, int64_t through) {
   return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "advance index watermark");
 }
 
-// Adds one row to the three indexes.
-caf::error index_row(db_connection& db, int64_t id, std::string_view text) {
-  for (auto* sql : {add_words_sql, add_cjk_sql, add_trigram_sql}) {
-    auto stmt = db.prepare(sql);
+// The single-row INSERT of each index, prepared once per tick.
+struct index_inserts {
+  std::array<statement*, 3> each{};
+};
+
+caf::expected<index_inserts> prepare_inserts(db_connection& db) {
+  index_inserts out;
+  const std::array<const char*, 3> sqls{add_words_sql, add_cjk_sql, add_trigram_sql};
+  for (size_t i = 0; i < sqls.size(); ++i) {
+    auto stmt = db.prepare(sqls[i]);
     if (!stmt)
       return std::move(stmt.error());
-    statement_scope s{**stmt};
+    out.each[i] = *stmt;
+  }
+  return out;
+}
+
+// Adds one row to the three indexes.
+caf::error index_row(db_connection& db, const index_inserts& inserts, int64_t id,
+                     std::string_view text) {
+  for (auto* stmt : inserts.each) {
+    statement_scope s{*stmt};
     s->bind(1, id);
     s->bind_unowned(2, text);
     if (auto rc = s->step(); rc != SQLITE_DONE)
@@ -98,6 +114,9 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
   if (!page_bytes)
     return std::move(page_bytes.error());
   auto written_at_start = db.pages_written();
+  auto inserts = prepare_inserts(db);
+  if (!inserts)
+    return std::move(inserts.error());
   // Stepped lazily, interleaved with the inserts (other tables of the same
   // connection), so a tick that yields early reads no further.
   auto stmt = db.prepare(pending_rows_sql);
@@ -115,7 +134,8 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
     if (rc != SQLITE_ROW)
       return db.failure(rc, "read rows to index");
     auto id = s->column_int(0);
-    auto text = s->column_text(1);
+    // No copy: the view stays valid until the next step of `s`, after the row's inserts.
+    auto text = s->column_view(1);
     auto bytes = static_cast<int64_t>(text.size());
     if (out.rows > 0 && out.bytes + bytes > max_bytes)
       return done(index_stop::budget);
@@ -123,7 +143,7 @@ caf::expected<index_progress> fill_rows(db_connection& db, int64_t from,
       out.deferred_id = id;
       return done(index_stop::large_row_due);
     }
-    if (auto err = index_row(db, id, text))
+    if (auto err = index_row(db, *inserts, id, text))
       return err;
     ++out.rows;
     out.bytes += bytes;

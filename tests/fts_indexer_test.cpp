@@ -482,6 +482,28 @@ BOOST_FIXTURE_TEST_CASE(a_deferred_large_row_is_indexed_once_allowed_and_the_row
   require_integrity();
 }
 
+// The indexer hands each row's text to the three inserts without copying it (a
+// view of the pending-rows statement's column): a row is indexed from its whole
+// text whether it fits its page or spills to overflow pages, and the view of one
+// row does not leak into the next.
+BOOST_FIXTURE_TEST_CASE(every_index_takes_the_whole_text_of_small_and_overflowing_rows,
+                        indexer_fixture) {
+  std::vector<std::string> ends;
+  for (int i = 0; i < 6; ++i) {
+    auto end = "tailword" + std::string(1, static_cast<char>('a' + i)) + "zq";
+    auto body = i % 2 == 0 ? std::string(60, 'x') : std::string(50 * 1024, 'x');
+    add(body + " " + end);
+    ends.push_back(end);
+  }
+  BOOST_TEST(index(100) == 6);
+  for (const auto& end : ends) {
+    BOOST_TEST(matches("fts_words", end.c_str()) == 1, end);
+    BOOST_TEST(matches("fts_cjk", end.c_str()) == 1, end);
+    BOOST_TEST(matches("fts_trigram", end.c_str()) == 1, end);
+  }
+  require_integrity();
+}
+
 BOOST_FIXTURE_TEST_CASE(indexing_everything_leaves_consistent_indexes_with_one_entry_per_row,
                         indexer_fixture) {
   for (int i = 0; i < 700; ++i)

@@ -169,7 +169,10 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
         break;
       through = sqlite3_column_int64(rows_st, 0);
       sqlite3_bind_int64(add, 1, through);
-      sqlite3_bind_value(add, 2, sqlite3_column_value(rows_st, 1));
+      // As store/fts_indexer binds it: the row's text without a copy (valid until
+      // rows_st steps again, after the insert).
+      sqlite3_bind_text(add, 2, reinterpret_cast<const char*>(sqlite3_column_text(rows_st, 1)),
+                        static_cast<int>(size), SQLITE_STATIC);
       if (fts.scoped)
         sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 2));
       sqlite3_step(add);
@@ -206,7 +209,10 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
   auto path = dir + "/indexing.db";
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
+  // Without SQLite's per-connection mutex, as store/db_connection opens the writer
+  // (one thread per connection): the per-row way makes more API calls than the bulk way.
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                  nullptr);
   register_fts_tokenizers(db);
   // The page size of the corpus file (the store's, before the first page is written).
   sqlite3* corpus_db = nullptr;
