@@ -108,7 +108,8 @@ public:
   db_connection(const db_connection&) = delete;
   db_connection& operator=(const db_connection&) = delete;
 
-  // The cached prepared statement for `sql`.
+  // The cached prepared statement for `sql`; it lives as long as the connection
+  // (the cache never evicts), so callers may keep the pointer.
   // REQUIRES: `sql` has static storage duration (it is the cache key).
   caf::expected<statement*> prepare(const char* sql);
 
