@@ -164,15 +164,16 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
     int64_t through = from, rows = 0, bytes = 0;
     auto written_at_start = pages_written(db);
     while (sqlite3_step(rows_st) == SQLITE_ROW) {
-      auto size = static_cast<int64_t>(sqlite3_column_bytes(rows_st, 1)); // loads the text once
+      // Loads the text once; SQLite's documented order: the text, then its length.
+      auto* text = reinterpret_cast<const char*>(sqlite3_column_text(rows_st, 1));
+      auto size = static_cast<int64_t>(sqlite3_column_bytes(rows_st, 1));
       if (rows > 0 && bytes + size > tick_bytes)
         break;
       through = sqlite3_column_int64(rows_st, 0);
       sqlite3_bind_int64(add, 1, through);
       // As store/fts_indexer binds it: the row's text without a copy (valid until
       // rows_st steps again, after the insert).
-      sqlite3_bind_text(add, 2, reinterpret_cast<const char*>(sqlite3_column_text(rows_st, 1)),
-                        static_cast<int>(size), SQLITE_STATIC);
+      sqlite3_bind_text(add, 2, text, static_cast<int>(size), SQLITE_STATIC);
       if (fts.scoped)
         sqlite3_bind_value(add, 3, sqlite3_column_value(rows_st, 2));
       sqlite3_step(add);
