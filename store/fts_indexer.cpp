@@ -61,19 +61,17 @@ caf::error advance_watermark(db_connection& db, int64_t through) {
   return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "advance index watermark");
 }
 
-// The single-row INSERT of each index, prepared once per tick.
-struct index_inserts {
-  std::array<statement*, 3> each{};
-};
+// The single-row INSERT of each index, looked up once per tick.
+using index_inserts = std::array<statement*, 3>;
 
 caf::expected<index_inserts> prepare_inserts(db_connection& db) {
-  index_inserts out;
-  const std::array<const char*, 3> sqls{add_words_sql, add_cjk_sql, add_trigram_sql};
-  for (size_t i = 0; i < sqls.size(); ++i) {
-    auto stmt = db.prepare(sqls[i]);
+  index_inserts out{};
+  auto* next = out.begin();
+  for (auto* sql : {add_words_sql, add_cjk_sql, add_trigram_sql}) {
+    auto stmt = db.prepare(sql);
     if (!stmt)
       return std::move(stmt.error());
-    out.each[i] = *stmt;
+    *next++ = *stmt;
   }
   return out;
 }
@@ -81,7 +79,7 @@ caf::expected<index_inserts> prepare_inserts(db_connection& db) {
 // Adds one row to the three indexes.
 caf::error index_row(db_connection& db, const index_inserts& inserts, int64_t id,
                      std::string_view text) {
-  for (auto* stmt : inserts.each) {
+  for (auto* stmt : inserts) {
     statement_scope s{*stmt};
     s->bind(1, id);
     s->bind_unowned(2, text);
