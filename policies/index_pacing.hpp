@@ -28,15 +28,16 @@
 // (in instructions, 16,384-row ticks at 200,000 messages: 99% of FTS5's bulk
 // insert's work; session 6's 4,096-row ticks with a range INSERT: 97%;
 // docs/benchmarks.md, "recall, session 7"). But the COMMIT also syncs
-// (synchronous=FULL) the log the tick wrote, pages the 2 MB page cache spilled
-// mid-tick included, and a tick's log adds to the write-ahead log beyond the
-// bound of policies/wal_checkpoint until a checkpoint catches up; merges make
-// the log per row grow with the index (16,384 rows of the recall corpus at
-// 200,000 messages: ~48 MB). So a tick also commits after the row during which
-// the pages it spilled reach `log_bytes` (24 MiB). That bounds the log the rows
-// make, whatever the index's or the rows' sizes; the COMMIT's own writes (the
-// dirty cache, FTS5's last pending lists and the merges they start) come on top,
-// and a page spilled twice counts twice.
+// (synchronous=FULL) the log the tick wrote, pages the writer's page cache
+// spilled mid-tick included, and a tick's log adds to the write-ahead log beyond
+// the bound of policies/wal_checkpoint until a checkpoint catches up; merges
+// make the log per row grow with the index (16,384 rows of the recall corpus at
+// 200,000 messages, 2 MB cache: ~48 MB). So a tick also commits after the row
+// during which the pages it spilled reach `log_bytes` (24 MiB) less the cache
+// (16 MiB), whose dirty pages the COMMIT writes. That bounds the log the rows
+// make to about `log_bytes`, whatever the index's or the rows' sizes; merges
+// that FTS5 starts inside the COMMIT come on top, and a page spilled twice
+// counts twice.
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the
@@ -64,7 +65,11 @@ inline constexpr index_run_limit default_max_index_run{16384, 8 * 1024 * 1024};
 struct index_pacing_params {
   int64_t batch_rows = 16384;                 // rows per indexing transaction
   int64_t batch_bytes = 8 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
-  int64_t log_bytes = 24 * 1024 * 1024;       // log a tick may write before it commits (>= 1 row)
+  int64_t log_bytes = 24 * 1024 * 1024;       // log a tick may write, its COMMIT included (>= 1 row)
+  // The writer's page cache (store/db_connection writer_cache_kib): the COMMIT
+  // writes the dirty pages still in it, up to this much, on top of the pages the
+  // tick spilled before, so the tick may spill log_bytes - writer_cache_bytes.
+  int64_t writer_cache_bytes = 16 * 1024 * 1024;
   int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
   int64_t quiet_ms = 50;                      // no append for this long: large rows go
   int64_t large_row_max_wait_ms = 5000;       // a large row committed this long ago goes
@@ -104,7 +109,8 @@ struct index_tick_plan {
   // The longest run (max_run_* of the params, never below the first run's).
   index_run_limit max_run = default_max_index_run;
   // The tick commits after the row during which its pages written to the log
-  // (spilled by the page cache mid-transaction) reach this many bytes.
+  // (spilled by the page cache mid-transaction) reach this many bytes
+  // (plan_index_tick: log_bytes less the writer's cache, at least 1).
   int64_t max_log_bytes = std::numeric_limits<int64_t>::max();
 };
 

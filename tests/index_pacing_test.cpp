@@ -55,6 +55,7 @@ BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   BOOST_TEST(p.batch_rows == 16384);
   BOOST_TEST(p.batch_bytes == 8 * 1024 * 1024);
   BOOST_TEST(p.log_bytes == 24 * 1024 * 1024);
+  BOOST_TEST(p.writer_cache_bytes == 16 * 1024 * 1024);
   BOOST_TEST(p.large_row_bytes == 16 * 1024);
   BOOST_TEST(p.quiet_ms == 50);
   BOOST_TEST(p.large_row_max_wait_ms == 5000);
@@ -135,6 +136,7 @@ BOOST_AUTO_TEST_CASE(a_plan_carries_the_batch_bounds_and_the_large_row_size) {
   p.batch_bytes = 70000;
   p.large_row_bytes = 2000;
   p.log_bytes = 123456;
+  p.writer_cache_bytes = 0;
   auto plan = plan_index_tick(p, 100, 90, {});
   BOOST_TEST(plan.max_rows == 300);
   BOOST_TEST(plan.max_bytes == 70000);
@@ -142,10 +144,28 @@ BOOST_AUTO_TEST_CASE(a_plan_carries_the_batch_bounds_and_the_large_row_size) {
   BOOST_TEST(plan.max_log_bytes == 123456);
 }
 
+// The COMMIT writes the dirty pages of the writer's cache on top of what the
+// tick spilled: the spill budget leaves room for them.
+BOOST_AUTO_TEST_CASE(a_tick_may_spill_its_log_budget_less_the_writer_cache) {
+  auto spill_budget = [](int64_t log_bytes, int64_t cache_bytes) {
+    index_pacing_params p;
+    p.log_bytes = log_bytes;
+    p.writer_cache_bytes = cache_bytes;
+    return plan_index_tick(p, 100, -1, {}).max_log_bytes;
+  };
+  BOOST_TEST(plan_index_tick(index_pacing_params{}, 100, -1, {}).max_log_bytes
+             == 8 * 1024 * 1024); // 24 MiB of log, 16 MiB of cache
+  BOOST_TEST(spill_budget(100000, 30000) == 70000);
+  BOOST_TEST(spill_budget(100000, -5) == 100000); // a negative cache counts as none
+  BOOST_TEST(spill_budget(100000, 100000) == 1);  // the first row that spills ends the tick
+  BOOST_TEST(spill_budget(100000, 500000) == 1);
+}
+
 // A tick commits after the row during which its log reached the budget.
 BOOST_AUTO_TEST_CASE(a_tick_is_spent_once_its_log_reaches_the_budget) {
   index_pacing_params p;
   p.log_bytes = 8192 * 3;
+  p.writer_cache_bytes = 0;
   auto plan = plan_index_tick(p, 100, -1, {});
   BOOST_TEST(!tick_log_spent(plan, 0));
   BOOST_TEST(!tick_log_spent(plan, 8192 * 3 - 1));

@@ -87,6 +87,19 @@ BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_syn
   sqlite3_finalize(st);
 }
 
+// The writer keeps the indexer's merge pages in memory (store/db_connection);
+// a reader's cache is SQLite's default, so readers do not multiply the memory.
+BOOST_AUTO_TEST_CASE(the_writer_has_a_16_mib_page_cache_and_readers_the_default) {
+  temp_dir dir;
+  auto store = sqlite_store::open(dir.params());
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  BOOST_TEST(writer_cache_kib == 16384);
+  BOOST_TEST(scalar((*store)->connection().native_handle(), "PRAGMA cache_size") == -16384);
+  auto reader = db_connection::open(dir.params(), open_mode::reader);
+  BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
+  BOOST_TEST(scalar((*reader)->native_handle(), "PRAGMA cache_size") == -2000);
+}
+
 BOOST_AUTO_TEST_CASE(synchronous_normal_is_used_when_full_is_switched_off) {
   temp_dir dir;
   auto p = dir.params();

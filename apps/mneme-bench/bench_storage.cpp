@@ -20,9 +20,11 @@
 // run's. Messages: mixed sizes (98% 50-2,000 chars, 2% 20-200 KB tool outputs),
 // English and Chinese. Every run uses fresh files in a temporary directory (same disk as /tmp),
 // PRAGMA synchronous=FULL. Options: --json, --sessions N (1000), --per-session M (30),
-// --mp-messages K (500 per process), --dir PATH, --only ingest|raw|mp (just part
-// 1's ingest through the actor and its index catch-up, its raw baseline at batch
-// 370, or one run of each side of part 2: for profiling one side).
+// --mp-messages K (500 per process), --dir PATH, --only ingest|raw|paced|mp (just
+// part 1's ingest through the actor and its index catch-up, its raw baseline at
+// batch 370, its paced run at --rate R msgs/s (default 15,000, about half of
+// today's peak), or one run of each side of part 2: for profiling one side, or
+// for comparing two builds on one part).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -531,6 +533,7 @@ int run_storage_bench(const std::vector<std::string>& args) {
   int mp_messages = 500;
   std::string dir;
   std::string only; // "": every part
+  double paced_rate = 15000; // --only paced
   for (size_t i = 0; i < args.size(); ++i) {
     auto next = [&] { return i + 1 < args.size() ? args[++i] : std::string{}; };
     if (args[i] == "--json")
@@ -545,6 +548,8 @@ int run_storage_bench(const std::vector<std::string>& args) {
       dir = next();
     else if (args[i] == "--only")
       only = next();
+    else if (args[i] == "--rate")
+      paced_rate = std::stod(next());
     else {
       std::fprintf(stderr, "unknown option %s\n", args[i].c_str());
       return 2;
@@ -565,18 +570,30 @@ int run_storage_bench(const std::vector<std::string>& args) {
                 ingest.index_catchup_ms);
   } else if (only == "raw") {
     std::printf("raw %.0f msgs/s at batch 370\n", run_raw(dir, sessions, per_session, bodies, 370));
+  } else if (only == "paced" && !(paced_rate > 0)) {
+    std::fprintf(stderr, "--rate takes a positive number of messages per second\n");
+    only = "bad";
+  } else if (only == "paced") {
+    auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
+                            paced_rate);
+    std::printf("paced %.0f msgs/s: ack p50 %.2f ms, p99 %.2f ms, errors %lld, index backlog %lld,"
+                " checkpoints %lld by the checkpointer, %lld by the writer, mean batch %.1f\n",
+                paced.msgs_per_s, paced.p50_ms, paced.p99_ms, static_cast<long long>(paced.errors),
+                static_cast<long long>(paced.index_backlog),
+                static_cast<long long>(paced.wal_checkpoints_background),
+                static_cast<long long>(paced.wal_checkpoints_inline), paced.mean_batch);
   } else if (only == "mp") {
     auto base = run_multiprocess_baseline(dir, mp_messages, bodies);
     auto ours = run_multiprocess_mneme(dir, mp_messages, bodies);
     std::printf("4 processes %.0f msgs/s, mneme 4 producers %.0f msgs/s (mean batch %.1f), speedup %.2f\n",
                 base.msgs_per_s, ours.msgs_per_s, ours.mean_batch, ours.msgs_per_s / base.msgs_per_s);
   } else if (!only.empty()) {
-    std::fprintf(stderr, "--only takes ingest, raw or mp, got '%s'\n", only.c_str());
+    std::fprintf(stderr, "--only takes ingest, raw, paced or mp, got '%s'\n", only.c_str());
   }
   if (!only.empty()) {
     if (own_dir)
       std::filesystem::remove_all(dir);
-    return only == "ingest" || only == "raw" || only == "mp" ? 0 : 2;
+    return only == "ingest" || only == "raw" || only == "paced" || only == "mp" ? 0 : 2;
   }
   // Each side runs `repeats` times and the medians are compared (a shared, noisy
   // machine); ingest and raw alternate, so neither always runs on a disk still
