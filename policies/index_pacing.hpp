@@ -68,7 +68,9 @@ struct index_pacing_params {
   int64_t log_bytes = 24 * 1024 * 1024;       // log a tick may write, its COMMIT included (>= 1 row)
   // The writer's page cache (store/db_connection writer_cache_kib): the COMMIT
   // writes the dirty pages still in it, up to this much, on top of the pages the
-  // tick spilled before, so the tick may spill log_bytes - writer_cache_bytes.
+  // tick spilled before, so the tick may spill log_bytes - writer_cache_bytes
+  // (at least 1 byte: the first row that spills ends the tick; a negative cache
+  // counts as none).
   int64_t writer_cache_bytes = 16 * 1024 * 1024;
   int64_t large_row_bytes = 16 * 1024;        // a row above this is "large"
   int64_t quiet_ms = 50;                      // no append for this long: large rows go

@@ -108,7 +108,7 @@ caf::error configure_writer(db_connection& db, const store_params& params) {
   auto sync = params.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
   if (auto err = db.exec(sync, "set synchronous"))
     return err;
-  static const std::string cache_sql = "PRAGMA cache_size=-" + std::to_string(writer_cache_kib);
+  auto cache_sql = "PRAGMA cache_size=-" + std::to_string(writer_cache_kib);
   if (auto err = db.exec(cache_sql.c_str(), "set the page cache size"))
     return err;
   return apply_migrations(db, latest_schema_version());

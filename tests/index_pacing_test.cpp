@@ -159,6 +159,10 @@ BOOST_AUTO_TEST_CASE(a_tick_may_spill_its_log_budget_less_the_writer_cache) {
   BOOST_TEST(spill_budget(100000, -5) == 100000); // a negative cache counts as none
   BOOST_TEST(spill_budget(100000, 100000) == 1);  // the first row that spills ends the tick
   BOOST_TEST(spill_budget(100000, 500000) == 1);
+  constexpr auto lowest = std::numeric_limits<int64_t>::min();
+  constexpr auto highest = std::numeric_limits<int64_t>::max();
+  BOOST_TEST(spill_budget(lowest, highest) == 1); // no overflow at the extremes
+  BOOST_TEST(spill_budget(highest, lowest) == highest);
 }
 
 // A tick commits after the row during which its log reached the budget.

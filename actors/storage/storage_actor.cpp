@@ -17,11 +17,16 @@
 #include "policies/index_pacing.hpp"
 #include "policies/wal_checkpoint.hpp"
 #include "store/facts.hpp"
+#include "store/db_connection.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/jsonl_import.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme {
+
+// The indexer's log budget (policies/index_pacing) leaves room for the dirty
+// pages of the writer's page cache that a tick's COMMIT writes.
+static_assert(index_pacing_params{}.writer_cache_bytes == writer_cache_kib * 1024);
 
 namespace {
 
@@ -45,8 +50,6 @@ struct storage_state {
   int64_t unindexed = 0; // committed rows above the index watermark
   // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
   index_pacing_params pacing;
-  static_assert(index_pacing_params{}.writer_cache_bytes == writer_cache_kib * 1024,
-                "the indexer's log budget leaves room for the writer's page cache");
   std::deque<commit_mark> commits; // group commits above the watermark, oldest first
   int64_t last_append_ms = -1;     // when the last append arrived
   int64_t deferred_id = 0;         // the large row the watermark waits for (0: none)

@@ -22,8 +22,8 @@
 // PRAGMA synchronous=FULL. Options: --json, --sessions N (1000), --per-session M (30),
 // --mp-messages K (500 per process), --dir PATH, --only ingest|raw|paced|mp (just
 // part 1's ingest through the actor and its index catch-up, its raw baseline at
-// batch 370, its paced run at --rate R msgs/s (default 15,000, about half of
-// today's peak), or one run of each side of part 2: for profiling one side, or
+// batch 370, its paced run at --rate R msgs/s (default 15,000: about half the
+// median ingest rate of 30,322 msgs/s on 2026-12-01), or one run of each side of part 2: for profiling one side, or
 // for comparing two builds on one part).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,11 +31,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +50,7 @@
 
 #include "actors/storage/storage_actor.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "store/db_connection.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/sqlite_store.hpp"
 
@@ -296,7 +299,11 @@ double run_raw(const std::string& dir, size_t sessions, int per_session,
   sqlite3* db = nullptr;
   sqlite3_open(file.path.c_str(), &db);
   register_fts_tokenizers(db); // the same schema: neither path indexes on append (v5)
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL", nullptr, nullptr, nullptr);
+  // The writer's settings (store/db_connection), its page cache included (since
+  // session 9): a 370-row group can pass SQLite's 2 MB default cache and spill.
+  auto settings = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-"
+                  + std::to_string(writer_cache_kib);
+  sqlite3_exec(db, settings.c_str(), nullptr, nullptr, nullptr);
   sqlite3_stmt* ins = nullptr;
   sqlite3_prepare_v2(db,
                      "INSERT INTO messages(session_id, role, content, timestamp_ms,"
@@ -534,26 +541,59 @@ int run_storage_bench(const std::vector<std::string>& args) {
   std::string dir;
   std::string only; // "": every part
   double paced_rate = 15000; // --only paced
+  bool rate_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
+    const auto& option = args[i];
     auto next = [&] { return i + 1 < args.size() ? args[++i] : std::string{}; };
-    if (args[i] == "--json")
-      json = true;
-    else if (args[i] == "--sessions")
-      sessions = std::stoul(next());
-    else if (args[i] == "--per-session")
-      per_session = std::stoi(next());
-    else if (args[i] == "--mp-messages")
-      mp_messages = std::stoi(next());
-    else if (args[i] == "--dir")
-      dir = next();
-    else if (args[i] == "--only")
-      only = next();
-    else if (args[i] == "--rate")
-      paced_rate = std::stod(next());
-    else {
-      std::fprintf(stderr, "unknown option %s\n", args[i].c_str());
+    // The whole value must be a number: "15k" is refused, not read as 15.
+    auto number = [&](auto parse) {
+      auto text = next();
+      size_t used = 0;
+      auto v = parse(text, &used);
+      if (used != text.size())
+        throw std::invalid_argument{text};
+      return v;
+    };
+    try {
+      if (option == "--json")
+        json = true;
+      else if (option == "--sessions")
+        sessions = number([](const std::string& t, size_t* n) { return std::stoul(t, n); });
+      else if (option == "--per-session")
+        per_session = number([](const std::string& t, size_t* n) { return std::stoi(t, n); });
+      else if (option == "--mp-messages")
+        mp_messages = number([](const std::string& t, size_t* n) { return std::stoi(t, n); });
+      else if (option == "--dir")
+        dir = next();
+      else if (option == "--only")
+        only = next();
+      else if (option == "--rate") {
+        paced_rate = number([](const std::string& t, size_t* n) { return std::stod(t, n); });
+        rate_given = true;
+      } else {
+        std::fprintf(stderr, "unknown option %s\n", option.c_str());
+        return 2;
+      }
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "%s takes a number\n", option.c_str());
       return 2;
     }
+  }
+  if (sessions < 1 || sessions > 1000000 || per_session < 1 || mp_messages < 1) {
+    std::fprintf(stderr, "--sessions takes 1 to 1,000,000; --per-session and --mp-messages"
+                         " take positive numbers\n");
+    return 2;
+  }
+  if (rate_given && only != "paced") {
+    std::fprintf(stderr, "--rate applies to --only paced (the full run paces at half its ingest rate)\n");
+    return 2;
+  }
+  // One session's pace between its appends, in microseconds, at least 1 and finite.
+  auto pace_us = 1e6 * static_cast<double>(sessions) / paced_rate;
+  if (!(std::isfinite(paced_rate) && paced_rate > 0 && pace_us >= 1 && pace_us < 1e12)) {
+    std::fprintf(stderr, "--rate takes a positive number of messages per second that gives each"
+                         " session 1 us to 1e12 us between its appends\n");
+    return 2;
   }
   bool own_dir = dir.empty();
   if (own_dir) {
@@ -570,9 +610,6 @@ int run_storage_bench(const std::vector<std::string>& args) {
                 ingest.index_catchup_ms);
   } else if (only == "raw") {
     std::printf("raw %.0f msgs/s at batch 370\n", run_raw(dir, sessions, per_session, bodies, 370));
-  } else if (only == "paced" && !(paced_rate > 0)) {
-    std::fprintf(stderr, "--rate takes a positive number of messages per second\n");
-    only = "bad";
   } else if (only == "paced") {
     auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                             paced_rate);
