@@ -23,8 +23,8 @@
 // --mp-messages K (500 per process), --dir PATH, --only ingest|raw|paced|mp (just
 // part 1's ingest through the actor and its index catch-up, its raw baseline at
 // batch 370, its paced run at --rate R msgs/s (default 15,000: about half the
-// median ingest rate of 30,322 msgs/s on 2026-12-01), or one run of each side of part 2: for profiling one side, or
-// for comparing two builds on one part).
+// median ingest rate of 30,322 msgs/s on 2026-12-01), or one run of each side of
+// part 2: for profiling one side, or for comparing two builds on one part).
 #include <sys/wait.h>
 #include <unistd.h>
 
