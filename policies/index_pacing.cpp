@@ -29,9 +29,9 @@ index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_m
   plan.max_rows = std::max<int64_t>(1, params.batch_rows);
   plan.max_bytes = std::max<int64_t>(1, params.batch_bytes);
   plan.large_row_bytes = std::max<int64_t>(1, params.large_row_bytes);
-  // No overflow: the cache is subtracted only from a larger budget.
+  // No overflow, and at least 1: the cache is subtracted only from a larger budget.
   auto cache = std::max<int64_t>(0, params.writer_cache_bytes);
-  plan.max_log_bytes = params.log_bytes > cache ? std::max<int64_t>(1, params.log_bytes - cache) : 1;
+  plan.max_log_bytes = params.log_bytes > cache ? params.log_bytes - cache : 1;
   plan.run = first_index_run(params);
   plan.max_run = {std::max(plan.run.rows, params.max_run_rows),
                   std::max(plan.run.bytes, params.max_run_bytes)};
