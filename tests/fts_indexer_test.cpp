@@ -549,6 +549,86 @@ BOOST_FIXTURE_TEST_CASE(a_failed_batch_moves_neither_the_watermark_nor_any_index
   require_integrity();
 }
 
+// A group commit's share (store/fts_indexer index_pending_in_transaction): the
+// backlog and the group's own row are indexed in the group's transaction, commit
+// or roll back with it, and make one segment per index.
+message group_row(const std::string& sid, std::string text) {
+  message m;
+  m.session_id = sid;
+  m.role = msg_role::user;
+  m.content = std::move(text);
+  return m;
+}
+
+BOOST_FIXTURE_TEST_CASE(a_share_in_a_group_transaction_commits_with_it_as_one_segment,
+                        indexer_fixture) {
+  for (int i = 0; i < 40; ++i)
+    add("backlog row " + std::to_string(i));
+  BOOST_REQUIRE(!store->begin_group());
+  auto own = store->insert_in_group(group_row(sid, "the group's own row"));
+  BOOST_REQUIRE_MESSAGE(own, err_of(own));
+  auto done = index_pending_in_transaction(db(), open_plan());
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == 41);
+  BOOST_TEST(done->watermark == *own);
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::caught_up));
+  BOOST_TEST(db().in_transaction()); // the caller commits
+  BOOST_REQUIRE(!store->commit_group());
+  BOOST_TEST(watermark() == *own);
+  BOOST_TEST(backlog() == 0);
+  require_entries(41);
+  for (auto* t : fts_tables)
+    BOOST_TEST(segments(raw(), t) == 1, t);
+  BOOST_TEST(matches("fts_words", "own") == 1);
+  require_integrity();
+}
+
+BOOST_FIXTURE_TEST_CASE(a_share_stops_at_its_plan_and_rolls_back_with_the_group,
+                        indexer_fixture) {
+  for (int i = 0; i < 10; ++i)
+    add("older row " + std::to_string(i));
+  auto mark = watermark();
+  BOOST_REQUIRE(!store->begin_group());
+  BOOST_REQUIRE(store->insert_in_group(group_row(sid, "a row that never commits")));
+  auto done = index_pending_in_transaction(db(), open_plan(4));
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(done->rows == 4); // the oldest rows first, within the plan
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::budget));
+  store->abort_group();
+  BOOST_TEST(watermark() == mark);
+  require_entries(0);
+  BOOST_TEST(backlog() == 10);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failed_share_leaves_the_groups_rows_and_the_indexes_as_they_were,
+                        indexer_fixture) {
+  add("indexed before");
+  BOOST_TEST(index(10) == 1);
+  auto mark = watermark();
+  add("pending before the group");
+  BOOST_REQUIRE(sqlite3_exec(raw(),
+                             "CREATE TRIGGER test_block BEFORE UPDATE ON fts_state"
+                             " BEGIN SELECT RAISE(ABORT, 'blocked by test'); END;",
+                             nullptr, nullptr, nullptr) == SQLITE_OK);
+  BOOST_REQUIRE(!store->begin_group());
+  auto own = store->insert_in_group(group_row(sid, "kept although its share failed"));
+  BOOST_REQUIRE_MESSAGE(own, err_of(own));
+  auto failed = index_pending_in_transaction(db(), open_plan());
+  BOOST_REQUIRE(!failed);
+  BOOST_TEST(render_error(failed.error()).find("blocked by test") != std::string::npos);
+  BOOST_REQUIRE(store->group_open());
+  BOOST_REQUIRE(!store->commit_group());
+  BOOST_TEST(watermark() == mark);
+  BOOST_TEST(backlog() == 2); // the group's row is stored, not indexed
+  require_entries(1);
+  BOOST_TEST(matches("fts_words", "kept") == 0);
+  BOOST_REQUIRE(sqlite3_exec(raw(), "DROP TRIGGER test_block", nullptr, nullptr, nullptr)
+                == SQLITE_OK);
+  BOOST_TEST(index(10) == 2);
+  BOOST_TEST(matches("fts_words", "kept") == 1);
+  require_integrity();
+}
+
 BOOST_FIXTURE_TEST_CASE(message_text_cannot_be_rewritten_so_an_indexed_row_never_goes_stale,
                         indexer_fixture) {
   auto id = add("original text");

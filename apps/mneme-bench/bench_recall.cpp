@@ -8,8 +8,9 @@
 //     tick of policies/index_pacing's run and log budget, a single-row INSERT per row,
 //     watermark row updated) against FTS5's bulk insert
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
-//     over the same rows, in the same run, in processor seconds, medians of 3 in a
-//     rotating order [index_ratio_<name>, index_ratio_min: the lowest of the three];
+//     over the same rows, in the same run, in processor seconds, medians of
+//     index_repeats (5) in a rotating order [index_ratio_<name>, index_ratio_min:
+//     the lowest of the three];
 //     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>]; and the
 //     committed indexer itself (store/fts_indexer, all three indexes, an idle
 //     writer's ticks) against one bulk transaction filling all three, on copies of
