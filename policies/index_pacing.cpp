@@ -47,29 +47,6 @@ index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_m
   return plan;
 }
 
-std::optional<index_tick_plan> plan_group_index_share(const index_pacing_params& params,
-                                                      int64_t now_ms, int64_t last_append_ms,
-                                                      const std::deque<commit_mark>& commits,
-                                                      int64_t backlog, int64_t group_rows,
-                                                      int64_t group_bytes) {
-  auto lagging_since = params.lag_ms <= 0 || (!commits.empty()
-                                               && now_ms - commits.front().committed_at_ms
-                                                    >= params.lag_ms);
-  if (group_rows <= 0 || backlog <= std::max<int64_t>(0, params.lag_rows) || !lagging_since)
-    return std::nullopt;
-  auto factor = std::max<int64_t>(1, params.share_factor);
-  auto times_factor = [factor](int64_t v) { // v >= 1
-    return v > std::numeric_limits<int64_t>::max() / factor ? std::numeric_limits<int64_t>::max()
-                                                            : v * factor;
-  };
-  auto plan = plan_index_tick(params, now_ms, last_append_ms, commits);
-  plan.max_rows = std::min(plan.max_rows, times_factor(group_rows));
-  plan.max_bytes = std::min({plan.max_bytes, std::max<int64_t>(1, params.share_max_bytes),
-                             times_factor(std::max<int64_t>(1, group_bytes))});
-  plan.run = plan.max_run = {plan.max_rows, plan.max_bytes};
-  return plan;
-}
-
 index_run_limit first_index_run(const index_pacing_params& params) {
   return {std::max<int64_t>(1, params.min_run_rows), std::max<int64_t>(1, params.min_run_bytes)};
 }

@@ -42,22 +42,11 @@
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the
 // rest of the tick.
-// Under sustained load idle ticks fall behind: every message ends a tick after
-// one row, and each tick pays a COMMIT with its own sync. So once the backlog
-// has passed `lag_rows` and its oldest row was committed `lag_ms` ago, every
-// group commit of the writer also indexes a share of it in its own transaction
-// (plan_group_index_share: the oldest rows, up to `share_factor` times the
-// group's own rows and text bytes, at most `share_max_bytes`), which costs no
-// extra sync; the group's acknowledgements wait for that share. The backlog then
-// stops growing while the writer keeps up: under a sustained load it stays near
-// the larger of lag_rows and the rows of lag_ms. A burst shorter than lag_ms
-// (an import, a benchmark's ingest) is not slowed: idle ticks catch up after it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include <optional>
 
 namespace mneme {
 
@@ -90,16 +79,6 @@ struct index_pacing_params {
   int64_t min_run_bytes = default_first_index_run.bytes;
   int64_t max_run_rows = default_max_index_run.rows;   // runs stop growing here
   int64_t max_run_bytes = default_max_index_run.bytes;
-  // A backlog above this many rows, the oldest committed at least lag_ms ago,
-  // makes group commits index a share of it. lag_rows is half of the newest
-  // unindexed rows of a user that recall's tail scan reads (store/recall.hpp
-  // tail_scan_rows; the storage actor asserts the relation); lag_ms is twice the
-  // longest wait of a large row, so the backlog a busy writer keeps by design
-  // (large rows waiting) gets no share.
-  int64_t lag_rows = 10000;
-  int64_t lag_ms = 10000;
-  int64_t share_factor = 2;                // a share: up to this times the group's rows and bytes (>= 1)
-  int64_t share_max_bytes = 1024 * 1024;   // and at most this much text (>= 1 row)
 };
 
 // The run of the tick after an append or a waiting request (and of the first
@@ -146,22 +125,6 @@ struct index_tick_plan {
 // Non-positive budgets are replaced by 1 (a tick can always progress).
 index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_ms,
                                 int64_t last_append_ms, const std::deque<commit_mark>& commits);
-
-// The share of the backlog a group commit indexes in its own transaction, or
-// none: `backlog` is the number of unindexed rows, the group's own
-// `group_rows` (text: `group_bytes`) included, and `commits` the marks above
-// the watermark before this group (as for plan_index_tick; the front one is the
-// oldest unindexed commit). A share is planned only when the group inserted
-// rows, the backlog exceeds lag_rows and the oldest mark was committed lag_ms
-// or more before `now_ms` (with no mark, only a lag_ms of 0 or less allows one). Its plan is plan_index_tick's (large rows as there)
-// with max_rows / max_bytes and the run cut to share_factor times the group's
-// rows / bytes (multiplications saturate), within batch_rows and the smaller of
-// batch_bytes and share_max_bytes (a share still takes at least one row).
-std::optional<index_tick_plan> plan_group_index_share(const index_pacing_params& params,
-                                                      int64_t now_ms, int64_t last_append_ms,
-                                                      const std::deque<commit_mark>& commits,
-                                                      int64_t backlog, int64_t group_rows,
-                                                      int64_t group_bytes);
 
 // Whether a tick that has written `log_bytes` of log so far must commit now
 // (after at least one row; the caller asks after each row).

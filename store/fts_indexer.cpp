@@ -186,37 +186,6 @@ caf::expected<index_progress> index_pending(db_connection& db, const index_tick_
   return done;
 }
 
-caf::expected<index_progress> index_pending_in_transaction(db_connection& db,
-                                                           const index_tick_plan& plan) {
-  assert(db.mode() == open_mode::writer);
-  assert(db.in_transaction());
-  assert(plan.max_rows >= 1 && plan.max_bytes >= 1);
-  // The indexes join the transaction inside the savepoint (FTS5 flushes its
-  // pending lists when a savepoint opens over them: none are pending yet), and
-  // each row is a single-row INSERT, so the share stays one segment per index.
-  if (auto err = db.exec("SAVEPOINT index_share", "begin index share"))
-    return err;
-  auto undo = [&db](caf::error err) {
-    if (db.in_transaction()) { // else SQLite rolled everything back already
-      db.exec("ROLLBACK TO index_share", "undo index share");
-      db.exec("RELEASE index_share", "end undone index share");
-    }
-    return err;
-  };
-  auto from = fts_watermark(db);
-  if (!from)
-    return undo(std::move(from.error()));
-  auto done = fill_rows(db, *from, plan, {});
-  if (!done)
-    return undo(std::move(done.error()));
-  if (done->rows > 0)
-    if (auto err = advance_watermark(db, done->watermark))
-      return undo(std::move(err));
-  if (auto err = db.exec("RELEASE index_share", "end index share"))
-    return undo(std::move(err));
-  return done;
-}
-
 caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_t max_bytes) {
   assert(max_rows >= 1 && max_bytes >= 1);
   index_tick_plan plan;

@@ -78,20 +78,6 @@ struct index_progress {
 caf::expected<index_progress> index_pending(db_connection& db, const index_tick_plan& plan,
                                             const std::function<bool()>& should_yield = {});
 
-// A share of the backlog indexed inside the caller's open write transaction (a
-// group commit of the storage actor while the indexer lags; policies/index_pacing
-// plan_group_index_share): the rows above the watermark within `plan`, as a
-// tick takes them but without yielding, and the watermark moved past them, all
-// under a savepoint. The caller's COMMIT makes the share durable together with
-// its own rows (the invariant above holds: one transaction), and FTS5 writes it
-// as one segment per index. On error the savepoint is rolled back: the caller's
-// own changes stay, the indexes and the watermark are as before; unless SQLite
-// ended the whole transaction, which db.in_transaction() then reports.
-// REQUIRES: db is the writer, at schema version >= 5, in a write transaction
-//           that has not written to the indexes; plan.max_rows >= 1, plan.max_bytes >= 1.
-caf::expected<index_progress> index_pending_in_transaction(db_connection& db,
-                                                           const index_tick_plan& plan);
-
 // Indexes up to `max_rows` messages above the watermark (and about `max_bytes` of
 // text, at least one row), large rows included, without yielding and without a
 // log budget. Returns the number of rows indexed (0 when nothing is pending).

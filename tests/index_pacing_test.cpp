@@ -63,10 +63,6 @@ BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   BOOST_TEST(p.min_run_bytes == 8 * 1024 * 1024);
   BOOST_TEST(p.max_run_rows == 16384);
   BOOST_TEST(p.max_run_bytes == 8 * 1024 * 1024);
-  BOOST_TEST(p.lag_rows == 10000);
-  BOOST_TEST(p.lag_ms == 10000);
-  BOOST_TEST(p.share_factor == 2);
-  BOOST_TEST(p.share_max_bytes == 1024 * 1024);
 }
 
 // A request waits for one row and the tick's COMMIT, not for the rest of the
@@ -269,76 +265,4 @@ BOOST_AUTO_TEST_CASE(non_positive_budgets_still_let_a_tick_index_one_row) {
   BOOST_TEST(plan.large_row_bytes == 1);
   BOOST_TEST(plan.max_log_bytes == 1); // the tick ends after the first row that wrote log
   BOOST_TEST(!tick_log_spent(plan, 0));
-}
-
-// Group commits index a share of the backlog only once it is both large and
-// old, and only when they inserted rows themselves.
-BOOST_AUTO_TEST_CASE(a_group_indexes_a_share_only_when_the_backlog_is_large_and_old) {
-  index_pacing_params p;
-  std::deque<commit_mark> since_1000{{10, 1000}, {20, 9000}};
-  BOOST_TEST(plan_group_index_share(p, 11000, 10990, since_1000, 10001, 10, 5000).has_value());
-  BOOST_TEST(!plan_group_index_share(p, 11000, 10990, since_1000, 10000, 10, 5000)); // small
-  BOOST_TEST(!plan_group_index_share(p, 10999, 10990, since_1000, 50000, 10, 5000)); // young
-  BOOST_TEST(!plan_group_index_share(p, 11000, 10990, {}, 50000, 10, 5000)); // no mark: young
-  BOOST_TEST(!plan_group_index_share(p, 11000, 10990, since_1000, 50000, 0, 0)); // no rows
-  p.lag_rows = 0;
-  p.lag_ms = 0;
-  BOOST_TEST(plan_group_index_share(p, 100, 90, {}, 1, 1, 10).has_value());
-  p.lag_rows = -5; // counts as 0
-  BOOST_TEST(!plan_group_index_share(p, 100, 90, {}, 0, 1, 10));
-}
-
-BOOST_AUTO_TEST_CASE(a_share_is_twice_the_groups_rows_and_bytes_within_its_bounds) {
-  index_pacing_params p;
-  p.lag_ms = 0;
-  auto share = plan_group_index_share(p, 100, 90, {}, 20000, 10, 5000);
-  BOOST_REQUIRE(share.has_value());
-  BOOST_TEST(share->max_rows == 20);
-  BOOST_TEST(share->max_bytes == 10000);
-  BOOST_TEST(share->run.rows == 20);
-  BOOST_TEST(share->run.bytes == 10000);
-  BOOST_TEST(share->max_run.rows == 20);
-  BOOST_TEST(share->max_run.bytes == 10000);
-  BOOST_TEST(share->max_log_bytes == plan_index_tick(p, 100, 90, {}).max_log_bytes);
-  auto big = plan_group_index_share(p, 100, 90, {}, 20000, 12000, 6 * 1024 * 1024);
-  BOOST_REQUIRE(big.has_value());
-  BOOST_TEST(big->max_rows == p.batch_rows);
-  BOOST_TEST(big->max_bytes == 1024 * 1024); // share_max_bytes
-  p.share_max_bytes = 64 * 1024 * 1024;
-  big = plan_group_index_share(p, 100, 90, {}, 20000, 12000, 6 * 1024 * 1024);
-  BOOST_REQUIRE(big.has_value());
-  BOOST_TEST(big->max_bytes == p.batch_bytes);
-  auto empty_text = plan_group_index_share(p, 100, 90, {}, 20000, 3, 0);
-  BOOST_REQUIRE(empty_text.has_value());
-  BOOST_TEST(empty_text->max_bytes == 2); // a share still takes its first row whatever its size
-  p.share_factor = 0; // counts as 1
-  auto once = plan_group_index_share(p, 100, 90, {}, 20000, 10, 5000);
-  BOOST_REQUIRE(once.has_value());
-  BOOST_TEST(once->max_rows == 10);
-  BOOST_TEST(once->max_bytes == 5000);
-}
-
-BOOST_AUTO_TEST_CASE(a_share_saturates_instead_of_overflowing) {
-  constexpr auto highest = std::numeric_limits<int64_t>::max();
-  index_pacing_params p;
-  p.lag_ms = 0;
-  p.share_factor = highest;
-  p.share_max_bytes = highest;
-  p.batch_rows = highest;
-  p.batch_bytes = highest;
-  auto share = plan_group_index_share(p, 100, 90, {}, highest, highest / 2, highest / 3);
-  BOOST_REQUIRE(share.has_value());
-  BOOST_TEST(share->max_rows == highest);
-  BOOST_TEST(share->max_bytes == highest);
-}
-
-// Large rows follow plan_index_tick: under load only those of old enough commits.
-BOOST_DATA_TEST_CASE(a_share_lets_large_rows_go_as_a_tick_would,
-                     data::make(through_cases), c) {
-  index_pacing_params p;
-  p.lag_ms = 0;
-  auto share = plan_group_index_share(p, c.now, c.last_append, three_commits(), 20000, 10, 5000);
-  BOOST_REQUIRE(share.has_value());
-  BOOST_TEST(share->large_rows_through == c.expected_through);
-  BOOST_TEST(share->large_row_bytes == p.large_row_bytes);
 }

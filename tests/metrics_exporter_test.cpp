@@ -124,8 +124,6 @@ BOOST_AUTO_TEST_CASE(an_idle_runtime_renders_every_family_at_zero) {
   BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 0);
   BOOST_TEST(m.types.at("mneme_compaction_exhausted_total") == "counter");
   BOOST_TEST(m.at("mneme_index_backlog_rows") == 0);
-  BOOST_TEST(m.at("mneme_index_share_rows_total") == 0);
-  BOOST_TEST(m.types.at("mneme_index_share_rows_total") == "counter");
   BOOST_TEST(m.at("mneme_wal_checkpoints_total{by=\"checkpointer\"}") == 0);
   BOOST_TEST(m.at("mneme_wal_checkpoints_total{by=\"writer\"}") == 0);
   BOOST_TEST(m.types.at("mneme_wal_checkpoints_total") == "counter");

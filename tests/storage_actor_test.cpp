@@ -49,9 +49,9 @@ struct actor_fixture {
     params.path = dir + "/t.db";
   }
 
-  void start(int64_t max_batch = 512, const index_pacing_params& pacing = {}) {
+  void start(int64_t max_batch = 512) {
     params.max_batch = max_batch;
-    auto s = spawn_storage(sys, params, nullptr, metrics, pacing);
+    auto s = spawn_storage(sys, params, nullptr, metrics);
     BOOST_REQUIRE(s);
     storage = *s;
     session_record rec;
@@ -301,7 +301,6 @@ BOOST_FIXTURE_TEST_CASE(idle_ticks_index_every_committed_row_and_report_the_back
     std::this_thread::sleep_for(1ms);
   BOOST_TEST(metrics->indexed_rows.load() == 300);
   BOOST_TEST(metrics->unindexed_rows.load() == 0);
-  BOOST_TEST(metrics->index_shares.load() == 0); // 300 rows are no lag
   auto reader = store_reader::open(params);
   BOOST_REQUIRE(reader);
   BOOST_TEST(*fts_watermark((*reader)->connection()) == ids.ids.back());
@@ -364,31 +363,6 @@ BOOST_FIXTURE_TEST_CASE(tick_requests_during_a_backlog_neither_spin_nor_stall_in
   auto reader = store_reader::open(params);
   BOOST_REQUIRE(reader);
   BOOST_TEST(*fts_watermark((*reader)->connection()) == last_id);
-}
-
-// A lagging indexer (here: any backlog of any age) gets a share of every group
-// commit: the group's transaction indexes the oldest unindexed rows, its own
-// included, before the acknowledgement, with no tick of its own.
-BOOST_FIXTURE_TEST_CASE(a_lagging_indexer_gets_a_share_of_each_group_commit, actor_fixture) {
-  index_pacing_params pacing;
-  pacing.lag_rows = 0;
-  pacing.lag_ms = 0;
-  start(512, pacing);
-  auto id = call<int64_t>(st_append_atom_v, text("indexed inside its own group commit"));
-  // Counted before the acknowledgement was sent, and only by a group's share.
-  BOOST_TEST(metrics->index_shares.load() == 1);
-  BOOST_TEST(metrics->index_share_rows.load() == 1);
-  std::vector<message> batch;
-  for (int i = 0; i < 30; ++i)
-    batch.push_back(text("batch row " + std::to_string(i)));
-  auto ids = call<message_ids>(st_append_atom_v, batch);
-  BOOST_REQUIRE_EQUAL(ids.ids.size(), 30u);
-  BOOST_TEST(metrics->index_shares.load() == 2);
-  BOOST_TEST(metrics->index_share_rows.load() == 31); // nothing was left for an idle tick
-  auto reader = store_reader::open(params);
-  BOOST_REQUIRE(reader);
-  BOOST_TEST(*fts_watermark((*reader)->connection()) == ids.ids.back());
-  BOOST_TEST(*fts_watermark((*reader)->connection()) > id);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_clean_shutdown_indexes_everything_committed, actor_fixture) {

@@ -20,7 +20,6 @@
 #include "store/facts.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/jsonl_import.hpp"
-#include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme {
@@ -28,8 +27,6 @@ namespace mneme {
 // The indexer's log budget (policies/index_pacing) leaves room for the dirty
 // pages of the writer's page cache that a tick's COMMIT writes.
 static_assert(index_pacing_params{}.writer_cache_bytes == writer_cache_kib * 1024);
-// A backlog at the share threshold still fits in recall's tail scan twice over.
-static_assert(index_pacing_params{}.lag_rows <= tail_scan_rows / 2);
 
 namespace {
 
@@ -57,7 +54,6 @@ struct storage_state {
   int64_t last_append_ms = -1;     // when the last append arrived
   int64_t deferred_id = 0;         // the large row the watermark waits for (0: none)
   int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
-  bool index_lagging = false;      // the last group commit with rows indexed a share
   // The next tick's length (policies/index_pacing: first_index_run after an
   // append or a waiting request, next_index_run while nothing waits; with the
   // default pacing both are a full tick).
@@ -178,49 +174,6 @@ void checkpoint_wal(storage_pointer self) {
   }
 }
 
-// Accounts for rows a tick or a group's share indexed (committed): the backlog,
-// the commit marks at or below the new watermark, the deferred large row when
-// it is indexed, and the counters.
-void note_indexed(storage_state& st, const index_progress& done) {
-  st.unindexed = done.stop == index_stop::caught_up
-                   ? 0 : std::max<int64_t>(0, st.unindexed - done.rows);
-  while (!st.commits.empty() && st.commits.front().last_id <= done.watermark)
-    st.commits.pop_front();
-  if (st.deferred_id != 0 && st.deferred_id <= done.watermark)
-    st.deferred_id = 0;
-  if (st.metrics) {
-    st.metrics->indexed_rows.fetch_add(done.rows, std::memory_order_relaxed);
-    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
-  }
-}
-
-// Inside a group's open transaction, before its COMMIT: the share of the
-// backlog this group indexes when the indexer lags (policies/index_pacing
-// plan_group_index_share), or none. A failed share is logged and leaves the
-// group's rows as they were (store/fts_indexer rolls its savepoint back).
-std::optional<index_progress> index_share(storage_pointer self, int64_t group_rows,
-                                          int64_t group_bytes) {
-  auto& st = self->state;
-  auto backlog = st.unindexed + group_rows;
-  auto plan = plan_group_index_share(st.pacing, steady_ms(), st.last_append_ms, st.commits,
-                                     backlog, group_rows, group_bytes);
-  if (plan.has_value() != st.index_lagging) {
-    st.index_lagging = plan.has_value();
-    if (st.log)
-      st.log->info("session=- event={} backlog={}",
-                   st.index_lagging ? "index_share_on" : "index_share_off", backlog);
-  }
-  if (!plan)
-    return std::nullopt;
-  auto done = index_pending_in_transaction(st.store->connection(), *plan);
-  if (!done) {
-    log_warn(st, "session=- event=index_share_failed backlog={} error={}", backlog,
-             render_error(done.error()));
-    return std::nullopt;
-  }
-  return *done;
-}
-
 // Commits every buffered append in one transaction and answers each request.
 void flush(storage_pointer self) {
   auto& st = self->state;
@@ -241,7 +194,6 @@ void flush(storage_pointer self) {
   std::vector<caf::expected<message_ids>> batches;
   caf::error fatal;
   int64_t rows = 0;
-  int64_t bytes = 0;   // text of the rows inserted
   int64_t last_id = 0; // ids grow: the last row inserted has the highest
   for (auto& p : group) {
     caf::error last;
@@ -249,7 +201,6 @@ void flush(storage_pointer self) {
       singles.push_back(store.insert_in_group(p.rows.front()));
       if (singles.back()) {
         ++rows;
-        bytes += static_cast<int64_t>(p.rows.front().content.size());
         last_id = *singles.back();
       } else {
         last = singles.back().error();
@@ -258,8 +209,6 @@ void flush(storage_pointer self) {
       batches.push_back(store.insert_batch_in_group(p.rows));
       if (batches.back()) {
         rows += static_cast<int64_t>(p.rows.size());
-        for (auto& m : p.rows)
-          bytes += static_cast<int64_t>(m.content.size());
         if (!batches.back()->ids.empty())
           last_id = batches.back()->ids.back();
       } else {
@@ -273,12 +222,6 @@ void flush(storage_pointer self) {
                    : caf::make_error(errc::internal, std::string{"group transaction ended"});
       break;
     }
-  }
-  std::optional<index_progress> shared;
-  if (!fatal && rows > 0) {
-    shared = index_share(self, rows, bytes);
-    if (!store.group_open()) // SQLite ended the transaction while indexing the share
-      fatal = caf::make_error(errc::internal, std::string{"group transaction ended"});
   }
   if (!fatal)
     fatal = store.commit_group();
@@ -294,13 +237,6 @@ void flush(storage_pointer self) {
   st.unindexed += rows;
   if (rows > 0)
     st.commits.push_back({last_id, steady_ms()});
-  if (shared) {
-    note_indexed(st, *shared);
-    if (st.metrics) {
-      st.metrics->index_shares.fetch_add(1, std::memory_order_relaxed);
-      st.metrics->index_share_rows.fetch_add(shared->rows, std::memory_order_relaxed);
-    }
-  }
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -383,11 +319,18 @@ void index_when_idle(storage_pointer self) {
     return; // the next commit queues a new tick
   }
   checkpoint_wal(self);
-  note_indexed(st, *done);
+  st.unindexed = done->stop == index_stop::caught_up
+                   ? 0 : std::max<int64_t>(0, st.unindexed - done->rows);
+  while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
+    st.commits.pop_front();
   st.deferred_id = done->stop == index_stop::large_row_due ? done->deferred_id : 0;
   st.index_run = done->waited ? first_index_run(st.pacing) : done->next_run;
-  if (st.metrics && done->rows > 0)
-    st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
+  if (st.metrics) {
+    st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
+    if (done->rows > 0)
+      st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
+    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+  }
   if (st.unindexed <= 0)
     return;
   if (st.deferred_id != 0)
@@ -442,11 +385,8 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
 storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<sqlite_store> store,
                                           std::shared_ptr<spdlog::logger> log,
                                           std::shared_ptr<storage_metrics> metrics,
-                                          std::optional<wal_checkpointer> checkpointer,
-                                          index_pacing_params pacing) {
+                                          std::optional<wal_checkpointer> checkpointer) {
   self->state.store = std::move(store);
-  self->state.pacing = pacing;
-  self->state.index_run = first_index_run(pacing);
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
   if (checkpointer) {
@@ -625,8 +565,7 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
 
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
-                                           std::shared_ptr<storage_metrics> metrics,
-                                           const index_pacing_params& pacing) {
+                                           std::shared_ptr<storage_metrics> metrics) {
   auto store = sqlite_store::open(params);
   if (!store) {
     if (log)
@@ -648,7 +587,7 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
               params.path, params.max_batch, params.synchronous_full ? "FULL" : "NORMAL",
               checkpointer ? "background" : "inline");
   return sys.spawn<caf::detached>(storage_impl, std::move(shared), std::move(log),
-                                  std::move(metrics), std::move(checkpointer), pacing);
+                                  std::move(metrics), std::move(checkpointer));
 }
 
 } // namespace mneme

@@ -22,9 +22,6 @@
 // backlog remains, so any request that arrived meanwhile is handled first. The
 // backlog is storage_metrics::unindexed_rows; the actor indexes everything left
 // when it terminates cleanly, and a backlog found at open is indexed in ticks.
-// When the backlog passes the pacing's lag_rows (sustained load leaves idle ticks
-// too short), each group commit also indexes a share of it in its own transaction
-// before answering (policies/index_pacing plan_group_index_share).
 // The write-ahead log is copied back into the file by a second connection on its
 // own thread (actors/storage/wal_checkpointer, policies/wal_checkpoint), so a commit
 // never waits for a checkpoint; past a bound, or for an in-memory file, the writer
@@ -48,7 +45,6 @@
 
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/mneme_types.hpp"
-#include "policies/index_pacing.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
@@ -105,10 +101,8 @@ using storage_actor = caf::typed_actor<
 // Opens the store on the calling thread (so a bad file fails here, with its errc)
 // and spawns the detached storage actor owning it. Keep the handle: an actor that
 // nobody references terminates. `metrics` may be null; `log` may be null (no logs).
-// `pacing` paces the background indexer (the defaults everywhere but in tests).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
-                                           std::shared_ptr<storage_metrics> metrics = nullptr,
-                                           const index_pacing_params& pacing = {});
+                                           std::shared_ptr<storage_metrics> metrics = nullptr);
 
 } // namespace mneme

@@ -29,11 +29,6 @@ struct storage_metrics {
   std::atomic<int64_t> indexed_rows{0};
   std::atomic<int64_t> index_batches{0};
   std::atomic<int64_t> ticks{0};
-  // Indexing inside group commits while the indexer lags (policies/index_pacing
-  // plan_group_index_share): the group commits that indexed a share, and the
-  // rows they indexed (also counted in indexed_rows).
-  std::atomic<int64_t> index_shares{0};
-  std::atomic<int64_t> index_share_rows{0};
   latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
   // Write-ahead log (policies/wal_checkpoint): its length after the writer's last
   // commit, checkpoints the checkpointer thread finished, and those the writer ran

@@ -215,7 +215,6 @@ struct ingest_result {
   double mean_batch = 0;
   std::vector<std::pair<std::string, int64_t>> batches;
   int64_t index_backlog = 0;    // rows not yet indexed when the last append was acked
-  int64_t index_share_rows = 0; // by then, rows group commits indexed (the indexer lagging)
   double index_catchup_ms = 0;  // then, until the idle ticks indexed them all
   int64_t wal_checkpoints_background = 0; // during the whole run, catch-up included
   int64_t wal_checkpoints_inline = 0;
@@ -261,7 +260,6 @@ ingest_result run_ingest(const std::string& dir, size_t sessions, int per_sessio
   auto elapsed = ms_since(t0);
   ingest_result r;
   r.index_backlog = metrics->unindexed_rows.load();
-  r.index_share_rows = metrics->index_share_rows.load();
   auto idle_t0 = steady::now();
   while (metrics->unindexed_rows.load() > 0 && ms_since(idle_t0) < 120000)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -615,12 +613,10 @@ int run_storage_bench(const std::vector<std::string>& args) {
   } else if (only == "paced") {
     auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                             paced_rate);
-    std::printf("paced %.0f msgs/s: ack p50 %.2f ms, p99 %.2f ms, errors %lld, index backlog %lld"
-                " (%lld rows indexed by group commits), checkpoints %lld by the checkpointer,"
-                " %lld by the writer, mean batch %.1f\n",
+    std::printf("paced %.0f msgs/s: ack p50 %.2f ms, p99 %.2f ms, errors %lld, index backlog %lld,"
+                " checkpoints %lld by the checkpointer, %lld by the writer, mean batch %.1f\n",
                 paced.msgs_per_s, paced.p50_ms, paced.p99_ms, static_cast<long long>(paced.errors),
                 static_cast<long long>(paced.index_backlog),
-                static_cast<long long>(paced.index_share_rows),
                 static_cast<long long>(paced.wal_checkpoints_background),
                 static_cast<long long>(paced.wal_checkpoints_inline), paced.mean_batch);
   } else if (only == "mp") {
@@ -697,8 +693,6 @@ int run_storage_bench(const std::vector<std::string>& args) {
     {"wal_checkpoints_checkpointer", ingest.wal_checkpoints_background},
     {"wal_checkpoints_writer", ingest.wal_checkpoints_inline},
     {"index_backlog_after_paced", paced.index_backlog},
-    {"index_share_rows_ingest", ingest.index_share_rows},
-    {"index_share_rows_paced", paced.index_share_rows},
     {"baseline_msgs_per_s", mp_base.msgs_per_s},
     {"baseline_lock_errors", mp_base.lock_errors},
     {"baseline_runs_msgs_per_s", mp_base_rates},

@@ -177,9 +177,6 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
             "One group commit, BEGIN to durable COMMIT.", s.commit_latency);
   f.gauge("mneme_index_backlog_rows", "Committed rows not yet in the full-text indexes.",
           static_cast<double>(s.unindexed_rows.load(std::memory_order_relaxed)));
-  f.counter("mneme_index_share_rows_total",
-            "Rows indexed inside group commits while the indexer lagged.",
-            static_cast<double>(s.index_share_rows.load(std::memory_order_relaxed)));
   f.gauge("mneme_wal_pages", "Write-ahead log length after the writer's last commit, in pages.",
           static_cast<double>(s.wal_pages.load(std::memory_order_relaxed)));
   f.counter("mneme_wal_checkpoints_total", "Write-ahead log checkpoints by who ran them.",
