@@ -37,7 +37,12 @@
 // (16 MiB), whose dirty pages the COMMIT writes. That bounds the log the rows
 // make to about `log_bytes`, whatever the index's or the rows' sizes; merges
 // that FTS5 starts inside the COMMIT come on top, and a page spilled twice
-// counts twice.
+// counts twice. From ~100,000 messages on that budget is what ends the ticks
+// of the three indexes; `batch_rows` / `batch_bytes` (65,536 rows, 32 MiB of
+// text) end them below that and for an index of short rows: every COMMIT writes
+// pages the next tick writes again (at 1,000,000 messages unicode61 alone
+// wrote 134,000 pages in 62 ticks of 16,384 rows, 101,000 in 20 ticks of
+// 65,536, one bulk transaction 82,000; docs/benchmarks.md, "recall, session 10").
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the
@@ -59,12 +64,12 @@ struct index_run_limit {
 };
 
 // The default first and longest runs (index_pacing_params::min_run_* / max_run_*).
-inline constexpr index_run_limit default_first_index_run{16384, 8 * 1024 * 1024};
-inline constexpr index_run_limit default_max_index_run{16384, 8 * 1024 * 1024};
+inline constexpr index_run_limit default_first_index_run{65536, 32 * 1024 * 1024};
+inline constexpr index_run_limit default_max_index_run{65536, 32 * 1024 * 1024};
 
 struct index_pacing_params {
-  int64_t batch_rows = 16384;                 // rows per indexing transaction
-  int64_t batch_bytes = 8 * 1024 * 1024;      // text bytes per transaction (>= 1 row)
+  int64_t batch_rows = 65536;                 // rows per indexing transaction
+  int64_t batch_bytes = 32 * 1024 * 1024;     // text bytes per transaction (>= 1 row)
   int64_t log_bytes = 24 * 1024 * 1024;       // log a tick may write, its COMMIT included (>= 1 row)
   // The writer's page cache (store/db_connection writer_cache_kib): the COMMIT
   // writes the dirty pages still in it, up to this much, on top of the pages the

@@ -125,9 +125,9 @@ struct indexer_fixture {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(the_batch_bounds_are_16384_rows_and_8_mib) {
-  BOOST_TEST(fts_index_batch_rows == 16384);
-  BOOST_TEST(fts_index_batch_bytes == 8 * 1024 * 1024);
+BOOST_AUTO_TEST_CASE(the_batch_bounds_are_65536_rows_and_32_mib) {
+  BOOST_TEST(fts_index_batch_rows == 65536);
+  BOOST_TEST(fts_index_batch_bytes == 32 * 1024 * 1024);
 }
 
 BOOST_FIXTURE_TEST_CASE(an_append_is_not_indexed_until_the_indexer_runs, indexer_fixture) {

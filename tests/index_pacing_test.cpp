@@ -52,17 +52,17 @@ const through_case through_cases[] = {
 
 BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   index_pacing_params p;
-  BOOST_TEST(p.batch_rows == 16384);
-  BOOST_TEST(p.batch_bytes == 8 * 1024 * 1024);
+  BOOST_TEST(p.batch_rows == 65536);
+  BOOST_TEST(p.batch_bytes == 32 * 1024 * 1024);
   BOOST_TEST(p.log_bytes == 24 * 1024 * 1024);
   BOOST_TEST(p.writer_cache_bytes == 16 * 1024 * 1024);
   BOOST_TEST(p.large_row_bytes == 16 * 1024);
   BOOST_TEST(p.quiet_ms == 50);
   BOOST_TEST(p.large_row_max_wait_ms == 5000);
-  BOOST_TEST(p.min_run_rows == 16384);
-  BOOST_TEST(p.min_run_bytes == 8 * 1024 * 1024);
-  BOOST_TEST(p.max_run_rows == 16384);
-  BOOST_TEST(p.max_run_bytes == 8 * 1024 * 1024);
+  BOOST_TEST(p.min_run_rows == 65536);
+  BOOST_TEST(p.min_run_bytes == 32 * 1024 * 1024);
+  BOOST_TEST(p.max_run_rows == 65536);
+  BOOST_TEST(p.max_run_bytes == 32 * 1024 * 1024);
 }
 
 // A request waits for one row and the tick's COMMIT, not for the rest of the
