@@ -25,24 +25,22 @@
 // per ~1 MiB of pending data, as its own bulk insert does), so the longer the
 // tick (its "run": rows and text bytes committed together), the closer its
 // segments, its log writes and the merge work they cause come to a bulk insert's
-// (in instructions, 16,384-row ticks at 200,000 messages: 99% of FTS5's bulk
-// insert's work; session 6's 4,096-row ticks with a range INSERT: 97%;
-// docs/benchmarks.md, "recall, session 7"). But the COMMIT also syncs
+// (in instructions, session 7's 16,384-row ticks at 200,000 messages: 99% of
+// FTS5's bulk insert's work; session 6's 4,096-row ticks with a range INSERT:
+// 97%; docs/benchmarks.md, "recall, session 7"). But the COMMIT also syncs
 // (synchronous=FULL) the log the tick wrote, pages the writer's page cache
 // spilled mid-tick included, and a tick's log adds to the write-ahead log beyond
 // the bound of policies/wal_checkpoint until a checkpoint catches up; merges
-// make the log per row grow with the index (16,384 rows of the recall corpus at
-// 200,000 messages, 2 MB cache: ~48 MB). So a tick also commits after the row
+// make the log per row grow with the index (session 7: 16,384 rows of the
+// recall corpus at 200,000 messages, 2 MB cache, ~48 MB). So a tick also commits after the row
 // during which the pages it spilled reach `log_bytes` (24 MiB) less the cache
 // (16 MiB), whose dirty pages the COMMIT writes. That bounds the log the rows
 // make to about `log_bytes`, whatever the index's or the rows' sizes; merges
 // that FTS5 starts inside the COMMIT come on top, and a page spilled twice
-// counts twice. From ~100,000 messages on that budget is what ends the ticks
-// of the three indexes; `batch_rows` / `batch_bytes` (65,536 rows, 32 MiB of
-// text) end them below that and for an index of short rows: every COMMIT writes
-// pages the next tick writes again (at 1,000,000 messages unicode61 alone
-// wrote 134,000 pages in 62 ticks of 16,384 rows, 101,000 in 20 ticks of
-// 65,536, one bulk transaction 82,000; docs/benchmarks.md, "recall, session 10").
+// counts twice. `batch_rows` / `batch_bytes` are set well above what that
+// budget lets the three indexes take on a large file, because every COMMIT
+// writes pages the next tick writes again: fewer, longer ticks write less log
+// (docs/benchmarks.md, "recall, session 10").
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the

@@ -201,14 +201,17 @@ caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_
 }
 
 caf::expected<int64_t> index_all_pending(db_connection& db) {
+  // An idle writer's ticks: every row may go, and each batch also ends at its
+  // log budget, so no single transaction's log grows with the index.
+  auto plan = plan_index_tick(index_pacing_params{}, 0, -1, {});
   int64_t total = 0;
   for (;;) {
-    auto n = index_pending(db, fts_index_batch_rows, fts_index_batch_bytes);
-    if (!n)
-      return n;
-    if (*n == 0)
+    auto done = index_pending(db, plan);
+    if (!done)
+      return std::move(done.error());
+    if (done->rows == 0)
       return total;
-    total += *n;
+    total += done->rows;
   }
 }
 

@@ -85,8 +85,9 @@ caf::expected<index_progress> index_pending(db_connection& db, const index_tick_
 caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows,
                                      int64_t max_bytes = fts_index_batch_bytes);
 
-// Indexes everything pending, batch by batch (clean shutdown, tests, bulk loads).
-// Returns the number of rows indexed.
+// Indexes everything pending, batch by batch (clean shutdown, tests, bulk loads):
+// each batch is a tick of an idle writer under the default pacing (its row,
+// byte and log bounds; large rows included). Returns the number of rows indexed.
 caf::expected<int64_t> index_all_pending(db_connection& db);
 
 // The watermark: the highest message id known to be in all three indexes.
