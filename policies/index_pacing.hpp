@@ -32,12 +32,12 @@
 // spilled mid-tick included, and a tick's log adds to the write-ahead log beyond
 // the bound of policies/wal_checkpoint until a checkpoint catches up; merges
 // make the log per row grow with the index (session 7: 16,384 rows of the
-// recall corpus at 200,000 messages, 2 MB cache, ~48 MB). So a tick also commits after the row
-// during which the pages it spilled reach `log_bytes` (24 MiB) less the cache
-// (16 MiB), whose dirty pages the COMMIT writes. That bounds the log the rows
-// make to about `log_bytes`, whatever the index's or the rows' sizes; merges
-// that FTS5 starts inside the COMMIT come on top, and a page spilled twice
-// counts twice. `batch_rows` / `batch_bytes` are set well above what that
+// recall corpus at 200,000 messages, 2 MB cache, ~48 MB). So a tick also
+// commits after the row during which the pages it spilled reach `log_bytes`
+// (24 MiB) less the cache (16 MiB), whose dirty pages the COMMIT writes. That
+// bounds the log the rows make to about `log_bytes`, whatever the index's or
+// the rows' sizes; merges that FTS5 starts inside the COMMIT come on top, and a
+// page spilled twice counts twice. `batch_rows` / `batch_bytes` are set well above what that
 // budget lets the three indexes take on a large file, because every COMMIT
 // writes pages the next tick writes again: fewer, longer ticks write less log
 // (docs/benchmarks.md, "recall, session 10").

@@ -200,19 +200,25 @@ caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_
   return done->rows;
 }
 
-caf::expected<int64_t> index_all_pending(db_connection& db) {
+caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches) {
   // An idle writer's ticks: every row may go, and each batch also ends at its
   // log budget, so no single transaction's log grows with the index.
   auto plan = plan_index_tick(index_pacing_params{}, 0, -1, {});
   int64_t total = 0;
+  int64_t committed = 0;
   for (;;) {
     auto done = index_pending(db, plan);
     if (!done)
       return std::move(done.error());
     if (done->rows == 0)
-      return total;
+      break;
     total += done->rows;
+    ++committed;
+    plan.run = done->next_run;
   }
+  if (batches)
+    *batches = committed;
+  return total;
 }
 
 } // namespace mneme

@@ -87,8 +87,10 @@ caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows,
 
 // Indexes everything pending, batch by batch (clean shutdown, tests, bulk loads):
 // each batch is a tick of an idle writer under the default pacing (its row,
-// byte and log bounds; large rows included). Returns the number of rows indexed.
-caf::expected<int64_t> index_all_pending(db_connection& db);
+// byte and log bounds, its growing runs; large rows included). Returns the
+// number of rows indexed; `batches`, when given, receives the number of
+// transactions that indexed rows.
+caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches = nullptr);
 
 // The watermark: the highest message id known to be in all three indexes.
 // Works on a reader or the writer, inside or outside a transaction.

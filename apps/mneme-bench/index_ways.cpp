@@ -7,7 +7,6 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "policies/index_pacing.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_indexer.hpp"
 
@@ -37,18 +36,10 @@ void remove_db_files(const std::string& path) {
 }
 
 caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db) {
-  index_pacing_params pacing;
-  auto plan = plan_index_tick(pacing, 0, -1, {}); // an idle writer: every row may go
   int64_t ticks = 0;
-  for (;;) {
-    auto done = index_pending(db, plan);
-    if (!done)
-      return std::move(done.error());
-    if (done->rows == 0)
-      return ticks;
-    ++ticks;
-    plan.run = done->next_run;
-  }
+  if (auto rows = index_all_pending(db, &ticks); !rows)
+    return std::move(rows.error());
+  return ticks;
 }
 
 caf::error fill_indexes_in_bulk(db_connection& db) {

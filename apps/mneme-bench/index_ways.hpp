@@ -20,7 +20,8 @@ class db_connection;
 namespace mneme::bench {
 
 // Ticks of store/fts_indexer with the default pacing of an idle writer (nothing
-// waits, every row may go) until caught up; returns the number of ticks.
+// waits, every row may go) until caught up (index_all_pending); returns the
+// number of ticks.
 caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db);
 
 // Removes a database file and the files SQLite and the writer lock keep beside it.
