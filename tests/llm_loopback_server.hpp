@@ -1,7 +1,9 @@
 // Test seam for the LLM client tests: a tiny HTTP/1.1 server on 127.0.0.1 whose every
 // connection is answered by one scripted behaviour (canned answer, silence, trickle,
 // truncated body, reset). One thread per connection: tests only, a few connections.
-// It records each request's raw head and body and the peak number of open connections.
+// It records each request's raw head and body and the peak number of requests waiting
+// for their answer (counted from the request's arrival to the first byte of its answer,
+// so a client that sends its next request on the answer is never counted twice).
 // stop() (or the destructor) wakes every connection thread and joins them.
 #pragma once
 
@@ -66,7 +68,16 @@ public:
     std::lock_guard<std::mutex> guard{mtx_};
     return requests_;
   }
-  int peak_connections() const { return peak_; }
+  int peak_waiting_requests() const { return peak_; }
+
+  // Called by a behaviour right before it answers (and by the server after the
+  // behaviour, for those that do not): the connection's request stops waiting.
+  void begin_answer() {
+    if (waiting_here_) {
+      waiting_here_ = false;
+      --waiting_;
+    }
+  }
 
   // Sleeps `d` or until stop(); false when stopped.
   bool wait_or_stop(std::chrono::milliseconds d) {
@@ -123,12 +134,17 @@ public:
 
   // --- behaviours
   static behaviour canned(int status, std::string body) {
-    return [status, body](int fd, loopback_server&) { send_all(fd, http_answer(status, body)); };
+    return [status, body](int fd, loopback_server& srv) {
+      srv.begin_answer();
+      send_all(fd, http_answer(status, body));
+    };
   }
   static behaviour delayed(std::chrono::milliseconds delay, int status, std::string body) {
     return [=](int fd, loopback_server& srv) {
-      if (srv.wait_or_stop(delay))
+      if (srv.wait_or_stop(delay)) {
+        srv.begin_answer();
         send_all(fd, http_answer(status, body));
+      }
     };
   }
   static behaviour silent() {
@@ -213,22 +229,28 @@ private:
     return true;
   }
 
-  void serve(int fd) {
-    int now_open = ++open_;
+  void start_waiting() {
+    waiting_here_ = true;
+    int now_waiting = ++waiting_;
     int peak = peak_.load();
-    while (now_open > peak && !peak_.compare_exchange_weak(peak, now_open)) {
+    while (now_waiting > peak && !peak_.compare_exchange_weak(peak, now_waiting)) {
     }
+  }
+
+  void serve(int fd) {
     recorded_request req;
     if (!read_first_) {
+      start_waiting();
       behaviour_(fd, *this);
     } else if (read_request(fd, req)) {
       {
         std::lock_guard<std::mutex> guard{mtx_};
         requests_.push_back(req);
       }
+      start_waiting();
       behaviour_(fd, *this);
     }
-    --open_;
+    begin_answer();
     ::close(fd);
   }
 
@@ -238,8 +260,10 @@ private:
   int stop_pipe_[2] = {-1, -1};
   int port_ = 0;
   std::atomic<bool> stopped_{false};
-  std::atomic<int> open_{0};
+  std::atomic<int> waiting_{0};
   std::atomic<int> peak_{0};
+  // Whether this connection's thread (one per connection) has a request waiting.
+  static inline thread_local bool waiting_here_ = false;
   std::thread acceptor_;
   std::mutex mtx_;
   std::vector<std::thread> threads_;

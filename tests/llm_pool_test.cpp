@@ -238,7 +238,7 @@ BOOST_AUTO_TEST_CASE(concurrency_never_exceeds_the_bound_and_queued_requests_sti
                   [&](caf::error& err) { BOOST_ERROR(sys->render(err)); },
                   caf::after(20s) >> [&] { BOOST_FAIL("pool hung"); });
   BOOST_TEST(ok == n);
-  BOOST_TEST(srv.peak_connections() <= 2);
+  BOOST_TEST(srv.peak_waiting_requests() <= 2);
   auto st = stats(pool);
   BOOST_TEST(st.max_in_flight == 2u);
   BOOST_TEST(st.succeeded == static_cast<uint64_t>(n));
