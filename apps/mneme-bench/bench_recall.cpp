@@ -8,13 +8,15 @@
 //     tick of policies/index_pacing's run and log budget, a single-row INSERT per row,
 //     watermark row updated) against FTS5's bulk insert
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
-//     over the same rows, in the same run, in processor seconds, medians of
-//     index_repeats (5) in a rotating order [index_ratio_<name>, index_ratio_min:
-//     the lowest of the three];
+//     over the same rows, in the same run, in processor seconds: index_pairs (7)
+//     adjacent pairs of runs in alternating order, the median of the pairs'
+//     ratios [index_ratio_<name>, index_ratio_min: the lowest of the three; the
+//     ratio of the two ways' medians beside them, index_ratio_of_medians_<name>,
+//     index_ratio_min_of_medians; every run's seconds, index_runs_s_*];
 //     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>]; and the
 //     committed indexer itself (store/fts_indexer, all three indexes, an idle
 //     writer's ticks) against one bulk transaction filling all three, on copies of
-//     the unindexed corpus, medians of 3 [index_ratio_all];
+//     the unindexed corpus, the median of 3 adjacent pairs' ratios [index_ratio_all];
 //   - what a request waits for behind a paced tick of the real indexer (all three
 //     indexes, synchronous=FULL) on a copy of the unindexed corpus, requests
 //     simulated after a pseudo-random number of rows [index_wait_max_ms,
@@ -104,25 +106,47 @@ int64_t scalar(sqlite3* db, const std::string& sql) {
   return v;
 }
 
+// Processor seconds of each run of each way, in the order they ran.
 struct index_figures {
   std::string name;
   std::string tokenize;
-  double bulk_s = 0;    // FTS5's bulk insert: one INSERT ... SELECT of every row, one transaction
-  double rebuild_s = 0; // FTS5's 'rebuild' command over the same rows (its own build path)
-  double ours_s = 0;    // the background indexer's batches over the same rows
-  double ratio() const { return ours_s <= 0 ? 1.0 : bulk_s / ours_s; }
-  double ratio_vs_rebuild() const { return ours_s <= 0 ? 1.0 : rebuild_s / ours_s; }
+  // FTS5's bulk insert: one INSERT ... SELECT of every row, one transaction.
+  std::vector<double> bulk_runs;
+  // The background indexer's ticks over the same rows; ours_runs[i] ran right
+  // before or right after bulk_runs[i] (a pair).
+  std::vector<double> ours_runs;
+  // FTS5's 'rebuild' command over the same rows (its own build path), fewer runs.
+  std::vector<double> rebuild_runs;
 };
 
-// Each way of indexing runs this many times per tokenizer, in a rotating order;
-// the medians are reported (one run of the smallest corpus takes ~0.1 s of CPU and
-// varies by +-20% on a shared machine; 3 repeats left medians 10% apart between
-// runs of the bench).
-constexpr int index_repeats = 5;
+// Each tokenizer's bulk insert and ticks run this many times, as adjacent pairs
+// in alternating order (bulk then ticks, ticks then bulk, ...), and 'rebuild'
+// after every second pair (4 runs). One run varies by 10-20% with the
+// neighbours' load on this shared machine and the load drifts over minutes, so
+// the throughput ratio is the median of the pairs' ratios: both runs of a pair
+// see about the same load (docs/benchmarks.md, "recall, session 11").
+constexpr int index_pairs = 7;
+constexpr int index_rebuild_every = 2;
 
 double median_of(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
   return xs.empty() ? 0 : xs[xs.size() / 2];
+}
+
+// The median of reference[i] / ours[i] over the pairs (1 when there are none).
+// Above 1: ours took less processor time than the reference.
+double median_paired_ratio(const std::vector<double>& reference, const std::vector<double>& ours) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < std::min(reference.size(), ours.size()); ++i)
+    if (ours[i] > 0)
+      ratios.push_back(reference[i] / ours[i]);
+  return ratios.empty() ? 1.0 : median_of(ratios);
+}
+
+// The ratio of the two ways' medians, the figure before session 11 (reported beside).
+double ratio_of_medians(const std::vector<double>& reference, const std::vector<double>& ours) {
+  auto o = median_of(ours);
+  return o <= 0 ? 1.0 : median_of(reference) / o;
 }
 
 // Pages `db` has written to its log so far (db_connection::pages_written).
@@ -206,9 +230,13 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
 // Indexing throughput per tokenizer: the background indexer's batches vs FTS5 bulk.
 std::vector<index_figures> measure_indexing(const std::string& main_db, const std::string& dir,
                                             const fts_settings& fts) {
-  std::vector<index_figures> out{{"unicode61", "unicode61 remove_diacritics 2"},
-                                 {"cjk", "mneme_cjk"},
-                                 {"trigram", "trigram"}};
+  std::vector<index_figures> out(3);
+  out[0].name = "unicode61";
+  out[0].tokenize = "unicode61 remove_diacritics 2";
+  out[1].name = "cjk";
+  out[1].tokenize = "mneme_cjk";
+  out[2].name = "trigram";
+  out[2].tokenize = "trigram";
   auto path = dir + "/indexing.db";
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
@@ -243,31 +271,30 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
              + std::to_string(fs.automerge) + ")");
   };
   for (auto& f : out) {
-    std::vector<double> bulk, rebuild, ours;
-    for (int rep = 0; rep < index_repeats; ++rep) {
-      for (int k = 0; k < 3; ++k) {
-        auto way = (rep + k) % 3;
-        auto t = "idx_" + f.name;
-        create(t, fts, f);
-        auto t0 = cpu_seconds();
-        if (way == 0) {
-          exec(db, "BEGIN IMMEDIATE; INSERT INTO " + t + "(rowid, " + columns + ") SELECT id, "
-                   + columns + " FROM src_rows; COMMIT");
-          bulk.push_back(cpu_seconds() - t0);
-        } else if (way == 1) {
-          exec(db, "INSERT INTO " + t + "(" + t + ") VALUES ('rebuild')");
-          rebuild.push_back(cpu_seconds() - t0);
-        } else {
-          ours.push_back(index_in_batches(db, t, fts));
-        }
-        // Outside the timing: the next way starts with an empty write-ahead log.
-        exec(db, "DROP TABLE " + t + "; UPDATE bench_watermark SET through = 0;"
-                 " PRAGMA wal_checkpoint(TRUNCATE)");
+    auto t = "idx_" + f.name;
+    auto run_way = [&](int way) {
+      create(t, fts, f);
+      auto t0 = cpu_seconds();
+      if (way == 0) {
+        exec(db, "BEGIN IMMEDIATE; INSERT INTO " + t + "(rowid, " + columns + ") SELECT id, "
+                 + columns + " FROM src_rows; COMMIT");
+        f.bulk_runs.push_back(cpu_seconds() - t0);
+      } else if (way == 1) {
+        f.ours_runs.push_back(index_in_batches(db, t, fts));
+      } else {
+        exec(db, "INSERT INTO " + t + "(" + t + ") VALUES ('rebuild')");
+        f.rebuild_runs.push_back(cpu_seconds() - t0);
       }
+      // Outside the timing: the next run starts with an empty write-ahead log.
+      exec(db, "DROP TABLE " + t + "; UPDATE bench_watermark SET through = 0;"
+               " PRAGMA wal_checkpoint(TRUNCATE)");
+    };
+    for (int pair = 0; pair < index_pairs; ++pair) {
+      run_way(pair % 2);
+      run_way(1 - pair % 2);
+      if (pair % index_rebuild_every == 0)
+        run_way(2);
     }
-    f.bulk_s = median_of(bulk);
-    f.rebuild_s = median_of(rebuild);
-    f.ours_s = median_of(ours);
   }
   sqlite3_close(db);
   remove_db_files(path);
@@ -356,7 +383,8 @@ struct all_index_figures {
   double ours_s = 0;
   double bulk_s = 0;
   std::vector<double> ours_runs, bulk_runs;
-  double ratio() const { return ours_s <= 0 ? 1.0 : bulk_s / ours_s; }
+  // ours_runs[i] and bulk_runs[i] ran one right after the other (a pair).
+  double ratio() const { return median_paired_ratio(bulk_runs, ours_runs); }
 };
 
 // Returns the figures, or an error when either way failed or did not index
@@ -590,9 +618,11 @@ int run_recall_bench(const std::vector<std::string>& args) {
     plain = measure_appends(work, false, 20480, 300);
     indexed = measure_appends(work, true, 20480, 300);
   }
-  double ratio_min = 1e9;
-  for (auto& f : indexing)
-    ratio_min = std::min(ratio_min, f.ratio());
+  double ratio_min = 1e9, ratio_min_of_medians = 1e9;
+  for (auto& f : indexing) {
+    ratio_min = std::min(ratio_min, median_paired_ratio(f.bulk_runs, f.ours_runs));
+    ratio_min_of_medians = std::min(ratio_min_of_medians, ratio_of_medians(f.bulk_runs, f.ours_runs));
+  }
 
   nlohmann::json j;
   j["bench"] = "recall";
@@ -608,15 +638,21 @@ int run_recall_bench(const std::vector<std::string>& args) {
   j["common_query_p50_ms"] = percentile(common_ms, 0.50);
   j["common_query_p99_ms"] = percentile(common_ms, 0.99);
   for (auto& f : indexing) {
-    j["index_bulk_rows_per_s_" + f.name] = static_cast<double>(corpus->messages) / f.bulk_s;
-    j["index_rebuild_rows_per_s_" + f.name] = static_cast<double>(corpus->messages) / f.rebuild_s;
-    j["index_ratio_vs_rebuild_" + f.name] = f.ratio_vs_rebuild();
-    j["index_batched_rows_per_s_" + f.name] =
-      static_cast<double>(corpus->messages) / std::max(1e-9, f.ours_s);
-    j["index_ratio_" + f.name] = f.ratio();
+    auto rows = static_cast<double>(corpus->messages);
+    auto rate = [&](const std::vector<double>& runs) { return rows / std::max(1e-9, median_of(runs)); };
+    j["index_bulk_rows_per_s_" + f.name] = rate(f.bulk_runs);
+    j["index_rebuild_rows_per_s_" + f.name] = rate(f.rebuild_runs);
+    j["index_batched_rows_per_s_" + f.name] = rate(f.ours_runs);
+    j["index_runs_s_bulk_" + f.name] = f.bulk_runs;
+    j["index_runs_s_batched_" + f.name] = f.ours_runs;
+    j["index_runs_s_rebuild_" + f.name] = f.rebuild_runs;
+    j["index_ratio_" + f.name] = median_paired_ratio(f.bulk_runs, f.ours_runs);
+    j["index_ratio_of_medians_" + f.name] = ratio_of_medians(f.bulk_runs, f.ours_runs);
+    j["index_ratio_vs_rebuild_" + f.name] = ratio_of_medians(f.rebuild_runs, f.ours_runs);
   }
   if (!search_only) {
     j["index_ratio_min"] = ratio_min;
+    j["index_ratio_min_of_medians"] = ratio_min_of_medians;
     j["index_all_rows_per_s_ours"] = static_cast<double>(corpus->messages)
                                      / std::max(1e-9, all_indexes.ours_s);
     j["index_all_rows_per_s_bulk"] = static_cast<double>(corpus->messages)
@@ -624,6 +660,7 @@ int run_recall_bench(const std::vector<std::string>& args) {
     j["index_all_runs_s_ours"] = all_indexes.ours_runs;
     j["index_all_runs_s_bulk"] = all_indexes.bulk_runs;
     j["index_ratio_all"] = all_indexes.ratio();
+    j["index_ratio_all_of_medians"] = ratio_of_medians(all_indexes.bulk_runs, all_indexes.ours_runs);
     j["index_wait_max_ms"] = waits.wait_max_ms;
     j["index_wait_p99_ms"] = waits.wait_p99_ms;
     j["index_wait_requests"] = waits.requests;
