@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "policies/wal_checkpoint.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_error.hpp"
@@ -110,6 +111,14 @@ caf::error configure_writer(db_connection& db, const store_params& params) {
     return err;
   auto cache_sql = "PRAGMA cache_size=-" + std::to_string(writer_cache_kib);
   if (auto err = db.exec(cache_sql.c_str(), "set the page cache size"))
+    return err;
+  // The log file keeps the length of its longest stretch unless it is cut: one
+  // large transaction (a migration rebuilding an index of a big file writes GBs of
+  // log) would otherwise occupy that much disk for good. SQLite cuts the file
+  // back to this length at the first commit after the log restarts. The
+  // writer's own bound (policies/wal_checkpoint) is the length it normally reaches.
+  auto limit_sql = "PRAGMA journal_size_limit=" + std::to_string(wal_inline_bound_bytes);
+  if (auto err = db.exec(limit_sql.c_str(), "limit the log file's length"))
     return err;
   return apply_migrations(db, latest_schema_version());
 }

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
+#include "policies/wal_checkpoint.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_error.hpp"
@@ -113,6 +114,47 @@ BOOST_AUTO_TEST_CASE(synchronous_normal_is_used_when_full_is_switched_off) {
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE(store);
   BOOST_TEST(scalar((*store)->connection().native_handle(), "PRAGMA synchronous") == 1);
+}
+
+// One transaction longer than the writer's log bound (a migration of a big file
+// is one) must not leave a log file that long on disk for good: the first commit
+// after the log restarts cuts the file back to the bound.
+BOOST_AUTO_TEST_CASE(a_log_file_grown_past_the_writers_bound_is_cut_back_when_the_log_restarts) {
+  temp_dir dir;
+  auto p = dir.params();
+  p.synchronous_full = false;
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto& s = **store;
+  session_record rec;
+  rec.user_id = "u";
+  rec.session_key = "k";
+  auto session = s.create_session(rec, 1);
+  BOOST_REQUIRE_MESSAGE(session, err_of(session));
+  BOOST_TEST(scalar(s.connection().native_handle(), "PRAGMA journal_size_limit")
+             == wal_inline_bound_bytes);
+  // Three 28 MB messages in one group commit: ~84 MB of log in one transaction.
+  std::vector<message> big;
+  for (char c : {'a', 'b', 'c'})
+    big.push_back(user_msg(session->id, std::string(28 << 20, c)));
+  BOOST_REQUIRE(!s.begin_group());
+  auto ids = s.insert_batch_in_group(big);
+  BOOST_REQUIRE_MESSAGE(ids, err_of(ids));
+  BOOST_REQUIRE(!s.commit_group());
+  auto wal = p.path + "-wal";
+  BOOST_REQUIRE(std::filesystem::file_size(wal) > static_cast<uintmax_t>(wal_inline_bound_bytes));
+  // Everything copied back (no reader holds the log), then the next write restarts it.
+  auto done = s.connection().checkpoint_passive();
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_REQUIRE(!done->busy);
+  BOOST_REQUIRE(done->checkpointed_pages == done->log_pages);
+  auto small = s.append(user_msg(session->id, "after the big group"));
+  BOOST_REQUIRE_MESSAGE(small, err_of(small));
+  BOOST_TEST(std::filesystem::file_size(wal) <= static_cast<uintmax_t>(wal_inline_bound_bytes));
+  // Nothing of the big group was lost by the cut.
+  BOOST_TEST(scalar(s.connection().native_handle(),
+                    "SELECT sum(length(content)) FROM messages WHERE length(content) > 1000")
+             == int64_t{3} * (28 << 20));
 }
 
 BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
