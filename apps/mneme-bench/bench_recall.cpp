@@ -376,8 +376,9 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
 // synchronous=FULL as the storage actor runs). Ours: store/fts_indexer's
 // index_pending in the ticks of an idle writer (growing runs, nothing waiting),
 // until caught up. Bulk: one transaction with one INSERT ... SELECT per index and
-// the watermark moved. Processor seconds, medians of `repeats` runs per way in
-// alternating order. The per-index figures above come from a copy of the
+// the watermark moved. Processor seconds, `repeats` adjacent pairs of runs in
+// alternating order; ratio() is the median of the pairs' ratios, ours_s and
+// bulk_s the medians of each way's runs. The per-index figures above come from a copy of the
 // indexer's way of working on one index; this one runs the committed code.
 struct all_index_figures {
   double ours_s = 0;
