@@ -37,10 +37,12 @@
 // (24 MiB) less the cache (16 MiB), whose dirty pages the COMMIT writes. That
 // bounds the log the rows make to about `log_bytes`, whatever the index's or
 // the rows' sizes; merges that FTS5 starts inside the COMMIT come on top, and a
-// page spilled twice counts twice. `batch_rows` / `batch_bytes` are set well above what that
-// budget lets the three indexes take on a large file, because every COMMIT
-// writes pages the next tick writes again: fewer, longer ticks write less log
-// (docs/benchmarks.md, "recall, session 10").
+// page spilled twice counts twice. `batch_rows` / `batch_bytes` are set well
+// above what that budget lets the three indexes take on a large file, because
+// every COMMIT writes pages the next tick writes again: ticks that the row
+// bound ended wrote less log when they were longer (docs/benchmarks.md,
+// "recall, session 10"). A larger log budget did not: longer transactions
+// rewrite spilled pages instead ("recall, session 11").
 // The run may start shorter after an append or a waiting request (`min_run_*`)
 // and double after every tick that nothing waited behind, up to `max_run_*`; by
 // default both are the same, because a request waits for one row, not for the

@@ -81,6 +81,8 @@ caf::expected<index_progress> index_pending(db_connection& db, const index_tick_
 // Indexes up to `max_rows` messages above the watermark (and about `max_bytes` of
 // text, at least one row), large rows included, without yielding and without a
 // log budget. Returns the number of rows indexed (0 when nothing is pending).
+// Batches of a chosen size for tests; the storage actor and index_all_pending
+// run ticks of a plan (above).
 // REQUIRES: as above; max_rows >= 1, max_bytes >= 1.
 caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows,
                                      int64_t max_bytes = fts_index_batch_bytes);
