@@ -157,6 +157,26 @@ BOOST_AUTO_TEST_CASE(a_log_file_grown_past_the_writers_bound_is_cut_back_when_th
              == int64_t{3} * (28 << 20));
 }
 
+// FTS5's merges free the pages of the segments they merge; the writer must not
+// zero and rewrite each freed page (Debian's default secure delete), which only
+// adds log writes: mneme deletes no row, the merged terms live on.
+BOOST_AUTO_TEST_CASE(pages_freed_by_the_writer_are_not_rewritten_to_the_log) {
+  temp_dir dir;
+  auto store = sqlite_store::open(dir.params());
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto& db = (*store)->connection();
+  auto* h = db.native_handle();
+  // A table outside mneme's schema, so a delete is allowed: 1 MiB of overflow pages.
+  BOOST_REQUIRE(sqlite3_exec(h, "CREATE TABLE freed(x BLOB); INSERT INTO freed VALUES (zeroblob(1048576))",
+                             nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto page = scalar(h, "PRAGMA page_size");
+  auto before = db.pages_written();
+  BOOST_REQUIRE(sqlite3_exec(h, "DELETE FROM freed", nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto written = db.pages_written() - before;
+  BOOST_TEST(scalar(h, "PRAGMA freelist_count") >= (1 << 20) / page); // the pages were freed
+  BOOST_TEST(written < 8, written << " pages written to free " << (1 << 20) / page);
+}
+
 BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
   temp_dir dir;
   auto p = dir.params();

@@ -251,9 +251,9 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
   auto page_bytes = scalar(corpus_db, "PRAGMA page_size");
   sqlite3_close(corpus_db);
   exec(db, "PRAGMA page_size=" + std::to_string(page_bytes > 0 ? page_bytes : 4096));
-  // The writer's page cache (store/db_connection), for every way.
-  exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-"
-             + std::to_string(writer_cache_kib));
+  // The writer's page cache and secure-delete mode (store/db_connection), for every way.
+  exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=FAST;"
+           " PRAGMA cache_size=-" + std::to_string(writer_cache_kib));
   exec(db, "ATTACH '" + main_db + "' AS src");
   if (fts.scoped)
     exec(db, "CREATE TABLE src_rows(id INTEGER PRIMARY KEY, content TEXT NOT NULL, scope TEXT);"
