@@ -112,11 +112,6 @@ caf::error configure_writer(db_connection& db, const store_params& params) {
   auto cache_sql = "PRAGMA cache_size=-" + std::to_string(writer_cache_kib);
   if (auto err = db.exec(cache_sql.c_str(), "set the page cache size"))
     return err;
-  // The log file keeps the length of its longest stretch unless it is cut: one
-  // large transaction (a migration rebuilding an index of a big file writes GBs of
-  // log) would otherwise occupy that much disk for good. SQLite cuts the file
-  // back to this length at the first commit after the log restarts. The
-  // writer's own bound (policies/wal_checkpoint) is the length it normally reaches.
   // mneme deletes no row (triggers abort every DELETE of messages, states and
   // facts), so the only pages freed are those of FTS5's merged index segments,
   // whose terms the merged segment holds anyway. Debian builds SQLite with
@@ -126,6 +121,11 @@ caf::error configure_writer(db_connection& db, const store_params& params) {
   // docs/benchmarks.md, "recall, session 12").
   if (auto err = db.exec("PRAGMA secure_delete=FAST", "set secure_delete"))
     return err;
+  // The log file keeps the length of its longest stretch unless it is cut: one
+  // large transaction (a migration rebuilding an index of a big file writes GBs of
+  // log) would otherwise occupy that much disk for good. SQLite cuts the file
+  // back to this length at the first commit after the log restarts. The
+  // writer's own bound (policies/wal_checkpoint) is the length it normally reaches.
   auto limit_sql = "PRAGMA journal_size_limit=" + std::to_string(wal_inline_bound_bytes);
   if (auto err = db.exec(limit_sql.c_str(), "limit the log file's length"))
     return err;
