@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 
+#include "policies/wal_checkpoint.hpp"
 #include "store/db_connection.hpp"
 
 namespace mneme {
@@ -200,7 +201,8 @@ caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows, int64_
   return done->rows;
 }
 
-caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches) {
+caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches,
+                                         const std::function<void()>& after_tick) {
   // An idle writer's ticks: every row may go, and each batch also ends at its
   // log budget, so no single transaction's log grows with the index.
   auto plan = plan_index_tick(index_pacing_params{}, 0, -1, {});
@@ -215,10 +217,23 @@ caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches) {
     total += done->rows;
     ++committed;
     plan.run = done->next_run;
+    if (after_tick)
+      after_tick();
   }
   if (batches)
     *batches = committed;
   return total;
+}
+
+void checkpoint_between_ticks(db_connection& db) {
+  if (!db.take_wal_commit())
+    return; // nothing committed since the last look, or a writer SQLite checkpoints
+  auto action = plan_wal_checkpoint(wal_checkpoint_params{}, db.wal_pages(), false, false);
+  if (action != wal_checkpoint_action::inline_passive)
+    return;
+  auto done = db.checkpoint_passive();
+  if (!done || done->busy)
+    db.mark_wal_commit(); // failed, or another checkpoint ran: plan again after the next tick
 }
 
 } // namespace mneme

@@ -91,8 +91,20 @@ caf::expected<int64_t> index_pending(db_connection& db, int64_t max_rows,
 // each batch is a tick of an idle writer under the default pacing (its row,
 // byte and log bounds, its growing runs; large rows included). Returns the
 // number of rows indexed; `batches`, when given, receives the number of
-// transactions that indexed rows.
-caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches = nullptr);
+// transactions that indexed rows; `after_tick`, when given, runs after each of
+// them has committed (a writer that watches its log checkpoints there:
+// checkpoint_between_ticks).
+caf::expected<int64_t> index_all_pending(db_connection& db, int64_t* batches = nullptr,
+                                         const std::function<void()>& after_tick = {});
+
+// For a writer that watches its log (db_connection::watch_wal: SQLite checkpoints
+// nothing in its COMMITs) with no checkpointer to ask, after a tick: the writer
+// copies the log back itself past policies/wal_checkpoint's point, so indexing a
+// whole backlog (the storage actor's clean shutdown) leaves the log about one
+// tick long instead of the backlog's length. A failed or busy checkpoint is
+// planned again after the next tick. Does nothing on a writer that does not
+// watch its log.
+void checkpoint_between_ticks(db_connection& db);
 
 // The watermark: the highest message id known to be in all three indexes.
 // Works on a reader or the writer, inside or outside a transaction.

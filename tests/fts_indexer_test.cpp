@@ -4,6 +4,7 @@
 // all-or-nothing batches, index integrity after indexing, and the in-place
 // upgrade of a version 4 file.
 #define BOOST_TEST_MODULE fts_indexer_test
+#include <algorithm>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -18,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
+#include "policies/wal_checkpoint.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/migrations.hpp"
@@ -399,6 +401,63 @@ BOOST_FIXTURE_TEST_CASE(indexing_everything_commits_at_the_default_log_budget, i
   BOOST_TEST(backlog() == 0);
   require_entries(3000);
   require_integrity();
+}
+
+// The storage actor's clean shutdown indexes its whole backlog on a writer that
+// watches its log (its COMMITs checkpoint nothing): checkpoint_between_ticks after
+// each tick keeps the log about one tick long. The control, the same backlog
+// without it, shows the log holding every tick.
+struct watched_backlog {
+  int64_t ticks = 0;        // index_all_pending's count
+  int64_t calls = 0;        // after_tick calls
+  bool each_call_after_a_commit = true; // the watermark had risen at every call
+  int64_t longest_log = 0;  // pages, after any tick
+  int64_t final_log = 0;
+};
+
+watched_backlog index_watched_backlog(indexer_fixture& f, bool checkpoint) {
+  std::string filler;
+  for (int w = 0; w < 150; ++w)
+    filler += " word" + std::to_string(w) + " 数据" + std::to_string(w % 7);
+  for (int i = 0; i < 9000; ++i)
+    f.add("shutdown row " + std::to_string(i) + filler);
+  BOOST_REQUIRE(sqlite3_exec(f.raw(), "PRAGMA cache_size=4; PRAGMA wal_checkpoint(TRUNCATE)", nullptr,
+                             nullptr, nullptr) == SQLITE_OK);
+  f.db().watch_wal();
+  watched_backlog out;
+  int64_t last_mark = f.watermark();
+  auto rows = index_all_pending(f.db(), &out.ticks, [&] {
+    ++out.calls;
+    auto mark = fts_watermark(f.db());
+    if (!mark || *mark <= last_mark)
+      out.each_call_after_a_commit = false;
+    else
+      last_mark = *mark;
+    out.longest_log = std::max(out.longest_log, f.db().wal_pages());
+    if (checkpoint)
+      checkpoint_between_ticks(f.db());
+  });
+  BOOST_REQUIRE_MESSAGE(rows, err_of(rows));
+  BOOST_REQUIRE(*rows == 9000);
+  out.final_log = f.db().wal_pages();
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(indexing_a_backlog_on_a_watched_log_checkpoints_between_the_ticks) {
+  indexer_fixture control_store, checkpointed_store;
+  auto control = index_watched_backlog(control_store, false);
+  auto checkpointed = index_watched_backlog(checkpointed_store, true);
+  BOOST_TEST_MESSAGE("log pages: control " << control.final_log << " after " << control.ticks
+                                            << " ticks; checkpointed at most " << checkpointed.longest_log);
+  // The control's log holds every tick, several times the policy's point.
+  BOOST_REQUIRE(control.final_log > 3 * wal_checkpoint_params{}.background_pages);
+  BOOST_TEST(checkpointed.ticks > 1);
+  BOOST_TEST(checkpointed.calls == checkpointed.ticks);
+  BOOST_TEST(checkpointed.each_call_after_a_commit);
+  BOOST_TEST(checkpointed.longest_log < control.final_log / 2);
+  BOOST_TEST(checkpointed.final_log < control.final_log / 2);
+  checkpointed_store.require_entries(9000);
+  checkpointed_store.require_integrity();
 }
 
 BOOST_FIXTURE_TEST_CASE(a_tick_ends_at_its_run_and_the_next_run_grows_unless_a_request_waited,

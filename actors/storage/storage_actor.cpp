@@ -77,7 +77,10 @@ struct storage_state {
   void final_index() {
     if (!store || unindexed == 0 || store->connection().in_transaction())
       return;
-    auto n = index_all_pending(store->connection());
+    // The checkpointer takes no request from here: the writer copies the log
+    // back itself between the ticks.
+    auto& db = store->connection();
+    auto n = index_all_pending(db, nullptr, [&db] { checkpoint_between_ticks(db); });
     if (!n && log)
       log->warn("session=- event=final_index_failed error={}", render_error(n.error()));
     else if (log)
