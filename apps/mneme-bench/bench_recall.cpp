@@ -8,15 +8,21 @@
 //     tick of policies/index_pacing's run and log budget, a single-row INSERT per row,
 //     watermark row updated) against FTS5's bulk insert
 //     (one INSERT ... SELECT of every row in one transaction) with the same tokenizer
-//     over the same rows, in the same run, in processor seconds: index_pairs (7)
+//     over the same rows, in the same run, both ways with the storage actor's
+//     checkpoints (bench_checkpointer: a second thread copies the log back, the
+//     writer only past the inline bound), in the writer thread's processor
+//     seconds (the thread whose time bounds the indexer's rows/s): index_pairs (7)
 //     adjacent pairs of runs in alternating order, the median of the pairs'
 //     ratios [index_ratio_<name>, index_ratio_min: the lowest of the three; the
 //     ratio of the two ways' medians beside them, index_ratio_of_medians_<name>,
-//     index_ratio_min_of_medians; every run's seconds, index_runs_s_*];
+//     index_ratio_min_of_medians; every run's seconds, index_runs_s_*; the same
+//     pairs in the whole process's processor seconds, the checkpointer's copying
+//     included, index_ratio_process_<name>, index_ratio_min_process];
 //     FTS5's 'rebuild' command beside it [index_ratio_vs_rebuild_<name>]; and the
 //     committed indexer itself (store/fts_indexer, all three indexes, an idle
 //     writer's ticks) against one bulk transaction filling all three, on copies of
-//     the unindexed corpus, the median of 3 adjacent pairs' ratios [index_ratio_all];
+//     the unindexed corpus, the median of 3 adjacent pairs' ratios, timed as
+//     above [index_ratio_all; the whole process's, index_ratio_all_process];
 //   - what a request waits for behind a paced tick of the real indexer (all three
 //     indexes, synchronous=FULL) on a copy of the unindexed corpus, requests
 //     simulated after a pseudo-random number of rows [index_wait_max_ms,
@@ -36,6 +42,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,11 +50,11 @@
 #include <unistd.h>
 #include <sqlite3.h>
 
+#include "apps/mneme-bench/bench_checkpointer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
-#include "policies/wal_checkpoint.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
@@ -106,17 +113,22 @@ int64_t scalar(sqlite3* db, const std::string& sql) {
   return v;
 }
 
-// Processor seconds of each run of each way, in the order they ran.
+// Processor seconds of each run of each way, in the order they ran: the writer
+// thread's (the runs), and the whole process's, the checkpointer thread's
+// copying included (the *_process runs).
 struct index_figures {
   std::string name;
   std::string tokenize;
   // FTS5's bulk insert: one INSERT ... SELECT of every row, one transaction.
-  std::vector<double> bulk_runs;
+  std::vector<double> bulk_runs, bulk_process_runs;
   // The background indexer's ticks over the same rows; ours_runs[i] ran right
   // before or right after bulk_runs[i] (a pair).
-  std::vector<double> ours_runs;
+  std::vector<double> ours_runs, ours_process_runs;
   // FTS5's 'rebuild' command over the same rows (its own build path), fewer runs.
   std::vector<double> rebuild_runs;
+  // Checkpoints of the ticks' runs, all runs together: by the thread, by the writer.
+  int64_t ours_background_checkpoints = 0;
+  int64_t ours_inline_checkpoints = 0;
 };
 
 // Each tokenizer's bulk insert and ticks run this many times, as adjacent pairs
@@ -163,9 +175,9 @@ int64_t pages_written(sqlite3* db) {
 // each row added by its own single-row INSERT, the tick ending after the row that
 // brings the log it spilled to the plan's budget (here one index spends the whole
 // budget, which the product's ticks share among three); then the watermark row
-// updated and COMMIT. Returns processor seconds.
-double index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts) {
-  auto t0 = cpu_seconds();
+// updated, COMMIT, and the log's checkpoint planned as the storage actor plans it.
+void index_in_batches(sqlite3* db, const std::string& table, const fts_settings& fts,
+                      bench_checkpointer& checkpoints) {
   sqlite3_stmt* rows_st = nullptr;
   sqlite3_stmt* add = nullptr;
   sqlite3_stmt* advance = nullptr;
@@ -218,13 +230,13 @@ double index_in_batches(sqlite3* db, const std::string& table, const fts_setting
     sqlite3_step(advance);
     sqlite3_reset(advance);
     exec(db, "COMMIT");
+    checkpoints.after_commit();
     from = through;
     run = next_index_run(run, plan.max_run);
   }
   sqlite3_finalize(rows_st);
   sqlite3_finalize(add);
   sqlite3_finalize(advance);
-  return cpu_seconds() - t0;
 }
 
 // Indexing throughput per tokenizer: the background indexer's batches vs FTS5 bulk.
@@ -262,7 +274,11 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
     exec(db, "CREATE TABLE src_rows(id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
              "INSERT INTO src_rows SELECT id, content FROM src.messages;");
   exec(db, "DETACH src");
-  exec(db, "CREATE TABLE bench_watermark(through INTEGER NOT NULL); INSERT INTO bench_watermark VALUES (0)");
+  exec(db, "CREATE TABLE bench_watermark(through INTEGER NOT NULL); INSERT INTO bench_watermark VALUES (0);"
+           " PRAGMA wal_checkpoint(TRUNCATE)");
+  // From here every way's log is checkpointed as the storage actor's is.
+  auto checkpoints = std::make_unique<bench_checkpointer>(path, page_bytes > 0 ? page_bytes : 4096);
+  checkpoints->watch(db);
   auto columns = std::string{fts.scoped ? "content, scope" : "content"};
   auto create = [&](const std::string& t, const fts_settings& fs, const index_figures& f) {
     exec(db, "CREATE VIRTUAL TABLE " + t + " USING fts5(" + columns + ", content='src_rows',"
@@ -274,16 +290,34 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
     auto t = "idx_" + f.name;
     auto run_way = [&](int way) {
       create(t, fts, f);
+      checkpoints->wait_idle();
+      auto background_before = checkpoints->background_checkpoints();
+      auto inline_before = checkpoints->inline_checkpoints();
       auto t0 = cpu_seconds();
+      auto w0 = thread_cpu_seconds();
       if (way == 0) {
         exec(db, "BEGIN IMMEDIATE; INSERT INTO " + t + "(rowid, " + columns + ") SELECT id, "
                  + columns + " FROM src_rows; COMMIT");
-        f.bulk_runs.push_back(cpu_seconds() - t0);
+        checkpoints->after_commit();
       } else if (way == 1) {
-        f.ours_runs.push_back(index_in_batches(db, t, fts));
+        index_in_batches(db, t, fts, *checkpoints);
       } else {
         exec(db, "INSERT INTO " + t + "(" + t + ") VALUES ('rebuild')");
-        f.rebuild_runs.push_back(cpu_seconds() - t0);
+        checkpoints->after_commit();
+      }
+      auto writer_s = thread_cpu_seconds() - w0;
+      checkpoints->wait_idle(); // the run's copying is part of its processor time
+      auto process_s = cpu_seconds() - t0;
+      if (way == 0) {
+        f.bulk_runs.push_back(writer_s);
+        f.bulk_process_runs.push_back(process_s);
+      } else if (way == 1) {
+        f.ours_runs.push_back(writer_s);
+        f.ours_process_runs.push_back(process_s);
+        f.ours_background_checkpoints += checkpoints->background_checkpoints() - background_before;
+        f.ours_inline_checkpoints += checkpoints->inline_checkpoints() - inline_before;
+      } else {
+        f.rebuild_runs.push_back(writer_s);
       }
       // Outside the timing: the next run starts with an empty write-ahead log.
       exec(db, "DROP TABLE " + t + "; UPDATE bench_watermark SET through = 0;"
@@ -296,6 +330,7 @@ std::vector<index_figures> measure_indexing(const std::string& main_db, const st
         run_way(2);
     }
   }
+  checkpoints.reset(); // its connection closes first: the writer's close removes the log
   sqlite3_close(db);
   remove_db_files(path);
   return out;
@@ -362,8 +397,7 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
       ++out.requests;
     }
     plan.run = done->waited ? first_index_run(pacing) : done->next_run;
-    if (db.take_wal_commit() && db.wal_pages() > wal_checkpoint_params{}.background_pages)
-      (void)db.checkpoint_passive();
+    checkpoint_between_ticks(db);
   }
   out.wait_max_ms = percentile(waits, 1.0);
   out.wait_p99_ms = percentile(waits, 0.99);
@@ -376,14 +410,17 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
 // synchronous=FULL as the storage actor runs). Ours: store/fts_indexer's
 // index_pending in the ticks of an idle writer (growing runs, nothing waiting),
 // until caught up. Bulk: one transaction with one INSERT ... SELECT per index and
-// the watermark moved. Processor seconds, `repeats` adjacent pairs of runs in
-// alternating order; ratio() is the median of the pairs' ratios, ours_s and
-// bulk_s the medians of each way's runs. The per-index figures above come from a copy of the
+// the watermark moved. Both ways with the storage actor's checkpoints
+// (bench_checkpointer). The writer thread's processor seconds (and the whole
+// process's beside), `repeats` adjacent pairs of runs in alternating order;
+// ratio() is the median of the pairs' ratios, ours_s and bulk_s the medians of
+// each way's runs. The per-index figures above come from a copy of the
 // indexer's way of working on one index; this one runs the committed code.
 struct all_index_figures {
   double ours_s = 0;
   double bulk_s = 0;
   std::vector<double> ours_runs, bulk_runs;
+  std::vector<double> ours_process_runs, bulk_process_runs;
   // ours_runs[i] and bulk_runs[i] ran one right after the other (a pair).
   double ratio() const { return median_paired_ratio(bulk_runs, ours_runs); }
 };
@@ -410,16 +447,25 @@ caf::expected<all_index_figures> measure_indexer_all(const std::string& unindexe
     if (!store)
       return fail(render_error(store.error()));
     auto& db = (*store)->connection();
+    auto page_bytes = scalar(db.native_handle(), "PRAGMA page_size");
+    auto checkpoints = std::make_unique<bench_checkpointer>(run_path, page_bytes);
+    checkpoints->watch(db.native_handle());
     auto t0 = cpu_seconds();
+    auto w0 = thread_cpu_seconds();
     if (ours) {
-      if (auto ticks = fill_indexes_by_ticks(db); !ticks)
+      if (auto ticks = fill_indexes_by_ticks(db, [&] { checkpoints->after_commit(); }); !ticks)
         return fail(render_error(ticks.error()));
-      out.ours_runs.push_back(cpu_seconds() - t0);
     } else {
       if (auto err = fill_indexes_in_bulk(db))
         return fail("the bulk transaction failed: " + render_error(err));
-      out.bulk_runs.push_back(cpu_seconds() - t0);
+      checkpoints->after_commit();
     }
+    auto writer_s = thread_cpu_seconds() - w0;
+    checkpoints->wait_idle();
+    auto process_s = cpu_seconds() - t0;
+    checkpoints.reset(); // its connection closes before the writer's
+    (ours ? out.ours_runs : out.bulk_runs).push_back(writer_s);
+    (ours ? out.ours_process_runs : out.bulk_process_runs).push_back(process_s);
     // Both ways end with every row in all three indexes.
     if (auto indexed = check_all_indexed(db); !indexed)
       return fail(std::string{ours ? "the indexer: " : "the bulk insert: "}
@@ -619,10 +665,12 @@ int run_recall_bench(const std::vector<std::string>& args) {
     plain = measure_appends(work, false, 20480, 300);
     indexed = measure_appends(work, true, 20480, 300);
   }
-  double ratio_min = 1e9, ratio_min_of_medians = 1e9;
+  double ratio_min = 1e9, ratio_min_of_medians = 1e9, ratio_min_process = 1e9;
   for (auto& f : indexing) {
     ratio_min = std::min(ratio_min, median_paired_ratio(f.bulk_runs, f.ours_runs));
     ratio_min_of_medians = std::min(ratio_min_of_medians, ratio_of_medians(f.bulk_runs, f.ours_runs));
+    ratio_min_process = std::min(ratio_min_process,
+                                 median_paired_ratio(f.bulk_process_runs, f.ours_process_runs));
   }
 
   nlohmann::json j;
@@ -650,10 +698,16 @@ int run_recall_bench(const std::vector<std::string>& args) {
     j["index_ratio_" + f.name] = median_paired_ratio(f.bulk_runs, f.ours_runs);
     j["index_ratio_of_medians_" + f.name] = ratio_of_medians(f.bulk_runs, f.ours_runs);
     j["index_ratio_vs_rebuild_" + f.name] = ratio_of_medians(f.rebuild_runs, f.ours_runs);
+    j["index_runs_s_bulk_process_" + f.name] = f.bulk_process_runs;
+    j["index_runs_s_batched_process_" + f.name] = f.ours_process_runs;
+    j["index_ratio_process_" + f.name] = median_paired_ratio(f.bulk_process_runs, f.ours_process_runs);
+    j["index_checkpoints_batched_thread_" + f.name] = f.ours_background_checkpoints;
+    j["index_checkpoints_batched_writer_" + f.name] = f.ours_inline_checkpoints;
   }
   if (!search_only) {
     j["index_ratio_min"] = ratio_min;
     j["index_ratio_min_of_medians"] = ratio_min_of_medians;
+    j["index_ratio_min_process"] = ratio_min_process;
     j["index_all_rows_per_s_ours"] = static_cast<double>(corpus->messages)
                                      / std::max(1e-9, all_indexes.ours_s);
     j["index_all_rows_per_s_bulk"] = static_cast<double>(corpus->messages)
@@ -662,6 +716,10 @@ int run_recall_bench(const std::vector<std::string>& args) {
     j["index_all_runs_s_bulk"] = all_indexes.bulk_runs;
     j["index_ratio_all"] = all_indexes.ratio();
     j["index_ratio_all_of_medians"] = ratio_of_medians(all_indexes.bulk_runs, all_indexes.ours_runs);
+    j["index_all_runs_s_ours_process"] = all_indexes.ours_process_runs;
+    j["index_all_runs_s_bulk_process"] = all_indexes.bulk_process_runs;
+    j["index_ratio_all_process"] = median_paired_ratio(all_indexes.bulk_process_runs,
+                                                       all_indexes.ours_process_runs);
     j["index_wait_max_ms"] = waits.wait_max_ms;
     j["index_wait_p99_ms"] = waits.wait_p99_ms;
     j["index_wait_requests"] = waits.requests;

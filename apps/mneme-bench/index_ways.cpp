@@ -35,9 +35,10 @@ void remove_db_files(const std::string& path) {
   }
 }
 
-caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db) {
+caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db,
+                                             const std::function<void()>& after_tick) {
   int64_t ticks = 0;
-  if (auto rows = index_all_pending(db, &ticks); !rows)
+  if (auto rows = index_all_pending(db, &ticks, after_tick); !rows)
     return std::move(rows.error());
   return ticks;
 }

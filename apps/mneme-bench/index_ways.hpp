@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "caf/error.hpp"
@@ -20,9 +21,10 @@ class db_connection;
 namespace mneme::bench {
 
 // Ticks of store/fts_indexer with the default pacing of an idle writer (nothing
-// waits, every row may go) until caught up (index_all_pending); returns the
-// number of ticks.
-caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db);
+// waits, every row may go) until caught up (index_all_pending); `after_tick`,
+// when given, runs after each tick's commit. Returns the number of ticks.
+caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db,
+                                             const std::function<void()>& after_tick = {});
 
 // Removes a database file and the files SQLite and the writer lock keep beside it.
 void remove_db_files(const std::string& path);
