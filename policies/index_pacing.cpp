@@ -69,6 +69,14 @@ bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes) {
   return bytes <= plan.large_row_bytes || id <= plan.large_rows_through;
 }
 
+std::array<int, 3> index_fill_order(const std::array<int64_t, 3>& through) {
+  std::array<int, 3> order{0, 1, 2};
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return through[static_cast<std::size_t>(a)]
+                                              < through[static_cast<std::size_t>(b)]; });
+  return order;
+}
+
 int64_t large_row_due_ms(const index_pacing_params& params, int64_t now_ms,
                          int64_t last_append_ms, const std::deque<commit_mark>& commits,
                          int64_t id) {

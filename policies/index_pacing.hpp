@@ -13,12 +13,15 @@
 //   (b) it was committed at least `large_row_max_wait_ms` ago (progress: under
 //       sustained load the backlog's age stays bounded; each such row then costs
 //       the appends arriving during its indexing one stall).
-// The watermark of store/fts_indexer stays a single id: a large row that may not
-// go yet stops the tick before it, and the rows behind it wait (recall's tail
-// scan finds them meanwhile).
+// Each index's watermark in store/fts_indexer is a single id: a large row that
+// may not go yet stops that index's tick before it, and the rows behind it wait
+// (recall's tail scan finds them meanwhile).
 // When a tick may run, it is bounded by `batch_rows` / `batch_bytes` and by its
 // run (below): one transaction per tick, so FTS5 writes few, large segments.
-// Inside a tick each row goes into each of the three indexes by its own
+// A tick fills ONE of the three indexes (index_fill_order: the one furthest
+// behind), so each index's segments are as large as the whole log budget allows
+// and one index's pages stay in the cache between rows (docs/benchmarks.md,
+// "recall, session 14"). Inside a tick each row goes into the index by its own
 // single-row statement, and the yield check runs after every row, so a request
 // arriving during a tick waits for at most one row and the COMMIT, never for the
 // indexing of other rows. FTS5 writes one segment per index per COMMIT (and one
@@ -49,6 +52,7 @@
 // rest of the tick.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -137,6 +141,13 @@ bool tick_log_spent(const index_tick_plan& plan, int64_t log_bytes);
 
 // Whether a row of `bytes` text with id `id` may be indexed under `plan`.
 bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes);
+
+// The order in which a tick tries the three recall indexes (positions 0-2 of
+// `through`, each index's watermark): the one furthest behind first, ties in
+// position order. The lowest watermark is where recall's tail scan starts, so
+// filling the index furthest behind is what moves it; the tick tries the next
+// one only when an index could take no row (a large row that must wait).
+std::array<int, 3> index_fill_order(const std::array<int64_t, 3>& through);
 
 // When a deferred large row with id `id` becomes allowed at the latest (the
 // caller arms a timer for it): the earlier of "quiet for quiet_ms after the last

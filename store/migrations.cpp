@@ -224,6 +224,21 @@ ALTER TABLE sessions ADD COLUMN cold_stored_at_ms INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE checkpoints ADD COLUMN retired_by TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Recall indexes filled one at a time (owned by the recall module): each index
+// has its own watermark (words_through, cjk_through, trigram_through: every
+// message with id <= it is in that index, none above it is), so an indexing
+// tick fills one index with the whole log budget (store/fts_indexer.hpp).
+// indexed_through stays the lowest of the three, kept in the same UPDATE as the
+// one that moves an index's watermark; recall's tail scan starts above it.
+// A file from version 6 starts with the three equal to its indexed_through.
+constexpr const char* v7_sql = R"sql(
+ALTER TABLE fts_state ADD COLUMN words_through INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE fts_state ADD COLUMN cjk_through INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE fts_state ADD COLUMN trigram_through INTEGER NOT NULL DEFAULT 0;
+UPDATE fts_state SET words_through = indexed_through, cjk_through = indexed_through,
+  trigram_through = indexed_through;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -241,6 +256,7 @@ const std::vector<migration>& schema_migrations() {
     {4, "recall: merge 8 index segments per level", v4_sql},
     {5, "recall: indexes filled in batches behind a watermark", v5_sql},
     {6, "memory: facts with full-text indexes, cold-storage mark", v6_sql},
+    {7, "recall: a watermark per index, one index per indexing tick", v7_sql},
   };
   return list;
 }

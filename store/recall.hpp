@@ -24,8 +24,10 @@
 //     archived was), then id.
 //   - Bookends skip summary messages and every row already in the window, so a
 //     hit carries at most 11 + 3 + 3 = 17 messages and never one twice.
-//   - Asynchronous indexing (schema v5): rows above fts_state's watermark are
-//     not in any index yet. After the FTS routes, when sessions are still
+//   - Asynchronous indexing (schemas v5, v7): rows above fts_state's lowest
+//     watermark (indexed_through) are missing from at least one index (an index
+//     ahead of it may find them; the session is counted once). After the FTS
+//     routes, when sessions are still
 //     missing, the search scans those rows (the newest tail_scan_rows of the
 //     user, same snapshot) with the substring matcher: every positive clause
 //     present, no NOT clause, ASCII case-insensitive. Its hits rank after the

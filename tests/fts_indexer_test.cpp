@@ -1,8 +1,10 @@
-// Tests of the asynchronous recall indexing (store/fts_indexer, schema v5): the
-// watermark, the row and byte bounds of a batch, paced ticks (yield after a row,
-// a large row that may not go yet stops the tick before it, why a tick stopped),
-// all-or-nothing batches, index integrity after indexing, and the in-place
-// upgrade of a version 4 file.
+// Tests of the asynchronous recall indexing (store/fts_indexer, schemas v5 and
+// v7): the watermarks (one per index, the lowest in fts_state.indexed_through),
+// the row and byte bounds of a round, paced ticks (one index per tick, the one
+// furthest behind; yield after a row; a large row that may not go yet stops the
+// tick before it and lets another index move; why a tick stopped), all-or-nothing
+// ticks, index integrity after indexing, and the in-place upgrade of a version 4
+// file.
 #define BOOST_TEST_MODULE fts_indexer_test
 #include <algorithm>
 #include <boost/test/data/test_case.hpp>
@@ -105,18 +107,46 @@ struct indexer_fixture {
     return *n;
   }
 
-  // Entries of each index (docsize rows: one per indexed message).
+  // Entries of one index (docsize rows: one per indexed message).
+  int64_t entries(const char* table) {
+    return scalar(raw(), std::string{"SELECT count(*) FROM "} + table + "_docsize");
+  }
+
+  // Entries of each index.
   void require_entries(int64_t expected) {
     for (auto* t : fts_tables)
-      BOOST_TEST(scalar(raw(), std::string{"SELECT count(*) FROM "} + t + "_docsize") == expected,
-                 t);
+      BOOST_TEST(entries(t) == expected, t);
+  }
+
+  // Entries of the words, cjk and trigram indexes.
+  void require_entries(int64_t words, int64_t cjk, int64_t trigram) {
+    BOOST_TEST(entries("fts_words") == words);
+    BOOST_TEST(entries("fts_cjk") == cjk);
+    BOOST_TEST(entries("fts_trigram") == trigram);
+  }
+
+  // FTS5's check compares an index with every row of messages: only for an
+  // index that is caught up.
+  void require_integrity_of(const char* t) {
+    auto sql = std::string{"INSERT INTO "} + t + "(" + t + ", rank) VALUES ('integrity-check', 1)";
+    BOOST_TEST(sqlite3_exec(raw(), sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK, t);
   }
 
   void require_integrity() {
-    for (auto* t : fts_tables) {
-      auto sql = std::string{"INSERT INTO "} + t + "(" + t + ", rank) VALUES ('integrity-check', 1)";
-      BOOST_TEST(sqlite3_exec(raw(), sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK, t);
-    }
+    for (auto* t : fts_tables)
+      require_integrity_of(t);
+  }
+
+  fts_index_figures index_watermarks() {
+    auto w = fts_index_watermarks(db());
+    BOOST_REQUIRE_MESSAGE(w, err_of(w));
+    return *w;
+  }
+
+  fts_index_figures index_backlogs() {
+    auto b = fts_index_backlogs(db());
+    BOOST_REQUIRE_MESSAGE(b, err_of(b));
+    return *b;
   }
 
   int64_t matches(const char* table, const char* term) {
@@ -262,14 +292,21 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_commits_what_it_did_when_asked_to
   BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(c.stop));
   BOOST_TEST(calls == c.calls);
   BOOST_TEST(done->waited == c.waited);
-  BOOST_TEST(done->watermark == ids[static_cast<size_t>(c.rows_taken - 1)]);
-  BOOST_TEST(watermark() == done->watermark); // committed, not just counted
+  // One index, the first of three equal ones; the lowest watermark stays.
+  BOOST_TEST(static_cast<int>(done->index) == static_cast<int>(fts_index::words));
+  BOOST_TEST(done->index_watermark == ids[static_cast<size_t>(c.rows_taken - 1)]);
+  BOOST_TEST(index_watermarks()[0] == done->index_watermark); // committed, not just counted
+  BOOST_TEST(done->watermark == 0);
+  BOOST_TEST(watermark() == 0);
+  BOOST_TEST(!done->all_caught_up);
   BOOST_TEST(!db().in_transaction());
-  require_entries(c.rows_taken); // all three indexes
+  require_entries(c.rows_taken, 0, 0);
   BOOST_TEST(matches("fts_words", "yielding") == c.rows_taken);
-  BOOST_TEST(backlog() == c.pending - c.rows_taken);
-  if (c.rows_taken == c.pending) // FTS5's check compares with every row of messages
-    require_integrity();
+  BOOST_TEST(backlog() == c.pending);
+  BOOST_TEST(index_backlogs() == (fts_index_figures{c.pending - c.rows_taken, c.pending, c.pending}),
+             boost::test_tools::per_element());
+  if (c.rows_taken == c.pending)
+    require_integrity_of("fts_words");
 }
 
 // The statements SQLite runs on a connection from the moment `armed` is set
@@ -314,9 +351,8 @@ BOOST_FIXTURE_TEST_CASE(after_a_request_is_seen_the_tick_only_moves_the_watermar
       ours.push_back(sql.substr(0, 16));
   BOOST_TEST(ours == (std::vector<std::string>{"UPDATE fts_state", "COMMIT"}),
              boost::test_tools::per_element());
-  require_entries(150);
+  require_entries(150, 0, 0);
   BOOST_TEST(matches("fts_words", "waiting") == 150);
-  BOOST_TEST(matches("fts_trigram", "waiting") == 150);
 }
 
 // FTS5 segments of an index (one %_idx row per leaf page of each segment).
@@ -329,15 +365,19 @@ BOOST_FIXTURE_TEST_CASE(a_tick_writes_one_segment_per_index_however_often_it_che
   for (int i = 0; i < 300; ++i)
     add("segment row " + std::to_string(i) + " 数据库 " + std::to_string(i * 7));
   int calls = 0;
-  auto done = index_pending(db(), open_plan(), [&] {
-    ++calls;
-    return false;
-  });
-  BOOST_REQUIRE_MESSAGE(done, err_of(done));
-  BOOST_TEST(done->rows == 300);
-  BOOST_TEST(calls == 300);
-  for (auto* t : fts_tables)
+  // Three ticks, one per index in position order (all start equal).
+  for (auto* t : fts_tables) {
+    auto done = index_pending(db(), open_plan(), [&] {
+      ++calls;
+      return false;
+    });
+    BOOST_REQUIRE_MESSAGE(done, err_of(done));
+    BOOST_TEST(fts_index_table(done->index) == std::string{t});
+    BOOST_TEST(done->rows == 300);
     BOOST_TEST(segments(raw(), t) == 1, t);
+  }
+  BOOST_TEST(calls == 3 * 300);
+  BOOST_TEST(watermark() == 300);
   add("one more row");
   BOOST_TEST(index(10) == 1);
   for (auto* t : fts_tables)
@@ -361,13 +401,21 @@ BOOST_FIXTURE_TEST_CASE(a_tick_commits_once_its_log_reaches_the_budget, indexer_
   BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::budget));
   BOOST_TEST(done->rows >= 1);
   BOOST_TEST(done->rows < 2000);
-  BOOST_TEST(watermark() == ids[static_cast<size_t>(done->rows - 1)]);
-  require_entries(done->rows);
-  // Without a log budget one tick takes the rest.
-  auto rest = index_pending(db(), open_plan(5000));
-  BOOST_REQUIRE_MESSAGE(rest, err_of(rest));
-  BOOST_TEST(done->rows + rest->rows == 2000);
-  BOOST_TEST(static_cast<int>(rest->stop) == static_cast<int>(index_stop::caught_up));
+  BOOST_TEST(done->index_watermark == ids[static_cast<size_t>(done->rows - 1)]);
+  require_entries(done->rows, 0, 0);
+  // Without a log budget one tick takes the rest of the words index (the other
+  // two, further behind, go first).
+  auto plan_rest = open_plan(5000);
+  for (int tick = 0; tick < 3; ++tick) {
+    auto rest = index_pending(db(), plan_rest);
+    BOOST_REQUIRE_MESSAGE(rest, err_of(rest));
+    BOOST_TEST(static_cast<int>(rest->stop) == static_cast<int>(index_stop::caught_up));
+    BOOST_TEST(rest->all_caught_up == (tick == 2));
+    if (rest->index == fts_index::words)
+      BOOST_TEST(done->rows + rest->rows == 2000);
+    else
+      BOOST_TEST(rest->rows == 2000);
+  }
   require_entries(2000);
   require_integrity();
 }
@@ -410,7 +458,7 @@ BOOST_FIXTURE_TEST_CASE(indexing_everything_commits_at_the_default_log_budget, i
 struct watched_backlog {
   int64_t ticks = 0;        // index_all_pending's count
   int64_t calls = 0;        // after_tick calls
-  bool each_call_after_a_commit = true; // the watermark had risen at every call
+  bool each_call_after_a_commit = true; // a watermark had risen at every call
   int64_t longest_log = 0;  // pages, after any tick
   int64_t final_log = 0;
 };
@@ -425,14 +473,19 @@ watched_backlog index_watched_backlog(indexer_fixture& f, bool checkpoint) {
                              nullptr, nullptr) == SQLITE_OK);
   f.db().watch_wal();
   watched_backlog out;
-  int64_t last_mark = f.watermark();
-  auto rows = index_all_pending(f.db(), &out.ticks, [&] {
+  // The sum of the three watermarks rises with every committed tick.
+  auto sum = [&] {
+    auto marks = f.index_watermarks();
+    return marks[0] + marks[1] + marks[2];
+  };
+  int64_t last_sum = sum();
+  auto rows = index_all_pending(f.db(), &out.ticks, [&](const index_progress&) {
     ++out.calls;
-    auto mark = fts_watermark(f.db());
-    if (!mark || *mark <= last_mark)
+    auto now = sum();
+    if (now <= last_sum)
       out.each_call_after_a_commit = false;
     else
-      last_mark = *mark;
+      last_sum = now;
     out.longest_log = std::max(out.longest_log, f.db().wal_pages());
     if (checkpoint)
       checkpoint_between_ticks(f.db());
@@ -482,7 +535,8 @@ BOOST_FIXTURE_TEST_CASE(a_tick_ends_at_its_run_and_the_next_run_grows_unless_a_r
   BOOST_TEST(waited->rows == 1);
   BOOST_TEST(waited->waited);
   BOOST_TEST(waited->next_run.rows == plan.run.rows); // not grown
-  require_entries(25);
+  // Each tick filled the index furthest behind: words, cjk, trigram.
+  require_entries(8, 16, 1);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_run_ends_before_the_row_that_would_pass_its_bytes, indexer_fixture) {
@@ -544,11 +598,16 @@ BOOST_DATA_TEST_CASE_F(indexer_fixture, a_tick_reports_why_it_stopped_and_never_
   BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(c.stop));
   BOOST_TEST(done->deferred_id
              == (c.deferred_index < 0 ? 0 : ids[static_cast<size_t>(c.deferred_index)]));
+  // The words index moved (or, when none could, is the one reported waiting).
+  BOOST_TEST(static_cast<int>(done->index) == static_cast<int>(fts_index::words));
   auto expected_mark = c.rows_taken == 0 ? 0 : ids[static_cast<size_t>(c.rows_taken - 1)];
-  BOOST_TEST(watermark() == expected_mark);
-  BOOST_TEST(done->watermark == expected_mark);
-  BOOST_TEST(backlog() == static_cast<int64_t>(c.sizes.size()) - c.rows_taken);
-  require_entries(c.rows_taken);
+  BOOST_TEST(done->index_watermark == expected_mark);
+  BOOST_TEST(index_watermarks()[0] == expected_mark);
+  BOOST_TEST(watermark() == 0); // the other two wait for their own ticks
+  auto pending = static_cast<int64_t>(c.sizes.size());
+  BOOST_TEST(index_backlogs()[0] == pending - c.rows_taken);
+  BOOST_TEST(backlog() == pending);
+  require_entries(c.rows_taken, 0, 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_deferred_large_row_is_indexed_once_allowed_and_the_rows_behind_it_follow,
@@ -558,18 +617,81 @@ BOOST_FIXTURE_TEST_CASE(a_deferred_large_row_is_indexed_once_allowed_and_the_row
   auto last = add("after the tool output");
   auto plan = open_plan();
   plan.large_rows_through = 0;
-  auto held = index_pending(db(), plan);
-  BOOST_REQUIRE_MESSAGE(held, err_of(held));
-  BOOST_TEST(held->rows == 1);
-  BOOST_TEST(held->deferred_id == large);
+  // Each index takes the row before the large one, then waits.
+  for (auto* t : fts_tables) {
+    auto held = index_pending(db(), plan);
+    BOOST_REQUIRE_MESSAGE(held, err_of(held));
+    BOOST_TEST(fts_index_table(held->index) == std::string{t});
+    BOOST_TEST(held->rows == 1);
+    BOOST_TEST(held->deferred_id == large);
+  }
+  // Then no index can move: the tick reports the wait and commits nothing.
+  auto stuck = index_pending(db(), plan);
+  BOOST_REQUIRE_MESSAGE(stuck, err_of(stuck));
+  BOOST_TEST(stuck->rows == 0);
+  BOOST_TEST(static_cast<int>(stuck->stop) == static_cast<int>(index_stop::large_row_due));
+  BOOST_TEST(stuck->deferred_id == large);
+  BOOST_TEST(!stuck->all_caught_up);
+  BOOST_TEST(watermark() == large - 1);
   BOOST_TEST(matches("fts_words", "needle") == 0);
   plan.large_rows_through = large;
-  auto rest = index_pending(db(), plan);
-  BOOST_REQUIRE_MESSAGE(rest, err_of(rest));
-  BOOST_TEST(rest->rows == 2);
+  for (int tick = 0; tick < 3; ++tick) {
+    auto rest = index_pending(db(), plan);
+    BOOST_REQUIRE_MESSAGE(rest, err_of(rest));
+    BOOST_TEST(rest->rows == 2);
+    BOOST_TEST(rest->all_caught_up == (tick == 2));
+  }
   BOOST_TEST(watermark() == last);
-  BOOST_TEST(matches("fts_words", "needle") == 1);
+  for (auto* t : fts_tables)
+    BOOST_TEST(matches(t, "needle") == 1, t);
   require_entries(3);
+  require_integrity();
+}
+
+// An index waiting for a large row does not hold back one that is past it: the
+// tick tries the next index of the order, and the lowest watermark stays put.
+BOOST_FIXTURE_TEST_CASE(an_index_waiting_for_a_large_row_lets_an_index_past_it_move,
+                        indexer_fixture) {
+  auto small = add("before the tool output");
+  auto large = add(std::string(200 * 1024, 'q') + " needle");
+  add("after the tool output");
+  auto last = add("last row");
+  auto plan = open_plan(1);
+  BOOST_REQUIRE(index_pending(db(), plan)); // words: the first row only
+  plan.max_rows = 3;
+  plan.run = plan.max_run = {3, plan.run.bytes};
+  BOOST_REQUIRE(index_pending(db(), plan)); // cjk: through the third row
+  BOOST_REQUIRE(index_pending(db(), plan)); // trigram: likewise
+  BOOST_REQUIRE(index_watermarks() == (fts_index_figures{small, large + 1, large + 1}));
+  auto waiting = open_plan();
+  waiting.large_rows_through = 0; // the large row may not go now
+  auto done = index_pending(db(), waiting);
+  BOOST_REQUIRE_MESSAGE(done, err_of(done));
+  BOOST_TEST(static_cast<int>(done->index) == static_cast<int>(fts_index::cjk));
+  BOOST_TEST(done->rows == 1);
+  BOOST_TEST(done->index_watermark == last);
+  BOOST_TEST(static_cast<int>(done->stop) == static_cast<int>(index_stop::caught_up));
+  BOOST_TEST(done->deferred_id == 0); // cjk stopped for another reason: try again
+  BOOST_TEST(!done->all_caught_up);
+  BOOST_TEST(done->watermark == small);
+  // cjk is caught up, words waits: trigram goes.
+  auto next = index_pending(db(), waiting);
+  BOOST_REQUIRE_MESSAGE(next, err_of(next));
+  BOOST_TEST(static_cast<int>(next->index) == static_cast<int>(fts_index::trigram));
+  BOOST_TEST(next->rows == 1);
+  // Only words is left, behind its large row.
+  auto stuck = index_pending(db(), waiting);
+  BOOST_REQUIRE_MESSAGE(stuck, err_of(stuck));
+  BOOST_TEST(stuck->rows == 0);
+  BOOST_TEST(stuck->deferred_id == large);
+  BOOST_TEST(index_backlogs() == (fts_index_figures{3, 0, 0}), boost::test_tools::per_element());
+  BOOST_TEST(watermark() == small);
+  // Once it may go, words catches up and every index is.
+  auto done_all = index_pending(db(), open_plan());
+  BOOST_REQUIRE_MESSAGE(done_all, err_of(done_all));
+  BOOST_TEST(done_all->rows == 3);
+  BOOST_TEST(done_all->all_caught_up);
+  BOOST_TEST(watermark() == last);
   require_integrity();
 }
 

@@ -6,6 +6,7 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -265,4 +266,43 @@ BOOST_AUTO_TEST_CASE(non_positive_budgets_still_let_a_tick_index_one_row) {
   BOOST_TEST(plan.large_row_bytes == 1);
   BOOST_TEST(plan.max_log_bytes == 1); // the tick ends after the first row that wrote log
   BOOST_TEST(!tick_log_spent(plan, 0));
+}
+
+struct fill_order_case {
+  const char* what;
+  std::array<int64_t, 3> through;
+  std::array<int, 3> order;
+};
+
+std::ostream& operator<<(std::ostream& os, const fill_order_case& c) {
+  return os << c.what;
+}
+
+const fill_order_case fill_order_cases[] = {
+  {"all equal: position order", {7, 7, 7}, {0, 1, 2}},
+  {"the last index behind goes first", {9, 9, 4}, {2, 0, 1}},
+  {"fully reversed", {30, 20, 10}, {2, 1, 0}},
+  {"a tie behind keeps position order", {12, 5, 5}, {1, 2, 0}},
+  {"the first index ahead goes last", {50, 10, 20}, {1, 2, 0}},
+  {"zero watermarks (a new file) come first", {0, 3, 0}, {0, 2, 1}},
+};
+
+BOOST_DATA_TEST_CASE(a_tick_tries_the_index_furthest_behind_first, data::make(fill_order_cases),
+                     c) {
+  BOOST_TEST(index_fill_order(c.through) == c.order, boost::test_tools::per_element());
+}
+
+// Ticks that each fill the first index of the order by the same number of rows
+// take turns: after every three ticks all watermarks are equal again.
+BOOST_AUTO_TEST_CASE(equal_ticks_take_turns_among_the_indexes) {
+  std::array<int64_t, 3> through{0, 0, 0};
+  std::vector<int> filled;
+  for (int tick = 0; tick < 9; ++tick) {
+    auto first = index_fill_order(through)[0];
+    filled.push_back(first);
+    through[static_cast<std::size_t>(first)] += 100;
+  }
+  BOOST_TEST(filled == (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}),
+             boost::test_tools::per_element());
+  BOOST_TEST(through == (std::array<int64_t, 3>{300, 300, 300}), boost::test_tools::per_element());
 }

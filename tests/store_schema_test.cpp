@@ -7,6 +7,7 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "messages/mneme_types.hpp"
 #include "policies/wal_checkpoint.hpp"
+#include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_error.hpp"
@@ -356,8 +358,7 @@ BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_mark
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   auto* db = (*store)->connection().native_handle();
-  BOOST_TEST(latest_schema_version() == 6);
-  BOOST_TEST(scalar(db, "PRAGMA user_version") == 6);
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
   BOOST_TEST(scalar(db, "SELECT count(*) FROM messages WHERE content = 'from v5'") == 1);
   for (auto name : {"facts", "facts_fts_words", "facts_fts_cjk", "facts_fts_trigram"})
     BOOST_TEST(scalar(db, (std::string{"SELECT count(*) FROM sqlite_master WHERE name = '"}
@@ -365,4 +366,53 @@ BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_mark
   // The ended v5 session awaits its cold copy; its checkpoint is usable.
   BOOST_TEST(scalar(db, "SELECT cold_stored_at_ms FROM sessions WHERE id = 'v5'") == 0);
   BOOST_TEST(scalar(db, "SELECT count(*) FROM checkpoints WHERE retired_by = ''") == 1);
+}
+
+// Schema v7 (a watermark per recall index): a version 6 file whose indexes were
+// filled through some id upgrades in place with every index's watermark there,
+// and the rows above it stay pending for every index.
+BOOST_AUTO_TEST_CASE(a_version_6_file_upgrades_to_7_with_each_index_at_the_old_watermark) {
+  temp_dir dir;
+  auto p = dir.params();
+  {
+    sqlite3* raw = nullptr;
+    BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
+    BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
+    for (const auto& m : schema_migrations())
+      if (m.version <= 6)
+        BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    BOOST_REQUIRE(sqlite3_exec(raw,
+                               "PRAGMA user_version = 6;"
+                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+                               " VALUES ('v6', 'u', 'k', 1);"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('v6', 'user', 'indexed in v6');"
+                               "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages;"
+                               "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages;"
+                               "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages;"
+                               "UPDATE fts_state SET indexed_through = 1;"
+                               "INSERT INTO messages(session_id, role, content)"
+                               " VALUES ('v6', 'user', 'pending in v6');",
+                               nullptr, nullptr, nullptr)
+                  == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto store = sqlite_store::open(p);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto& conn = (*store)->connection();
+  auto* db = conn.native_handle();
+  BOOST_TEST(scalar(db, "PRAGMA user_version") == latest_schema_version());
+  BOOST_TEST(scalar(db, "SELECT words_through FROM fts_state") == 1);
+  BOOST_TEST(scalar(db, "SELECT cjk_through FROM fts_state") == 1);
+  BOOST_TEST(scalar(db, "SELECT trigram_through FROM fts_state") == 1);
+  BOOST_TEST(*fts_watermark(conn) == 1);
+  auto backlogs = fts_index_backlogs(conn);
+  BOOST_REQUIRE(backlogs);
+  BOOST_TEST(*backlogs == (std::array<int64_t, 3>{1, 1, 1}), boost::test_tools::per_element());
+  auto n = index_all_pending(conn);
+  BOOST_REQUIRE(n);
+  BOOST_TEST(*n == 1); // the pending row, into each index
+  BOOST_TEST(*fts_watermark(conn) == 2);
+  for (auto* t : {"fts_words_docsize", "fts_cjk_docsize", "fts_trigram_docsize"})
+    BOOST_TEST(scalar(db, (std::string{"SELECT count(*) FROM "} + t).c_str()) == 2, t);
 }

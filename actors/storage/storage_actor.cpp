@@ -47,12 +47,15 @@ struct storage_state {
   int64_t pending_rows = 0;
   bool flush_queued = false;
   int64_t tick_seq = 0; // the number of the queued tick (a tick message with another is not ours)
-  int64_t unindexed = 0; // committed rows above the index watermark
+  // Committed rows above each index's watermark (store/fts_indexer), and above
+  // the lowest one: the largest of the three, the rows recall's tail scan reads.
+  fts_index_figures unindexed_by_index{};
+  int64_t unindexed = 0;
   // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
   index_pacing_params pacing;
   std::deque<commit_mark> commits; // group commits above the watermark, oldest first
   int64_t last_append_ms = -1;     // when the last append arrived
-  int64_t deferred_id = 0;         // the large row the watermark waits for (0: none)
+  int64_t deferred_id = 0;         // the large row an index's watermark waits for (0: none)
   int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
   // The next tick's length (policies/index_pacing: first_index_run after an
   // append or a waiting request, next_index_run while nothing waits; with the
@@ -80,7 +83,8 @@ struct storage_state {
     // The checkpointer takes no request from here: the writer copies the log
     // back itself between the ticks.
     auto& db = store->connection();
-    auto n = index_all_pending(db, nullptr, [&db] { checkpoint_between_ticks(db); });
+    auto n = index_all_pending(db, nullptr,
+                               [&db](const index_progress&) { checkpoint_between_ticks(db); });
     if (!n && log)
       log->warn("session=- event=final_index_failed error={}", render_error(n.error()));
     else if (log)
@@ -237,6 +241,8 @@ void flush(storage_pointer self) {
     return;
   }
   checkpoint_wal(self);
+  for (auto& n : st.unindexed_by_index)
+    n += rows;
   st.unindexed += rows;
   if (rows > 0)
     st.commits.push_back({last_id, steady_ms()});
@@ -286,6 +292,27 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
                      st_flush_atom_v);
 }
 
+// Counts a tick's rows off the backlog of the index it filled.
+void count_indexed(storage_state& st, const index_progress& done) {
+  auto& left = st.unindexed_by_index[static_cast<std::size_t>(done.index)];
+  left = done.stop == index_stop::caught_up ? 0 : std::max<int64_t>(0, left - done.rows);
+  if (done.all_caught_up)
+    st.unindexed_by_index.fill(0);
+  st.unindexed = *std::max_element(st.unindexed_by_index.begin(), st.unindexed_by_index.end());
+}
+
+// Sets the backlogs from the file (at start, after an import). False when there is none.
+bool read_backlogs(storage_state& st) {
+  auto backlogs = fts_index_backlogs(st.store->connection());
+  if (!backlogs)
+    return false;
+  st.unindexed_by_index = *backlogs;
+  st.unindexed = *std::max_element(backlogs->begin(), backlogs->end());
+  if (st.metrics)
+    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+  return st.unindexed > 0;
+}
+
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
 // message waits; the tick checks for a message after every row and then ends
 // (store/fts_indexer), so an append waits for one row plus the tick's COMMIT.
@@ -322,8 +349,7 @@ void index_when_idle(storage_pointer self) {
     return; // the next commit queues a new tick
   }
   checkpoint_wal(self);
-  st.unindexed = done->stop == index_stop::caught_up
-                   ? 0 : std::max<int64_t>(0, st.unindexed - done->rows);
+  count_indexed(st, *done);
   while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
     st.commits.pop_front();
   st.deferred_id = done->stop == index_stop::large_row_due ? done->deferred_id : 0;
@@ -415,12 +441,8 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     });
   }
   // A backlog left by a crash (or an older binary) is indexed in idle ticks too.
-  if (auto backlog = fts_backlog(self->state.store->connection()); backlog && *backlog > 0) {
-    self->state.unindexed = *backlog;
-    if (self->state.metrics)
-      self->state.metrics->unindexed_rows.store(*backlog, std::memory_order_relaxed);
+  if (read_backlogs(self->state))
     queue_tick(self);
-  }
   // Ended sessions still without a cold copy (a failed write, an older binary).
   sweep_cold_copies(*self->state.store, self->state.log,
                     std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -555,10 +577,8 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
                                     st.store->params());
       });
       // The imported rows lie above the index watermark: index them when idle.
-      if (auto backlog = fts_backlog(st.store->connection()); backlog && *backlog > 0) {
-        st.unindexed = *backlog;
+      if (read_backlogs(st))
         queue_tick(self);
-      }
       return r;
     },
   };

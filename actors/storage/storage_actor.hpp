@@ -16,11 +16,11 @@
 //
 // Full-text indexing is not part of an append (schema v5): after a commit, the
 // flush message doubles as the idle tick. When the mailbox is empty, one paced tick
-// (policies/index_pacing.hpp, store/fts_indexer.hpp) indexes runs of rows and stops
-// after any run when a request arrives; a large row waits for a quiet writer (or a
+// (policies/index_pacing.hpp, store/fts_indexer.hpp) fills the index furthest
+// behind with a run of rows and stops after any row when a request arrives; a large row waits for a quiet writer (or a
 // bounded time, then a timer brings the tick back); another tick is queued while a
 // backlog remains, so any request that arrived meanwhile is handled first. The
-// backlog is storage_metrics::unindexed_rows; the actor indexes everything left
+// backlog (rows missing from at least one index) is storage_metrics::unindexed_rows; the actor indexes everything left
 // when it terminates cleanly, and a backlog found at open is indexed in ticks.
 // The write-ahead log is copied back into the file by a second connection on its
 // own thread (actors/storage/wal_checkpointer, policies/wal_checkpoint), so a commit

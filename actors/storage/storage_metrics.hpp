@@ -23,8 +23,10 @@ struct storage_metrics {
   std::atomic<int64_t> largest_batch{0};
   std::array<std::atomic<int64_t>, bucket_limits.size() + 1> batch_buckets{};
   // Recall indexing in idle time (store/fts_indexer.hpp): rows committed but not
-  // yet in the full-text indexes, rows indexed, index batches run, and the
-  // flush/index ticks the actor handled (an idle actor handles none).
+  // yet in all three full-text indexes, rows added to an index (a tick fills one
+  // index, so every row counts three times once it is in all three), index ticks
+  // that added rows, and the flush/index ticks the actor handled (an idle actor
+  // handles none).
   std::atomic<int64_t> unindexed_rows{0};
   std::atomic<int64_t> indexed_rows{0};
   std::atomic<int64_t> index_batches{0};
