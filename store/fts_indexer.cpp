@@ -208,12 +208,20 @@ caf::expected<fts_index_figures> fts_index_backlogs(db_connection& db) {
   auto marks = fts_index_watermarks(db);
   if (!marks)
     return std::move(marks.error());
+  // Counted in disjoint ranges from the highest watermark down, so each row
+  // above the lowest one is read once, as fts_backlog reads it.
+  auto order = index_fill_order(*marks); // lowest first
   fts_index_figures out{};
-  for (std::size_t i = 0; i < fts_index_count; ++i) {
-    auto n = rows_between(db, (*marks)[i], std::numeric_limits<int64_t>::max());
+  int64_t above = 0;
+  auto upper = std::numeric_limits<int64_t>::max();
+  for (auto k = order.rbegin(); k != order.rend(); ++k) {
+    auto mark = (*marks)[static_cast<std::size_t>(*k)];
+    auto n = rows_between(db, mark, std::max(mark, upper));
     if (!n)
       return std::move(n.error());
-    out[i] = *n;
+    above += *n;
+    out[static_cast<std::size_t>(*k)] = above;
+    upper = mark;
   }
   return out;
 }
@@ -299,26 +307,30 @@ caf::expected<int64_t> index_all_pending(
   // An idle writer's ticks: every row may go, and each tick also ends at its
   // log budget, so no single transaction's log grows with the index.
   auto plan = plan_index_tick(index_pacing_params{}, 0, -1, {});
-  auto before = fts_watermark(db);
-  if (!before)
-    return std::move(before.error());
+  auto marks = fts_index_watermarks(db);
+  if (!marks)
+    return std::move(marks.error());
+  // The index furthest behind takes every row above the lowest watermark: its
+  // rows are the messages that were missing from at least one index.
+  auto furthest_behind = static_cast<fts_index>(index_fill_order(*marks)[0]);
   int64_t committed = 0;
-  int64_t after = *before;
+  int64_t missing = 0;
   for (;;) {
     auto done = index_pending(db, plan);
     if (!done)
       return std::move(done.error());
-    after = done->watermark;
     if (done->rows == 0)
       break; // no index had a row above its watermark: all are caught up
     ++committed;
+    if (done->index == furthest_behind)
+      missing += done->rows;
     plan.run = done->next_run;
     if (after_tick)
       after_tick(*done);
   }
   if (ticks)
     *ticks = committed;
-  return rows_between(db, *before, after);
+  return missing;
 }
 
 void checkpoint_between_ticks(db_connection& db) {

@@ -719,6 +719,26 @@ BOOST_FIXTURE_TEST_CASE(every_index_takes_the_whole_text_of_small_and_overflowin
   require_integrity();
 }
 
+// Indexing everything from unequal watermarks counts each message once: the
+// rows above the lowest watermark, whichever indexes already had some of them.
+BOOST_FIXTURE_TEST_CASE(indexing_everything_counts_the_messages_missing_from_any_index,
+                        indexer_fixture) {
+  for (int i = 0; i < 10; ++i)
+    add("uneven row " + std::to_string(i));
+  for (int tick = 0; tick < 4; ++tick) // words, cjk, trigram, words: 4 rows each
+    BOOST_REQUIRE(index_pending(db(), open_plan(4)));
+  BOOST_REQUIRE(index_watermarks() == (fts_index_figures{8, 4, 4}));
+  BOOST_TEST(index_backlogs() == (fts_index_figures{2, 6, 6}), boost::test_tools::per_element());
+  int64_t ticks = 0;
+  auto n = index_all_pending(db(), &ticks);
+  BOOST_REQUIRE_MESSAGE(n, err_of(n));
+  BOOST_TEST(*n == 6);
+  BOOST_TEST(ticks == 3);
+  BOOST_TEST(watermark() == 10);
+  require_entries(10);
+  require_integrity();
+}
+
 BOOST_FIXTURE_TEST_CASE(indexing_everything_leaves_consistent_indexes_with_one_entry_per_row,
                         indexer_fixture) {
   for (int i = 0; i < 700; ++i)

@@ -417,8 +417,8 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
 // (bench_checkpointer). The writer thread's processor seconds (and the whole
 // process's beside), `repeats` adjacent pairs of runs in alternating order;
 // ratio() is the median of the pairs' ratios, ours_s and bulk_s the medians of
-// each way's runs; the same per index (the writer thread's seconds of the ticks
-// that filled it against those of its bulk transaction). The per-index figures
+// each way's runs; the same per index (the writer thread's seconds in the ticks
+// that filled it against those in its bulk transaction, checkpoints left out). The per-index figures
 // above come from a copy of the indexer's way of working on one index; these run
 // the committed code.
 struct all_index_figures {
@@ -732,7 +732,8 @@ int run_recall_bench(const std::vector<std::string>& args) {
     j["index_ratio_all_process"] = median_paired_ratio(all_indexes.bulk_process_runs,
                                                        all_indexes.ours_process_runs);
     // The committed indexer per index (its ticks on that index against FTS5's
-    // bulk transaction for it, the same runs as index_ratio_all).
+    // bulk transaction for it, the same runs as index_ratio_all; the writer's
+    // checkpoints after the commits left out on both sides: index_ways.hpp).
     double all_min = 1e9;
     for (std::size_t i = 0; i < fts_index_count; ++i) {
       auto name = indexing.at(i).name; // unicode61, cjk, trigram: fts_index order

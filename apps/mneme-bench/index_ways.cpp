@@ -42,12 +42,11 @@ caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db,
   int64_t ticks = 0;
   auto last = thread_cpu_seconds();
   auto rows = index_all_pending(db, &ticks, [&](const index_progress& tick) {
+    if (by_index)
+      (*by_index)[static_cast<std::size_t>(tick.index)] += thread_cpu_seconds() - last;
     if (after_tick)
       after_tick();
-    auto now = thread_cpu_seconds();
-    if (by_index)
-      (*by_index)[static_cast<std::size_t>(tick.index)] += now - last;
-    last = now;
+    last = thread_cpu_seconds();
   });
   if (!rows)
     return std::move(rows.error());
@@ -83,10 +82,10 @@ caf::error fill_indexes_in_bulk(db_connection& db, const std::function<void()>& 
         db.exec("ROLLBACK", "roll back a failed bulk fill");
       return err;
     }
-    if (after_commit)
-      after_commit();
     if (by_index)
       (*by_index)[i] += thread_cpu_seconds() - t0;
+    if (after_commit)
+      after_commit();
   }
   return {};
 }

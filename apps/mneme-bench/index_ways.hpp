@@ -23,14 +23,16 @@ class db_connection;
 
 namespace mneme::bench {
 
-// Processor seconds of the calling thread spent on each index, by position
-// (fts_index): what a way's work on that index cost the writer.
+// Processor seconds of the calling thread in each index's transactions, by
+// position (fts_index): what a way's work on that index cost the writer. The
+// checkpoints after the commits are left out: the writer's own checkpoint
+// copies whatever the log holds, several indexes' ticks at once.
 using index_thread_seconds = std::array<double, fts_index_count>;
 
 // Ticks of store/fts_indexer with the default pacing of an idle writer (nothing
 // waits, every row may go) until caught up (index_all_pending); `after_tick`,
 // when given, runs after each tick's commit. `by_index`, when given, gains each
-// tick's seconds (its after_tick included) on the index the tick filled.
+// tick's seconds (its after_tick left out) on the index the tick filled.
 // Returns the number of ticks.
 caf::expected<int64_t> fill_indexes_by_ticks(db_connection& db,
                                              const std::function<void()>& after_tick = {},
