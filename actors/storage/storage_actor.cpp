@@ -55,7 +55,7 @@ struct storage_state {
   index_pacing_params pacing;
   std::deque<commit_mark> commits; // group commits above the watermark, oldest first
   int64_t last_append_ms = -1;     // when the last append arrived
-  int64_t deferred_id = 0;         // the large row an index's watermark waits for (0: none)
+  int64_t deferred_id = 0;         // the large row every index waits behind (0: none)
   int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
   // The next tick's length (policies/index_pacing: first_index_run after an
   // append or a waiting request, next_index_run while nothing waits; with the
@@ -317,7 +317,7 @@ bool read_backlogs(storage_state& st) {
 // message waits; the tick checks for a message after every row and then ends
 // (store/fts_indexer), so an append waits for one row plus the tick's COMMIT.
 // Another tick follows while a
-// backlog remains, except when the head of the backlog is a large row that must
+// backlog remains, except when every index waits behind a large row that must
 // wait: then a timer brings the tick back when the row is due.
 // An index failure is logged and retried on a later tick; it never fails an
 // append (recall finds unindexed rows by its tail scan).
@@ -352,7 +352,10 @@ void index_when_idle(storage_pointer self) {
   count_indexed(st, *done);
   while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
     st.commits.pop_front();
-  st.deferred_id = done->stop == index_stop::large_row_due ? done->deferred_id : 0;
+  // Wait for a large row only when no index could move: one that did and then
+  // stopped at a large row may leave another index with rows below it.
+  st.deferred_id =
+    done->stop == index_stop::large_row_due && done->rows == 0 ? done->deferred_id : 0;
   st.index_run = done->waited ? first_index_run(st.pacing) : done->next_run;
   if (st.metrics) {
     st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
