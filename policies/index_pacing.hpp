@@ -146,7 +146,8 @@ bool may_index_row(const index_tick_plan& plan, int64_t id, int64_t bytes);
 // `through`, each index's watermark): the one furthest behind first, ties in
 // position order. The lowest watermark is where recall's tail scan starts, so
 // filling the index furthest behind is what moves it; the tick tries the next
-// one only when an index could take no row (a large row that must wait).
+// one only when an index could take no row (caught up, or a large row that
+// must wait).
 std::array<int, 3> index_fill_order(const std::array<int64_t, 3>& through);
 
 // When a deferred large row with id `id` becomes allowed at the latest (the

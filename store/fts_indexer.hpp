@@ -70,8 +70,9 @@ struct index_progress {
   index_stop stop = index_stop::caught_up;
   // Every index had caught up (at the time of the tick's read).
   bool all_caught_up = false;
-  // The large row that stopped the tick (large_row_due): when no index could
-  // take a row, the one that stopped the index furthest behind.
+  // The large row that stopped the tick (large_row_due). When an index that
+  // was tried first could take no row because of a large row, that row (the
+  // older one, due first), whether or not a later index moved.
   int64_t deferred_id = 0;
   // should_yield() answered true after a row (the tick stopped there: stop is
   // `yielded`): the caller starts its next tick with the first run.
