@@ -333,25 +333,34 @@ BOOST_DATA_TEST_CASE(sqlite_result_codes_map_to_storage_error_codes,
 // Schema v6 (memory tiers): a file written at version 5 upgrades in place, keeps its
 // rows, gains the facts table with its three full-text indexes, the cold-storage
 // mark and the checkpoint retirement column.
+// Writes a file as a binary at schema `version` left it: the migrations up to
+// it, its user_version, then `rows_sql` (rows an old binary wrote).
+void write_file_at_version(const std::string& path, int version, const char* rows_sql) {
+  sqlite3* raw = nullptr;
+  BOOST_REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
+  for (const auto& m : schema_migrations())
+    if (m.version <= version)
+      BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto pragma = "PRAGMA user_version = " + std::to_string(version);
+  BOOST_REQUIRE(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  BOOST_REQUIRE_MESSAGE(sqlite3_exec(raw, rows_sql, nullptr, nullptr, nullptr) == SQLITE_OK,
+                        sqlite3_errmsg(raw));
+  sqlite3_close(raw);
+}
+
 BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_marks) {
   temp_dir dir;
   auto p = dir.params();
+  write_file_at_version(p.path, 5,
+                        "INSERT INTO sessions(id, user_id, session_key, started_at_ms,"
+                        " ended_at_ms) VALUES ('v5', 'u', 'k', 1, 2);"
+                        "INSERT INTO messages(session_id, role, content)"
+                        " VALUES ('v5', 'user', 'from v5');"
+                        "INSERT INTO checkpoints VALUES ('v5', 'cp', 1, 1);");
   {
     sqlite3* raw = nullptr;
     BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
-    BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
-    for (const auto& m : schema_migrations())
-      if (m.version <= 5)
-        BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
-    BOOST_REQUIRE(sqlite3_exec(raw,
-                               "PRAGMA user_version = 5;"
-                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms,"
-                               " ended_at_ms) VALUES ('v5', 'u', 'k', 1, 2);"
-                               "INSERT INTO messages(session_id, role, content)"
-                               " VALUES ('v5', 'user', 'from v5');"
-                               "INSERT INTO checkpoints VALUES ('v5', 'cp', 1, 1);",
-                               nullptr, nullptr, nullptr)
-                  == SQLITE_OK);
     BOOST_TEST(scalar(raw, "SELECT count(*) FROM sqlite_master WHERE name = 'facts'") == 0);
     sqlite3_close(raw);
   }
@@ -374,29 +383,17 @@ BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_mark
 BOOST_AUTO_TEST_CASE(a_version_6_file_upgrades_to_7_with_each_index_at_the_old_watermark) {
   temp_dir dir;
   auto p = dir.params();
-  {
-    sqlite3* raw = nullptr;
-    BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
-    BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
-    for (const auto& m : schema_migrations())
-      if (m.version <= 6)
-        BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
-    BOOST_REQUIRE(sqlite3_exec(raw,
-                               "PRAGMA user_version = 6;"
-                               "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
-                               " VALUES ('v6', 'u', 'k', 1);"
-                               "INSERT INTO messages(session_id, role, content)"
-                               " VALUES ('v6', 'user', 'indexed in v6');"
-                               "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages;"
-                               "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages;"
-                               "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages;"
-                               "UPDATE fts_state SET indexed_through = 1;"
-                               "INSERT INTO messages(session_id, role, content)"
-                               " VALUES ('v6', 'user', 'pending in v6');",
-                               nullptr, nullptr, nullptr)
-                  == SQLITE_OK);
-    sqlite3_close(raw);
-  }
+  write_file_at_version(p.path, 6,
+                        "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+                        " VALUES ('v6', 'u', 'k', 1);"
+                        "INSERT INTO messages(session_id, role, content)"
+                        " VALUES ('v6', 'user', 'indexed in v6');"
+                        "INSERT INTO fts_words(rowid, content) SELECT id, content FROM messages;"
+                        "INSERT INTO fts_cjk(rowid, content) SELECT id, content FROM messages;"
+                        "INSERT INTO fts_trigram(rowid, content) SELECT id, content FROM messages;"
+                        "UPDATE fts_state SET indexed_through = 1;"
+                        "INSERT INTO messages(session_id, role, content)"
+                        " VALUES ('v6', 'user', 'pending in v6');");
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   auto& conn = (*store)->connection();

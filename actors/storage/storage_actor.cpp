@@ -47,10 +47,8 @@ struct storage_state {
   int64_t pending_rows = 0;
   bool flush_queued = false;
   int64_t tick_seq = 0; // the number of the queued tick (a tick message with another is not ours)
-  // Committed rows above each index's watermark (store/fts_indexer), and above
-  // the lowest one: the largest of the three, the rows recall's tail scan reads.
+  // Committed rows above each index's watermark (store/fts_indexer).
   fts_index_figures unindexed_by_index{};
-  int64_t unindexed = 0;
   // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
   index_pacing_params pacing;
   std::deque<commit_mark> commits; // group commits above the watermark, oldest first
@@ -71,6 +69,12 @@ struct storage_state {
 
   // Clean shutdown: everything committed is indexed before the file closes, and
   // the checkpointer's connection closes before the writer's (wal_checkpointer.hpp).
+  // Rows above the lowest watermark (the rows recall's tail scan reads): the
+  // largest of the three backlogs.
+  int64_t unindexed() const {
+    return *std::max_element(unindexed_by_index.begin(), unindexed_by_index.end());
+  }
+
   ~storage_state() {
     final_index();
     if (checkpoint_db)
@@ -78,7 +82,7 @@ struct storage_state {
   }
 
   void final_index() {
-    if (!store || unindexed == 0 || store->connection().in_transaction())
+    if (!store || unindexed() == 0 || store->connection().in_transaction())
       return;
     // The checkpointer takes no request from here: the writer copies the log
     // back itself between the ticks.
@@ -243,7 +247,6 @@ void flush(storage_pointer self) {
   checkpoint_wal(self);
   for (auto& n : st.unindexed_by_index)
     n += rows;
-  st.unindexed += rows;
   if (rows > 0)
     st.commits.push_back({last_id, steady_ms()});
   if (st.metrics) {
@@ -251,7 +254,7 @@ void flush(storage_pointer self) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
                                                             - began).count());
     st.metrics->record_commit(rows);
-    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+    st.metrics->unindexed_rows.store(st.unindexed(), std::memory_order_relaxed);
   }
   size_t si = 0;
   size_t bi = 0;
@@ -298,7 +301,6 @@ void count_indexed(storage_state& st, const index_progress& done) {
   left = done.stop == index_stop::caught_up ? 0 : std::max<int64_t>(0, left - done.rows);
   if (done.all_caught_up)
     st.unindexed_by_index.fill(0);
-  st.unindexed = *std::max_element(st.unindexed_by_index.begin(), st.unindexed_by_index.end());
 }
 
 // Sets the backlogs from the file (at start, after an import). False when there is none.
@@ -307,10 +309,9 @@ bool read_backlogs(storage_state& st) {
   if (!backlogs)
     return false;
   st.unindexed_by_index = *backlogs;
-  st.unindexed = *std::max_element(backlogs->begin(), backlogs->end());
   if (st.metrics)
-    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
-  return st.unindexed > 0;
+    st.metrics->unindexed_rows.store(st.unindexed(), std::memory_order_relaxed);
+  return st.unindexed() > 0;
 }
 
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
@@ -323,7 +324,7 @@ bool read_backlogs(storage_state& st) {
 // append (recall finds unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
-  if (st.unindexed <= 0)
+  if (st.unindexed() <= 0)
     return;
   auto now = steady_ms();
   if (st.timer_due_ms != 0 && now >= st.timer_due_ms)
@@ -344,7 +345,7 @@ void index_when_idle(storage_pointer self) {
   auto done = index_pending(st.store->connection(), plan,
                             [self] { return !self->mailbox().empty(); });
   if (!done) {
-    log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed,
+    log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed(),
              render_error(done.error()));
     return; // the next commit queues a new tick
   }
@@ -361,9 +362,9 @@ void index_when_idle(storage_pointer self) {
     st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
     if (done->rows > 0)
       st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
-    st.metrics->unindexed_rows.store(st.unindexed, std::memory_order_relaxed);
+    st.metrics->unindexed_rows.store(st.unindexed(), std::memory_order_relaxed);
   }
-  if (st.unindexed <= 0)
+  if (st.unindexed() <= 0)
     return;
   if (st.deferred_id != 0)
     arm_index_timer(self, now, large_row_due_ms(st.pacing, now, st.last_append_ms, st.commits,
