@@ -18,6 +18,15 @@ struct gateway_params {
   std::string default_user = "default";
   std::string system_prompt = "You are a helpful assistant.";
   std::string skills_dir;               // folder of <name>/SKILL.md; empty = no skills
+  // The HTTP front (apps/common/api/http_front.hpp).
+  int64_t io_threads = 2;                  // the front's own threads, whatever the clients
+  int64_t max_connections = 10000;         // open connections; more are closed at once
+  int64_t header_timeout_seconds = 10;     // a request's headers, from its first byte
+  int64_t body_timeout_seconds = 10;       // a body's deadline: this + size / the rate below
+  int64_t body_min_bytes_per_second = 65536;
+  int64_t keep_alive_seconds = 60;         // idle between two requests of a connection
+  int64_t stream_buffer_bytes = 1048576;   // unsent bytes of a streamed answer; more: dropped
+  int64_t shutdown_drain_seconds = 30;     // SIGTERM: requests in flight may finish this long
 };
 
 } // namespace mneme

@@ -186,6 +186,14 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.default_user);
   SAME(gateway.system_prompt);
   SAME(gateway.skills_dir);
+  SAME(gateway.io_threads);
+  SAME(gateway.max_connections);
+  SAME(gateway.header_timeout_seconds);
+  SAME(gateway.body_timeout_seconds);
+  SAME(gateway.body_min_bytes_per_second);
+  SAME(gateway.keep_alive_seconds);
+  SAME(gateway.stream_buffer_bytes);
+  SAME(gateway.shutdown_drain_seconds);
   SAME(logging.level);
   SAME(logging.file);
 #undef SAME
@@ -563,6 +571,14 @@ const std::vector<int_bounds> integer_ranges = {
   {"gateway.max_body_bytes", 1024, 1073741824},
   {"gateway.idle_evict_seconds", 1, 2592000},
   {"gateway.request_timeout_seconds", 1, 86400},
+  {"gateway.io_threads", 1, 64},
+  {"gateway.max_connections", 1, 1000000},
+  {"gateway.header_timeout_seconds", 1, 3600},
+  {"gateway.body_timeout_seconds", 1, 3600},
+  {"gateway.body_min_bytes_per_second", 1024, 1073741824},
+  {"gateway.keep_alive_seconds", 1, 86400},
+  {"gateway.stream_buffer_bytes", 4096, 1073741824},
+  {"gateway.shutdown_drain_seconds", 0, 3600},
 };
 
 // True when `r` holds a range error for exactly `path` (other keys' cross checks may

@@ -36,6 +36,7 @@
 #include "policies/threshold.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/trigger_eval.hpp"
+#include "policies/client_text.hpp"
 
 namespace mneme {
 
@@ -120,8 +121,8 @@ void opened(gateway_ptr self, const std::string& key) {
 
 void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on_error fail) {
   auto& e = self->state.keys[key];
-  self->state.log().error("key={} session={} event=open_failed error={}", key, e.session_id,
-                          render_error(err));
+  self->state.log().error("key={} session={} event=open_failed error={}", log_quoted(key),
+                          e.session_id, render_error(err));
   e.opening = false;
   auto waiting = std::move(e.waiting);
   e.waiting.clear();
@@ -292,7 +293,8 @@ void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
   }
   e.opening = true;
   e.waiting.push_back(then);
-  st.log().warn("key={} session={} event=reset reason=compaction_exhausted", key, old_id);
+  st.log().warn("key={} session={} event=reset reason=compaction_exhausted", log_quoted(key),
+                old_id);
   self->request(st.storage, st.cfg.storage_timeout, st_reset_atom_v, old_id,
                 static_cast<int32_t>(st.cfg.compression.protect_first_n), st.cfg.clock(),
                 std::string{"compaction_exhausted"})
@@ -320,8 +322,8 @@ void follow_child(gateway_ptr self, const std::string& key, const std::string& p
   if (i == self->state.keys.end() || i->second.session_id != parent_id || parent_id == child_id)
     return;
   i->second.session_id = child_id;
-  self->state.log().info("key={} session={} event=continued_in_child parent={}", key, child_id,
-                         parent_id);
+  self->state.log().info("key={} session={} event=continued_in_child parent={}",
+                         log_quoted(key), child_id, parent_id);
 }
 
 // Calls `fn` with the id of the session `handle` holds now: with in_place: false a
@@ -438,8 +440,8 @@ void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string tex
   }
   auto action = gate_hygiene(d.fired, e.hygiene_cooldown_until_ms, now, st.cfg.compression);
   if (action == hygiene_action::skip) {
-    st.log().info("key={} session={} event=hygiene_cooling trigger={} until_ms={}", key,
-                  e.session_id, to_string(d.fired), e.hygiene_cooldown_until_ms);
+    st.log().info("key={} session={} event=hygiene_cooling trigger={} until_ms={}",
+                  log_quoted(key), e.session_id, to_string(d.fired), e.hygiene_cooldown_until_ms);
     run_turn(self, key, std::move(text), std::move(rp));
     return;
   }
@@ -459,7 +461,7 @@ void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string tex
           result, e.hygiene_cooldown_until_ms, st.cfg.clock(), st.cfg.compression);
         if (result == hygiene_result::failed)
           st.log().warn("key={} session={} event=hygiene_summary_failed trigger={} "
-                        "cooldown_until_ms={}", key, e.session_id, to_string(r.by),
+                        "cooldown_until_ms={}", log_quoted(key), e.session_id, to_string(r.by),
                         e.hygiene_cooldown_until_ms);
         run_turn(self, key, std::move(text), std::move(rp));
       },
@@ -473,7 +475,7 @@ void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string tex
         e.hygiene_cooldown_until_ms = hygiene_cooldown_after(
           result, e.hygiene_cooldown_until_ms, st.cfg.clock(), st.cfg.compression);
         st.log().info("key={} session={} event=hygiene_skipped result={} cooldown_until_ms={} "
-                      "error={}", key, e.session_id, to_string(result),
+                      "error={}", log_quoted(key), e.session_id, to_string(result),
                       e.hygiene_cooldown_until_ms, render_error(err));
         run_turn(self, key, std::move(text), std::move(rp));
       });

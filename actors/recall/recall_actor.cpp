@@ -11,6 +11,7 @@
 
 #include "store/recall.hpp"
 #include "store/store_reader.hpp"
+#include "policies/client_text.hpp"
 
 namespace mneme {
 
@@ -41,17 +42,18 @@ recall_actor::behavior_type reader_impl(recall_actor::stateful_pointer<reader_st
                     std::chrono::steady_clock::now() - started).count();
         if (!r) {
           if (st.log)
-            st.log->warn("session=- user={} event=search_failed error={}", req.user_id,
+            st.log->warn("session=- user={} event=search_failed error={}", log_quoted(req.user_id),
                          render_error(r.error()));
           return std::move(r.error());
         }
         if (st.log)
           st.log->debug("session=- user={} event=search hits={} routes={} ms={:.2f}",
-                        req.user_id, r->hits.size(), r->routes_tried.size(), ms);
+                        log_quoted(req.user_id), r->hits.size(), r->routes_tried.size(), ms);
         return std::move(*r);
       } catch (const std::exception& e) {
         if (st.log)
-          st.log->error("session=- user={} event=search_threw what={}", req.user_id, e.what());
+          st.log->error("session=- user={} event=search_threw what={}", log_quoted(req.user_id),
+                        e.what());
         return caf::make_error(errc::internal, std::string{"recall: "} + e.what());
       }
     },

@@ -1,5 +1,6 @@
 // The supervisor; see supervisor_actor.hpp.
 #include "actors/supervisor/supervisor_actor.hpp"
+#include "policies/client_text.hpp"
 
 #include <map>
 #include <unordered_map>
@@ -95,7 +96,8 @@ supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params para
       [self](sv_exhaust_atom, const std::string& session_id, const std::string& key) {
         auto& st = self->state;
         ++st.stats.exhausted;
-        st.log().warn("session={} event=compaction_exhausted key={}", session_id, key);
+        st.log().warn("session={} event=compaction_exhausted key={}", session_id,
+                      log_quoted(key));
         if (st.gateway)
           caf::anon_send(st.gateway, gw_exhausted_atom_v, session_id, key);
       },
@@ -106,7 +108,7 @@ supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params para
           if (id == parent_id)
             id = child_id;
         st.log().info("session={} event=continued_in_child parent={} key={}", child_id,
-                      parent_id, key);
+                      parent_id, log_quoted(key));
         if (st.gateway)
           caf::anon_send(st.gateway, gw_child_atom_v, parent_id, child_id, key);
       },

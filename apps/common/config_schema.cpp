@@ -141,6 +141,15 @@ std::vector<config_field> gateway_fields() {
     text("gateway.default_user", g, &p::default_user, non_empty()),
     text("gateway.system_prompt", g, &p::system_prompt),
     text("gateway.skills_dir", g, &p::skills_dir),
+    integer("gateway.io_threads", g, &p::io_threads, {1, 64}),
+    integer("gateway.max_connections", g, &p::max_connections, {1, 1000000}),
+    integer("gateway.header_timeout_seconds", g, &p::header_timeout_seconds, {1, 3600}),
+    integer("gateway.body_timeout_seconds", g, &p::body_timeout_seconds, {1, 3600}),
+    integer("gateway.body_min_bytes_per_second", g, &p::body_min_bytes_per_second,
+            {1024, 1LL << 30}),
+    integer("gateway.keep_alive_seconds", g, &p::keep_alive_seconds, {1, 86400}),
+    integer("gateway.stream_buffer_bytes", g, &p::stream_buffer_bytes, {4096, 1LL << 30}),
+    integer("gateway.shutdown_drain_seconds", g, &p::shutdown_drain_seconds, {0, 3600}),
   };
 }
 

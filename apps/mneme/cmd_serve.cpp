@@ -2,12 +2,20 @@
 // the runtime on the configuration (embedded defaults unless --config; the flags
 // override gateway.host, gateway.port and database.path), the in-process fake LLM when
 // model.base_url (or auxiliary.compression.base_url) is `builtin`, and the HTTP/JSON
-// API (docs/api.md). When ready it prints one line to stdout:
+// API (docs/api.md) on the event-driven front (gateway.io_threads threads). When ready
+// it prints one line to stdout:
 //   mneme serve: listening on http://HOST:PORT (db FILE)
-// (--port 0 binds a free port, printed there). SIGINT/SIGTERM: new requests get 503
-// shutting_down and the listener closes, requests inside a handler finish (at most
-// shutdown_drain), the runtime stops (the writer flushes, the index backlog is indexed),
-// exit 0. A restart on the same database continues every session by its key.
+// (--port 0 binds a free port, printed there).
+//
+// SIGINT/SIGTERM: the listener closes and new requests get 503 shutting_down; requests
+// in flight may finish for gateway.shutdown_drain_seconds; then every request still
+// waiting is answered 503 shutting_down, the runtime stops (the writer flushes, the
+// index backlog is indexed, and only then the database lock is released), the last
+// answers are written and the process exits 0 — within the drain window plus a few
+// seconds, whatever the model does.
+//
+// Logs: every logger writes through one sink per destination (stderr or logging.file),
+// so lines never interleave; flushed at warn and every second.
 //
 // Exit codes: 0 clean shutdown, 1 the runtime or the listener failed, 2 bad
 // configuration. Threads: main starts everything with SIGINT/SIGTERM blocked (every
@@ -38,9 +46,6 @@ namespace mneme::cli {
 
 namespace {
 
-// How long a shutdown waits for requests inside a handler before the runtime stops.
-constexpr std::chrono::seconds shutdown_drain{30};
-
 struct serve_options {
   std::string config_file;
   std::string host;   // empty = gateway.host
@@ -48,21 +53,37 @@ struct serve_options {
   std::string db;     // empty = database.path
 };
 
-std::shared_ptr<spdlog::logger> make_logger(const logging_params& p, const std::string& name) {
-  std::shared_ptr<spdlog::logger> log;
+// The one sink of logging.file (or stderr): every logger of the daemon shares it.
+spdlog::sink_ptr make_sink(const logging_params& p) {
   try {
     if (p.file.empty())
-      log = std::make_shared<spdlog::logger>(name,
-                                             std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    else
-      log = std::make_shared<spdlog::logger>(
-        name, std::make_shared<spdlog::sinks::basic_file_sink_mt>(p.file));
+      return std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    return std::make_shared<spdlog::sinks::basic_file_sink_mt>(p.file);
   } catch (const std::exception& e) {
     std::cerr << "mneme serve: logging.file " << p.file << ": " << e.what() << "\n";
     return nullptr;
   }
+}
+
+std::shared_ptr<spdlog::logger> make_logger(const logging_params& p, const spdlog::sink_ptr& sink,
+                                            const std::string& name) {
+  auto log = std::make_shared<spdlog::logger>(name, sink);
   log->set_level(spdlog::level::from_str(p.level));
+  log->flush_on(spdlog::level::warn);
+  spdlog::register_logger(log); // so spdlog::flush_every reaches it
   return log;
+}
+
+api::front_limits front_limits_of(const gateway_params& g) {
+  api::front_limits l;
+  l.max_connections = g.max_connections;
+  l.header_timeout = std::chrono::seconds{g.header_timeout_seconds};
+  l.body_timeout = std::chrono::seconds{g.body_timeout_seconds};
+  l.body_min_bytes_per_second = g.body_min_bytes_per_second;
+  l.keep_alive_timeout = std::chrono::seconds{g.keep_alive_seconds};
+  l.max_body_bytes = g.max_body_bytes;
+  l.stream_buffer_bytes = g.stream_buffer_bytes;
+  return l;
 }
 
 // The token of gateway.auth_token_file (trailing whitespace dropped), or auth_token.
@@ -102,10 +123,12 @@ int serve(const serve_options& opt) {
               << " cannot be read\n";
     return exit_usage;
   }
-  auto log = make_logger(cfg.logging, "mneme");
-  auto api_log = make_logger(cfg.logging, "api");
-  if (!log || !api_log)
+  auto sink = make_sink(cfg.logging);
+  if (!sink)
     return exit_usage;
+  auto log = make_logger(cfg.logging, sink, "mneme");
+  auto api_log = make_logger(cfg.logging, sink, "api");
+  spdlog::flush_every(std::chrono::seconds{1});
 
   // Every thread started from here on inherits the blocked signals; main takes them
   // with sigwait.
@@ -178,7 +201,8 @@ int serve(const serve_options& opt) {
     ao.default_user = cfg.gateway.default_user;
     ao.version = MNEME_VERSION;
     ao.log = api_log;
-    api::http_server server{sys, rt, ao};
+    api::http_server server{sys, rt, ao, static_cast<size_t>(cfg.gateway.io_threads),
+                            front_limits_of(cfg.gateway)};
     auto port = server.start(cfg.gateway.host, static_cast<int>(cfg.gateway.port));
     if (!port) {
       std::cerr << "mneme serve: " << render_error(port.error()) << "\n";
@@ -195,10 +219,12 @@ int serve(const serve_options& opt) {
     sigwait(&stop_signals, &sig);
     log->info("event=shutdown signal={} in_flight={}", sig, server.api().in_flight());
     server.begin_shutdown();
-    if (!server.wait_idle(shutdown_drain))
-      log->warn("event=shutdown_drain_timeout in_flight={}", server.api().in_flight());
-    rt.stop();     // flushes the writer and finishes the index backlog
-    server.join(); // requests still waiting failed with 503 when the runtime stopped
+    if (!server.wait_idle(std::chrono::seconds{cfg.gateway.shutdown_drain_seconds})) {
+      auto failed = server.fail_pending();
+      log->warn("event=shutdown_drain_timeout answered_503={}", failed);
+    }
+    rt.stop();     // flushes the writer and finishes the index backlog; then the lock goes
+    server.join(); // writes the last answers and closes every connection
     log->info("event=stopped");
   }
   if (fake)

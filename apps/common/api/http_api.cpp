@@ -15,21 +15,30 @@
 //     rollback) is 409 checkpoint_exists unless "replace":true; the check reads the
 //     store's list first, so two simultaneous creates of a new name both succeed;
 //   - facts: {user} and {key} are path segments (percent-decoded after the split: a
-//     user may hold an encoded '/', the fact key is the rest of the path); PUT answers the active version, DELETE the tombstone (nothing
-//     is deleted), both 200; a remove of a key without an active fact is 404;
+//     user may hold an encoded '/', the fact key is the rest of the path); PUT answers
+//     the active version, DELETE the tombstone (nothing is deleted), both 200; a remove
+//     of a key without an active fact is 404;
 //   - POST /v1/sessions/{key}/facts puts the facts of the session's own user into it
 //     (a "user" naming someone else is refused: facts never cross tenants); a key that
 //     is not open starts a session for "user" (or gateway.default_user) like an append.
+//
+// Every route below is a chain of asks: `ask<T>(c, actor, timeout, args...).then(f)`
+// sends the request from the call's actor and runs f(expected<T>) in that actor when
+// the answer (or the error: timeout, receiver down) arrives. A route ends by calling
+// send_json / send_error / fail exactly once on every path.
 #include "apps/common/api/http_api.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <fstream>
-#include <functional>
+#include <mutex>
 #include <numeric>
+#include <tuple>
+#include <unordered_map>
 
-#include <httplib.h>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <spdlog/sinks/null_sink.h>
 
 #include "apps/common/api/bearer_auth.hpp"
@@ -38,10 +47,61 @@
 #include "apps/common/api/metrics_exporter.hpp"
 #include "apps/common/api/request_decoder.hpp"
 #include "apps/common/api/route_table.hpp"
+#include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
 #include "store/facts.hpp"
 
 namespace mneme::api {
+
+namespace {
+
+constexpr const char* json_type = "application/json";
+
+struct call;
+using call_ptr = std::shared_ptr<call>;
+
+// How a route runs: in a request actor (asks the runtime, never blocks), or on the
+// API's one blocking thread (/metrics: scoped_actor asks and SQLite reads).
+enum class route_kind { actor, blocking };
+using route_fn = void (*)(const call_ptr&);
+
+struct route_entry {
+  route_fn fn;
+  route_kind kind;
+};
+
+// Allows at most `per_second` events a second; counts the rest.
+class rate_gate {
+ public:
+  explicit rate_gate(int64_t per_second) : per_second_(per_second) {}
+  // True when this event may be logged; `suppressed` = events dropped since the last
+  // one let through.
+  bool allow(int64_t& suppressed) {
+    std::lock_guard lock{mu_};
+    auto now = std::chrono::steady_clock::now();
+    if (now - window_ >= std::chrono::seconds{1}) {
+      window_ = now;
+      used_ = 0;
+    }
+    if (used_ >= per_second_) {
+      ++dropped_;
+      return false;
+    }
+    ++used_;
+    suppressed = dropped_;
+    dropped_ = 0;
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  int64_t per_second_;
+  std::chrono::steady_clock::time_point window_{};
+  int64_t used_ = 0;
+  int64_t dropped_ = 0;
+};
+
+} // namespace
 
 struct http_api::impl {
   caf::actor_system& sys;
@@ -55,8 +115,21 @@ struct http_api::impl {
   std::chrono::milliseconds turn_timeout;
   std::function<time_ms()> clock;
   std::atomic<bool> shutting_down{false};
-  std::atomic<int64_t> in_flight{0};
   std::shared_ptr<spdlog::logger> log;
+  route_table routes;
+  std::vector<route_entry> entries; // at the index route_table::add returned
+  mutable rate_gate unauthorized_logs;
+  mutable std::atomic<int64_t> unauthorized{0};
+  boost::asio::thread_pool blocking{1};
+
+  // A request not yet completed, and the actor that serves it (once spawned).
+  struct pending_request {
+    http_reply reply;
+    caf::actor_addr actor;
+  };
+  std::mutex pending_mu; // guards pending, next_id
+  std::unordered_map<uint64_t, pending_request> pending;
+  uint64_t next_id = 0;
 
   impl(caf::actor_system& s, const runtime& r, http_api_options o)
     : sys(s),
@@ -71,83 +144,229 @@ struct http_api::impl {
       clock(r.config().clock ? r.config().clock : system_clock_ms),
       log(opt.log ? opt.log
                   : std::make_shared<spdlog::logger>(
-                    "api", std::make_shared<spdlog::sinks::null_sink_mt>())) {}
+                    "api", std::make_shared<spdlog::sinks::null_sink_mt>())),
+      unauthorized_logs(opt.unauthorized_logs_per_second) {}
 
-  // One request/response with an actor; CAF's errors (timeout, receiver down) included.
-  template <class T, class Handle, class... Ts>
-  caf::expected<T> ask(const Handle& h, std::chrono::milliseconds timeout, Ts&&... xs) {
-    if (!h)
-      return caf::make_error(errc::shutting_down, "the runtime is stopped");
-    caf::scoped_actor self{sys};
-    caf::expected<T> out{caf::error{}};
-    self->request(h, timeout, std::forward<Ts>(xs)...)
-      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { out = std::move(e); });
-    return out;
+  uint64_t track(http_reply reply) {
+    std::lock_guard lock{pending_mu};
+    auto id = ++next_id;
+    pending.emplace(id, pending_request{std::move(reply), {}});
+    return id;
+  }
+
+  // Remembers the request's actor, so fail_pending() can end it (unless it is done).
+  void served_by(uint64_t id, caf::actor_addr actor) {
+    std::lock_guard lock{pending_mu};
+    if (auto i = pending.find(id); i != pending.end())
+      i->second.actor = std::move(actor);
+  }
+
+  void complete(uint64_t id, const http_reply& reply, http_response res) {
+    reply.answer(std::move(res));
+    std::lock_guard lock{pending_mu};
+    pending.erase(id);
   }
 };
 
 namespace {
 
-using request = httplib::Request;
-using response = httplib::Response;
 using impl = http_api::impl;
 
-constexpr const char* json_type = "application/json";
+// One request on its way through the runtime.
+struct call {
+  std::shared_ptr<impl> api;
+  http_request req;
+  query_params query;
+  std::vector<std::string> path; // the decoded captures of the route
+  uint64_t id = 0;
+  http_reply reply;
+  caf::event_based_actor* self = nullptr; // valid inside the request actor only
 
-// What the router hands a handler besides the request: the decoded path captures
-// ({key}, {user}, ...) in pattern order, and the body (empty for GET).
-struct route_args {
-  std::vector<std::string> path;
-  std::string body;
+  call() = default;
+  call(const call&) = delete;
+  call& operator=(const call&) = delete;
+  // A chain that ended without answering (a bug) still answers.
+  ~call() {
+    if (api && !reply.completed())
+      finish(http_response{500, json_type,
+                           dump_json(error_json("internal", "the request ended without an answer")),
+                           {}, false});
+  }
+
+  void finish(http_response res) { api->complete(id, reply, std::move(res)); }
 };
 
-void send_json(response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(dump_json(body), json_type);
+http_response json_response(int status, const json& body) {
+  return http_response{status, json_type, dump_json(body), {}, false};
 }
 
-void send_error(response& res, int status, const std::string& code, const std::string& msg) {
-  send_json(res, status, error_json(code, msg));
+void send_json(const call_ptr& c, int status, const json& body) {
+  c->finish(json_response(status, body));
 }
 
-void send_error(impl& api, const request& req, response& res, const caf::error& err) {
-  if (api.shutting_down.load() && err != errc::bad_request && err != errc::not_found) {
-    send_error(res, 503, "shutting_down", "the daemon is shutting down");
-    return;
-  }
+void send_error(const call_ptr& c, int status, const std::string& code, const std::string& msg) {
+  send_json(c, status, error_json(code, msg));
+}
+
+std::string raw_path(const http_request& req) { return std::string{raw_path_of(req.target)}; }
+
+// The error answer of a failed ask (or decode).
+void fail(const call_ptr& c, const caf::error& err) {
+  auto& api = *c->api;
+  if (api.shutting_down.load() && err != errc::bad_request && err != errc::not_found)
+    return send_error(c, 503, "shutting_down", "the daemon is shutting down");
   auto status = http_status_of(err);
   if (status >= 500)
-    api.log->warn("method={} path={} status={} error={}", req.method, req.path, status,
-                  render_error(err));
-  send_error(res, status, error_code_of(err), error_message_of(err));
+    api.log->warn("method={} path={} status={} error={}", c->req.method,
+                  log_quoted(raw_path(c->req)), status, log_quoted(render_error(err)));
+  send_error(c, status, error_code_of(err), error_message_of(err));
+}
+
+// Runs f inside the request actor, turning an exception into a 500 (a route never
+// kills its actor without answering).
+template <class F, class... Xs>
+void guarded(const call_ptr& c, const F& f, Xs&&... xs) {
+  try {
+    f(std::forward<Xs>(xs)...);
+  } catch (const std::exception& e) {
+    c->api->log->error("method={} path={} event=exception what={}", c->req.method,
+                       log_quoted(raw_path(c->req)), log_quoted(e.what()));
+    send_error(c, 500, "internal", "internal error");
+  }
+}
+
+// A request to one actor, sent by then(f); f receives expected<T>.
+template <class T, class Handle, class... Ts>
+class asking {
+ public:
+  asking(call_ptr c, Handle h, std::chrono::milliseconds timeout, Ts... xs)
+    : c_(std::move(c)), h_(std::move(h)), timeout_(timeout), args_(std::move(xs)...) {}
+
+  template <class F>
+  void then(F f) {
+    if (!h_) {
+      f(caf::expected<T>{caf::make_error(errc::shutting_down, "the runtime is stopped")});
+      return;
+    }
+    auto c = c_;
+    std::apply(
+      [&](auto&... xs) {
+        c->self->request(h_, timeout_, xs...)
+          .then([c, f](T& x) { guarded(c, f, caf::expected<T>{std::move(x)}); },
+                [c, f](caf::error& e) { guarded(c, f, caf::expected<T>{std::move(e)}); });
+      },
+      args_);
+  }
+
+ private:
+  call_ptr c_;
+  Handle h_;
+  std::chrono::milliseconds timeout_;
+  std::tuple<Ts...> args_;
+};
+
+template <class T, class Handle, class... Ts>
+asking<T, Handle, std::decay_t<Ts>...> ask(const call_ptr& c, const Handle& h,
+                                           std::chrono::milliseconds timeout, Ts&&... xs) {
+  return {c, h, timeout, std::forward<Ts>(xs)...};
+}
+
+std::chrono::milliseconds read_timeout(const call_ptr& c) { return c->api->opt.read_timeout; }
+
+// --- strict names (policies/client_text.hpp): false when the 400 was sent
+
+bool check(const call_ptr& c, std::string_view what, std::string_view text, size_t max_bytes) {
+  auto v = check_name(text, max_bytes);
+  if (v.ok())
+    return true;
+  send_error(c, 400, "bad_request", describe_name_problem(v, what, max_bytes));
+  return false;
+}
+
+bool check_key(const call_ptr& c, const std::string& key) {
+  return check(c, "the session key", key, session_key_max_bytes);
+}
+
+// A user from a body or query: empty means the default (or the key's owner).
+bool check_optional_user(const call_ptr& c, std::string_view what, const std::string& user) {
+  return user.empty() || check(c, what, user, user_max_bytes);
+}
+
+// A {key} of a read route: any stored key, but bounded.
+bool check_read_key(const call_ptr& c, const std::string& key) {
+  if (key.size() <= session_key_max_bytes)
+    return true;
+  send_error(c, 400, "bad_request",
+             "the session key is longer than " + std::to_string(session_key_max_bytes)
+               + " bytes");
+  return false;
 }
 
 // The session id behind {key} in the store: the newest open session under the key,
 // else a stored session with that id.
-caf::expected<std::string> stored_session_id(impl& api, const std::string& key) {
+template <class F>
+void stored_session_id(const call_ptr& c, const std::string& key, F then) {
   session_filter f;
   f.session_key = key;
   f.open_only = true;
   f.limit = 1;
-  auto found = api.ask<std::vector<session_record>>(api.storage, api.opt.read_timeout,
-                                                    st_list_atom_v, f);
-  if (!found)
-    return found.error();
-  if (!found->empty())
-    return found->front().id;
-  auto rec = api.ask<session_record>(api.storage, api.opt.read_timeout, st_session_atom_v, key);
-  if (rec)
-    return rec->id;
-  if (rec.error() == errc::not_found)
-    return caf::make_error(errc::not_found, "no session under key or id '" + key + "'");
-  return rec.error();
+  ask<std::vector<session_record>>(c, c->api->storage, read_timeout(c), st_list_atom_v, f)
+    .then([c, key, then](caf::expected<std::vector<session_record>> found) {
+      if (!found)
+        return then(caf::expected<std::string>{found.error()});
+      if (!found->empty())
+        return then(caf::expected<std::string>{found->front().id});
+      ask<session_record>(c, c->api->storage, read_timeout(c), st_session_atom_v, key)
+        .then([key, then](caf::expected<session_record> rec) {
+          if (rec)
+            return then(caf::expected<std::string>{rec->id});
+          if (rec.error() == errc::not_found)
+            return then(caf::expected<std::string>{
+              caf::make_error(errc::not_found, "no session under key or id '" + key + "'")});
+          then(caf::expected<std::string>{rec.error()});
+        });
+    });
 }
 
-std::string param_or(const request& req, const char* name, std::string fallback) {
-  return req.has_param(name) ? req.get_param_value(name) : std::move(fallback);
+// Optional query parameters: false when the 400 was sent.
+bool bool_param(const call_ptr& c, const char* name, bool& out) {
+  auto v = c->query.find(name);
+  if (!v)
+    return true;
+  auto b = parse_bool_param(name, *v);
+  if (!b) {
+    fail(c, b.error());
+    return false;
+  }
+  out = *b;
+  return true;
 }
 
-// --- handlers: each answers `res` completely
+template <class Int>
+bool int_param(const call_ptr& c, const char* name, int64_t min, int64_t max, Int& out) {
+  auto v = c->query.find(name);
+  if (!v)
+    return true;
+  auto n = parse_int_param(name, *v, min, max);
+  if (!n) {
+    fail(c, n.error());
+    return false;
+  }
+  out = static_cast<Int>(*n);
+  return true;
+}
+
+bool utf8_param(const call_ptr& c, const char* name, const std::string& text) {
+  if (auto at = first_invalid_utf8(text)) {
+    send_error(c, 400, "bad_request",
+               std::string{"parameter '"} + name + "' is not valid UTF-8 (byte "
+                 + std::to_string(*at) + ")");
+    return false;
+  }
+  return true;
+}
+
+// --- routes
 
 // The daemon's resident memory from /proc/self/statm (mneme soak --server checks that it
 // plateaus); -1 when unknown.
@@ -159,380 +378,430 @@ int64_t resident_bytes() {
   return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
-void health(impl& api, const request&, const route_args&, response& res) {
-  json body{{"status", "ok"}, {"version", api.opt.version}};
-  auto stats = api.ask<supervisor_stats>(api.supervisor, api.opt.read_timeout, sv_stats_atom_v);
-  body["sessions_hosted"] = stats ? stats->hosted : int64_t{-1};
-  body["rss_bytes"] = resident_bytes();
-  send_json(res, 200, body);
+void health(const call_ptr& c) {
+  ask<supervisor_stats>(c, c->api->supervisor, read_timeout(c), sv_stats_atom_v)
+    .then([c](caf::expected<supervisor_stats> stats) {
+      json body{{"status", "ok"}, {"version", c->api->opt.version}};
+      body["sessions_hosted"] = stats ? stats->hosted : int64_t{-1};
+      body["rss_bytes"] = resident_bytes();
+      send_json(c, 200, body);
+    });
 }
 
-void metrics(impl& api, const request&, const route_args&, response& res) {
-  res.status = 200;
-  res.set_content(render_metrics_text(api.sys, api.rt), "text/plain; version=0.0.4");
+void metrics(const call_ptr& c) {
+  auto text = render_metrics_text(c->api->sys, c->api->rt);
+  if (c->api->opt.extra_metrics)
+    text += c->api->opt.extra_metrics();
+  text += "# HELP mneme_http_unauthorized_total Requests refused for a missing or wrong token\n"
+          "# TYPE mneme_http_unauthorized_total counter\n"
+          "mneme_http_unauthorized_total "
+          + std::to_string(c->api->unauthorized.load()) + "\n";
+  c->finish(http_response{200, "text/plain; version=0.0.4", std::move(text), {}, false});
 }
 
-void list_sessions(impl& api, const request& req, const route_args&, response& res) {
+void list_sessions(const call_ptr& c) {
   session_filter f;
-  f.user_id = param_or(req, "user", "");
-  f.session_key = param_or(req, "key", "");
-  if (req.has_param("open_only")) {
-    auto b = parse_bool_param("open_only", req.get_param_value("open_only"));
-    if (!b)
-      return send_error(api, req, res, b.error());
-    f.open_only = *b;
-  }
+  f.user_id = c->query.value_or("user", "");
+  f.session_key = c->query.value_or("key", "");
   f.limit = session_list_default_limit;
-  if (req.has_param("limit")) {
-    auto n = parse_int_param("limit", req.get_param_value("limit"), 1, session_list_max_limit);
-    if (!n)
-      return send_error(api, req, res, n.error());
-    f.limit = *n;
-  }
-  auto found = api.ask<std::vector<session_record>>(api.storage, api.opt.read_timeout,
-                                                    st_list_atom_v, f);
-  if (!found)
-    return send_error(api, req, res, found.error());
-  auto list = json::array();
-  for (const auto& s : *found)
-    list.push_back(to_json(s));
-  send_json(res, 200, {{"sessions", std::move(list)}});
+  if (!check_optional_user(c, "parameter 'user'", f.user_id)
+      || !check_read_key(c, f.session_key) || !bool_param(c, "open_only", f.open_only)
+      || !int_param(c, "limit", 1, session_list_max_limit, f.limit))
+    return;
+  ask<std::vector<session_record>>(c, c->api->storage, read_timeout(c), st_list_atom_v, f)
+    .then([c](caf::expected<std::vector<session_record>> found) {
+      if (!found)
+        return fail(c, found.error());
+      auto list = json::array();
+      for (const auto& s : *found)
+        list.push_back(to_json(s));
+      send_json(c, 200, {{"sessions", std::move(list)}});
+    });
 }
 
 json checkpoints_json(const std::vector<checkpoint_record>& cs) {
   auto out = json::array();
-  for (const auto& c : cs)
-    out.push_back(to_json(c));
+  for (const auto& cp : cs)
+    out.push_back(to_json(cp));
   return out;
 }
 
-void session_state(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  bool with_live = true;
-  if (req.has_param("live")) {
-    auto b = parse_bool_param("live", req.get_param_value("live"));
-    if (!b)
-      return send_error(api, req, res, b.error());
-    with_live = *b;
-  }
-  session_snapshot snap;
-  std::vector<message> live;
-  auto hosted = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
-                                          key);
-  if (hosted) {
-    snap = std::move(*hosted);
-    if (with_live) {
-      auto rows = api.ask<std::vector<message>>(api.gateway, api.opt.read_timeout,
-                                                gw_live_atom_v, key);
-      if (!rows)
-        return send_error(api, req, res, rows.error());
-      live = std::move(*rows);
-    }
-  } else if (hosted.error() == errc::not_found) {
-    // Not an open key: a stored session by id (an ended one stays readable).
-    auto rec = api.ask<session_record>(api.storage, api.opt.read_timeout, st_session_atom_v,
-                                       key);
-    if (!rec) {
-      if (rec.error() == errc::not_found)
-        return send_error(res, 404, "not_found", "no session under key or id '" + key + "'");
-      return send_error(api, req, res, rec.error());
-    }
-    auto rows = api.ask<std::vector<message>>(api.storage, api.opt.read_timeout,
-                                              st_live_atom_v, rec->id);
-    if (!rows)
-      return send_error(api, req, res, rows.error());
-    snap.record = std::move(*rec);
-    snap.live_messages = static_cast<int64_t>(rows->size());
-    snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
-                                       [](int64_t n, const message& m) {
-                                         return n + m.token_estimate;
-                                       });
-    live = std::move(*rows);
-  } else {
-    return send_error(api, req, res, hosted.error());
-  }
-  auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
-                                                     st_checkpoints_atom_v, snap.record.id);
-  if (!cps)
-    return send_error(api, req, res, cps.error());
-  auto body = to_json(snap);
-  if (with_live)
-    body["live"] = to_json(live);
-  body["checkpoints"] = checkpoints_json(*cps);
-  send_json(res, 200, body);
-}
-
-void append(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  auto in = decode_append(a.body);
-  if (!in)
-    return send_error(api, req, res, in.error());
-  auto id = api.ask<int64_t>(api.gateway, api.turn_timeout, gw_append_atom_v, key,
-                             std::move(in->user), std::move(in->row));
-  if (!id)
-    return send_error(api, req, res, id.error());
-  json body{{"id", *id}};
-  auto snap = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
-                                        key);
-  body["session_id"] = snap ? snap->record.id : std::string{};
-  send_json(res, 201, body);
-}
-
-void turn(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  auto in = decode_turn(a.body);
-  if (!in)
-    return send_error(api, req, res, in.error());
-  auto reply = api.ask<turn_reply>(api.gateway, api.turn_timeout, gw_message_atom_v, key,
-                                   std::move(in->user), std::move(in->content));
-  if (!reply)
-    return send_error(api, req, res, reply.error());
-  send_json(res, 200, to_json(*reply));
-}
-
-void compact(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  auto in = decode_compact(a.body);
-  if (!in)
-    return send_error(api, req, res, in.error());
-  auto report = in->around_id
-                  ? api.ask<compaction_report>(api.gateway, api.turn_timeout, gw_local_atom_v,
-                                               key, *in->around_id, in->radius)
-                  : api.ask<compaction_report>(api.gateway, api.turn_timeout,
-                                               gw_command_atom_v, key,
-                                               trigger::t12_manual_session,
-                                               std::move(in->focus));
-  if (!report)
-    return send_error(api, req, res, report.error());
-  send_json(res, 200, to_json(*report));
-}
-
-void create_checkpoint(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  auto in = decode_checkpoint(a.body);
-  if (!in)
-    return send_error(api, req, res, in.error());
-  if (!in->replace) {
-    // An unknown key falls through: the gateway answers 404.
-    if (auto id = stored_session_id(api, key)) {
-      auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
-                                                         st_checkpoints_atom_v, *id);
+// The state answer: snapshot + live rows (when asked) + the session's checkpoints.
+void answer_state(const call_ptr& c, session_snapshot snap,
+                  std::optional<std::vector<message>> live) {
+  auto sid = snap.record.id;
+  ask<std::vector<checkpoint_record>>(c, c->api->storage, read_timeout(c), st_checkpoints_atom_v,
+                                      sid)
+    .then([c, snap = std::move(snap), live = std::move(live)](
+            caf::expected<std::vector<checkpoint_record>> cps) {
       if (!cps)
-        return send_error(api, req, res, cps.error());
-      for (const auto& c : *cps)
-        if (c.name == in->name)
-          return send_error(res, 409, "checkpoint_exists",
-                            "checkpoint '" + in->name + "' exists (after #"
-                              + std::to_string(c.last_message_id)
-                              + "); send \"replace\":true to move it to now");
-    }
-  }
-  auto cp = api.ask<checkpoint_record>(api.gateway, api.opt.read_timeout, gw_checkpoint_atom_v,
-                                       key, std::move(in->name));
-  if (!cp)
-    return send_error(api, req, res, cp.error());
-  send_json(res, 201, to_json(*cp));
+        return fail(c, cps.error());
+      auto body = to_json(snap);
+      if (live)
+        body["live"] = to_json(*live);
+      body["checkpoints"] = checkpoints_json(*cps);
+      send_json(c, 200, body);
+    });
 }
 
-void list_checkpoints(impl& api, const request& req, const route_args& a, response& res) {
-  auto id = stored_session_id(api, a.path[0]);
-  if (!id)
-    return send_error(api, req, res, id.error());
-  auto cps = api.ask<std::vector<checkpoint_record>>(api.storage, api.opt.read_timeout,
-                                                     st_checkpoints_atom_v, *id);
-  if (!cps)
-    return send_error(api, req, res, cps.error());
-  send_json(res, 200, {{"checkpoints", checkpoints_json(*cps)}});
+// GET /v1/sessions/{key} of a key that is not open: a stored session by id (an ended
+// one stays readable).
+void stored_state(const call_ptr& c, const std::string& key, bool with_live) {
+  ask<session_record>(c, c->api->storage, read_timeout(c), st_session_atom_v, key)
+    .then([c, key, with_live](caf::expected<session_record> rec) {
+      if (!rec) {
+        if (rec.error() == errc::not_found)
+          return send_error(c, 404, "not_found", "no session under key or id '" + key + "'");
+        return fail(c, rec.error());
+      }
+      auto id = rec->id;
+      ask<std::vector<message>>(c, c->api->storage, read_timeout(c), st_live_atom_v, id)
+        .then([c, rec = std::move(*rec), with_live](caf::expected<std::vector<message>> rows) {
+          if (!rows)
+            return fail(c, rows.error());
+          session_snapshot snap;
+          snap.record = rec;
+          snap.live_messages = static_cast<int64_t>(rows->size());
+          snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
+                                             [](int64_t n, const message& m) {
+                                               return n + m.token_estimate;
+                                             });
+          std::optional<std::vector<message>> live;
+          if (with_live)
+            live = std::move(*rows);
+          answer_state(c, std::move(snap), std::move(live));
+        });
+    });
 }
 
-void rollback(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  auto in = decode_name(a.body);
+void session_state(const call_ptr& c) {
+  auto key = c->path[0];
+  bool with_live = true;
+  if (!check_read_key(c, key) || !bool_param(c, "live", with_live))
+    return;
+  ask<session_snapshot>(c, c->api->gateway, read_timeout(c), gw_state_atom_v, key)
+    .then([c, key, with_live](caf::expected<session_snapshot> hosted) {
+      if (!hosted) {
+        if (hosted.error() == errc::not_found)
+          return stored_state(c, key, with_live);
+        return fail(c, hosted.error());
+      }
+      if (!with_live)
+        return answer_state(c, std::move(*hosted), std::nullopt);
+      ask<std::vector<message>>(c, c->api->gateway, read_timeout(c), gw_live_atom_v, key)
+        .then([c, snap = std::move(*hosted)](caf::expected<std::vector<message>> rows) {
+          if (!rows)
+            return fail(c, rows.error());
+          answer_state(c, snap, std::move(*rows));
+        });
+    });
+}
+
+// The answer of an append: {"id", "session_id"} with the session the gateway holds now.
+template <class Extra>
+void answer_appended(const call_ptr& c, const std::string& key, int64_t id,
+                     std::string fallback_sid, Extra extra) {
+  ask<session_snapshot>(c, c->api->gateway, read_timeout(c), gw_state_atom_v, key)
+    .then([c, id, fallback_sid, extra](caf::expected<session_snapshot> snap) {
+      json body{{"id", id}};
+      body["session_id"] = snap ? snap->record.id : fallback_sid;
+      extra(body);
+      send_json(c, 201, body);
+    });
+}
+
+void append(const call_ptr& c) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode_append(c->req.body);
   if (!in)
-    return send_error(api, req, res, in.error());
-  auto live = api.ask<std::vector<message>>(api.gateway, api.turn_timeout, gw_rollback_atom_v,
-                                            key, std::move(in->name));
-  if (!live)
-    return send_error(api, req, res, live.error());
-  std::string sid;
-  if (!live->empty()) {
-    sid = live->front().session_id;
-  } else if (auto id = stored_session_id(api, key)) {
-    sid = *id;
-  }
-  send_json(res, 200, {{"session_id", sid}, {"live", to_json(*live)}});
+    return fail(c, in.error());
+  if (!check_optional_user(c, "field 'user'", in->user))
+    return;
+  ask<int64_t>(c, c->api->gateway, c->api->turn_timeout, gw_append_atom_v, key,
+               std::move(in->user), std::move(in->row))
+    .then([c, key](caf::expected<int64_t> id) {
+      if (!id)
+        return fail(c, id.error());
+      answer_appended(c, key, *id, std::string{}, [](json&) {});
+    });
 }
 
-void export_jsonl(impl& api, const request& req, const route_args& a, response& res) {
-  auto id = stored_session_id(api, a.path[0]);
-  if (!id)
-    return send_error(api, req, res, id.error());
-  auto text = api.ask<std::string>(api.storage, api.opt.read_timeout, st_export_atom_v, *id);
-  if (!text)
-    return send_error(api, req, res, text.error());
-  res.status = 200;
-  res.set_content(std::move(*text), "application/x-ndjson");
+void turn(const call_ptr& c) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode_turn(c->req.body);
+  if (!in)
+    return fail(c, in.error());
+  if (!check_optional_user(c, "field 'user'", in->user))
+    return;
+  ask<turn_reply>(c, c->api->gateway, c->api->turn_timeout, gw_message_atom_v, key,
+                  std::move(in->user), std::move(in->content))
+    .then([c](caf::expected<turn_reply> reply) {
+      if (!reply)
+        return fail(c, reply.error());
+      send_json(c, 200, to_json(*reply));
+    });
 }
 
-void search(impl& api, const request& req, const route_args&, response& res) {
+void compact(const call_ptr& c) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode_compact(c->req.body);
+  if (!in)
+    return fail(c, in.error());
+  auto done = [c](caf::expected<compaction_report> report) {
+    if (!report)
+      return fail(c, report.error());
+    send_json(c, 200, to_json(*report));
+  };
+  if (in->around_id)
+    ask<compaction_report>(c, c->api->gateway, c->api->turn_timeout, gw_local_atom_v, key,
+                           *in->around_id, in->radius)
+      .then(done);
+  else
+    ask<compaction_report>(c, c->api->gateway, c->api->turn_timeout, gw_command_atom_v, key,
+                           trigger::t12_manual_session, std::move(in->focus))
+      .then(done);
+}
+
+void make_checkpoint(const call_ptr& c, const std::string& key, const std::string& name) {
+  ask<checkpoint_record>(c, c->api->gateway, read_timeout(c), gw_checkpoint_atom_v, key, name)
+    .then([c](caf::expected<checkpoint_record> cp) {
+      if (!cp)
+        return fail(c, cp.error());
+      send_json(c, 201, to_json(*cp));
+    });
+}
+
+void create_checkpoint(const call_ptr& c) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode_checkpoint(c->req.body);
+  if (!in)
+    return fail(c, in.error());
+  if (!check(c, "field 'name'", in->name, checkpoint_name_max_bytes))
+    return;
+  if (in->replace)
+    return make_checkpoint(c, key, in->name);
+  auto name = in->name;
+  stored_session_id(c, key, [c, key, name](caf::expected<std::string> id) {
+    if (!id) // an unknown key falls through: the gateway answers 404
+      return make_checkpoint(c, key, name);
+    ask<std::vector<checkpoint_record>>(c, c->api->storage, read_timeout(c),
+                                        st_checkpoints_atom_v, *id)
+      .then([c, key, name](caf::expected<std::vector<checkpoint_record>> cps) {
+        if (!cps)
+          return fail(c, cps.error());
+        for (const auto& cp : *cps)
+          if (cp.name == name)
+            return send_error(c, 409, "checkpoint_exists",
+                              "checkpoint '" + name + "' exists (after #"
+                                + std::to_string(cp.last_message_id)
+                                + "); send \"replace\":true to move it to now");
+        make_checkpoint(c, key, name);
+      });
+  });
+}
+
+void list_checkpoints(const call_ptr& c) {
+  if (!check_read_key(c, c->path[0]))
+    return;
+  stored_session_id(c, c->path[0], [c](caf::expected<std::string> id) {
+    if (!id)
+      return fail(c, id.error());
+    ask<std::vector<checkpoint_record>>(c, c->api->storage, read_timeout(c),
+                                        st_checkpoints_atom_v, *id)
+      .then([c](caf::expected<std::vector<checkpoint_record>> cps) {
+        if (!cps)
+          return fail(c, cps.error());
+        send_json(c, 200, {{"checkpoints", checkpoints_json(*cps)}});
+      });
+  });
+}
+
+void rollback(const call_ptr& c) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode_name(c->req.body);
+  if (!in)
+    return fail(c, in.error());
+  ask<std::vector<message>>(c, c->api->gateway, c->api->turn_timeout, gw_rollback_atom_v, key,
+                            std::move(in->name))
+    .then([c, key](caf::expected<std::vector<message>> live) {
+      if (!live)
+        return fail(c, live.error());
+      if (!live->empty())
+        return send_json(c, 200,
+                         {{"session_id", live->front().session_id}, {"live", to_json(*live)}});
+      stored_session_id(c, key, [c](caf::expected<std::string> id) {
+        send_json(c, 200, {{"session_id", id ? *id : std::string{}}, {"live", json::array()}});
+      });
+    });
+}
+
+void export_jsonl(const call_ptr& c) {
+  if (!check_read_key(c, c->path[0]))
+    return;
+  stored_session_id(c, c->path[0], [c](caf::expected<std::string> id) {
+    if (!id)
+      return fail(c, id.error());
+    ask<std::string>(c, c->api->storage, read_timeout(c), st_export_atom_v, *id)
+      .then([c](caf::expected<std::string> text) {
+        if (!text)
+          return fail(c, text.error());
+        c->finish(http_response{200, "application/x-ndjson", std::move(*text), {}, false});
+      });
+  });
+}
+
+void search(const call_ptr& c) {
+  auto& api = *c->api;
   if (!api.recall)
-    return send_error(res, 404, "not_found", "search is unavailable: the database is in memory");
+    return send_error(c, 404, "not_found", "search is unavailable: the database is in memory");
   recall_request rq;
-  rq.query = param_or(req, "q", "");
+  rq.query = c->query.value_or("q", "");
   if (rq.query.empty())
-    return send_error(res, 400, "bad_request", "parameter 'q' is missing or empty");
-  if (auto at = first_invalid_utf8(rq.query))
-    return send_error(res, 400, "bad_request",
-                      "parameter 'q' is not valid UTF-8 (byte " + std::to_string(*at) + ")");
-  rq.user_id = param_or(req, "user", api.opt.default_user);
-  if (rq.user_id.empty())
-    return send_error(res, 400, "bad_request", "parameter 'user' is empty");
-  if (req.has_param("limit")) {
-    auto n = parse_int_param("limit", req.get_param_value("limit"), 1, recall_max_sessions);
-    if (!n)
-      return send_error(api, req, res, n.error());
-    rq.max_sessions = static_cast<int32_t>(*n);
-  }
-  if (req.has_param("include_inactive")) {
-    auto b = parse_bool_param("include_inactive", req.get_param_value("include_inactive"));
-    if (!b)
-      return send_error(api, req, res, b.error());
-    rq.include_inactive = *b;
-  }
+    return send_error(c, 400, "bad_request", "parameter 'q' is missing or empty");
+  if (!utf8_param(c, "q", rq.query))
+    return;
+  rq.user_id = c->query.value_or("user", api.opt.default_user);
+  if (!check(c, "parameter 'user'", rq.user_id, user_max_bytes)
+      || !int_param(c, "limit", 1, recall_max_sessions, rq.max_sessions)
+      || !bool_param(c, "include_inactive", rq.include_inactive))
+    return;
   auto started = std::chrono::steady_clock::now();
-  auto found = api.ask<recall_result>(api.recall, api.opt.read_timeout, rc_search_atom_v,
-                                      std::move(rq));
-  if (api.metrics)
-    api.metrics->search_latency.observe_us(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
-                                                            - started)
-        .count());
-  if (!found)
-    return send_error(api, req, res, found.error());
-  send_json(res, 200, to_json(*found));
+  ask<recall_result>(c, api.recall, read_timeout(c), rc_search_atom_v, std::move(rq))
+    .then([c, started](caf::expected<recall_result> found) {
+      if (auto& m = c->api->metrics)
+        m->search_latency.observe_us(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::steady_clock::now() - started)
+                                       .count());
+      if (!found)
+        return fail(c, found.error());
+      send_json(c, 200, to_json(*found));
+    });
 }
 
 // --- facts (semantic memory, docs/memory.md)
 
-void list_facts(impl& api, const request& req, const route_args& a, response& res) {
+void list_facts(const call_ptr& c) {
   fact_query q;
-  q.user_id = a.path[0];
-  if (auto err = check_text_param("the user", q.user_id))
-    return send_error(api, req, res, err);
-  q.text = param_or(req, "q", "");
-  if (auto at = first_invalid_utf8(q.text))
-    return send_error(res, 400, "bad_request",
-                      "parameter 'q' is not valid UTF-8 (byte " + std::to_string(*at) + ")");
-  if (req.has_param("limit")) {
-    auto n = parse_int_param("limit", req.get_param_value("limit"), 1, fact_query_max_limit);
-    if (!n)
-      return send_error(api, req, res, n.error());
-    q.limit = *n;
-  }
-  if (req.has_param("include_inactive")) {
-    auto b = parse_bool_param("include_inactive", req.get_param_value("include_inactive"));
-    if (!b)
-      return send_error(api, req, res, b.error());
-    q.include_inactive = *b;
-  }
-  auto found = api.ask<std::vector<fact_record>>(api.storage, api.opt.read_timeout,
-                                                 st_facts_atom_v, std::move(q));
-  if (!found)
-    return send_error(api, req, res, found.error());
-  send_json(res, 200, {{"facts", to_json(*found)}});
+  q.user_id = c->path[0];
+  q.text = c->query.value_or("q", "");
+  if (!check(c, "the user", q.user_id, user_max_bytes) || !utf8_param(c, "q", q.text)
+      || !int_param(c, "limit", 1, fact_query_max_limit, q.limit)
+      || !bool_param(c, "include_inactive", q.include_inactive))
+    return;
+  ask<std::vector<fact_record>>(c, c->api->storage, read_timeout(c), st_facts_atom_v,
+                                std::move(q))
+    .then([c](caf::expected<std::vector<fact_record>> found) {
+      if (!found)
+        return fail(c, found.error());
+      send_json(c, 200, {{"facts", to_json(*found)}});
+    });
 }
 
-void put_fact_route(impl& api, const request& req, const route_args& a, response& res) {
-  fact_record f;
-  f.user_id = a.path[0];
-  f.key = a.path[1];
-  if (auto err = check_text_param("the user", f.user_id))
-    return send_error(api, req, res, err);
-  if (auto err = check_text_param("the fact key", f.key))
-    return send_error(api, req, res, err);
-  auto in = decode_fact_put(a.body);
+bool check_fact_path(const call_ptr& c) {
+  return check(c, "the user", c->path[0], user_max_bytes)
+         && check(c, "the fact key", c->path[1], fact_key_max_bytes);
+}
+
+void put_fact_route(const call_ptr& c) {
+  if (!check_fact_path(c))
+    return;
+  auto in = decode_fact_put(c->req.body);
   if (!in)
-    return send_error(api, req, res, in.error());
+    return fail(c, in.error());
+  fact_record f;
+  f.user_id = c->path[0];
+  f.key = c->path[1];
   f.value = std::move(in->value);
   f.source_session = std::move(in->source_session);
-  auto stored = api.ask<fact_record>(api.storage, api.opt.read_timeout, st_fact_put_atom_v,
-                                     std::move(f), int64_t{api.clock()});
-  if (!stored)
-    return send_error(api, req, res, stored.error());
-  send_json(res, 200, to_json(*stored));
+  ask<fact_record>(c, c->api->storage, read_timeout(c), st_fact_put_atom_v, std::move(f),
+                   int64_t{c->api->clock()})
+    .then([c](caf::expected<fact_record> stored) {
+      if (!stored)
+        return fail(c, stored.error());
+      send_json(c, 200, to_json(*stored));
+    });
 }
 
-void remove_fact_route(impl& api, const request& req, const route_args& a, response& res) {
-  auto user = a.path[0];
-  auto key = a.path[1];
-  if (auto err = check_text_param("the user", user))
-    return send_error(api, req, res, err);
-  if (auto err = check_text_param("the fact key", key))
-    return send_error(api, req, res, err);
-  auto retired = api.ask<fact_record>(api.storage, api.opt.read_timeout, st_fact_del_atom_v,
-                                      std::move(user), std::move(key), int64_t{api.clock()});
-  if (!retired)
-    return send_error(api, req, res, retired.error());
-  send_json(res, 200, to_json(*retired));
+void remove_fact_route(const call_ptr& c) {
+  if (!check_fact_path(c))
+    return;
+  ask<fact_record>(c, c->api->storage, read_timeout(c), st_fact_del_atom_v, c->path[0],
+                   c->path[1], int64_t{c->api->clock()})
+    .then([c](caf::expected<fact_record> retired) {
+      if (!retired)
+        return fail(c, retired.error());
+      send_json(c, 200, to_json(*retired));
+    });
 }
 
-void inject_facts(impl& api, const request& req, const route_args& a, response& res) {
-  auto key = a.path[0];
-  auto in = decode_facts_inject(a.body, fact_query_max_limit);
-  if (!in)
-    return send_error(api, req, res, in.error());
-  std::string user = in->user;
-  std::string sid;
-  auto hosted = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
-                                          key);
-  if (hosted) {
-    if (!user.empty() && user != hosted->record.user_id)
-      return send_error(res, 400, "bad_request",
-                        "field 'user': session '" + key + "' belongs to another user");
-    user = hosted->record.user_id;
-    sid = hosted->record.id;
-  } else if (hosted.error() != errc::not_found) {
-    return send_error(api, req, res, hosted.error());
-  }
-  if (user.empty())
-    user = api.opt.default_user;
+// Facts of `user` into the key's session (sid: its id when open, else empty).
+void inject_for(const call_ptr& c, const std::string& key, const std::string& user,
+                const std::string& sid, facts_inject_request in) {
   fact_query q;
   q.user_id = user;
-  q.text = in->query;
-  q.limit = in->limit;
-  auto found = api.ask<std::vector<fact_record>>(api.storage, api.opt.read_timeout,
-                                                 st_facts_atom_v, std::move(q));
-  if (!found)
-    return send_error(api, req, res, found.error());
-  std::vector<remembered_fact> facts;
-  for (auto& f : *found)
-    facts.push_back({std::move(f.key), std::move(f.value)});
-  auto row = facts_context_message(facts, sid, api.clock());
-  auto id = api.ask<int64_t>(api.gateway, api.turn_timeout, gw_append_atom_v, key, user, row);
-  if (!id)
-    return send_error(api, req, res, id.error());
-  auto snap = api.ask<session_snapshot>(api.gateway, api.opt.read_timeout, gw_state_atom_v,
-                                        key);
-  auto shown = std::min(facts.size(), facts_context_max_facts);
-  send_json(res, 201, {{"id", *id},
-                       {"session_id", snap ? snap->record.id : sid},
-                       {"user", user},
-                       {"facts", static_cast<int64_t>(shown)},
-                       {"content", row.content}});
+  q.text = in.query;
+  q.limit = in.limit;
+  ask<std::vector<fact_record>>(c, c->api->storage, read_timeout(c), st_facts_atom_v,
+                                std::move(q))
+    .then([c, key, user, sid](caf::expected<std::vector<fact_record>> found) {
+      if (!found)
+        return fail(c, found.error());
+      std::vector<remembered_fact> facts;
+      for (auto& f : *found)
+        facts.push_back({std::move(f.key), std::move(f.value)});
+      auto row = facts_context_message(facts, sid, c->api->clock());
+      auto shown = static_cast<int64_t>(std::min(facts.size(), facts_context_max_facts));
+      auto content = row.content;
+      ask<int64_t>(c, c->api->gateway, c->api->turn_timeout, gw_append_atom_v, key, user, row)
+        .then([c, key, user, sid, shown, content](caf::expected<int64_t> id) {
+          if (!id)
+            return fail(c, id.error());
+          answer_appended(c, key, *id, sid, [user, shown, content](json& body) {
+            body["user"] = user;
+            body["facts"] = shown;
+            body["content"] = content;
+          });
+        });
+    });
 }
 
-using handler_fn = void (*)(impl&, const request&, const route_args&, response&);
-
-// The route table and, at the same index, each route's handler.
-struct router {
-  route_table table;
-  std::vector<handler_fn> handlers;
-
-  void add(const char* method, std::string_view pattern, handler_fn fn) {
-    table.add(method, pattern);
-    handlers.push_back(fn);
-  }
-};
+void inject_facts(const call_ptr& c) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode_facts_inject(c->req.body, fact_query_max_limit);
+  if (!in)
+    return fail(c, in.error());
+  if (!check_optional_user(c, "field 'user'", in->user))
+    return;
+  ask<session_snapshot>(c, c->api->gateway, read_timeout(c), gw_state_atom_v, key)
+    .then([c, key, in = std::move(*in)](caf::expected<session_snapshot> hosted) {
+      std::string user = in.user;
+      std::string sid;
+      if (hosted) {
+        if (!user.empty() && user != hosted->record.user_id)
+          return send_error(c, 400, "bad_request",
+                            "field 'user': session '" + key + "' belongs to another user");
+        user = hosted->record.user_id;
+        sid = hosted->record.id;
+      } else if (hosted.error() != errc::not_found) {
+        return fail(c, hosted.error());
+      }
+      if (user.empty())
+        user = c->api->opt.default_user;
+      inject_for(c, key, user, sid, in);
+    });
+}
 
 std::string joined(const std::vector<std::string>& xs) {
   std::string out;
@@ -541,168 +810,136 @@ std::string joined(const std::vector<std::string>& xs) {
   return out;
 }
 
-// Reads the body into `a.body`, at most max_body_bytes whatever its content type (no
-// form parsing: every body is JSON); false when `res` already holds the error.
-bool read_body(impl& api, const request& req, const httplib::ContentReader& reader,
-               route_args& a, response& res) {
-  auto limit = static_cast<size_t>(api.opt.max_body_bytes);
-  bool too_large = false;
-  auto receive = [&](const char* data, size_t n) {
-    if (a.body.size() + n > limit) {
-      too_large = true;
-      return false;
-    }
-    a.body.append(data, n);
-    return true;
+http_response error_response(int status, const std::string& code, const std::string& msg) {
+  return json_response(status, error_json(code, msg));
+}
+
+void add_routes(impl& api) {
+  auto add = [&api](const char* method, std::string_view pattern, route_fn fn,
+                    route_kind kind = route_kind::actor) {
+    api.routes.add(method, pattern);
+    api.entries.push_back({fn, kind});
   };
-  bool ok = req.is_multipart_form_data()
-              ? reader([](const httplib::MultipartFormData&) { return true; }, receive)
-              : reader(receive);
-  if (too_large || res.status == 413) {
-    send_error(res, 413, "payload_too_large",
-               "the body is larger than " + std::to_string(limit) + " bytes");
-    return false;
-  }
-  if (!ok) {
-    send_error(res, 400, "bad_request", "the request body could not be read");
-    return false;
-  }
-  if (req.is_multipart_form_data()) {
-    send_error(res, 400, "bad_request", "a multipart body is not accepted: send JSON");
-    return false;
-  }
-  return true;
-}
-
-// Finds the route on the raw path (404 unknown path, 405 + Allow known path under
-// another method), reads the body when `reader` is given, and runs the handler.
-void dispatch(impl& api, const router& r, const request& req, response& res,
-              const httplib::ContentReader* reader) {
-  auto found = r.table.find(req.method, raw_path_of(req.target));
-  if (!found.route) {
-    if (found.allowed.empty())
-      return send_error(res, 404, "not_found", "no route " + req.method + " " + req.path);
-    res.set_header("Allow", joined(found.allowed));
-    if (req.method == "OPTIONS") {
-      res.status = 204;
-      return;
-    }
-    return send_error(res, 405, "method_not_allowed",
-                      req.method + " is not allowed on " + req.path + " (allowed: "
-                        + joined(found.allowed) + ")");
-  }
-  route_args a;
-  a.path = std::move(found.args);
-  if (!reader)
-    a.body = req.body; // read by httplib (a method it gave no content reader)
-  else if (!read_body(api, req, *reader, a, res))
-    return;
-  r.handlers[*found.route](api, req, a, res);
-}
-
-// Counts the request in flight, refuses it while shutting down, and turns an
-// exception into a 500 (never crashes the daemon).
-void guarded(impl& api, const router& r, const request& req, response& res,
-             const httplib::ContentReader* reader) {
-  api.in_flight.fetch_add(1);
-  if (api.shutting_down.load()) {
-    send_error(res, 503, "shutting_down", "the daemon is shutting down");
-  } else {
-    try {
-      dispatch(api, r, req, res, reader);
-    } catch (const std::exception& e) {
-      api.log->error("method={} path={} event=exception what={}", req.method, req.path,
-                     e.what());
-      send_error(res, 500, "internal", "internal error");
-    }
-  }
-  api.in_flight.fetch_sub(1);
-}
-
-const char* reason_code(int status) {
-  switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 404: return "not_found";
-    case 405: return "method_not_allowed";
-    case 413: return "payload_too_large";
-    case 414: return "uri_too_long";
-    case 503: return "shutting_down";
-    default: return status >= 500 ? "internal" : "bad_request";
-  }
+  const std::string s = "/v1/sessions/{}";
+  add("GET", "/v1/health", health);
+  add("GET", "/metrics", metrics, route_kind::blocking);
+  add("GET", "/v1/sessions", list_sessions);
+  add("GET", "/v1/search", search);
+  add("GET", s, session_state);
+  add("POST", s + "/messages", append);
+  add("POST", s + "/turns", turn);
+  add("POST", s + "/compact", compact);
+  add("POST", s + "/checkpoints", create_checkpoint);
+  add("GET", s + "/checkpoints", list_checkpoints);
+  add("POST", s + "/rollback", rollback);
+  add("GET", s + "/export", export_jsonl);
+  add("POST", s + "/facts", inject_facts);
+  const std::string u = "/v1/users/{}/facts";
+  add("GET", u, list_facts);
+  add("PUT", u + "/{*}", put_fact_route);
+  add("DELETE", u + "/{*}", remove_fact_route);
 }
 
 } // namespace
 
 http_api::http_api(caf::actor_system& sys, const runtime& rt, http_api_options opt)
-  : impl_(std::make_shared<impl>(sys, rt, std::move(opt))) {}
+  : impl_(std::make_shared<impl>(sys, rt, std::move(opt))) {
+  add_routes(*impl_);
+}
+
+http_api::~http_api() { impl_->blocking.join(); }
+
+std::optional<http_response> http_api::admit(const http_request& head) const {
+  auto& api = *impl_;
+  auto path = raw_path_of(head.target);
+  bool is_health = (head.method == "GET" || head.method == "HEAD") && path == "/v1/health";
+  if (!api.opt.auth_token.empty() && !is_health
+      && !bearer_matches(head.header("Authorization"), api.opt.auth_token)) {
+    api.unauthorized.fetch_add(1);
+    int64_t suppressed = 0;
+    if (api.unauthorized_logs.allow(suppressed))
+      api.log->info("event=unauthorized client={} method={} path={} suppressed_before={}",
+                    log_quoted(head.remote), log_quoted(head.method), log_quoted(path),
+                    suppressed);
+    auto r = error_response(401, "unauthorized",
+                            "a valid 'Authorization: Bearer TOKEN' is required");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  if (api.shutting_down.load())
+    return error_response(503, "shutting_down", "the daemon is shutting down");
+  auto found = api.routes.find(head.method, path);
+  if (found.route)
+    return std::nullopt;
+  auto shown = std::string{path};
+  if (found.allowed.empty())
+    return error_response(404, "not_found",
+                          "no route " + head.method + " " + percent_decode(shown));
+  http_response r;
+  if (head.method == "OPTIONS") {
+    r.status = 204;
+  } else {
+    r = error_response(405, "method_not_allowed",
+                       head.method + " is not allowed on " + percent_decode(shown)
+                         + " (allowed: " + joined(found.allowed) + ")");
+  }
+  r.headers.emplace_back("Allow", joined(found.allowed));
+  return r;
+}
+
+void http_api::handle(http_request req, http_reply reply) {
+  auto api = impl_;
+  auto c = std::make_shared<call>();
+  c->api = api;
+  c->id = api->track(reply);
+  c->reply = std::move(reply);
+  c->req = std::move(req);
+  if (api->shutting_down.load())
+    return send_error(c, 503, "shutting_down", "the daemon is shutting down");
+  auto found = api->routes.find(c->req.method, raw_path_of(c->req.target));
+  if (!found.route) // admit() let it through, so this is a race with nothing: answer 404
+    return send_error(c, 404, "not_found", "no route " + c->req.method);
+  c->path = std::move(found.args);
+  c->query = parse_query(c->req.target);
+  auto entry = api->entries[*found.route];
+  if (entry.kind == route_kind::blocking) {
+    boost::asio::post(api->blocking, [c, fn = entry.fn] { guarded(c, fn, c); });
+    return;
+  }
+  auto id = c->id;
+  auto actor = api->sys.spawn([c, fn = entry.fn](caf::event_based_actor* self) {
+    c->self = self;
+    guarded(c, fn, c);
+  });
+  api->served_by(id, actor.address());
+}
 
 void http_api::begin_shutdown() { impl_->shutting_down.store(true); }
 bool http_api::shutting_down() const { return impl_->shutting_down.load(); }
-int64_t http_api::in_flight() const { return impl_->in_flight.load(); }
 
-void http_api::install(httplib::Server& server) {
-  auto api = impl_;
-  server.set_payload_max_length(static_cast<size_t>(api->opt.max_body_bytes));
-  server.set_pre_routing_handler([api](const request& req, response& res) {
-    if (api->opt.auth_token.empty() || (req.method == "GET" && req.path == "/v1/health"))
-      return httplib::Server::HandlerResponse::Unhandled;
-    if (bearer_matches(req.get_header_value("Authorization"), api->opt.auth_token))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, 401, "unauthorized", "a valid 'Authorization: Bearer TOKEN' is required");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // httplib's own errors (unknown route, body too large) get the same JSON shape.
-  server.set_error_handler([api](const request& req, response& res) {
-    if (!res.body.empty())
-      return;
-    std::string msg;
-    switch (res.status) {
-      case 404: msg = "no route " + req.method + " " + req.path; break;
-      case 413:
-        msg = "the body is larger than " + std::to_string(api->opt.max_body_bytes) + " bytes";
-        break;
-      default: msg = "request rejected with HTTP " + std::to_string(res.status); break;
-    }
-    res.set_content(dump_json(error_json(reason_code(res.status), msg)), json_type);
-  });
-  auto r = std::make_shared<router>();
-  const std::string s = "/v1/sessions/{}";
-  r->add("GET", "/v1/health", health);
-  r->add("GET", "/metrics", metrics);
-  r->add("GET", "/v1/sessions", list_sessions);
-  r->add("GET", "/v1/search", search);
-  r->add("GET", s, session_state);
-  r->add("POST", s + "/messages", append);
-  r->add("POST", s + "/turns", turn);
-  r->add("POST", s + "/compact", compact);
-  r->add("POST", s + "/checkpoints", create_checkpoint);
-  r->add("GET", s + "/checkpoints", list_checkpoints);
-  r->add("POST", s + "/rollback", rollback);
-  r->add("GET", s + "/export", export_jsonl);
-  r->add("POST", s + "/facts", inject_facts);
-  const std::string u = "/v1/users/{}/facts";
-  r->add("GET", u, list_facts);
-  r->add("PUT", u + "/{*}", put_fact_route);
-  r->add("DELETE", u + "/{*}", remove_fact_route);
-  // Every method goes to the one router (httplib's own matching sees decoded paths); a
-  // method with a body reads it through a content reader, which bypasses httplib's
-  // 8 KB cap on form-urlencoded bodies (curl -d sends that type).
-  auto plain = [api, r](const request& req, response& res) {
-    guarded(*api, *r, req, res, nullptr);
-  };
-  auto with_body = [api, r](const request& req, response& res,
-                            const httplib::ContentReader& reader) {
-    guarded(*api, *r, req, res, &reader);
-  };
-  server.Get(".*", plain);
-  server.Options(".*", plain);
-  server.Post(".*", with_body);
-  server.Put(".*", with_body);
-  server.Patch(".*", with_body);
-  server.Delete(".*", with_body);
-  server.Delete(".*", plain); // a DELETE without a body
+int64_t http_api::in_flight() const {
+  std::lock_guard lock{impl_->pending_mu};
+  return static_cast<int64_t>(impl_->pending.size());
 }
+
+size_t http_api::fail_pending() {
+  std::unordered_map<uint64_t, impl::pending_request> waiting;
+  {
+    std::lock_guard lock{impl_->pending_mu};
+    waiting.swap(impl_->pending);
+  }
+  size_t answered = 0;
+  for (auto& [_, p] : waiting) {
+    if (p.reply.answer(error_response(503, "shutting_down", "the daemon is shutting down")))
+      ++answered;
+    // The actor may wait for an answer that never comes (its receiver stopped): end it,
+    // so the actor system can shut down without waiting for the request's timeout.
+    if (auto a = caf::actor_cast<caf::actor>(p.actor))
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  return answered;
+}
+
+const http_api_options& http_api::options() const { return impl_->opt; }
 
 } // namespace mneme::api

@@ -1,26 +1,38 @@
-// The route table of the daemon's HTTP/JSON API (docs/api.md; SPEC §8): each route
-// decodes its request (request_decoder.hpp), asks the runtime's actors through a
-// caf::scoped_actor with a timeout, and answers JSON from json_codec.hpp; every error
-// is {"error":{"code","message"}} with the status of http_status.hpp. Bearer auth
-// (every route but GET /v1/health when a token is set), the body limit (413, whatever
-// the content type) and JSON for httplib's own errors are installed with the routes.
-// Routing is route_table.hpp's on the raw path (an encoded '/' in a key works); an
-// unknown path is 404, a known path under another method 405 with an Allow header.
+// The routes of the daemon's HTTP/JSON API (docs/api.md; SPEC §8), asynchronous: each
+// request becomes a short-lived event-based CAF actor that asks the runtime's actors
+// (every ask with a timeout) and completes the request's reply from their answers, so
+// a turn waiting for the model holds no thread. JSON from json_codec.hpp; every error is
+// {"error":{"code","message"}} with the status of http_status.hpp.
+//
+// admit() is the front's verdict on a request head, before any body byte is read: 401
+// without the bearer token (every route but GET /v1/health when a token is set), 404 an
+// unknown path, 405 + Allow a known path under another method (204 + Allow for
+// OPTIONS), 503 shutting_down once shutdown began. Routing is route_table.hpp's on the
+// raw path (an encoded '/' in a key works).
+//
+// Names are strict (policies/client_text.hpp): the {key} of every route that writes,
+// every user (path, query or body), checkpoint names and fact keys must be 1..N bytes of
+// valid UTF-8 without control characters, else 400 naming the parameter and nothing is
+// stored. The {key} of a GET route accepts any stored key, so keys stored before this
+// rule stay readable.
 //
 // Shutdown: after begin_shutdown() every new request is answered 503 shutting_down and
 // a request whose actor answer fails from then on is answered 503 too; in_flight()
-// counts requests inside a handler, so the daemon can wait for them to finish.
+// counts requests not yet completed; fail_pending() answers every one of them 503
+// shutting_down at once (the daemon calls it when its drain window ends).
 //
-// Threads: handlers run on httplib's worker threads (never CAF threads), where a
-// blocking receive is fine; install() once before the server listens; begin_shutdown()
-// and in_flight() from any thread. The actor handles are copied at construction, so
-// handlers never read the runtime object while it stops (except /metrics, which the
-// daemon serves only before it stops the runtime).
+// Threads: admit() and handle() on the front's I/O threads (neither blocks: /metrics,
+// which reads SQLite, runs on one thread of this object's own); continuations on CAF's
+// scheduler; begin_shutdown(), in_flight() and fail_pending() from any thread. The actor
+// handles are copied at construction, so no route reads the runtime object while it
+// stops (except /metrics, which the daemon serves only before it stops the runtime).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -28,10 +40,7 @@
 #include "caf/all.hpp"
 
 #include "actors/runtime.hpp"
-
-namespace httplib {
-class Server;
-}
+#include "apps/common/api/http_exchange.hpp"
 
 namespace mneme::api {
 
@@ -42,6 +51,9 @@ struct http_api_options {
   std::string version;                             // reported by /v1/health
   std::chrono::milliseconds read_timeout{30000};   // reads of state, lists, export, search
   std::shared_ptr<spdlog::logger> log;             // null = no logging
+  int64_t unauthorized_logs_per_second = 5;        // 401s logged at info, the rest counted
+  // More Prometheus text appended to GET /metrics (the front's connection counters).
+  std::function<std::string()> extra_metrics;
 };
 
 // Default and largest `limit` of GET /v1/sessions.
@@ -52,17 +64,24 @@ class http_api {
  public:
   // REQUIRES: rt was started on sys and outlives every request served by this object.
   http_api(caf::actor_system& sys, const runtime& rt, http_api_options opt);
+  ~http_api();
   http_api(const http_api&) = delete;
   http_api& operator=(const http_api&) = delete;
 
-  // Registers the routes, auth, body limit and error bodies on `server`.
-  void install(httplib::Server& server);
+  // The verdict on a request head (no body yet); nullopt = read the body, then handle().
+  std::optional<http_response> admit(const http_request& head) const;
+  // Runs the request's route; `reply` is completed later, exactly once.
+  void handle(http_request req, http_reply reply);
 
   void begin_shutdown();
   bool shutting_down() const;
   int64_t in_flight() const;
+  // Answers every request not yet completed with 503 shutting_down; how many.
+  size_t fail_pending();
 
-  struct impl; // the handlers' shared state (http_api.cpp)
+  const http_api_options& options() const;
+
+  struct impl; // the routes' shared state (http_api.cpp)
 
  private:
   std::shared_ptr<impl> impl_;

@@ -1,66 +1,83 @@
 // The daemon's HTTP server; see http_server.hpp.
 #include "apps/common/api/http_server.hpp"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
-
-#include <httplib.h>
-
-#include "messages/errc.hpp"
+#include <thread>
 
 namespace mneme::api {
 
+namespace {
+
+front_limits with_body_limit(front_limits limits, const http_api_options& opt) {
+  limits.max_body_bytes = opt.max_body_bytes;
+  return limits;
+}
+
+std::string family(const char* name, const char* type, const char* help) {
+  return std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+// The front's figures in Prometheus text format.
+std::string render_front_text(const http_front& front) {
+  const auto& c = front.counters();
+  auto n = [](const std::atomic<int64_t>& x) { return std::to_string(x.load()); };
+  std::string out;
+  out += family("mneme_http_connections_open", "gauge", "Client connections open now");
+  out += "mneme_http_connections_open " + std::to_string(front.open_connections()) + "\n";
+  out += family("mneme_http_connections_total", "counter", "Client connections accepted");
+  out += "mneme_http_connections_total " + n(c.accepted) + "\n";
+  out += family("mneme_http_connections_refused_total", "counter",
+                "Connections closed at once: gateway.max_connections were open");
+  out += "mneme_http_connections_refused_total " + n(c.refused) + "\n";
+  out += family("mneme_http_timeouts_total", "counter",
+                "Connections closed by a deadline: headers, body, keep-alive idle");
+  out += "mneme_http_timeouts_total{phase=\"header\"} " + n(c.header_timeouts) + "\n";
+  out += "mneme_http_timeouts_total{phase=\"body\"} " + n(c.body_timeouts) + "\n";
+  out += "mneme_http_timeouts_total{phase=\"idle\"} " + n(c.idle_closed) + "\n";
+  out += family("mneme_http_bad_requests_total", "counter",
+                "Requests refused by strict HTTP parsing (400, connection closed)");
+  out += "mneme_http_bad_requests_total " + n(c.bad_requests) + "\n";
+  out += family("mneme_http_streams_dropped_total", "counter",
+                "Streamed answers dropped for a client reading too slowly");
+  out += "mneme_http_streams_dropped_total " + n(c.streams_dropped) + "\n";
+  return out;
+}
+
+} // namespace
+
 http_server::http_server(caf::actor_system& sys, const runtime& rt, http_api_options opt,
-                         size_t worker_threads)
-  : server_(std::make_unique<httplib::Server>()),
-    api_(std::make_unique<http_api>(sys, rt, std::move(opt))) {
-  server_->new_task_queue = [worker_threads] { return new httplib::ThreadPool(worker_threads); };
-  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second daemon
-  // binds the same port and the two share its requests.
-  server_->set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  api_->install(*server_);
+                         size_t io_threads, front_limits limits)
+{
+  auto* front_slot = &front_;
+  opt.extra_metrics = [front_slot] {
+    return *front_slot ? render_front_text(**front_slot) : std::string{};
+  };
+  api_ = std::make_unique<http_api>(sys, rt, opt);
+  auto* api = api_.get();
+  front_handler handler;
+  handler.admit = [api](const http_request& head) { return api->admit(head); };
+  handler.handle = [api](http_request req, http_reply reply) {
+    api->handle(std::move(req), std::move(reply));
+  };
+  front_ = std::make_unique<http_front>(with_body_limit(limits, opt), std::move(handler),
+                                        io_threads);
 }
 
 http_server::~http_server() {
   begin_shutdown();
+  fail_pending();
   join();
 }
 
 caf::expected<int> http_server::start(const std::string& host, int port) {
-  if (listener_.joinable())
-    return caf::make_error(errc::bad_request, "the HTTP server is already started");
-  if (port == 0) {
-    port_ = server_->bind_to_any_port(host);
-    if (port_ <= 0)
-      return caf::make_error(errc::internal, "cannot listen on " + host + " (a free port)");
-  } else {
-    errno = 0;
-    if (!server_->bind_to_port(host, port)) {
-      auto why = errno == EADDRINUSE ? "port " + std::to_string(port) + " is in use"
-                                     : std::string{errno != 0 ? std::strerror(errno)
-                                                              : "the address is unusable"};
-      return caf::make_error(errc::internal,
-                             "cannot listen on " + host + ":" + std::to_string(port) + ": "
-                               + why);
-    }
-    port_ = port;
-  }
-  listener_ = std::thread{[this] { server_->listen_after_bind(); }};
-  // stop() is a no-op until the loop runs: wait for it so a shutdown right after start
-  // cannot be lost.
-  while (!server_->is_running())
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return port_;
+  auto bound = front_->start(host, port);
+  if (bound)
+    port_ = *bound;
+  return bound;
 }
 
 void http_server::begin_shutdown() {
   api_->begin_shutdown();
-  server_->stop();
+  front_->stop_accepting();
 }
 
 bool http_server::wait_idle(std::chrono::milliseconds max) {
@@ -73,9 +90,8 @@ bool http_server::wait_idle(std::chrono::milliseconds max) {
   return true;
 }
 
-void http_server::join() {
-  if (listener_.joinable())
-    listener_.join();
-}
+size_t http_server::fail_pending() { return api_->fail_pending(); }
+
+void http_server::join() { front_->stop(); }
 
 } // namespace mneme::api

@@ -119,4 +119,41 @@ route_table::found route_table::find(std::string_view method, std::string_view r
   return out;
 }
 
+const std::string* query_params::find(std::string_view name) const {
+  for (const auto& [k, v] : items)
+    if (k == name)
+      return &v;
+  return nullptr;
+}
+
+std::string query_params::value_or(std::string_view name, std::string fallback) const {
+  auto v = find(name);
+  return v ? *v : std::move(fallback);
+}
+
+query_params parse_query(std::string_view target) {
+  query_params out;
+  auto q = target.find('?');
+  if (q == std::string_view::npos)
+    return out;
+  auto query = target.substr(q + 1);
+  query = query.substr(0, query.find('#'));
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto item = query.substr(0, amp);
+    if (!item.empty()) {
+      auto eq = item.find('=');
+      if (eq == std::string_view::npos)
+        out.items.emplace_back(percent_decode(item), std::string{});
+      else
+        out.items.emplace_back(percent_decode(item.substr(0, eq)),
+                               percent_decode(item.substr(eq + 1)));
+    }
+    if (amp == std::string_view::npos)
+      break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
 } // namespace mneme::api

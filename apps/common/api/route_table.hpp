@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mneme::api {
@@ -26,6 +27,17 @@ std::string percent_decode(std::string_view text);
 
 // The path part of a request target (before '?' or '#'), still encoded.
 std::string_view raw_path_of(std::string_view target);
+
+// The query parameters of a request target (after '?', before '#'): name=value pairs
+// split at '&', each side percent-decoded ('+' stays '+', as in a path); a name without
+// '=' has an empty value. The first of two equal names wins in find().
+struct query_params {
+  std::vector<std::pair<std::string, std::string>> items;
+  const std::string* find(std::string_view name) const;
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+  std::string value_or(std::string_view name, std::string fallback) const;
+};
+query_params parse_query(std::string_view target);
 
 class route_table {
  public:

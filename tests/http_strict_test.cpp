@@ -1,0 +1,247 @@
+// Strict names on the daemon's HTTP API (SPEC §8.1; policies/client_text.hpp), in
+// process: a runtime on a temporary SQLite file, the API on the event-driven front.
+// Every route that writes refuses a session key, user, checkpoint name or fact key that
+// is not valid UTF-8, holds a control character or is too long: 400 naming the
+// parameter, and nothing is stored. A key stored before the rule stays readable.
+// The pure check and the log escaping are table-tested here too.
+#define BOOST_TEST_MODULE http_strict_test
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/common/api/http_server.hpp"
+#include "policies/client_text.hpp"
+#include "tests/serve_runtime_fixture.hpp"
+
+using namespace mneme;
+using json = nlohmann::json;
+namespace data = boost::unit_test::data;
+
+namespace {
+
+struct strict_fixture : test::serve_runtime_fixture {
+  std::unique_ptr<api::http_server> server;
+  std::unique_ptr<httplib::Client> client;
+
+  void serve() {
+    start();
+    server = std::make_unique<api::http_server>(*sys, *rt, api::http_api_options{}, 2);
+    auto port = server->start("127.0.0.1", 0);
+    BOOST_REQUIRE_MESSAGE(port, test::why(port));
+    client = std::make_unique<httplib::Client>("127.0.0.1", *port);
+    client->set_read_timeout(60, 0);
+  }
+  ~strict_fixture() {
+    if (server) {
+      server->begin_shutdown();
+      server->join();
+    }
+  }
+
+  struct answer {
+    int status = 0;
+    json body;
+    std::string text;
+  };
+  static answer read(const httplib::Result& r) {
+    BOOST_REQUIRE_MESSAGE(r, "no HTTP answer: " + httplib::to_string(r.error()));
+    answer a;
+    a.status = r->status;
+    a.text = r->body;
+    if (r->get_header_value("Content-Type") == "application/json")
+      a.body = json::parse(r->body);
+    return a;
+  }
+  answer send(const std::string& method, const std::string& path, const std::string& body) {
+    if (method == "GET")
+      return read(client->Get(path.c_str()));
+    if (method == "PUT")
+      return read(client->Put(path.c_str(), body, "application/json"));
+    if (method == "DELETE")
+      return read(client->Delete(path.c_str()));
+    return read(client->Post(path.c_str(), body, "application/json"));
+  }
+  size_t stored_sessions() {
+    auto a = send("GET", "/v1/sessions?limit=100000", "");
+    BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+    return a.body["sessions"].size();
+  }
+};
+
+struct name_case {
+  const char* what;
+  const char* method;
+  std::string path;
+  std::string body;
+  std::string message_part;
+};
+
+std::ostream& operator<<(std::ostream& os, const name_case& c) { return os << c.what; }
+
+const std::string long_key(session_key_max_bytes + 1, 'k');
+const std::string long_user(user_max_bytes + 1, 'u');
+
+const std::vector<name_case> name_cases{
+  {"a key that is not UTF-8", "POST", "/v1/sessions/k%FF%FE/messages",
+   R"({"role":"user","content":"x"})", "the session key is not valid UTF-8 (byte 1)"},
+  {"a key with a NUL", "POST", "/v1/sessions/k%00x/turns", R"({"content":"x"})",
+   "the session key holds a control character (byte 1)"},
+  {"a key with a unit separator", "POST", "/v1/sessions/a%1F/messages",
+   R"({"role":"user","content":"x"})", "the session key holds a control character (byte 1)"},
+  {"a key with DEL", "POST", "/v1/sessions/%7F/turns", R"({"content":"x"})",
+   "the session key holds a control character (byte 0)"},
+  {"a key with a newline", "POST", "/v1/sessions/a%0Ab/compact", "{}",
+   "the session key holds a control character"},
+  {"a key too long", "POST", "/v1/sessions/" + long_key + "/messages",
+   R"({"role":"user","content":"x"})", "the session key is longer than 1024 bytes"},
+  {"a key with a tab into facts", "POST", "/v1/sessions/a%09b/facts", "{}",
+   "the session key holds a control character"},
+  {"a user with a control character", "POST", "/v1/sessions/k/messages",
+   R"({"user":"a\u0001b","role":"user","content":"x"})",
+   "field 'user' holds a control character (byte 1)"},
+  {"a user with a newline in a turn", "POST", "/v1/sessions/k/turns",
+   R"({"user":"eve\nroot","content":"x"})", "field 'user' holds a control character (byte 3)"},
+  {"a user too long", "POST", "/v1/sessions/k/turns",
+   R"({"user":")" + long_user + R"(","content":"x"})", "field 'user' is longer than 512 bytes"},
+  {"a facts user with a control character", "POST", "/v1/sessions/k/facts",
+   R"({"user":"a\u007fb"})", "field 'user' holds a control character"},
+  {"a search user that is not UTF-8", "GET", "/v1/search?q=x&user=%FF", "",
+   "parameter 'user' is not valid UTF-8 (byte 0)"},
+  {"an empty search user", "GET", "/v1/search?q=x&user=", "", "parameter 'user' is empty"},
+  {"a session list user with a NUL", "GET", "/v1/sessions?user=a%00", "",
+   "parameter 'user' holds a control character"},
+  {"a facts path user with a newline", "GET", "/v1/users/a%0Ab/facts", "",
+   "the user holds a control character"},
+  {"a fact key with a tab", "PUT", "/v1/users/alice/facts/k%09ey", R"({"value":"v"})",
+   "the fact key holds a control character"},
+  {"a fact key that is not UTF-8", "DELETE", "/v1/users/alice/facts/%C3%28", "",
+   "the fact key is not valid UTF-8"},
+};
+
+} // namespace
+
+BOOST_DATA_TEST_CASE_F(strict_fixture, a_bad_name_is_400_naming_it_and_nothing_is_stored,
+                       data::make(name_cases), c) {
+  serve();
+  answer a = send(c.method, c.path, c.body);
+  BOOST_TEST(a.status == 400, a.text);
+  BOOST_REQUIRE_MESSAGE(a.body.is_object(), a.text);
+  BOOST_TEST(a.body["error"]["code"] == "bad_request");
+  BOOST_TEST(a.body["error"]["message"].get<std::string>().find(c.message_part)
+               != std::string::npos,
+             a.body["error"]["message"] << " lacks " << c.message_part);
+  BOOST_TEST(stored_sessions() == 0u);
+  BOOST_TEST(llm.stats().chat_requests == 0);
+  answer facts = send("GET", "/v1/users/alice/facts?include_inactive=true", "");
+  BOOST_TEST(facts.body["facts"].size() == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_checkpoint_name_with_a_control_character_is_refused, strict_fixture) {
+  serve();
+  auto made = send("POST", "/v1/sessions/cp/messages", R"({"role":"user","content":"x"})");
+  BOOST_REQUIRE_MESSAGE(made.status == 201, made.text);
+  auto a = send("POST", "/v1/sessions/cp/checkpoints", R"({"name":"before\u0000after"})");
+  BOOST_TEST(a.status == 400, a.text);
+  BOOST_TEST(a.body["error"]["message"].get<std::string>().find("field 'name' holds a control")
+               != std::string::npos,
+             a.text);
+  BOOST_TEST(send("GET", "/v1/sessions/cp/checkpoints", "").body["checkpoints"].size() == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(cjk_and_punctuation_in_names_are_accepted, strict_fixture) {
+  serve();
+  auto a = send("POST", "/v1/sessions/%E4%BC%9A%E8%AF%9D%20%231%2Fx/messages",
+                R"({"user":"Zoë 山田","role":"user","content":"x"})");
+  BOOST_TEST(a.status == 201, a.text);
+  auto s = send("GET", "/v1/sessions/%E4%BC%9A%E8%AF%9D%20%231%2Fx", "");
+  BOOST_TEST(s.status == 200, s.text);
+  BOOST_TEST(s.body["session"]["user_id"] == "Zoë 山田");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_key_stored_before_the_rule_stays_readable_but_takes_no_writes,
+                        strict_fixture) {
+  serve();
+  message row;
+  row.role = msg_role::user;
+  row.content = "written by an older daemon";
+  // The gateway itself does not check names: this is how such a key got stored.
+  auto id = call<int64_t>(rt->gateway(), gw_append_atom_v, std::string{"old\x01key"},
+                          std::string{"alice"}, row);
+  BOOST_REQUIRE_MESSAGE(id, test::why(id));
+  auto s = send("GET", "/v1/sessions/old%01key", "");
+  BOOST_TEST(s.status == 200, s.text);
+  BOOST_TEST(send("GET", "/v1/sessions/old%01key/export", "").status == 200);
+  BOOST_TEST(send("GET", "/v1/sessions/old%01key/checkpoints", "").status == 200);
+  BOOST_TEST(send("GET", "/v1/sessions?key=old%01key", "").body["sessions"].size() == 1u);
+  auto w = send("POST", "/v1/sessions/old%01key/messages", R"({"role":"user","content":"x"})");
+  BOOST_TEST(w.status == 400, w.text);
+}
+
+// --- the pure pieces
+
+struct check_case {
+  std::string text;
+  name_problem problem;
+  size_t byte;
+};
+
+std::ostream& operator<<(std::ostream& os, const check_case& c) {
+  return os << log_quoted(c.text);
+}
+
+BOOST_DATA_TEST_CASE(check_name_finds_the_first_offending_byte,
+                     data::make(std::vector<check_case>{
+                       {"alice", name_problem::none, 0},
+                       {"会话/", name_problem::none, 0},
+                       {"", name_problem::empty, 0},
+                       {std::string(9, 'x'), name_problem::too_long, 8},
+                       {"ab\xC3\x28", name_problem::invalid_utf8, 2},
+                       {"ab\xED\xA0\x80", name_problem::invalid_utf8, 2}, // a surrogate
+                       {"a\x7f", name_problem::control_character, 1},
+                       {std::string{"a\0b", 3}, name_problem::control_character, 1},
+                       {"tab\there", name_problem::control_character, 3},
+                       {"\xC2\x85", name_problem::none, 0}, // U+0085 (C1) is not refused
+                     }),
+                     c) {
+  auto v = check_name(c.text, 8);
+  BOOST_TEST((v.problem == c.problem));
+  if (c.problem == name_problem::invalid_utf8 || c.problem == name_problem::control_character)
+    BOOST_TEST(v.byte == c.byte);
+}
+
+BOOST_AUTO_TEST_CASE(a_name_problem_is_described_with_its_parameter_and_byte) {
+  BOOST_TEST(describe_name_problem(check_name("a\nb", 10), "field 'user'", 10)
+             == "field 'user' holds a control character (byte 1)");
+  BOOST_TEST(describe_name_problem(check_name("abcdef", 4), "the session key", 4)
+             == "the session key is longer than 4 bytes");
+  BOOST_TEST(describe_name_problem(check_name("", 4), "the user", 4) == "the user is empty");
+  BOOST_TEST(describe_name_problem(check_name("ok", 4), "the user", 4).empty());
+}
+
+struct quote_case {
+  std::string text;
+  size_t max;
+  std::string quoted;
+};
+
+std::ostream& operator<<(std::ostream& os, const quote_case& c) { return os << c.quoted; }
+
+BOOST_DATA_TEST_CASE(log_quoted_cannot_forge_or_split_a_line,
+                     data::make(std::vector<quote_case>{
+                       {"alice", 160, "\"alice\""},
+                       {"a\nuser=admin", 160, "\"a\\x0auser=admin\""},
+                       {"say \"hi\" \\o/", 160, "\"say \\\"hi\\\" \\\\o/\""},
+                       {"\x1b[31mred", 160, "\"\\x1b[31mred\""},
+                       {"k\xFF", 160, "\"k\\xff\""},
+                       {"数据库", 160, "\"数据库\""},
+                       {"abcdef", 3, "\"abc\"...(+3 bytes)"},
+                     }),
+                     c) {
+  BOOST_TEST(log_quoted(c.text, c.max) == c.quoted);
+}

@@ -1,0 +1,158 @@
+// The daemon's shutdown ends whatever the model does (SPEC §8.1 HTTP front): the real
+// `mneme serve` against `mneme-fakellm` whose chat answers take 45 s; SIGTERM while a
+// turn waits for the model. The client gets 503 shutting_down when the drain window
+// (2 s here) ends, the process exits 0 by itself long before the model would answer,
+// the database lock stays held until the last write (a second daemon started during the
+// drain is refused with storage_locked), and a daemon started after the exit finds the
+// turn's user message stored.
+#define BOOST_TEST_MODULE serve_shutdown_test
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <httplib.h>
+
+#include "apps/common/api/json_codec.hpp"
+#include "tests/child_program.hpp"
+
+using json = mneme::api::json;
+using namespace std::chrono_literals;
+using mneme::testing::child_program;
+
+namespace {
+
+struct temp_dir {
+  std::string path;
+  temp_dir() {
+    char tmpl[] = "/tmp/mneme-serve-shutdown-XXXXXX";
+    BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in{path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int start_daemon(child_program& daemon, const std::string& config, const std::string& db,
+                 const std::string& stderr_path) {
+  BOOST_REQUIRE(daemon.start("mneme", {"serve", "--config", config, "--port", "0", "--db", db},
+                             stderr_path));
+  std::string seen;
+  return daemon.port_after("listening on http://127.0.0.1:", 20s, seen);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drain_and_exits_0) {
+  temp_dir dir;
+  auto scenario = dir.path + "/slow.yaml";
+  std::ofstream{scenario} << "faults:\n"
+                             "  - kind: latency\n"
+                             "    purpose: chat\n"
+                             "    latency_ms: 45000\n";
+  child_program fake;
+  BOOST_REQUIRE(fake.start("mneme-fakellm", {"--port", "0", "--scenario", scenario}));
+  std::string seen;
+  int fake_port = fake.port_after("listening http://127.0.0.1:", 20s, seen);
+  BOOST_REQUIRE_MESSAGE(fake_port > 0, "mneme-fakellm said: " + seen);
+
+  auto config = dir.path + "/mneme.yaml";
+  std::ofstream{config} << "model:\n"
+                           "  base_url: http://127.0.0.1:" << fake_port << "\n"
+                           "  timeout: 120\n"
+                           "gateway:\n"
+                           "  request_timeout_seconds: 300\n"
+                           "  shutdown_drain_seconds: 2\n"
+                           "logging:\n"
+                           "  level: warn\n";
+  auto db = dir.path + "/m.db";
+  child_program daemon;
+  int port = start_daemon(daemon, config, db, dir.path + "/daemon.err");
+  BOOST_REQUIRE(port > 0);
+
+  std::atomic<int> status{0};
+  std::string answer;
+  // On a failed check the daemon is killed first, so the client's wait ends at once.
+  struct joined_thread {
+    std::thread t;
+    child_program& daemon;
+    ~joined_thread() {
+      if (!t.joinable())
+        return;
+      if (daemon.pid > 0)
+        ::kill(daemon.pid, SIGKILL);
+      t.join();
+    }
+  };
+  joined_thread client{std::thread{[&] {
+    httplib::Client c{"127.0.0.1", port};
+    c.set_read_timeout(100, 0);
+    auto r = c.Post("/v1/sessions/slow-1/turns", R"({"user":"u","content":"hello slow model"})",
+                    "application/json");
+    if (r) {
+      answer = r->body;
+      status = r->status;
+    } else {
+      status = -1;
+    }
+  }}, daemon};
+
+  // Wait until the model call is under way (the fake counts it when the request is read).
+  httplib::Client control{"127.0.0.1", fake_port};
+  bool model_called = false;
+  for (int i = 0; i < 400 && !model_called; ++i) {
+    auto stats = control.Get("/control/stats");
+    model_called = stats && json::parse(stats->body)["requests"].value("chat", 0) >= 1;
+    if (!model_called)
+      std::this_thread::sleep_for(50ms);
+  }
+  BOOST_REQUIRE(model_called);
+
+  auto signalled = std::chrono::steady_clock::now();
+  BOOST_REQUIRE(::kill(daemon.pid, SIGTERM) == 0);
+
+  // During the drain the first daemon still holds the database: a second one is refused.
+  child_program second;
+  BOOST_REQUIRE(second.start("mneme", {"serve", "--config", config, "--port", "0", "--db", db},
+                             dir.path + "/second.err"));
+  BOOST_TEST(second.stop(0, 20s) == 1);
+  BOOST_TEST(read_file(dir.path + "/second.err").find("storage_locked") != std::string::npos,
+             read_file(dir.path + "/second.err"));
+
+  // The daemon exits by itself, long before the model's 45 s.
+  auto code = daemon.stop(0, 30s);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+    std::chrono::steady_clock::now() - signalled);
+  BOOST_TEST_MESSAGE("exit after SIGTERM: " << took.count() << " ms");
+  BOOST_TEST(code == 0,
+             "exit code " << code << "; stderr: " << read_file(dir.path + "/daemon.err"));
+  client.t.join();
+  BOOST_TEST(status.load() == 503, answer);
+  if (status.load() == 503)
+    BOOST_TEST(json::parse(answer)["error"]["code"] == "shutting_down");
+
+  // The lock is free now, and the turn's user message was written before it went.
+  child_program third;
+  int again = start_daemon(third, config, db, dir.path + "/third.err");
+  BOOST_REQUIRE_MESSAGE(again > 0, read_file(dir.path + "/third.err"));
+  httplib::Client c{"127.0.0.1", again};
+  auto exported = c.Get("/v1/sessions/slow-1/export");
+  BOOST_REQUIRE(exported);
+  BOOST_TEST(exported->status == 200, exported->body);
+  BOOST_TEST(exported->body.find("hello slow model") != std::string::npos, exported->body);
+  BOOST_TEST(third.stop(SIGTERM, 30s) == 0);
+  fake.stop(SIGTERM, 10s);
+}
