@@ -17,10 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/api/bearer_auth.hpp"
-#include "apps/common/api/http_server.hpp"
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/route_table.hpp"
-#include "tests/serve_runtime_fixture.hpp"
+#include "tests/http_api_fixture.hpp"
 
 using namespace mneme;
 using json = nlohmann::json;
@@ -28,51 +27,11 @@ namespace data = boost::unit_test::data;
 
 namespace {
 
-struct api_fixture : test::serve_runtime_fixture {
-  std::unique_ptr<api::http_server> server;
-  std::unique_ptr<httplib::Client> client;
-  std::string token;
-
+struct api_fixture : test::http_api_fixture {
   void serve(api::http_api_options opt = {}) {
-    start();
     opt.version = "9.8.7";
-    token = opt.auth_token;
-    server = std::make_unique<api::http_server>(*sys, *rt, opt, 8);
-    auto port = server->start("127.0.0.1", 0);
-    BOOST_REQUIRE_MESSAGE(port, test::why(port));
-    client = std::make_unique<httplib::Client>("127.0.0.1", *port);
-    client->set_read_timeout(60, 0);
-    if (!token.empty())
-      client->set_bearer_token_auth(token.c_str());
+    http_api_fixture::serve(opt, 8);
   }
-  ~api_fixture() {
-    if (server) {
-      server->begin_shutdown();
-      server->join();
-    }
-  }
-
-  struct answer {
-    int status = 0;
-    json body;
-    std::string text;
-    std::string content_type;
-  };
-  static answer read(const httplib::Result& r) {
-    BOOST_REQUIRE_MESSAGE(r, "no HTTP answer: " + httplib::to_string(r.error()));
-    answer a;
-    a.status = r->status;
-    a.text = r->body;
-    a.content_type = r->get_header_value("Content-Type");
-    if (a.content_type == "application/json")
-      a.body = json::parse(r->body);
-    return a;
-  }
-  answer get(const std::string& path) { return read(client->Get(path.c_str())); }
-  answer post(const std::string& path, const std::string& body) {
-    return read(client->Post(path.c_str(), body, "application/json"));
-  }
-  answer post(const std::string& path, const json& body) { return post(path, body.dump()); }
 
   int64_t append(const std::string& key, const std::string& role, const std::string& text) {
     auto a = post("/v1/sessions/" + key + "/messages",

@@ -14,9 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/api/http_server.hpp"
 #include "tests/raw_http_client.hpp"
-#include "tests/serve_runtime_fixture.hpp"
+#include "tests/http_api_fixture.hpp"
 
 using namespace mneme;
 using namespace std::chrono_literals;
@@ -40,23 +39,8 @@ std::string turn_request(const std::string& key, const std::string& text,
          + "\r\n\r\n" + body;
 }
 
-struct load_fixture : test::serve_runtime_fixture {
-  std::unique_ptr<api::http_server> server;
-  int port = 0;
-
-  void serve(api::http_api_options opt = {}) {
-    start();
-    server = std::make_unique<api::http_server>(*sys, *rt, opt, 2);
-    auto p = server->start("127.0.0.1", 0);
-    BOOST_REQUIRE_MESSAGE(p, test::why(p));
-    port = *p;
-  }
-  ~load_fixture() {
-    if (server) {
-      server->begin_shutdown();
-      server->join();
-    }
-  }
+struct load_fixture : test::http_api_fixture {
+  void serve(api::http_api_options opt = {}) { http_api_fixture::serve(opt, 2); }
 };
 
 } // namespace

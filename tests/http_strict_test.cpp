@@ -15,9 +15,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/common/api/http_server.hpp"
 #include "policies/client_text.hpp"
-#include "tests/serve_runtime_fixture.hpp"
+#include "tests/http_api_fixture.hpp"
 
 using namespace mneme;
 using json = nlohmann::json;
@@ -25,48 +24,7 @@ namespace data = boost::unit_test::data;
 
 namespace {
 
-struct strict_fixture : test::serve_runtime_fixture {
-  std::unique_ptr<api::http_server> server;
-  std::unique_ptr<httplib::Client> client;
-
-  void serve() {
-    start();
-    server = std::make_unique<api::http_server>(*sys, *rt, api::http_api_options{}, 2);
-    auto port = server->start("127.0.0.1", 0);
-    BOOST_REQUIRE_MESSAGE(port, test::why(port));
-    client = std::make_unique<httplib::Client>("127.0.0.1", *port);
-    client->set_read_timeout(60, 0);
-  }
-  ~strict_fixture() {
-    if (server) {
-      server->begin_shutdown();
-      server->join();
-    }
-  }
-
-  struct answer {
-    int status = 0;
-    json body;
-    std::string text;
-  };
-  static answer read(const httplib::Result& r) {
-    BOOST_REQUIRE_MESSAGE(r, "no HTTP answer: " + httplib::to_string(r.error()));
-    answer a;
-    a.status = r->status;
-    a.text = r->body;
-    if (r->get_header_value("Content-Type") == "application/json")
-      a.body = json::parse(r->body);
-    return a;
-  }
-  answer send(const std::string& method, const std::string& path, const std::string& body) {
-    if (method == "GET")
-      return read(client->Get(path.c_str()));
-    if (method == "PUT")
-      return read(client->Put(path.c_str(), body, "application/json"));
-    if (method == "DELETE")
-      return read(client->Delete(path.c_str()));
-    return read(client->Post(path.c_str(), body, "application/json"));
-  }
+struct strict_fixture : test::http_api_fixture {
   size_t stored_sessions() {
     auto a = send("GET", "/v1/sessions?limit=100000", "");
     BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
