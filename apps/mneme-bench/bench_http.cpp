@@ -1,0 +1,475 @@
+// mneme-bench http: the daemon's HTTP server under many keep-alive clients and slow
+// connections. In process (the default) it starts the in-process fake LLM answering
+// chat calls after --llm-delay-ms, the runtime on a SQLite file in a fresh directory
+// under /tmp (removed at the end; the chat pool admits every client at once, the
+// compaction threshold is far above what the turns add) and api::http_server on
+// 127.0.0.1 with --io-threads; with --server it drives a daemon already running on
+// loopback instead. The load (http_load.hpp), from two threads whatever the number of
+// clients:
+//   - --clients keep-alive clients, each doing --turns turns one after another
+//     (POST /v1/sessions/bench-<i>/turns); a turn is timed from the start of its write
+//     to the end of its answer; answers other than 200 are counted by status, broken
+//     connections and turns over --turn-timeout-ms by kind (the next turn reconnects);
+//   - --slow connections sending a GET /v1/health header one byte per second, never
+//     finishing it, while the clients run; closes by the server are counted (and,
+//     apart, connections TCP gave up on because the server never acknowledged them);
+//   - every 50 ms a new connection doing GET /v1/health (5 s timeout);
+//   - every 100 ms the server process's threads, open files and RSS (/proc/self in
+//     process, /proc/<pid> with --pid; in process they include the load's own: its
+//     threads, and its sockets, which share the file limit with the server's).
+// Reports turn latency p50/p99/max beside the fake's delay, health latency, threads and
+// RSS, with the targets: turn p99 <= delay + 50 ms, health p99 <= 50 ms. Percentiles are
+// nearest-rank. Nothing of a message's text is printed. The whole run stops after
+// --max-seconds (turns not started by then are counted as not run). In process the server
+// then stops as the daemon does (begin_shutdown, a turn's time for requests in flight,
+// 503 for the rest, the runtime, join):
+// shutdown_seconds, or null when that took over 60 s (the report is printed, exit 1).
+// Exit codes: 0 every turn answered 200 before the deadline, 1 otherwise, 2 bad flags.
+// Options:
+//   --clients N          keep-alive clients (default 1000)
+//   --turns N            turns per client (default 20)
+//   --slow N             slow connections (default 200)
+//   --llm-delay-ms D     the fake LLM's delay for chat calls (default 200; in process)
+//   --io-threads N       the HTTP server's io_threads argument (default 2; in process)
+//   --think-ms T         pause between a client's turns (default 0)
+//   --turn-timeout-ms T  a turn's limit, write + answer (default 30000)
+//   --max-seconds S      the load's deadline (default 600)
+//   --server URL         drive the daemon at URL (http://127.0.0.1:PORT) instead
+//   --token T            bearer token for the daemon's turns (with --server)
+//   --pid P              the daemon's pid: threads and RSS from /proc/P (with --server)
+//   --json               one JSON object on stdout
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <csignal>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/ip/address_v4.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "actors/llm/llm_endpoint.hpp"
+#include "actors/runtime.hpp"
+#include "apps/common/api/http_server.hpp"
+#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/http_load.hpp"
+#include "messages/errc.hpp"
+
+namespace mneme::bench {
+
+namespace {
+
+constexpr int64_t health_target_ms = 50;
+constexpr int64_t turn_slack_ms = 50; // turn p99 target: the fake's delay plus this
+
+struct options {
+  int clients = 1000;
+  int turns = 20;
+  int slow = 200;
+  int llm_delay_ms = 200;
+  int io_threads = 2;
+  int think_ms = 0;
+  int turn_timeout_ms = 30000;
+  int max_seconds = 600;
+  std::string server;
+  std::string token;
+  int pid = 0;
+  bool json = false;
+};
+
+// Nearest rank: the smallest sample with at least p of the samples at or below it;
+// nullopt without samples. REQUIRES: 0 < p <= 1.
+std::optional<double> percentile(std::vector<double> xs, double p) {
+  assert(p > 0 && p <= 1);
+  if (xs.empty())
+    return std::nullopt;
+  std::sort(xs.begin(), xs.end());
+  auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(xs.size())));
+  return xs[std::clamp<size_t>(rank, 1, xs.size()) - 1];
+}
+
+nlohmann::json rounded(std::optional<double> v) {
+  if (!v)
+    return nullptr;
+  return std::round(*v * 100.0) / 100.0;
+}
+
+// "http://HOST:PORT[/]" with an IPv4 loopback HOST (or localhost) -> the target.
+std::optional<http_target> parse_server_url(const std::string& url) {
+  constexpr std::string_view scheme = "http://";
+  if (url.compare(0, scheme.size(), scheme) != 0)
+    return std::nullopt;
+  auto rest = url.substr(scheme.size());
+  if (!rest.empty() && rest.back() == '/')
+    rest.pop_back();
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos)
+    return std::nullopt;
+  http_target t;
+  t.host = rest.substr(0, colon);
+  if (t.host == "localhost")
+    t.host = "127.0.0.1";
+  boost::system::error_code ec;
+  auto addr = boost::asio::ip::make_address_v4(t.host, ec);
+  if (ec || !addr.is_loopback())
+    return std::nullopt;
+  try {
+    size_t used = 0;
+    auto port = std::stoi(rest.substr(colon + 1), &used);
+    if (used != rest.size() - colon - 1 || port <= 0 || port > 65535)
+      return std::nullopt;
+    t.port = static_cast<uint16_t>(port);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return t;
+}
+
+// Parses the flags; exit code when the run must not go on (--help: 0, bad flags: 2).
+std::optional<int> parse(const std::vector<std::string>& args, options& o) {
+  CLI::App app{"HTTP server under keep-alive clients, slow connections and health probes",
+               "mneme-bench http"};
+  app.add_option("--clients", o.clients, "keep-alive clients")
+    ->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--turns", o.turns, "turns per client")
+    ->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--slow", o.slow, "connections dribbling a header, one byte per second")
+    ->check(CLI::Range(0, 5000))->capture_default_str();
+  app.add_option("--llm-delay-ms", o.llm_delay_ms, "the fake LLM's delay for chat calls")
+    ->check(CLI::Range(0, 60000))->capture_default_str();
+  app.add_option("--io-threads", o.io_threads, "the in-process HTTP server's io_threads")
+    ->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--think-ms", o.think_ms, "pause between a client's turns")
+    ->check(CLI::Range(0, 60000))->capture_default_str();
+  app.add_option("--turn-timeout-ms", o.turn_timeout_ms, "limit of one turn (write + answer)")
+    ->check(CLI::Range(100, 600000))->capture_default_str();
+  app.add_option("--max-seconds", o.max_seconds, "deadline of the whole load")
+    ->check(CLI::Range(5, 3600))->capture_default_str();
+  auto* server = app.add_option("--server", o.server,
+                                "drive the daemon at http://127.0.0.1:PORT instead");
+  app.add_option("--token", o.token, "bearer token for the daemon")->needs(server);
+  app.add_option("--pid", o.pid, "the daemon's pid: threads and RSS from /proc/PID")
+    ->check(CLI::Range(1, 1 << 30))->needs(server);
+  app.add_flag("--json", o.json, "one JSON object on stdout");
+  std::vector<std::string> reversed(args.rbegin(), args.rend()); // CLI11 pops from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!o.server.empty() && !parse_server_url(o.server)) {
+    std::cerr << "mneme-bench http: --server must be http://<loopback IPv4>:PORT\n";
+    return 2;
+  }
+  if (o.pid > 0 && !std::filesystem::exists(fmt::format("/proc/{}/status", o.pid))) {
+    std::cerr << "mneme-bench http: no process " << o.pid << "\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+http_load_options load_options_of(const options& o) {
+  http_load_options l;
+  l.clients = o.clients;
+  l.turns = o.turns;
+  l.slow = o.slow;
+  l.think = std::chrono::milliseconds{o.think_ms};
+  l.turn_timeout = std::chrono::milliseconds{o.turn_timeout_ms};
+  l.max_duration = std::chrono::seconds{o.max_seconds};
+  return l;
+}
+
+// Sockets: each client, slow connection and probe holds one here, and in process the
+// server, the chat pool and the fake LLM hold more.
+void raise_file_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+// The fake LLM's scenario: chat calls answered after `delay_ms`.
+fakellm::scenario chat_delay(int delay_ms) {
+  fakellm::scenario sc;
+  if (delay_ms > 0) {
+    fakellm::fault_rule latency;
+    latency.kind = fakellm::fault_kind::latency;
+    latency.purpose = fakellm::purpose_filter::chat;
+    latency.latency_ms = delay_ms;
+    sc.plan.rules.push_back(latency);
+  }
+  return sc;
+}
+
+// The runtime against the fake LLM at `llm_url`: the chat pool admits every client at
+// once (it is not what is measured), and the compaction threshold (90% of the window)
+// is far above what the turns add, so no session compacts.
+caf::expected<runtime_config> runtime_config_of(const options& o, const std::string& llm_url,
+                                                const std::string& db_path) {
+  runtime_config rc;
+  rc.compression.threshold = 0.9;
+  rc.model.base_url = llm_url;
+  chat_pool_params cp;
+  cp.max_concurrency = std::max<int64_t>(cp.max_concurrency, o.clients);
+  cp.max_queue = std::max<int64_t>(cp.max_queue, o.clients);
+  summarizer_params sp;
+  sp.base_url = llm_url;
+  auto chat = llm::make_chat_pool_config(rc.model, cp);
+  if (!chat)
+    return chat.error();
+  auto summary = llm::make_summary_pool_config(sp, rc.model, rc.compression);
+  if (!summary)
+    return summary.error();
+  rc.chat = *chat;
+  rc.summarizer = *summary;
+  rc.database.path = db_path;
+  rc.database.synchronous_full = false; // a file under /tmp; fsync is not what is measured
+  return rc;
+}
+
+// How long the server gets to stop before the bench gives up on it.
+constexpr std::chrono::seconds shutdown_limit{60};
+
+struct in_process_result {
+  http_load_result load;
+  double shutdown_seconds = 0;
+};
+
+// Calls `stuck` (which must not return) when `stop` has not returned within `limit`.
+void bounded(const std::function<void()>& stop, std::chrono::seconds limit,
+             const std::function<void()>& stuck) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog{[&] {
+    std::unique_lock<std::mutex> lock{m};
+    if (!cv.wait_for(lock, limit, [&] { return done; }))
+      stuck();
+  }};
+  stop();
+  {
+    std::lock_guard<std::mutex> lock{m};
+    done = true;
+  }
+  cv.notify_one();
+  watchdog.join();
+}
+
+// Fake LLM, runtime and HTTP server in this process, and the load against them. When
+// the server does not stop within shutdown_limit, `stuck(load, dir)` is called (it must
+// not return).
+caf::expected<in_process_result>
+run_in_process(const options& o,
+               const std::function<void(const http_load_result&, const std::string&)>& stuck) {
+  fakellm::fake_llm_server fake;
+  if (auto port = fake.start(); !port)
+    return port.error();
+  if (auto err = fake.set_scenario(chat_delay(o.llm_delay_ms)))
+    return err;
+  char tmpl[] = "/tmp/mneme-bench-http-XXXXXX";
+  if (!::mkdtemp(tmpl))
+    return caf::make_error(errc::internal, "cannot create a directory under /tmp");
+  const std::string dir = tmpl;
+  struct remove_dir {
+    std::string path;
+    ~remove_dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } cleanup{dir};
+
+  auto rc = runtime_config_of(o, fake.base_url(), dir + "/bench.db");
+  if (!rc)
+    return rc.error();
+  caf::actor_system_config cfg;
+  register_mneme_types(cfg);
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  caf::actor_system sys{cfg};
+  auto started = runtime::start(sys, *rc);
+  if (!started)
+    return started.error();
+  auto& rt = **started;
+  api::http_api_options ao;
+  ao.version = MNEME_VERSION;
+  api::http_server server{sys, rt, ao, static_cast<size_t>(o.io_threads)};
+  auto port = server.start("127.0.0.1", 0);
+  if (!port) {
+    rt.stop();
+    return port.error();
+  }
+  http_target target;
+  target.port = static_cast<uint16_t>(*port);
+  target.proc_dir = "/proc/self";
+  in_process_result out;
+  out.load = run_http_load(target, load_options_of(o));
+  // The daemon's shutdown: requests in flight get a turn's time, the rest 503.
+  const auto stop_begin = std::chrono::steady_clock::now();
+  bounded(
+    [&] {
+      server.begin_shutdown();
+      if (!server.wait_idle(std::chrono::milliseconds{o.llm_delay_ms + 1000}))
+        server.fail_pending();
+      rt.stop();
+      server.join();
+    },
+    shutdown_limit, [&] { stuck(out.load, dir); });
+  out.shutdown_seconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_begin).count();
+  fake.stop();
+  return out;
+}
+
+nlohmann::json report(const options& o, const http_load_result& r) {
+  const bool in_process = o.server.empty();
+  const bool sampled = in_process || o.pid > 0;
+  auto turn_p99 = percentile(r.turn_ms, 0.99);
+  auto health_p99 = percentile(r.health_ms, 0.99);
+  nlohmann::json j;
+  j["server"] = in_process ? std::string{"in-process"} : o.server;
+  j["clients"] = o.clients;
+  j["turns_per_client"] = o.turns;
+  j["think_ms"] = o.think_ms;
+  j["turn_timeout_ms"] = o.turn_timeout_ms;
+  j["max_seconds"] = o.max_seconds;
+  j["io_threads"] = in_process ? nlohmann::json(o.io_threads) : nlohmann::json(nullptr);
+  j["llm_delay_ms"] = in_process ? nlohmann::json(o.llm_delay_ms) : nlohmann::json(nullptr);
+  j["turns_ok"] = r.turns_ok;
+  j["turns_failed"] = r.turns_failed;
+  j["turns_not_run"] = r.turns_not_run;
+  j["failed_by_status"] = r.failed_by_status;
+  j["failed_by_error"] = r.failed_by_error;
+  j["reconnects"] = r.reconnects;
+  j["deadline_hit"] = r.deadline_hit;
+  j["turn_p50_ms"] = rounded(percentile(r.turn_ms, 0.50));
+  j["turn_p99_ms"] = rounded(turn_p99);
+  j["turn_max_ms"] = rounded(percentile(r.turn_ms, 1.0));
+  j["turns_per_second"] = rounded(r.wall_seconds > 0
+                                    ? static_cast<double>(r.turns_ok) / r.wall_seconds
+                                    : 0.0);
+  j["health_probes"] = r.health_probes;
+  j["health_p50_ms"] = rounded(percentile(r.health_ms, 0.50));
+  j["health_p99_ms"] = rounded(health_p99);
+  j["health_failed"] = r.health_failed;
+  j["slow_connections"] = o.slow;
+  j["slow_connected"] = r.slow_connected;
+  j["slow_closed_by_server"] = r.slow_closed_by_server;
+  j["slow_timed_out"] = r.slow_timed_out;
+  const auto& closed = r.slow_closed_after_s;
+  j["slow_closed_after_s_min"] =
+    rounded(closed.empty() ? std::nullopt
+                           : std::optional<double>{*std::min_element(closed.begin(), closed.end())});
+  j["slow_closed_after_s_max"] = rounded(percentile(r.slow_closed_after_s, 1.0));
+  j["threads"] = sampled ? nlohmann::json(r.max_threads) : nlohmann::json(nullptr);
+  j["threads_before_load"] = sampled ? nlohmann::json(r.threads_before) : nlohmann::json(nullptr);
+  j["client_threads"] = r.client_threads;
+  j["max_open_fds"] = sampled ? nlohmann::json(r.max_fds) : nlohmann::json(nullptr);
+  j["rss_bytes"] = sampled ? nlohmann::json(r.rss_bytes) : nlohmann::json(nullptr);
+  j["peak_rss_bytes"] = sampled ? nlohmann::json(r.peak_rss_bytes) : nlohmann::json(nullptr);
+  j["wall_seconds"] = rounded(r.wall_seconds);
+  const int64_t turn_target = in_process ? o.llm_delay_ms + turn_slack_ms : 0;
+  j["target_turn_p99_ms"] = in_process ? nlohmann::json(turn_target) : nlohmann::json(nullptr);
+  j["target_health_p99_ms"] = health_target_ms;
+  j["turn_p99_met"] = in_process ? nlohmann::json(turn_p99 && *turn_p99 <= turn_target
+                                                  && r.turns_failed == 0)
+                                 : nlohmann::json(nullptr);
+  j["health_p99_met"] = health_p99 && *health_p99 <= health_target_ms && r.health_failed == 0;
+  return j;
+}
+
+void print_summary(const nlohmann::json& j) {
+  auto s = [&](const char* key) { return j[key].dump(); };
+  std::cout << fmt::format(
+    "http: {} clients x {} turns, {} slow connections, server {} (io_threads {})\n"
+    "  turns        ok {} failed {} not run {}; by status {} by error {}\n"
+    "  turn ms      p50 {} p99 {} max {} (fake LLM delay {} ms; target p99 <= {}: {})\n"
+    "  throughput   {} turns/s over {} s{}\n"
+    "  health ms    p50 {} p99 {} over {} probes, {} failed (target p99 <= {}: {})\n"
+    "  slow         {} connected, {} closed by the server (after {}..{} s), {} timed out\n"
+    "  threads      {} at peak, {} before the load (the load runs {} of its own)\n"
+    "  open files   {} at peak\n"
+    "  rss          {} bytes now, {} peak\n",
+    s("clients"), s("turns_per_client"), s("slow_connections"), s("server"), s("io_threads"),
+    s("turns_ok"), s("turns_failed"), s("turns_not_run"), s("failed_by_status"),
+    s("failed_by_error"), s("turn_p50_ms"), s("turn_p99_ms"), s("turn_max_ms"),
+    s("llm_delay_ms"), s("target_turn_p99_ms"), s("turn_p99_met"), s("turns_per_second"),
+    s("wall_seconds"), j["deadline_hit"].get<bool>() ? " (deadline hit)" : "",
+    s("health_p50_ms"), s("health_p99_ms"), s("health_probes"), s("health_failed"),
+    s("target_health_p99_ms"), s("health_p99_met"), s("slow_connected"),
+    s("slow_closed_by_server"), s("slow_closed_after_s_min"), s("slow_closed_after_s_max"),
+    s("slow_timed_out"),
+    s("threads"), s("threads_before_load"), s("client_threads"), s("max_open_fds"),
+    s("rss_bytes"),
+    s("peak_rss_bytes"));
+  if (j.contains("shutdown_seconds"))
+    std::cout << fmt::format("  shutdown     {} s (null: not within the limit)\n",
+                             s("shutdown_seconds"));
+}
+
+int run(const std::vector<std::string>& args) {
+  options o;
+  if (auto code = parse(args, o))
+    return *code;
+  raise_file_limit();
+  std::signal(SIGPIPE, SIG_IGN);
+  auto emit = [&](const nlohmann::json& j) {
+    if (o.json)
+      std::cout << j.dump() << "\n";
+    else
+      print_summary(j);
+    std::cout << std::flush;
+  };
+  http_load_result result;
+  std::optional<double> shutdown_seconds;
+  if (o.server.empty()) {
+    auto r = run_in_process(o, [&](const http_load_result& load, const std::string& dir) {
+      auto j = report(o, load);
+      j["shutdown_seconds"] = nullptr; // did not stop within shutdown_limit
+      emit(j);
+      std::cerr << "mneme-bench http: the server did not stop within "
+                << shutdown_limit.count() << " s; exiting without it\n";
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      std::_Exit(1);
+    });
+    if (!r) {
+      std::cerr << "mneme-bench http: " << render_error(r.error()) << "\n";
+      return 1;
+    }
+    result = std::move(r->load);
+    shutdown_seconds = r->shutdown_seconds;
+  } else {
+    auto target = *parse_server_url(o.server);
+    target.token = o.token;
+    if (o.pid > 0)
+      target.proc_dir = fmt::format("/proc/{}", o.pid);
+    result = run_http_load(target, load_options_of(o));
+  }
+  auto j = report(o, result);
+  if (o.server.empty())
+    j["shutdown_seconds"] = rounded(shutdown_seconds);
+  emit(j);
+  return result.turns_failed == 0 && result.turns_not_run == 0 && !result.deadline_hit ? 0 : 1;
+}
+
+} // namespace
+
+MNEME_BENCH("http", "1,000 keep-alive clients x 20 turns + 200 slow connections via HTTP",
+            run);
+
+} // namespace mneme::bench
