@@ -67,6 +67,7 @@
 #include "apps/common/api/http_server.hpp"
 #include "apps/common/fake_llm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/http_load.hpp"
 #include "messages/errc.hpp"
 
@@ -92,16 +93,6 @@ struct options {
   bool json = false;
 };
 
-// Nearest rank: the smallest sample with at least p of the samples at or below it;
-// nullopt without samples. REQUIRES: 0 < p <= 1.
-std::optional<double> percentile(std::vector<double> xs, double p) {
-  assert(p > 0 && p <= 1);
-  if (xs.empty())
-    return std::nullopt;
-  std::sort(xs.begin(), xs.end());
-  auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(xs.size())));
-  return xs[std::clamp<size_t>(rank, 1, xs.size()) - 1];
-}
 
 nlohmann::json rounded(std::optional<double> v) {
   if (!v)
@@ -338,8 +329,8 @@ run_in_process(const options& o,
 nlohmann::json report(const options& o, const http_load_result& r) {
   const bool in_process = o.server.empty();
   const bool sampled = in_process || o.pid > 0;
-  auto turn_p99 = percentile(r.turn_ms, 0.99);
-  auto health_p99 = percentile(r.health_ms, 0.99);
+  auto turn_p99 = nearest_rank_percentile(r.turn_ms, 0.99);
+  auto health_p99 = nearest_rank_percentile(r.health_ms, 0.99);
   nlohmann::json j;
   j["server"] = in_process ? std::string{"in-process"} : o.server;
   j["clients"] = o.clients;
@@ -356,14 +347,14 @@ nlohmann::json report(const options& o, const http_load_result& r) {
   j["failed_by_error"] = r.failed_by_error;
   j["reconnects"] = r.reconnects;
   j["deadline_hit"] = r.deadline_hit;
-  j["turn_p50_ms"] = rounded(percentile(r.turn_ms, 0.50));
+  j["turn_p50_ms"] = rounded(nearest_rank_percentile(r.turn_ms, 0.50));
   j["turn_p99_ms"] = rounded(turn_p99);
-  j["turn_max_ms"] = rounded(percentile(r.turn_ms, 1.0));
+  j["turn_max_ms"] = rounded(nearest_rank_percentile(r.turn_ms, 1.0));
   j["turns_per_second"] = rounded(r.wall_seconds > 0
                                     ? static_cast<double>(r.turns_ok) / r.wall_seconds
                                     : 0.0);
   j["health_probes"] = r.health_probes;
-  j["health_p50_ms"] = rounded(percentile(r.health_ms, 0.50));
+  j["health_p50_ms"] = rounded(nearest_rank_percentile(r.health_ms, 0.50));
   j["health_p99_ms"] = rounded(health_p99);
   j["health_failed"] = r.health_failed;
   j["slow_connections"] = o.slow;
@@ -373,8 +364,9 @@ nlohmann::json report(const options& o, const http_load_result& r) {
   const auto& closed = r.slow_closed_after_s;
   j["slow_closed_after_s_min"] =
     rounded(closed.empty() ? std::nullopt
-                           : std::optional<double>{*std::min_element(closed.begin(), closed.end())});
-  j["slow_closed_after_s_max"] = rounded(percentile(r.slow_closed_after_s, 1.0));
+                           : std::optional<double>{*std::min_element(closed.begin(),
+                                                                     closed.end())});
+  j["slow_closed_after_s_max"] = rounded(nearest_rank_percentile(r.slow_closed_after_s, 1.0));
   j["threads"] = sampled ? nlohmann::json(r.max_threads) : nlohmann::json(nullptr);
   j["threads_before_load"] = sampled ? nlohmann::json(r.threads_before) : nlohmann::json(nullptr);
   j["client_threads"] = r.client_threads;

@@ -57,30 +57,16 @@
 #include "actors/runtime.hpp"
 #include "apps/common/fake_llm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "store/store_reader.hpp"
 
 namespace mneme::bench {
 
 namespace {
 
-// A "Vm...:" figure of /proc/self/status in bytes (VmRSS: resident now, VmHWM: peak).
-int64_t status_bytes(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == field) {
-      int64_t kb = 0;
-      in >> kb;
-      return kb * 1024;
-    }
-    std::string rest;
-    std::getline(in, rest);
-  }
-  return 0;
-}
 
 int64_t rss_bytes() {
-  return status_bytes("VmRSS:");
+  return proc_status_bytes("/proc/self", "VmRSS:");
 }
 
 // The C heap over every malloc arena: bytes handed out (mmapped chunks included) and
@@ -427,7 +413,7 @@ int run(const std::vector<std::string>& args) {
       }
     }
     elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    peak_rss = status_bytes("VmHWM:");
+    peak_rss = proc_status_bytes("/proc/self", "VmHWM:");
     if (o.evict) {
       rss_after_evict = rss_bytes();
       heap_after_evict = heap_now();

@@ -23,6 +23,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "apps/mneme-bench/bench_stats.hpp"
+
 namespace mneme::bench {
 
 namespace {
@@ -328,7 +330,7 @@ void sample(side_context& ctx) {
   auto& out = ctx.out;
   out.max_threads = std::max(out.max_threads, count_threads(ctx.target.proc_dir));
   out.max_fds = std::max(out.max_fds, count_fds(ctx.target.proc_dir));
-  if (auto rss = status_bytes(ctx.target.proc_dir, "VmRSS:"); rss > 0)
+  if (auto rss = proc_status_bytes(ctx.target.proc_dir, "VmRSS:"); rss > 0)
     out.rss_bytes = rss;
   out.peak_rss_bytes = std::max(out.peak_rss_bytes, out.rss_bytes);
 }
@@ -370,20 +372,6 @@ int count_fds(const std::string& proc_dir) {
   return count_entries(proc_dir + "/fd");
 }
 
-int64_t status_bytes(const std::string& proc_dir, const std::string& field) {
-  std::ifstream in(proc_dir + "/status");
-  std::string key;
-  while (in >> key) {
-    if (key == field) {
-      int64_t kb = 0;
-      in >> kb;
-      return kb * 1024;
-    }
-    std::string rest;
-    std::getline(in, rest);
-  }
-  return 0;
-}
 
 http_load_result run_http_load(const http_target& target, const http_load_options& opt) {
   assert(opt.clients >= 1 && opt.turns >= 1 && opt.slow >= 0);
@@ -463,7 +451,8 @@ http_load_result run_http_load(const http_target& target, const http_load_option
   client_thread.join();
   side_thread.join();
   if (!target.proc_dir.empty())
-    out.peak_rss_bytes = std::max(out.peak_rss_bytes, status_bytes(target.proc_dir, "VmHWM:"));
+    out.peak_rss_bytes =
+      std::max(out.peak_rss_bytes, proc_status_bytes(target.proc_dir, "VmHWM:"));
   return out;
 }
 
