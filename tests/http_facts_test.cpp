@@ -15,6 +15,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+// Named here, not only through the fixture: CMakeLists.txt links mneme_core to a test
+// that includes an apps/ header itself.
+#include "apps/common/api/http_server.hpp"
 #include "tests/http_api_fixture.hpp"
 
 using namespace mneme;

@@ -16,6 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "policies/client_text.hpp"
+// Named here, not only through the fixture: CMakeLists.txt links mneme_core to a test
+// that includes an apps/ header itself.
+#include "apps/common/api/http_server.hpp"
 #include "tests/http_api_fixture.hpp"
 
 using namespace mneme;
