@@ -128,7 +128,6 @@ int serve(const serve_options& opt) {
     return exit_usage;
   auto log = make_logger(cfg.logging, sink, "mneme");
   auto api_log = make_logger(cfg.logging, sink, "api");
-  spdlog::flush_every(std::chrono::seconds{1});
 
   // Every thread started from here on inherits the blocked signals; main takes them
   // with sigwait.
@@ -138,6 +137,7 @@ int serve(const serve_options& opt) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  spdlog::flush_every(std::chrono::seconds{1}); // a thread: started with the signals blocked
 
   std::unique_ptr<fakellm::fake_llm_server> fake;
   auto builtin = [&]() -> std::optional<std::string> {
