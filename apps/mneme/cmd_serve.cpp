@@ -81,7 +81,6 @@ api::front_limits front_limits_of(const gateway_params& g) {
   l.body_timeout = std::chrono::seconds{g.body_timeout_seconds};
   l.body_min_bytes_per_second = g.body_min_bytes_per_second;
   l.keep_alive_timeout = std::chrono::seconds{g.keep_alive_seconds};
-  l.max_body_bytes = g.max_body_bytes;
   l.stream_buffer_bytes = g.stream_buffer_bytes;
   return l;
 }

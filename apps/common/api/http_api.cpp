@@ -49,6 +49,7 @@
 #include "apps/common/api/route_table.hpp"
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
+#include "policies/log_rate.hpp"
 #include "store/facts.hpp"
 
 namespace mneme::api {
@@ -70,37 +71,6 @@ struct route_entry {
   route_kind kind;
 };
 
-// Allows at most `per_second` events a second; counts the rest.
-class rate_gate {
- public:
-  explicit rate_gate(int64_t per_second) : per_second_(per_second) {}
-  // True when this event may be logged; `suppressed` = events dropped since the last
-  // one let through.
-  bool allow(int64_t& suppressed) {
-    std::lock_guard lock{mu_};
-    auto now = std::chrono::steady_clock::now();
-    if (now - window_ >= std::chrono::seconds{1}) {
-      window_ = now;
-      used_ = 0;
-    }
-    if (used_ >= per_second_) {
-      ++dropped_;
-      return false;
-    }
-    ++used_;
-    suppressed = dropped_;
-    dropped_ = 0;
-    return true;
-  }
-
- private:
-  std::mutex mu_;
-  int64_t per_second_;
-  std::chrono::steady_clock::time_point window_{};
-  int64_t used_ = 0;
-  int64_t dropped_ = 0;
-};
-
 } // namespace
 
 struct http_api::impl {
@@ -118,7 +88,8 @@ struct http_api::impl {
   std::shared_ptr<spdlog::logger> log;
   route_table routes;
   std::vector<route_entry> entries; // at the index route_table::add returned
-  mutable rate_gate unauthorized_logs;
+  mutable std::mutex unauthorized_mu; // guards unauthorized_logs
+  mutable log_rate_gate unauthorized_logs;
   mutable std::atomic<int64_t> unauthorized{0};
   boost::asio::thread_pool blocking{1};
 
@@ -145,7 +116,7 @@ struct http_api::impl {
       log(opt.log ? opt.log
                   : std::make_shared<spdlog::logger>(
                     "api", std::make_shared<spdlog::sinks::null_sink_mt>())),
-      unauthorized_logs(opt.unauthorized_logs_per_second) {}
+      unauthorized_logs{opt.unauthorized_logs_per_second} {}
 
   uint64_t track(http_reply reply) {
     std::lock_guard lock{pending_mu};
@@ -857,7 +828,12 @@ std::optional<http_response> http_api::admit(const http_request& head) const {
       && !bearer_matches(head.header("Authorization"), api.opt.auth_token)) {
     api.unauthorized.fetch_add(1);
     int64_t suppressed = 0;
-    if (api.unauthorized_logs.allow(suppressed))
+    bool logged = false;
+    {
+      std::lock_guard lock{api.unauthorized_mu};
+      logged = api.unauthorized_logs.allow(api.clock(), suppressed);
+    }
+    if (logged)
       api.log->info("event=unauthorized client={} method={} path={} suppressed_before={}",
                     log_quoted(head.remote), log_quoted(head.method), log_quoted(path),
                     suppressed);

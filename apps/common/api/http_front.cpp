@@ -6,7 +6,6 @@
 #include "apps/common/api/http_front.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -36,14 +35,6 @@ namespace {
 constexpr auto linger_time = 2s;
 constexpr int64_t linger_max_bytes = 64 * 1024 * 1024;
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size()
-         && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-              return std::tolower(static_cast<unsigned char>(x))
-                     == std::tolower(static_cast<unsigned char>(y));
-            });
-}
-
 http_response error_response(int status, const char* code, const std::string& message) {
   http_response r;
   r.status = status;
@@ -65,7 +56,7 @@ std::string strict_head_problem(const http::request_parser<http::empty_body>& p)
   if (encodings > 1)
     return "more than one Transfer-Encoding header";
   auto te = h[http::field::transfer_encoding];
-  if (encodings == 1 && !iequals(std::string_view{te.data(), te.size()}, "chunked"))
+  if (encodings == 1 && !beast::iequals(te, "chunked"))
     return "Transfer-Encoding other than 'chunked'";
   return {};
 }
@@ -231,7 +222,7 @@ class connection : public std::enable_shared_from_this<connection> {
     }
     if (declared && *declared > static_cast<uint64_t>(front_->limits.max_body_bytes))
       return refuse(too_large());
-    if (iequals(request_.header("Expect"), "100-continue")) {
+    if (beast::iequals(request_.header("Expect"), "100-continue")) {
       auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
       stream_.expires_after(front_->limits.write_timeout);
       return net::async_write(stream_, net::buffer(*cont),

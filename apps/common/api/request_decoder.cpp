@@ -260,14 +260,6 @@ caf::expected<facts_inject_request> decode_facts_inject(std::string_view body,
   return out;
 }
 
-caf::error check_text_param(std::string_view what, std::string_view text) {
-  if (text.empty())
-    return bad(std::string{what} + " is empty");
-  if (auto at = first_invalid_utf8(text))
-    return bad(std::string{what} + " is not valid UTF-8 (byte " + std::to_string(*at) + ")");
-  return {};
-}
-
 caf::expected<int64_t> parse_int_param(std::string_view name, std::string_view text,
                                        int64_t min, int64_t max) {
   int64_t v = 0;

@@ -82,9 +82,6 @@ caf::expected<fact_put_request> decode_fact_put(std::string_view body);
 caf::expected<facts_inject_request> decode_facts_inject(std::string_view body,
                                                         int64_t max_limit);
 
-// A path segment or parameter that must be 1+ bytes of valid UTF-8 (`what` names it).
-caf::error check_text_param(std::string_view what, std::string_view text);
-
 // A query parameter as an integer in [min, max]; `text` is the raw value.
 caf::expected<int64_t> parse_int_param(std::string_view name, std::string_view text,
                                        int64_t min, int64_t max);
