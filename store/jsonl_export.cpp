@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "store/db_connection.hpp"
+#include "store/message_json.hpp"
 #include "store/row_codec.hpp"
 #include "store/sqlite_error.hpp"
 #include "store/store_queries.hpp"
@@ -12,27 +13,8 @@
 namespace mneme {
 
 std::string to_jsonl_line(const message& m, int64_t archived_by) {
-  auto calls = nlohmann::json::array();
-  for (const auto& c : m.tool_calls)
-    calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-  nlohmann::json row = {
-    {"id", m.id},
-    {"session_id", m.session_id},
-    {"role", std::string{to_string(m.role)}},
-    {"content", m.content},
-    {"tool_call_id", m.tool_call_id},
-    {"tool_calls", std::move(calls)},
-    {"tool_name", m.tool_name},
-    {"timestamp_ms", m.timestamp_ms},
-    {"token_estimate", m.token_estimate},
-    {"active", m.active},
-    {"compacted", m.compacted},
-    {"is_summary", m.is_summary},
-    {"replaced_first_id", m.replaced_first_id},
-    {"replaced_last_id", m.replaced_last_id},
-    {"archived_by", archived_by},
-    {"state", std::string{to_string(m.state())}},
-  };
+  auto row = message_json(m);
+  row["archived_by"] = archived_by;
   return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -29,6 +29,7 @@
 // Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -126,6 +127,16 @@ private:
   caf::error write_session_end(const std::string& session_id, time_ms now,
                                const std::string& reason, const char* what);
   caf::error require_open_session(const std::string& session_id);
+  // The skeleton of every commit that rewrites an open session's live context
+  // (compaction, replacement, child continuation): one IMMEDIATE transaction, the
+  // session open at its start, `body` (() -> caf::expected<T>) inside it. Committed
+  // only when body succeeds; otherwise rolled back and the file is unchanged.
+  template <class T, class Body>
+  caf::expected<T> commit_on_open_session(const std::string& session_id, Body&& body);
+  // Inside the current transaction: archives each live row of `ids` (active = 0,
+  // compacted = 1, archived_by = absorber(id)). REQUIRES: the ids were checked live.
+  caf::error archive_rows(const std::vector<int64_t>& ids,
+                          const std::function<int64_t(int64_t)>& absorber);
   caf::error savepoint(const char* sql, const std::string& what);
 
   store_params params_;
@@ -139,5 +150,21 @@ private:
   std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
 };
+
+template <class T, class Body>
+caf::expected<T> sqlite_store::commit_on_open_session(const std::string& session_id,
+                                                      Body&& body) {
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
+  caf::expected<T> result = body();
+  if (!result)
+    return result;
+  if (auto err = txn.commit())
+    return err;
+  return result;
+}
 
 } // namespace mneme

@@ -60,83 +60,68 @@ caf::expected<std::vector<message>>
 sqlite_store::continue_in_child(const compaction_commit& c, time_ms now) {
   if (auto err = validate_child_commit(c, now, params_))
     return err;
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
-  if (auto err = require_open_session(c.session_id))
-    return err;
-  auto parent = load_session(*db_, c.session_id);
-  if (!parent)
-    return std::move(parent.error());
-  auto live = load_live_context(*db_, c.session_id);
-  if (!live)
-    return std::move(live.error());
-  auto start = locate_archive_run("child session", *live, c.archive_ids, c.session_id);
-  if (!start)
-    return std::move(start.error());
-  auto end = *start + c.archive_ids.size();
+  using rows = std::vector<message>;
+  return commit_on_open_session<rows>(c.session_id, [&]() -> caf::expected<rows> {
+    auto parent = load_session(*db_, c.session_id);
+    if (!parent)
+      return std::move(parent.error());
+    auto live = load_live_context(*db_, c.session_id);
+    if (!live)
+      return std::move(live.error());
+    auto start = locate_archive_run("child session", *live, c.archive_ids, c.session_id);
+    if (!start)
+      return std::move(start.error());
+    auto end = *start + c.archive_ids.size();
 
-  session_record child;
-  child.id = ids_.next(now);
-  {
-    auto stmt = db_->prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
-                             " started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    if (!stmt)
-      return std::move(stmt.error());
-    statement_scope s{**stmt};
-    s->bind(1, child.id);
-    s->bind(2, parent->user_id);
-    s->bind(3, parent->session_key);
-    s->bind(4, parent->id);
-    s->bind(5, parent->model);
-    s->bind(6, now);
-    if (auto rc = s->step(); rc != SQLITE_DONE)
-      return db_->failure(rc, "create the child session");
-  }
-  if (auto err = write_triggers(child.id, c.update_triggers ? c.triggers : parent->triggers))
-    return err;
+    session_record child;
+    child.id = ids_.next(now);
+    {
+      auto stmt = db_->prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
+                               " started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      if (!stmt)
+        return std::move(stmt.error());
+      statement_scope s{**stmt};
+      s->bind(1, child.id);
+      s->bind(2, parent->user_id);
+      s->bind(3, parent->session_key);
+      s->bind(4, parent->id);
+      s->bind(5, parent->model);
+      s->bind(6, now);
+      if (auto rc = s->step(); rc != SQLITE_DONE)
+        return db_->failure(rc, "create the child session");
+    }
+    if (auto err = write_triggers(child.id, c.update_triggers ? c.triggers : parent->triggers))
+      return err;
 
-  auto copy_into_child = [&](message m) -> caf::expected<int64_t> {
-    m.id = 0;
-    m.session_id = child.id;
-    m.active = true;
-    m.compacted = false;
-    return insert_message(m);
-  };
-  for (size_t i = 0; i < *start; ++i)
-    if (auto id = copy_into_child((*live)[i]); !id)
-      return std::move(id.error());
-  message summary = c.summary;
-  summary.is_summary = true;
-  auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
-  summary.replaced_first_id = *lo;
-  summary.replaced_last_id = *hi;
-  auto summary_id = copy_into_child(summary);
-  if (!summary_id)
-    return std::move(summary_id.error());
-  for (size_t i = end; i < live->size(); ++i)
-    if (auto id = copy_into_child((*live)[i]); !id)
-      return std::move(id.error());
+    auto copy_into_child = [&](message m) -> caf::expected<int64_t> {
+      m.id = 0;
+      m.session_id = child.id;
+      m.active = true;
+      m.compacted = false;
+      return insert_message(m);
+    };
+    for (size_t i = 0; i < *start; ++i)
+      if (auto id = copy_into_child((*live)[i]); !id)
+        return std::move(id.error());
+    message summary = c.summary;
+    summary.is_summary = true;
+    auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
+    summary.replaced_first_id = *lo;
+    summary.replaced_last_id = *hi;
+    auto summary_id = copy_into_child(summary);
+    if (!summary_id)
+      return std::move(summary_id.error());
+    for (size_t i = end; i < live->size(); ++i)
+      if (auto id = copy_into_child((*live)[i]); !id)
+        return std::move(id.error());
 
-  auto stmt = db_->prepare("UPDATE message_state SET active = 0, compacted = 1, archived_by = ?1"
-                           " WHERE id = ?2 AND active = 1");
-  if (!stmt)
-    return std::move(stmt.error());
-  for (auto archived : c.archive_ids) {
-    statement_scope s{**stmt};
-    s->bind(1, *summary_id);
-    s->bind(2, archived);
-    if (auto rc = s->step(); rc != SQLITE_DONE)
-      return db_->failure(rc, "archive row " + std::to_string(archived));
-  }
-  if (auto err = write_session_end(c.session_id, now, child_end_reason, "end the parent session"))
-    return err;
-  auto child_live = load_live_context(*db_, child.id);
-  if (!child_live)
-    return child_live;
-  if (auto err = txn.commit())
-    return err;
-  return child_live;
+    if (auto err = archive_rows(c.archive_ids, [&](int64_t) { return *summary_id; }))
+      return err;
+    if (auto err =
+          write_session_end(c.session_id, now, child_end_reason, "end the parent session"))
+      return err;
+    return load_live_context(*db_, child.id);
+  });
 }
 
 } // namespace mneme

@@ -46,47 +46,49 @@ caf::expected<std::vector<live_row>> live_rows(db_connection& db, const std::str
 caf::expected<message> sqlite_store::commit_compaction(const compaction_commit& c) {
   if (auto err = check_compaction_summary("compaction", c, params_))
     return err;
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
-  if (auto err = require_open_session(c.session_id))
-    return err;
-  auto live = live_rows(*db_, c.session_id);
-  if (!live)
-    return std::move(live.error());
-  auto start = locate_archive_run("compaction", *live, c.archive_ids, c.session_id);
-  if (!start)
-    return std::move(start.error());
-  message summary = c.summary;
-  summary.id = 0;
-  summary.session_id = c.session_id;
-  summary.active = true;
-  summary.compacted = false;
-  summary.is_summary = true;
-  auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
-  summary.replaced_first_id = *lo;
-  summary.replaced_last_id = *hi;
-  auto id = insert_message(summary, (*live)[*start].position);
-  if (!id)
-    return std::move(id.error());
-  summary.id = *id;
+  return commit_on_open_session<message>(c.session_id, [&]() -> caf::expected<message> {
+    auto live = live_rows(*db_, c.session_id);
+    if (!live)
+      return std::move(live.error());
+    auto start = locate_archive_run("compaction", *live, c.archive_ids, c.session_id);
+    if (!start)
+      return std::move(start.error());
+    message summary = c.summary;
+    summary.id = 0;
+    summary.session_id = c.session_id;
+    summary.active = true;
+    summary.compacted = false;
+    summary.is_summary = true;
+    auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
+    summary.replaced_first_id = *lo;
+    summary.replaced_last_id = *hi;
+    auto id = insert_message(summary, (*live)[*start].position);
+    if (!id)
+      return std::move(id.error());
+    summary.id = *id;
+    if (auto err = archive_rows(c.archive_ids, [&](int64_t) { return summary.id; }))
+      return err;
+    if (c.update_triggers)
+      if (auto err = write_triggers(c.session_id, c.triggers))
+        return err;
+    return summary;
+  });
+}
+
+caf::error sqlite_store::archive_rows(const std::vector<int64_t>& ids,
+                                      const std::function<int64_t(int64_t)>& absorber) {
   auto stmt = db_->prepare("UPDATE message_state SET active = 0, compacted = 1, archived_by = ?1"
                            " WHERE id = ?2 AND active = 1");
   if (!stmt)
     return std::move(stmt.error());
-  for (auto archived : c.archive_ids) {
+  for (auto archived : ids) {
     statement_scope s{**stmt};
-    s->bind(1, summary.id);
+    s->bind(1, absorber(archived));
     s->bind(2, archived);
     if (auto rc = s->step(); rc != SQLITE_DONE)
       return db_->failure(rc, "archive row " + std::to_string(archived));
   }
-  if (c.update_triggers)
-    if (auto err = write_triggers(c.session_id, c.triggers))
-      return err;
-  if (auto err = txn.commit())
-    return err;
-  return summary;
+  return {};
 }
 
 caf::expected<session_record> sqlite_store::reset_session(const std::string& session_id,

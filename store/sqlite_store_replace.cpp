@@ -105,68 +105,55 @@ caf::expected<std::vector<message>>
 sqlite_store::commit_replacement(const replacement_commit& c) {
   if (auto err = validate_shape(c))
     return err;
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
-  if (auto err = require_open_session(c.session_id))
-    return err;
-  auto live = live_places(*db_, c.session_id);
-  if (!live)
-    return std::move(live.error());
-  for (auto id : c.archive_ids)
-    if (live->count(id) == 0)
-      return not_live(*db_, id, c.session_id);
-  std::vector<message> inserted;
-  inserted.reserve(c.rows.size());
-  // (live rank of the position row, inserted id), sorted: who absorbs a non-position row.
-  std::vector<std::pair<size_t, int64_t>> absorbers;
-  std::map<int64_t, int64_t> archived_by; // position row id -> inserted id
-  for (size_t i = 0; i < c.rows.size(); ++i) {
-    const auto& place = live->at(c.positions[i]);
-    message row = c.rows[i];
-    row.id = 0;
-    row.session_id = c.session_id;
-    row.active = true;
-    row.compacted = false;
-    row.is_summary = true;
-    if (row.replaced_first_id <= 0 || row.replaced_last_id < row.replaced_first_id)
-      row.replaced_first_id = row.replaced_last_id = c.positions[i];
-    auto id = insert_message(row, place.position);
-    if (!id)
-      return std::move(id.error());
-    row.id = *id;
-    absorbers.emplace_back(place.index, *id);
-    archived_by[c.positions[i]] = *id;
-    inserted.push_back(std::move(row));
-  }
-  std::sort(absorbers.begin(), absorbers.end());
-  auto absorber_of = [&](int64_t archived_id) -> int64_t {
-    if (auto hit = archived_by.find(archived_id); hit != archived_by.end())
-      return hit->second;
-    if (absorbers.empty())
-      return c.archived_by;
-    auto rank = live->at(archived_id).index;
-    auto after = std::upper_bound(absorbers.begin(), absorbers.end(),
-                                  std::make_pair(rank, INT64_MAX));
-    return after == absorbers.begin() ? absorbers.front().second : std::prev(after)->second;
-  };
-  auto stmt = db_->prepare("UPDATE message_state SET active = 0, compacted = 1, archived_by = ?1"
-                           " WHERE id = ?2 AND active = 1");
-  if (!stmt)
-    return std::move(stmt.error());
-  for (auto archived : c.archive_ids) {
-    statement_scope s{**stmt};
-    s->bind(1, absorber_of(archived));
-    s->bind(2, archived);
-    if (auto rc = s->step(); rc != SQLITE_DONE)
-      return db_->failure(rc, "archive row " + std::to_string(archived));
-  }
-  if (c.update_triggers)
-    if (auto err = write_triggers(c.session_id, c.triggers))
+  using rows = std::vector<message>;
+  return commit_on_open_session<rows>(c.session_id, [&]() -> caf::expected<rows> {
+    auto live = live_places(*db_, c.session_id);
+    if (!live)
+      return std::move(live.error());
+    for (auto id : c.archive_ids)
+      if (live->count(id) == 0)
+        return not_live(*db_, id, c.session_id);
+    std::vector<message> inserted;
+    inserted.reserve(c.rows.size());
+    // (live rank of the position row, inserted id), sorted: who absorbs a non-position row.
+    std::vector<std::pair<size_t, int64_t>> absorbers;
+    std::map<int64_t, int64_t> archived_by; // position row id -> inserted id
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+      const auto& place = live->at(c.positions[i]);
+      message row = c.rows[i];
+      row.id = 0;
+      row.session_id = c.session_id;
+      row.active = true;
+      row.compacted = false;
+      row.is_summary = true;
+      if (row.replaced_first_id <= 0 || row.replaced_last_id < row.replaced_first_id)
+        row.replaced_first_id = row.replaced_last_id = c.positions[i];
+      auto id = insert_message(row, place.position);
+      if (!id)
+        return std::move(id.error());
+      row.id = *id;
+      absorbers.emplace_back(place.index, *id);
+      archived_by[c.positions[i]] = *id;
+      inserted.push_back(std::move(row));
+    }
+    std::sort(absorbers.begin(), absorbers.end());
+    auto absorber_of = [&](int64_t archived_id) -> int64_t {
+      if (auto hit = archived_by.find(archived_id); hit != archived_by.end())
+        return hit->second;
+      if (absorbers.empty())
+        return c.archived_by;
+      auto rank = live->at(archived_id).index;
+      auto after = std::upper_bound(absorbers.begin(), absorbers.end(),
+                                    std::make_pair(rank, INT64_MAX));
+      return after == absorbers.begin() ? absorbers.front().second : std::prev(after)->second;
+    };
+    if (auto err = archive_rows(c.archive_ids, absorber_of))
       return err;
-  if (auto err = txn.commit())
-    return err;
-  return inserted;
+    if (c.update_triggers)
+      if (auto err = write_triggers(c.session_id, c.triggers))
+        return err;
+    return inserted;
+  });
 }
 
 } // namespace mneme
