@@ -3,15 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <exception>
-#include <limits>
 #include <optional>
 #include <sstream>
 #include <utility>
 
 #include "caf/all.hpp"
 
+#include "actors/storage/index_schedule.hpp"
 #include "actors/storage/storage_cold.hpp"
 #include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
@@ -47,18 +46,9 @@ struct storage_state {
   int64_t pending_rows = 0;
   bool flush_queued = false;
   int64_t tick_seq = 0; // the number of the queued tick (a tick message with another is not ours)
-  // Committed rows above each index's watermark (store/fts_indexer).
-  fts_index_figures unindexed_by_index{};
-  // Indexing pace (policies/index_pacing), in steady-clock milliseconds.
-  index_pacing_params pacing;
-  std::deque<commit_mark> commits; // group commits above the watermark, oldest first
-  int64_t last_append_ms = -1;     // when the last append arrived
-  int64_t deferred_id = 0;         // the large row every index waits behind (0: none)
-  int64_t timer_due_ms = 0;        // a delayed tick is pending for this time (0: none)
-  // The next tick's length (policies/index_pacing: first_index_run after an
-  // append or a waiting request, next_index_run while nothing waits; with the
-  // default pacing both are a full tick).
-  index_run_limit index_run = first_index_run(pacing);
+  // The committed rows each recall index lacks and when the next idle-time tick
+  // runs (steady-clock milliseconds).
+  index_schedule indexing;
   // Write-ahead log checkpoints (policies/wal_checkpoint): the thresholds for this
   // file's page size, the checkpointer thread when the file has one, and whether
   // it is working on a request.
@@ -67,14 +57,11 @@ struct storage_state {
   std::shared_ptr<wal_checkpoint_connection> checkpoint_db; // closed before `store`
   bool checkpoint_running = false;
 
+  // Rows above the lowest watermark (the rows recall's tail scan reads).
+  int64_t unindexed() const { return indexing.unindexed(); }
+
   // Clean shutdown: everything committed is indexed before the file closes, and
   // the checkpointer's connection closes before the writer's (wal_checkpointer.hpp).
-  // Rows above the lowest watermark (the rows recall's tail scan reads): the
-  // largest of the three backlogs.
-  int64_t unindexed() const {
-    return *std::max_element(unindexed_by_index.begin(), unindexed_by_index.end());
-  }
-
   ~storage_state() {
     final_index();
     if (checkpoint_db)
@@ -245,10 +232,7 @@ void flush(storage_pointer self) {
     return;
   }
   checkpoint_wal(self);
-  for (auto& n : st.unindexed_by_index)
-    n += rows;
-  if (rows > 0)
-    st.commits.push_back({last_id, steady_ms()});
+  st.indexing.committed(rows, last_id, steady_ms());
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -287,20 +271,10 @@ void queue_tick(storage_pointer self) {
 
 // Arms a tick for `due_ms` unless one is pending for that time or earlier.
 void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
-  auto& st = self->state;
-  if (st.timer_due_ms != 0 && st.timer_due_ms <= due_ms)
+  if (!self->state.indexing.claim_timer(due_ms))
     return;
-  st.timer_due_ms = due_ms;
   self->delayed_send(self, std::chrono::milliseconds(std::max<int64_t>(1, due_ms - now_ms)),
                      st_flush_atom_v);
-}
-
-// Counts a tick's rows off the backlog of the index it filled.
-void count_indexed(storage_state& st, const index_progress& done) {
-  auto& left = st.unindexed_by_index[static_cast<std::size_t>(done.index)];
-  left = done.stop == index_stop::caught_up ? 0 : std::max<int64_t>(0, left - done.rows);
-  if (done.all_caught_up)
-    st.unindexed_by_index.fill(0);
 }
 
 // Sets the backlogs from the file (at start, after an import). False when there is none.
@@ -308,7 +282,7 @@ bool read_backlogs(storage_state& st) {
   auto backlogs = fts_index_backlogs(st.store->connection());
   if (!backlogs)
     return false;
-  st.unindexed_by_index = *backlogs;
+  st.indexing.set_backlogs(*backlogs);
   if (st.metrics)
     st.metrics->unindexed_rows.store(st.unindexed(), std::memory_order_relaxed);
   return st.unindexed() > 0;
@@ -324,25 +298,19 @@ bool read_backlogs(storage_state& st) {
 // append (recall finds unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
-  if (st.unindexed() <= 0)
-    return;
   auto now = steady_ms();
-  if (st.timer_due_ms != 0 && now >= st.timer_due_ms)
-    st.timer_due_ms = 0; // that timer has fired (or is about to: harmless)
-  auto plan = plan_index_tick(st.pacing, now, st.last_append_ms, st.commits);
-  if (st.deferred_id != 0
-      && !may_index_row(plan, st.deferred_id, std::numeric_limits<int64_t>::max())) {
-    // Still not due (appends kept coming): no read, just come back when it is.
-    arm_index_timer(self, now, large_row_due_ms(st.pacing, now, st.last_append_ms, st.commits,
-                                                st.deferred_id));
+  auto step = st.indexing.next(now);
+  if (step.what == index_step::kind::idle)
+    return;
+  if (step.what == index_step::kind::wait) {
+    arm_index_timer(self, now, step.due_ms);
     return;
   }
   if (!self->mailbox().empty()) {
     queue_tick(self);
     return;
   }
-  plan.run = st.index_run;
-  auto done = index_pending(st.store->connection(), plan,
+  auto done = index_pending(st.store->connection(), step.plan,
                             [self] { return !self->mailbox().empty(); });
   if (!done) {
     log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed(),
@@ -350,34 +318,23 @@ void index_when_idle(storage_pointer self) {
     return; // the next commit queues a new tick
   }
   checkpoint_wal(self);
-  count_indexed(st, *done);
-  while (!st.commits.empty() && st.commits.front().last_id <= done->watermark)
-    st.commits.pop_front();
-  // Wait for a large row only when no index could move: one that did and then
-  // stopped at a large row may leave another index with rows below it.
-  st.deferred_id =
-    done->stop == index_stop::large_row_due && done->rows == 0 ? done->deferred_id : 0;
-  st.index_run = done->waited ? first_index_run(st.pacing) : done->next_run;
+  auto after = st.indexing.finished(*done, now);
   if (st.metrics) {
     st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
     if (done->rows > 0)
       st.metrics->index_batches.fetch_add(1, std::memory_order_relaxed);
     st.metrics->unindexed_rows.store(st.unindexed(), std::memory_order_relaxed);
   }
-  if (st.unindexed() <= 0)
-    return;
-  if (st.deferred_id != 0)
-    arm_index_timer(self, now, large_row_due_ms(st.pacing, now, st.last_append_ms, st.commits,
-                                                st.deferred_id));
-  else
+  if (after.what == index_step::kind::wait)
+    arm_index_timer(self, now, after.due_ms);
+  else if (after.what == index_step::kind::run)
     queue_tick(self);
 }
 
 // Buffers an append and arranges its commit (now when the buffer is full).
 void enqueue(storage_pointer self, pending_append p) {
   auto& st = self->state;
-  st.last_append_ms = steady_ms();
-  st.index_run = first_index_run(st.pacing);
+  st.indexing.appended(steady_ms());
   auto rows = static_cast<int64_t>(p.rows.size());
   if (!p.single && rows >= st.store->params().max_batch)
     flush(self); // an oversized batch commits on its own, after what came before

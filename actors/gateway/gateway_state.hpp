@@ -1,0 +1,168 @@
+// The gateway's state and the steps its handlers are made of, shared by its units:
+// gateway_keys.cpp (the key table: open, attach, create, reset, child switches,
+// eviction), gateway_turns.cpp (turns and the hygiene check before them),
+// gateway_commands.cpp (channel commands: /compress, /rollback, /search) and
+// gateway_actor.cpp (the behaviour). Internal to actors/gateway: nothing else includes
+// it. Touched only by the gateway actor, inside its handlers.
+//
+// Invariants (between handlers):
+//   1. keys[k].in_flight == the requests to k's session actor not answered yet; every
+//      such request goes through request_session, which keeps the count.
+//   2. opening implies handle is null or about to be replaced, and `waiting` runs in
+//      order once the open ends (success or failure).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <spdlog/logger.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include "actors/gateway/gateway_actor.hpp"
+
+namespace mneme::gateway_detail {
+
+struct key_entry {
+  std::string session_id;        // empty until the session is known
+  std::string user_id;
+  session_actor handle;          // null while evicted
+  bool opening = false;          // spawn / rehydrate / reset in progress
+  // Run in order once opened. A vector, not a deque: an empty libstdc++ deque
+  // allocates ~600 bytes, paid by every key ever seen (evicted ones included).
+  std::vector<std::function<void()>> waiting;
+  int64_t live_messages = 0;     // as last reported by the session
+  int64_t live_tokens = 0;
+  time_ms last_activity_ms = 0;
+  int in_flight = 0;             // requests to the session not answered yet
+  // Until then no hygiene LLM summary is asked for this key (policies/hygiene_gate.hpp);
+  // 0 = none. In memory only: a new process starts without it.
+  time_ms hygiene_cooldown_until_ms = 0;
+};
+
+struct gateway_state {
+  static inline const char* name = "gateway";
+  gateway_config cfg;
+  storage_actor storage;
+  supervisor_actor supervisor;
+  std::unordered_map<std::string, key_entry> keys;
+  uint64_t evict_generation = 0;
+
+  spdlog::logger& log() {
+    static auto null_log = std::make_shared<spdlog::logger>(
+      "gateway", std::make_shared<spdlog::sinks::null_sink_mt>());
+    return cfg.log ? *cfg.log : *null_log;
+  }
+};
+
+using gateway_ptr = gateway_actor::stateful_pointer<gateway_state>;
+using on_error = std::function<void(caf::error)>;
+
+// The reply of one inbound message: records the gateway's turn metrics once, when it
+// is delivered (value or error). Copies share the start time.
+class turn_promise {
+ public:
+  turn_promise(caf::typed_response_promise<turn_reply> rp, std::shared_ptr<runtime_metrics> m)
+    : rp_(std::move(rp)), metrics_(std::move(m)), start_(std::chrono::steady_clock::now()) {}
+
+  void deliver(turn_reply r) {
+    record(false);
+    rp_.deliver(std::move(r));
+  }
+  void deliver(caf::error err) {
+    record(true);
+    rp_.deliver(std::move(err));
+  }
+
+ private:
+  void record(bool failed) {
+    if (!metrics_)
+      return;
+    metrics_->turns.fetch_add(1, std::memory_order_relaxed);
+    if (failed)
+      metrics_->turn_errors.fetch_add(1, std::memory_order_relaxed);
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start_);
+    metrics_->turn_latency.observe_us(us.count());
+  }
+
+  caf::typed_response_promise<turn_reply> rp_;
+  std::shared_ptr<runtime_metrics> metrics_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+using reply_promise = turn_promise;
+
+// Sends `xs...` to the key's session actor (REQUIRES: it is up) as a request counted
+// in the key's in_flight until it is answered; `on_value(T&)` or `on_fail(caf::error&)`
+// runs after the count is dropped.
+template <class T, class OnValue, class OnFail, class... Ts>
+void request_session(gateway_ptr self, const std::string& key,
+                     std::chrono::milliseconds timeout, OnValue on_value, OnFail on_fail,
+                     Ts&&... xs) {
+  auto& e = self->state.keys[key];
+  ++e.in_flight;
+  self->request(e.handle, timeout, std::forward<Ts>(xs)...)
+    .then(
+      [self, key, on_value](T& answer) mutable {
+        --self->state.keys[key].in_flight;
+        on_value(answer);
+      },
+      [self, key, on_fail](caf::error& err) mutable {
+        --self->state.keys[key].in_flight;
+        on_fail(err);
+      });
+}
+
+// gateway_keys.cpp
+// Runs `fn` once the key's session actor is up: spawned, rehydrated, created or found
+// open in the store. A user other than the key's owner is refused (bad_request).
+void with_session(gateway_ptr self, const std::string& key, const std::string& user,
+                  std::function<void()> fn, on_error fail);
+// Like with_session, for a session that must exist: known to this process or stored
+// open under the key; errc::not_found otherwise (nothing is created).
+void with_existing(gateway_ptr self, const std::string& key, std::function<void()> fn,
+                   on_error fail);
+// The reset after exhaustion (SPEC §5.3); `then` runs once the key has its new session.
+void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
+           std::function<void()> then);
+// Routes the key to `child_id` when it still names `parent_id`.
+void follow_child(gateway_ptr self, const std::string& key, const std::string& parent_id,
+                  const std::string& child_id);
+// Calls `fn` with the id of the session `handle` holds now (see gateway_keys.cpp).
+void with_current_id(gateway_ptr self, const std::string& key, session_actor handle,
+                     std::string known, std::function<void(std::string)> fn);
+// Asks every idle session (no turn in flight, idle for gateway.idle_evict_seconds) to
+// leave memory.
+void sweep(gateway_ptr self);
+// Schedules the next sweep (a quarter of the idle time, at least 1 s); none when
+// eviction is off.
+void arm_eviction(gateway_ptr self);
+
+// gateway_turns.cpp
+// T3/T4 before the turn (count and local estimate only), then the turn.
+void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string text,
+                       reply_promise rp);
+
+// gateway_commands.cpp
+// The argument of channel command `name` in `text`, or nullopt when `text` is not it.
+std::optional<std::string> command_arg(std::string_view text, std::string_view name);
+void channel_compress(gateway_ptr self, const std::string& key, std::string focus,
+                      reply_promise rp);
+// Restores checkpoint `name` of the key's session (REQUIRES: the session is open) and
+// restarts its actor from the store; `done` gets the restored live rows.
+void rollback(gateway_ptr self, const std::string& key, std::string name,
+              std::function<void(std::vector<message>)> done, on_error fail);
+void channel_rollback(gateway_ptr self, const std::string& key, std::string name,
+                      reply_promise rp);
+void channel_search(gateway_ptr self, const std::string& key, const std::string& user,
+                    const std::string& query, reply_promise rp);
+
+} // namespace mneme::gateway_detail

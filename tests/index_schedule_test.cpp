@@ -1,0 +1,119 @@
+// Tests of the storage actor's indexing schedule (actors/storage/index_schedule): the
+// backlogs a commit and a tick leave, when the idle-time tick runs or waits behind a
+// large row, the run it carries over, and the pending-timer bookkeeping.
+#define BOOST_TEST_MODULE index_schedule_test
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <deque>
+
+#include "actors/storage/index_schedule.hpp"
+
+using namespace mneme;
+
+namespace {
+
+using kind = index_step::kind;
+
+index_progress tick(fts_index index, int64_t rows, index_stop stop, int64_t watermark) {
+  index_progress p;
+  p.index = index;
+  p.rows = rows;
+  p.stop = stop;
+  p.watermark = watermark;
+  p.index_watermark = watermark;
+  p.next_run = {7, 700};
+  return p;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(nothing_committed_means_no_tick) {
+  index_schedule s;
+  BOOST_TEST(s.unindexed() == 0);
+  BOOST_TEST((s.next(1000).what == kind::idle));
+}
+
+BOOST_AUTO_TEST_CASE(a_commit_adds_its_rows_to_every_backlog) {
+  index_schedule s;
+  s.committed(5, 5, 1000);
+  s.committed(0, 5, 1001); // an empty commit changes nothing
+  BOOST_TEST(s.unindexed() == 5);
+  auto step = s.next(2000);
+  BOOST_TEST((step.what == kind::run));
+}
+
+BOOST_AUTO_TEST_CASE(a_tick_counts_its_rows_off_its_own_index_only) {
+  index_schedule s;
+  s.committed(10, 10, 1000);
+  auto after = s.finished(tick(fts_index::words, 10, index_stop::caught_up, 0), 2000);
+  // words caught up; cjk and trigram still lack 10 rows: another tick follows.
+  BOOST_TEST(s.unindexed() == 10);
+  BOOST_TEST((after.what == kind::run));
+  s.finished(tick(fts_index::cjk, 4, index_stop::budget, 0), 2001);
+  BOOST_TEST(s.unindexed() == 10); // trigram still lacks all ten
+  auto all = tick(fts_index::trigram, 10, index_stop::caught_up, 10);
+  all.all_caught_up = true;
+  BOOST_TEST((s.finished(all, 2002).what == kind::idle));
+  BOOST_TEST(s.unindexed() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_backlog_never_goes_below_zero) {
+  index_schedule s;
+  s.committed(3, 3, 1000);
+  s.finished(tick(fts_index::words, 50, index_stop::budget, 0), 2000);
+  BOOST_TEST(s.unindexed() == 3); // the other two
+  fts_index_figures b{0, 0, 0};
+  s.set_backlogs(b);
+  BOOST_TEST(s.unindexed() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_large_row_no_index_could_pass_makes_the_tick_wait_until_due) {
+  index_pacing_params pacing;
+  index_schedule s{pacing};
+  s.appended(1000);
+  s.committed(1, 1, 1000);
+  auto stuck = tick(fts_index::words, 0, index_stop::large_row_due, 0);
+  stuck.deferred_id = 1;
+  auto after = s.finished(stuck, 1010);
+  BOOST_TEST((after.what == kind::wait));
+  // Due when the writer has been quiet for quiet_ms after the last append.
+  BOOST_TEST(after.due_ms == 1000 + pacing.quiet_ms);
+  BOOST_TEST((s.next(1020).what == kind::wait)); // still not due: no read
+  BOOST_TEST((s.next(1000 + pacing.quiet_ms).what == kind::run));
+}
+
+BOOST_AUTO_TEST_CASE(a_large_row_after_progress_does_not_hold_the_other_indexes) {
+  index_schedule s;
+  s.committed(5, 5, 1000);
+  auto moved = tick(fts_index::words, 2, index_stop::large_row_due, 0);
+  moved.deferred_id = 3;
+  BOOST_TEST((s.finished(moved, 1010).what == kind::run));
+}
+
+BOOST_AUTO_TEST_CASE(the_run_grows_while_nothing_waits_and_restarts_after_an_append) {
+  index_pacing_params pacing;
+  index_schedule s{pacing};
+  s.committed(100, 100, 1000);
+  auto first = s.next(1000).plan.run;
+  BOOST_TEST(first.rows == first_index_run(pacing).rows);
+  s.finished(tick(fts_index::words, 1, index_stop::budget, 0), 1001);
+  BOOST_TEST(s.next(1002).plan.run.rows == 7); // the tick's next_run carried over
+  s.appended(1003);
+  BOOST_TEST(s.next(1004).plan.run.rows == first_index_run(pacing).rows);
+  auto waited = tick(fts_index::cjk, 1, index_stop::yielded, 0);
+  waited.waited = true;
+  s.finished(waited, 1005);
+  BOOST_TEST(s.next(1006).plan.run.rows == first_index_run(pacing).rows);
+}
+
+BOOST_AUTO_TEST_CASE(a_timer_is_armed_once_per_due_time_until_it_fires) {
+  index_schedule s;
+  s.committed(1, 1, 1000);
+  BOOST_TEST(s.claim_timer(5000));
+  BOOST_TEST(!s.claim_timer(5000)); // one is pending for that time
+  BOOST_TEST(!s.claim_timer(6000)); // and it comes earlier
+  BOOST_TEST(s.claim_timer(4000));  // an earlier one is armed
+  s.next(4000);                     // the 4000 timer fired
+  BOOST_TEST(s.claim_timer(6000));
+}
