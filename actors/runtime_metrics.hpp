@@ -18,7 +18,7 @@
 #include "actors/latency_histogram.hpp"
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/errc.hpp"
-#include "policies/trigger.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme {
 

@@ -1,4 +1,4 @@
-// CAF inspect() overloads for the LLM client's vocabulary (policies/chat_request.hpp)
+// CAF inspect() overloads for the LLM client's vocabulary (messages/chat_request.hpp)
 // and the pool's statistics. Owned by the LLM client module (actors/llm); included by
 // mneme_types.hpp, whose "LLM client" section lists their type IDs. Values only.
 #pragma once
@@ -8,7 +8,7 @@
 #include "caf/meta/load_callback.hpp"
 #include "caf/meta/type_name.hpp"
 
-#include "policies/chat_request.hpp"
+#include "messages/chat_request.hpp"
 
 namespace mneme {
 

@@ -13,7 +13,7 @@
 #include "caf/meta/type_name.hpp"
 
 #include "messages/transcript.hpp"
-#include "policies/trigger.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme {
 

@@ -34,8 +34,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "policies/llm_error_kind.hpp"
-#include "policies/trigger.hpp"
+#include "messages/llm_error_kind.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme {
 
@@ -43,6 +43,6 @@ inline constexpr std::size_t max_classified_body_bytes = 64 * 1024;
 
 llm_error_kind classify_http_answer(int status, std::string_view body);
 
-// The error trigger a kind fires: error_trigger() in policies/trigger.hpp.
+// The error trigger a kind fires: error_trigger() in messages/trigger.hpp.
 
 } // namespace mneme

@@ -130,7 +130,7 @@
 
 #include "messages/transcript.hpp"
 #include "policies/compression_params.hpp"
-#include "policies/trigger.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme {
 

@@ -43,7 +43,7 @@
 
 #include "messages/transcript.hpp"
 #include "policies/compression_params.hpp"
-#include "policies/trigger.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme {
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "messages/transcript.hpp"
-#include "policies/chat_request.hpp"
+#include "messages/chat_request.hpp"
 
 namespace mneme {
 

@@ -50,8 +50,8 @@
 #include "messages/transcript.hpp"
 #include "policies/compression_params.hpp"
 #include "policies/failure_protection.hpp"
-#include "policies/llm_error_kind.hpp"
-#include "policies/trigger.hpp"
+#include "messages/llm_error_kind.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme {
 

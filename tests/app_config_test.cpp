@@ -20,8 +20,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "apps/common/app_config.hpp"
-#include "apps/common/config_schema.hpp"
+#include "apps/common/config/app_config.hpp"
+#include "apps/common/config/config_schema.hpp"
 
 using namespace mneme;
 namespace bdata = boost::unit_test::data;

@@ -33,7 +33,7 @@
 
 #include "actors/runtime.hpp"
 #include "apps/common/api/json_codec.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "policies/token_estimate.hpp"
 
 using namespace mneme;

@@ -23,7 +23,7 @@
 
 #include "actors/llm/compaction_wire.hpp"
 #include "actors/llm/llm_call.hpp"
-#include "apps/common/fake_llm/compaction_wire.hpp"
+#include "apps/common/fakellm/compaction_wire.hpp"
 #include "policies/external_compaction.hpp"
 #include "policies/summary_markers.hpp"
 #include "tests/serve_runtime_fixture.hpp"

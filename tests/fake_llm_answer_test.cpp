@@ -1,4 +1,4 @@
-// Tests of the fake LLM's deterministic answers (apps/common/fake_llm/fake_answer):
+// Tests of the fake LLM's deterministic answers (apps/common/fakellm/fake_answer):
 // the extractive summary within its target, kept identifiers, determinism, the
 // default budget, and chat answers of the configured size.
 #define BOOST_TEST_MODULE fake_llm_answer
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/chat_responder.hpp"
-#include "apps/common/fake_llm/fake_answer.hpp"
+#include "apps/common/fakellm/chat_responder.hpp"
+#include "apps/common/fakellm/fake_answer.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 #include "policies/compression_params.hpp"

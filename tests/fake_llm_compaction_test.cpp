@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/fake_llm_server.hpp"
-#include "apps/common/fake_llm/server_compaction.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
+#include "apps/common/fakellm/server_compaction.hpp"
 #include "fake_llm_test_client.hpp"
 #include "messages/errc.hpp"
 #include "policies/token_estimate.hpp"

@@ -1,4 +1,4 @@
-// Tests of the fake LLM's pure fault decision (apps/common/fake_llm/fault_plan) and
+// Tests of the fake LLM's pure fault decision (apps/common/fakellm/fault_plan) and
 // of scenario parsing (scenario.hpp): targeting by fraction, model, purpose, time
 // window, prompt size and count; latency and jitter; determinism for a seed;
 // strict YAML/JSON validation with key paths; the shipped example scenario.
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/fault_plan.hpp"
-#include "apps/common/fake_llm/scenario.hpp"
+#include "apps/common/fakellm/fault_plan.hpp"
+#include "apps/common/fakellm/scenario.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 

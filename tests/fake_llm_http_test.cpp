@@ -1,5 +1,5 @@
 // Tests of the fake LLM's protocol pieces: the HTTP/1.1 request parser
-// (apps/common/fake_llm/http_parser) and the chat-completions wire format
+// (apps/common/fakellm/http_parser) and the chat-completions wire format
 // (wire_format): parsing, limits, keep-alive, bodies, SSE events, error bodies.
 #define BOOST_TEST_MODULE fake_llm_http
 #include <boost/test/data/test_case.hpp>
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/http_parser.hpp"
-#include "apps/common/fake_llm/wire_format.hpp"
+#include "apps/common/fakellm/http_parser.hpp"
+#include "apps/common/fakellm/wire_format.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 

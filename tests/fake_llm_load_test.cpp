@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "fake_llm_test_client.hpp"
 
 using namespace mneme::fakellm;

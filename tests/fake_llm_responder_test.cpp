@@ -1,4 +1,4 @@
-// Tests of the fake LLM's response plans (apps/common/fake_llm/chat_responder):
+// Tests of the fake LLM's response plans (apps/common/fakellm/chat_responder):
 // what each fault sends (status, bytes, pauses, close/reset/silence) and the
 // window's own overflow 400.
 #define BOOST_TEST_MODULE fake_llm_responder
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/chat_responder.hpp"
-#include "apps/common/fake_llm/wire_format.hpp"
+#include "apps/common/fakellm/chat_responder.hpp"
+#include "apps/common/fakellm/wire_format.hpp"
 
 using namespace mneme;
 using namespace mneme::fakellm;

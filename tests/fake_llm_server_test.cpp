@@ -1,4 +1,4 @@
-// Loopback tests of the fake LLM server (apps/common/fake_llm/fake_llm_server):
+// Loopback tests of the fake LLM server (apps/common/fakellm/fake_llm_server):
 // answers and usage, summaries, SSE framing, the context window, every fault kind
 // as a plain client sees it, targeting by model / purpose / fraction / time window
 // end to end, the refuse window, the control API and stats, and bad input.
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "caf/all.hpp"
 #include "fake_llm_test_client.hpp"
 #include "messages/errc.hpp"

@@ -1,4 +1,4 @@
-// The LLM pool against the in-process fake LLM server (apps/common/fake_llm): every
+// The LLM pool against the in-process fake LLM server (apps/common/fakellm): every
 // fault the server injects comes back as its project error code before a generous
 // bound; a purpose-targeted fault hits summary traffic only; a real answer round-trips.
 #define BOOST_TEST_MODULE llm_fakellm
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "actors/llm/llm_pool.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "tests/llm_test_print.hpp"
 
 namespace bdata = boost::unit_test::data;

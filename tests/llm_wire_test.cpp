@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -353,6 +355,19 @@ BOOST_DATA_TEST_CASE(
                    errc::llm_empty_answer}),
   kind, code) {
   BOOST_TEST(to_errc(kind) == code);
+}
+
+BOOST_AUTO_TEST_CASE(the_kind_table_is_one_to_one_and_reads_both_ways) {
+  // Every failure kind maps to a distinct llm_* code and back to itself; a code
+  // outside the LLM range is no failure kind.
+  std::set<errc> codes;
+  for (const auto& [kind, code] : llm_errc_table) {
+    BOOST_TEST(codes.insert(code).second);
+    BOOST_TEST((llm_kind_of(to_errc(kind)) == std::optional<llm_error_kind>{kind}));
+  }
+  BOOST_TEST(codes.size() == llm_errc_table.size());
+  BOOST_TEST(!llm_kind_of(errc::bad_request).has_value());
+  BOOST_TEST(to_errc(llm_error_kind::none) == errc::internal);
 }
 
 BOOST_DATA_TEST_CASE(curl_codes_map_to_transport_kinds,

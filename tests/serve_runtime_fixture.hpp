@@ -25,7 +25,7 @@
 
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/runtime.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/token_estimate.hpp"
 

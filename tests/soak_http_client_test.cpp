@@ -9,7 +9,7 @@
 #include <string>
 
 #include "apps/common/soak/soak_http_client.hpp"
-#include "policies/trigger.hpp"
+#include "messages/trigger.hpp"
 
 namespace bdata = boost::unit_test::data;
 using namespace mneme;

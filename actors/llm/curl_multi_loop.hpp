@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "policies/llm_error_kind.hpp"
+#include "messages/llm_error_kind.hpp"
 
 namespace mneme::llm {
 

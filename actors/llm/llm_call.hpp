@@ -7,7 +7,7 @@
 
 #include "actors/llm/curl_multi_loop.hpp"
 #include "actors/llm/llm_endpoint.hpp"
-#include "policies/chat_request.hpp"
+#include "messages/chat_request.hpp"
 
 namespace mneme::llm {
 

@@ -13,7 +13,7 @@
 #include "caf/make_message.hpp" // errc.hpp needs it for make_error with a context
 
 #include "actors/llm_params.hpp"
-#include "policies/chat_request.hpp"
+#include "messages/chat_request.hpp"
 #include "policies/compression_params.hpp"
 
 namespace mneme::llm {

@@ -5,33 +5,6 @@
 
 namespace mneme::llm {
 
-errc to_errc(llm_error_kind kind) {
-  // REQUIRES: a failure, not a success.
-  assert(kind != llm_error_kind::none);
-  switch (kind) {
-    case llm_error_kind::none: return errc::internal;
-    case llm_error_kind::refused: return errc::llm_refused;
-    case llm_error_kind::dns: return errc::llm_dns;
-    case llm_error_kind::tls: return errc::llm_tls;
-    case llm_error_kind::idle_timeout: return errc::llm_idle_timeout;
-    case llm_error_kind::total_timeout: return errc::llm_total_timeout;
-    case llm_error_kind::network: return errc::llm_network;
-    case llm_error_kind::payload_too_large: return errc::llm_payload_too_large;
-    case llm_error_kind::long_context_rate_limit: return errc::llm_long_context_rate_limit;
-    case llm_error_kind::rate_limited: return errc::llm_rate_limited;
-    case llm_error_kind::output_too_large: return errc::llm_output_too_large;
-    case llm_error_kind::context_overflow: return errc::llm_context_overflow;
-    case llm_error_kind::unsupported_parameter: return errc::llm_unsupported_parameter;
-    case llm_error_kind::auth: return errc::llm_auth;
-    case llm_error_kind::quota: return errc::llm_quota;
-    case llm_error_kind::server_error: return errc::llm_server_error;
-    case llm_error_kind::bad_request: return errc::llm_bad_request;
-    case llm_error_kind::malformed: return errc::llm_malformed;
-    case llm_error_kind::empty_answer: return errc::llm_empty_answer;
-  }
-  return errc::internal;
-}
-
 llm_error_kind classify_curl_code(CURLcode code) {
   assert(code != CURLE_OK);
   switch (code) {
@@ -91,7 +64,7 @@ caf::error make_llm_error(llm_error_kind kind, std::string_view detail, long sta
     ctx += "; HTTP " + std::to_string(status);
   if (!body.empty())
     ctx += "; body: " + body_excerpt(body, secret);
-  return caf::make_error(to_errc(kind), std::move(ctx));
+  return caf::make_error(mneme::to_errc(kind), std::move(ctx));
 }
 
 } // namespace mneme::llm

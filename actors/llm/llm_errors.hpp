@@ -1,5 +1,5 @@
 // How the LLM client turns a failure into a caf::error: curl's result code and the
-// kinds of policies/llm_error_kind.hpp map onto mneme::errc, and every error carries a
+// kinds of messages/llm_error_kind.hpp map onto mneme::errc, and every error carries a
 // context line with the HTTP status and a short excerpt of the answer body, with the
 // API key redacted. Pure functions; safe from any thread.
 #pragma once
@@ -14,12 +14,9 @@
 #include "caf/make_message.hpp" // errc.hpp needs it for make_error with a context
 
 #include "messages/errc.hpp"
-#include "policies/llm_error_kind.hpp"
+#include "messages/llm_errc.hpp"
 
 namespace mneme::llm {
-
-// The project code of a failure kind. REQUIRES: kind != llm_error_kind::none.
-errc to_errc(llm_error_kind kind);
 
 // The transport kind of a failed curl transfer (refused, DNS, TLS, total timeout,
 // anything else = network). REQUIRES: code != CURLE_OK. The idle timeout is detected

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "policies/chat_request.hpp"
-#include "policies/llm_error_kind.hpp"
+#include "messages/chat_request.hpp"
+#include "messages/llm_error_kind.hpp"
 
 namespace mneme {
 

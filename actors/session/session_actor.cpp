@@ -25,6 +25,7 @@
 
 #include "actors/session/session_skills.hpp"
 #include "actors/session/session_state.hpp"
+#include "messages/llm_errc.hpp"
 #include "policies/request_pairing.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/tool_pairing.hpp"
@@ -47,32 +48,12 @@ std::shared_ptr<spdlog::logger> null_logger() {
   return log;
 }
 
-// The failure kind of a chat call's error (the inverse of llm::to_errc); a caller-side
-// timeout counts as the total timeout.
+// The failure kind of a chat call's error (messages/llm_errc.hpp); a caller-side
+// timeout counts as the total timeout, any other code as a network failure.
 llm_error_kind kind_of(const caf::error& err) {
   if (err.category() != caf::atom("mneme"))
     return llm_error_kind::total_timeout;
-  switch (static_cast<errc>(err.code())) {
-    case errc::llm_refused: return llm_error_kind::refused;
-    case errc::llm_dns: return llm_error_kind::dns;
-    case errc::llm_tls: return llm_error_kind::tls;
-    case errc::llm_idle_timeout: return llm_error_kind::idle_timeout;
-    case errc::llm_total_timeout: return llm_error_kind::total_timeout;
-    case errc::llm_network: return llm_error_kind::network;
-    case errc::llm_payload_too_large: return llm_error_kind::payload_too_large;
-    case errc::llm_long_context_rate_limit: return llm_error_kind::long_context_rate_limit;
-    case errc::llm_rate_limited: return llm_error_kind::rate_limited;
-    case errc::llm_output_too_large: return llm_error_kind::output_too_large;
-    case errc::llm_context_overflow: return llm_error_kind::context_overflow;
-    case errc::llm_unsupported_parameter: return llm_error_kind::unsupported_parameter;
-    case errc::llm_auth: return llm_error_kind::auth;
-    case errc::llm_quota: return llm_error_kind::quota;
-    case errc::llm_server_error: return llm_error_kind::server_error;
-    case errc::llm_bad_request: return llm_error_kind::bad_request;
-    case errc::llm_malformed: return llm_error_kind::malformed;
-    case errc::llm_empty_answer: return llm_error_kind::empty_answer;
-    default: return llm_error_kind::network;
-  }
+  return llm_kind_of(static_cast<errc>(err.code())).value_or(llm_error_kind::network);
 }
 
 void touch(session_ptr self) {

@@ -65,7 +65,7 @@
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/runtime.hpp"
 #include "apps/common/api/http_server.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/http_load.hpp"

@@ -31,7 +31,7 @@
 #include "actors/llm/curl_multi_loop.hpp"
 #include "actors/llm/llm_pool.hpp"
 #include "actors/llm/llm_wire.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 
 namespace mneme::bench {

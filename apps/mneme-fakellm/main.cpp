@@ -3,7 +3,7 @@
 //                 [--answer-tokens N] [--log-level info]
 // Prints "listening http://HOST:PORT" once bound (port 0 picks a free port), serves
 // until SIGINT/SIGTERM, then stops cleanly. The scenario format and control API are
-// documented in configs/fakellm/example.yaml and apps/common/fake_llm/.
+// documented in configs/fakellm/example.yaml and apps/common/fakellm/.
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -14,7 +14,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "messages/errc.hpp"
 
 namespace {

@@ -16,12 +16,11 @@
 
 #include <fmt/format.h>
 
-#include "actors/llm/llm_endpoint.hpp"
-#include "actors/runtime.hpp"
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/cli/daemon_client.hpp"
 #include "apps/common/cli/data_source.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
+#include "apps/common/host/runtime_host.hpp"
 #include "apps/mneme/command_registry.hpp"
 
 namespace mneme::cli {
@@ -37,10 +36,6 @@ struct compact_options {
   int64_t radius = default_radius;
   std::string focus;
 };
-
-bool is_builtin(const std::string& url) {
-  return url == "builtin";
-}
 
 maybe_failure compact_file(const compact_options& opt, api::json& out) {
   app_config cfg;
@@ -59,39 +54,20 @@ maybe_failure compact_file(const compact_options& opt, api::json& out) {
                                       "session instead", rec.id, rec.end_reason));
 
   fakellm::fake_llm_server server;
-  bool need_fake = is_builtin(cfg.model.base_url) || is_builtin(cfg.summarizer.base_url)
-                   || (cfg.summarizer.base_url.empty() && is_builtin(cfg.model.base_url));
-  if (need_fake) {
+  if (wants_builtin(cfg)) {
     auto port = server.start();
     if (!port)
       return failure_of(port.error(), "cannot start the built-in fake LLM");
-    if (is_builtin(cfg.model.base_url))
-      cfg.model.base_url = server.base_url();
-    if (is_builtin(cfg.summarizer.base_url))
-      cfg.summarizer.base_url = server.base_url();
+    point_builtin_at(cfg, server.base_url());
   }
-  auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
-  if (!chat)
-    return failure_of(chat.error(), "model");
-  auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!summary)
-    return failure_of(summary.error(), "auxiliary.compression");
-  runtime_config rc;
-  rc.compression = cfg.compression;
-  rc.model = cfg.model;
-  rc.chat = *chat;
-  rc.summarizer = *summary;
-  rc.database = cfg.database;
-  rc.gateway = cfg.gateway;
-
-  caf::actor_system_config sys_cfg;
-  register_mneme_types(sys_cfg);
-  sys_cfg.set("logger.verbosity", caf::atom("quiet"));
-  caf::actor_system sys{sys_cfg};
-  auto started = runtime::start(sys, rc);
-  if (!started)
-    return failure_of(started.error(), "cannot start the runtime on " + cfg.database.path);
-  auto& rt = **started;
+  auto rc = runtime_config_of(cfg);
+  if (!rc)
+    return failure_of(rc.error(), "LLM configuration");
+  auto host = runtime_host::start(std::move(*rc));
+  if (!host)
+    return failure_of(host.error(), "cannot start the runtime on " + cfg.database.path);
+  auto& sys = (*host)->system();
+  auto& rt = (*host)->rt();
   maybe_failure result;
   {
     caf::scoped_actor self{sys};

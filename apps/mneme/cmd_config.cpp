@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "apps/common/app_config.hpp"
-#include "apps/common/config_schema.hpp"
+#include "apps/common/config/app_config.hpp"
+#include "apps/common/config/config_schema.hpp"
 #include "apps/mneme/command_registry.hpp"
 
 namespace mneme::cli {

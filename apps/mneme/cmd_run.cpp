@@ -26,10 +26,10 @@
 
 #include <fmt/format.h>
 
-#include "actors/llm/llm_endpoint.hpp"
 #include "actors/runtime.hpp"
-#include "apps/common/app_config.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/config/app_config.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
+#include "apps/common/host/runtime_host.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "policies/threshold.hpp"
 
@@ -100,26 +100,14 @@ int run_runtime(const run_options& opt) {
   cfg.model.base_url = server.base_url();
   if (cfg.summarizer.base_url.empty() || cfg.summarizer.base_url == "builtin")
     cfg.summarizer.base_url = server.base_url();
-  auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
-  auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  auto hygiene = llm::make_hygiene_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!chat || !summary || !hygiene) {
-    std::cerr << render_error(!chat      ? chat.error()
-                              : !summary ? summary.error()
-                                         : hygiene.error())
-              << "\n";
+  auto made = runtime_config_of(cfg);
+  if (!made) {
+    std::cerr << render_error(made.error()) << "\n";
     return exit_usage;
   }
+  auto& rc = *made;
 
   std::string tmp_dir;
-  runtime_config rc;
-  rc.compression = cfg.compression;
-  rc.model = cfg.model;
-  rc.chat = *chat;
-  rc.summarizer = *summary;
-  rc.hygiene = *hygiene;
-  rc.database = cfg.database;
-  rc.gateway = cfg.gateway;
   if (opt.db.empty()) {
     char tmpl[] = "/tmp/mneme-run-XXXXXX";
     if (!mkdtemp(tmpl)) {
@@ -142,18 +130,15 @@ int run_runtime(const run_options& opt) {
   std::cout << fmt::format("load        {} sessions x {} turns, {:.0f}% of summary calls fail\n",
                            opt.sessions, opt.turns, opt.summary_outage * 100);
 
-  caf::actor_system_config sys_cfg;
-  register_mneme_types(sys_cfg);
-  sys_cfg.set("logger.verbosity", caf::atom("quiet"));
   int rc_exit = exit_ok;
   {
-    caf::actor_system sys{sys_cfg};
-    auto started = runtime::start(sys, rc);
-    if (!started) {
-      std::cerr << "runtime: " << render_error(started.error()) << "\n";
+    auto host = runtime_host::start(rc);
+    if (!host) {
+      std::cerr << "runtime: " << render_error(host.error()) << "\n";
       return exit_failure;
     }
-    auto& rt = **started;
+    auto& sys = (*host)->system();
+    auto& rt = (*host)->rt();
     run_totals totals;
     auto begin = std::chrono::steady_clock::now();
     caf::scoped_actor self{sys};

@@ -35,11 +35,10 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/llm/llm_endpoint.hpp"
-#include "actors/runtime.hpp"
 #include "apps/common/api/http_server.hpp"
-#include "apps/common/app_config.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/host/runtime_host.hpp"
+#include "apps/common/config/app_config.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme/command_registry.hpp"
 
 namespace mneme::cli {
@@ -139,61 +138,30 @@ int serve(const serve_options& opt) {
   spdlog::flush_every(std::chrono::seconds{1}); // a thread: started with the signals blocked
 
   std::unique_ptr<fakellm::fake_llm_server> fake;
-  auto builtin = [&]() -> std::optional<std::string> {
-    if (!fake) {
-      fake = std::make_unique<fakellm::fake_llm_server>();
-      if (auto port = fake->start(); !port) {
-        std::cerr << "mneme serve: fake LLM server: " << render_error(port.error()) << "\n";
-        return std::nullopt;
-      }
+  if (wants_builtin(cfg)) {
+    fake = std::make_unique<fakellm::fake_llm_server>();
+    if (auto port = fake->start(); !port) {
+      std::cerr << "mneme serve: fake LLM server: " << render_error(port.error()) << "\n";
+      return exit_failure;
     }
-    return fake->base_url();
-  };
-  if (cfg.model.base_url == "builtin") {
-    auto url = builtin();
-    if (!url)
-      return exit_failure;
-    cfg.model.base_url = *url;
+    point_builtin_at(cfg, fake->base_url());
   }
-  if (cfg.summarizer.base_url == "builtin") {
-    auto url = builtin();
-    if (!url)
-      return exit_failure;
-    cfg.summarizer.base_url = *url;
-  }
-  auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
-  auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  auto hygiene = llm::make_hygiene_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!chat || !summary || !hygiene) {
-    std::cerr << "mneme serve: "
-              << render_error(!chat      ? chat.error()
-                              : !summary ? summary.error()
-                                         : hygiene.error())
-              << "\n";
+  auto rc = runtime_config_of(cfg);
+  if (!rc) {
+    std::cerr << "mneme serve: " << render_error(rc.error()) << "\n";
     return exit_usage;
   }
-  runtime_config rc;
-  rc.compression = cfg.compression;
-  rc.model = cfg.model;
-  rc.chat = *chat;
-  rc.summarizer = *summary;
-  rc.hygiene = *hygiene;
-  rc.database = cfg.database;
-  rc.gateway = cfg.gateway;
-  rc.log = log;
+  rc->log = log;
 
-  caf::actor_system_config sys_cfg;
-  register_mneme_types(sys_cfg);
-  sys_cfg.set("logger.verbosity", caf::atom("quiet"));
   int code = exit_ok;
   {
-    caf::actor_system sys{sys_cfg};
-    auto started = runtime::start(sys, rc);
-    if (!started) {
-      std::cerr << "mneme serve: runtime: " << render_error(started.error()) << "\n";
+    auto host = runtime_host::start(std::move(*rc));
+    if (!host) {
+      std::cerr << "mneme serve: runtime: " << render_error(host.error()) << "\n";
       return exit_failure;
     }
-    auto& rt = **started;
+    auto& sys = (*host)->system();
+    auto& rt = (*host)->rt();
     api::http_api_options ao;
     ao.auth_token = *token;
     ao.max_body_bytes = cfg.gateway.max_body_bytes;

@@ -1,28 +1,11 @@
 // The JSON form of mneme's values; see json_codec.hpp.
 #include "apps/common/api/json_codec.hpp"
 
+#include "store/message_json.hpp"
+
 namespace mneme::api {
 
-json to_json(const message& m) {
-  auto calls = json::array();
-  for (auto& c : m.tool_calls)
-    calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-  return {{"id", m.id},
-          {"session_id", m.session_id},
-          {"role", std::string{to_string(m.role)}},
-          {"content", m.content},
-          {"tool_call_id", m.tool_call_id},
-          {"tool_calls", std::move(calls)},
-          {"tool_name", m.tool_name},
-          {"timestamp_ms", m.timestamp_ms},
-          {"token_estimate", m.token_estimate},
-          {"active", m.active},
-          {"compacted", m.compacted},
-          {"is_summary", m.is_summary},
-          {"replaced_first_id", m.replaced_first_id},
-          {"replaced_last_id", m.replaced_last_id},
-          {"state", std::string{to_string(m.state())}}};
-}
+json to_json(const message& m) { return message_json(m); }
 
 json to_json(const std::vector<message>& rows) {
   auto out = json::array();

@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "apps/common/app_config.hpp"
+#include "apps/common/config/app_config.hpp"
 #include "apps/common/cli/cli_failure.hpp"
 #include "messages/transcript.hpp"
 #include "store/store_reader.hpp"

@@ -8,7 +8,7 @@
 #include <httplib.h>
 
 #include "apps/common/api/json_codec.hpp"
-#include "policies/trigger.hpp"
+#include "messages/trigger.hpp"
 
 namespace mneme::soak {
 

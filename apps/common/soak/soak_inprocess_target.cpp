@@ -39,15 +39,12 @@ inprocess_target::start(std::unique_ptr<fakellm::fake_llm_server> llm, fakellm::
                              "fake_llm.faults[" + std::to_string(i) + "]: " + why);
   std::unique_ptr<inprocess_target> t{
     new inprocess_target(std::move(llm), std::move(faults), std::move(rc))};
-  t->sys_cfg_ = std::make_unique<caf::actor_system_config>();
-  register_mneme_types(*t->sys_cfg_);
-  t->sys_cfg_->set("logger.verbosity", caf::atom("quiet"));
-  t->sys_ = std::make_unique<caf::actor_system>(*t->sys_cfg_);
-  auto started = runtime::start(*t->sys_, t->rc_);
-  if (!started)
-    return std::move(started.error());
-  t->rt_ = std::move(*started);
-  t->self_ = std::make_unique<caf::scoped_actor>(*t->sys_);
+  auto host = runtime_host::start(t->rc_);
+  if (!host)
+    return std::move(host.error());
+  t->host_ = std::move(*host);
+  t->rt_ = &t->host_->rt();
+  t->self_ = std::make_unique<caf::scoped_actor>(t->host_->system());
   return t;
 }
 
@@ -68,7 +65,7 @@ void inprocess_target::start_driving(const drive_plan& plan) {
   dp.mix = plan.mix;
   dp.turn_timeout = rt_->turn_timeout();
   dp.t0 = plan.t0;
-  driver_ = spawn_driver(*sys_, dp);
+  driver_ = spawn_driver(host_->system(), dp);
 }
 
 void inprocess_target::stop_driving() {
@@ -180,11 +177,11 @@ caf::expected<std::vector<marker_hit>> inprocess_target::search(const std::strin
 
 void inprocess_target::shutdown() {
   reader_.reset();
-  if (rt_)
-    rt_->stop();
+  if (host_)
+    host_->stop();
   self_.reset();
-  rt_.reset();
-  sys_.reset();
+  rt_ = nullptr;
+  host_.reset();
   if (llm_)
     llm_->stop();
 }

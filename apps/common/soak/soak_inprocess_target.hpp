@@ -10,7 +10,8 @@
 #include <memory>
 
 #include "actors/runtime.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/host/runtime_host.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/common/soak/soak_target.hpp"
 #include "caf/all.hpp"
 #include "store/store_reader.hpp"
@@ -48,10 +49,9 @@ class inprocess_target final : public soak_target {
   std::unique_ptr<fakellm::fake_llm_server> llm_;
   fakellm::scenario faults_;
   runtime_config rc_;
-  std::unique_ptr<caf::actor_system_config> sys_cfg_;
-  std::unique_ptr<caf::actor_system> sys_;
-  std::unique_ptr<runtime> rt_;
-  std::unique_ptr<caf::scoped_actor> self_;
+  std::unique_ptr<runtime_host> host_;
+  runtime* rt_ = nullptr;                   // host_'s runtime
+  std::unique_ptr<caf::scoped_actor> self_; // destroyed before host_
   caf::actor driver_;
   std::shared_ptr<soak_ledger> ledger_;
   std::unique_ptr<store_reader> reader_;   // the end checks' searches, opened once

@@ -12,10 +12,10 @@
 #include <yaml-cpp/yaml.h>
 #pragma GCC diagnostic pop
 
-#include "actors/llm/llm_endpoint.hpp"
 #include "actors/runtime.hpp"
-#include "apps/common/app_config.hpp"
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/config/app_config.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
+#include "apps/common/host/runtime_host.hpp"
 #include "apps/common/soak/soak_inprocess_target.hpp"
 #include "apps/common/soak/soak_loop.hpp"
 #include "apps/common/soak/soak_report.hpp"
@@ -99,24 +99,12 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
   cfg.model.base_url = server->base_url();
   if (cfg.summarizer.base_url.empty() || cfg.summarizer.base_url == "builtin")
     cfg.summarizer.base_url = server->base_url();
-  auto chat = llm::make_chat_pool_config(cfg.model, cfg.chat);
-  auto summary = llm::make_summary_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  auto hygiene = llm::make_hygiene_pool_config(cfg.summarizer, cfg.model, cfg.compression);
-  if (!chat || !summary || !hygiene) {
-    err << render_error(!chat      ? chat.error()
-                        : !summary ? summary.error()
-                                   : hygiene.error())
-        << "\n";
+  auto made = runtime_config_of(cfg);
+  if (!made) {
+    err << render_error(made.error()) << "\n";
     return exit_usage;
   }
-  runtime_config rc;
-  rc.compression = cfg.compression;
-  rc.model = cfg.model;
-  rc.chat = *chat;
-  rc.summarizer = *summary;
-  rc.hygiene = *hygiene;
-  rc.database = cfg.database;
-  rc.gateway = cfg.gateway;
+  auto& rc = *made;
   if (opt.db.empty()) {
     char tmpl[] = "/tmp/mneme-soak-XXXXXX";
     if (!mkdtemp(tmpl)) {

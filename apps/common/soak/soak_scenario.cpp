@@ -16,7 +16,7 @@
 #include <yaml-cpp/yaml.h>
 #pragma GCC diagnostic pop
 
-#include "apps/common/config_scalar.hpp"
+#include "apps/common/config/config_scalar.hpp"
 #include "caf/make_message.hpp"
 #include "messages/errc.hpp"
 

@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/common/fake_llm/scenario.hpp"
+#include "apps/common/fakellm/scenario.hpp"
 #include "caf/expected.hpp"
 
 namespace mneme::soak {

@@ -2,7 +2,7 @@
 // (run_soak_server) and soak_http_target.hpp.
 #include <fmt/format.h>
 
-#include "apps/common/fake_llm/fake_llm_server.hpp"
+#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/common/soak/soak_http_target.hpp"
 #include "apps/common/soak/soak_loop.hpp"
 #include "apps/common/soak/soak_runner.hpp"

@@ -1,0 +1,73 @@
+// The fake LLM's compaction endpoint, POST /v1/responses/compact (see
+// compaction_wire.hpp for the shape, compaction_responder.hpp for the answer).
+// Runs on the loop thread; counts and decides faults under the server's mutex
+// exactly as the chat endpoint does, with purpose `compaction`.
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+
+#include "apps/common/fakellm/compaction_responder.hpp"
+#include "apps/common/fakellm/server_impl.hpp"
+#include "apps/common/fakellm/wire_format.hpp"
+#include "caf/make_message.hpp"  // messages/errc.hpp needs it for make_error with context
+#include "messages/errc.hpp"
+#include "policies/token_estimate.hpp"
+
+namespace mneme::fakellm {
+
+response_plan fake_llm_server::impl::handle_compaction(const http_request& req) {
+  auto call = parse_compaction_call(req.body);
+  if (!call) {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      ++counters.bad_requests;
+    }
+    return json_plan(400, error_body(render_error(call.error()), "invalid_request_error",
+                                     "invalid_request"),
+                     req.keep_alive);
+  }
+  chat_facts facts;
+  facts.prompt_tokens = estimate_messages_tokens(call->input);
+  facts.body_bytes = static_cast<int64_t>(req.body.size());
+  facts.created_s = static_cast<int64_t>(std::time(nullptr));
+  facts.keep_alive = req.keep_alive;
+  fault_decision decision;
+  std::optional<fault_rule> rule;
+  answer_settings settings;
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    facts.seq = next_seq++;
+    ++counters.compaction_requests;
+    settings = settings_locked();
+    request_facts rf{facts.seq, call->model, false, facts.body_bytes, facts.prompt_tokens,
+                     elapsed_locked()};
+    rf.is_compaction = true;
+    decision = decide(scn.plan, rf, injected_per_rule);
+    if (listener_refused(scn.plan, rf.elapsed_s)) {
+      decision.answer = fault_kind::refuse;
+      decision.answer_rule = -1;
+      ++counters.injected[static_cast<size_t>(fault_kind::refuse)];
+    } else if (decision.answer) {
+      rule = scn.plan.rules[static_cast<size_t>(decision.answer_rule)];
+      ++injected_per_rule[static_cast<size_t>(decision.answer_rule)];
+      ++counters.injected[static_cast<size_t>(*decision.answer)];
+    }
+    for (int i : decision.latency_rules) ++injected_per_rule[static_cast<size_t>(i)];
+    if (!decision.latency_rules.empty())
+      ++counters.injected[static_cast<size_t>(fault_kind::latency)];
+  }
+  fault_rule refuse_rule;
+  refuse_rule.kind = fault_kind::refuse;
+  const fault_rule* rule_ptr = rule ? &*rule : (decision.answer ? &refuse_rule : nullptr);
+  auto plan = plan_compaction_response(*call, facts, decision, rule_ptr, settings);
+  if (plan.window_overflow) {
+    std::lock_guard<std::mutex> guard{mtx};
+    ++counters.window_overflows;
+  }
+  log->debug("req={} event=compaction model={} input_tokens={} fault={} delay_ms={} status={}",
+             facts.seq, call->model, facts.prompt_tokens,
+             decision.answer ? to_string(*decision.answer) : "none", decision.delay_ms, plan.status);
+  return plan;
+}
+
+} // namespace mneme::fakellm
