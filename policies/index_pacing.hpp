@@ -1,55 +1,18 @@
 // Pacing of the background full-text indexer (store/fts_indexer): how much one
-// indexing tick of the storage actor may do, and whether the large rows at the
-// head of the backlog may be indexed now. Pure functions of their arguments,
-// safe from any thread; the storage actor calls them on its own thread.
-//
-// Why: an indexing tick runs on the writer's thread, so an append arriving
-// during it waits. The indexer therefore checks between rows whether a request
-// is waiting and commits what it has done when one is (the wait is at most one
-// row's indexing). Small rows cost well under a millisecond each; a large row
-// (a 20-200 KB tool output) costs tens of milliseconds in the trigram index, so
-// it goes only when
-//   (a) the writer has been quiet, i.e. no append arrived for `quiet_ms`, or
-//   (b) it was committed at least `large_row_max_wait_ms` ago (progress: under
-//       sustained load the backlog's age stays bounded; each such row then costs
-//       the appends arriving during its indexing one stall).
-// Each index's watermark in store/fts_indexer is a single id: a large row that
-// may not go yet stops that index's tick before it, and the rows behind it wait
-// (recall's tail scan finds them meanwhile).
-// When a tick may run, it is bounded by `batch_rows` / `batch_bytes` and by its
-// run (below): one transaction per tick, so FTS5 writes few, large segments.
-// A tick fills ONE of the three indexes (index_fill_order: the one furthest
-// behind), so each index's segments are as large as the whole log budget allows
-// and one index's pages stay in the cache between rows (docs/benchmarks.md,
-// "recall, session 14"). Inside a tick each row goes into the index by its own
-// single-row statement, and the yield check runs after every row, so a request
-// arriving during a tick waits for at most one row and the COMMIT, never for the
-// indexing of other rows. FTS5 writes one segment per index per COMMIT (and one
-// per ~1 MiB of pending data, as its own bulk insert does), so the longer the
-// tick (its "run": rows and text bytes committed together), the closer its
-// segments, its log writes and the merge work they cause come to a bulk insert's
-// (in instructions, session 7's 16,384-row ticks at 200,000 messages: 99% of
-// FTS5's bulk insert's work; session 6's 4,096-row ticks with a range INSERT:
-// 97%; docs/benchmarks.md, "recall, session 7"). But the COMMIT also syncs
-// (synchronous=FULL) the log the tick wrote, pages the writer's page cache
-// spilled mid-tick included, and a tick's log adds to the write-ahead log beyond
-// the bound of policies/wal_checkpoint until a checkpoint catches up; merges
-// make the log per row grow with the index (session 7: 16,384 rows of the
-// recall corpus at 200,000 messages, 2 MB cache, ~48 MB). So a tick also
-// commits after the row during which the pages it spilled reach `log_bytes`
-// (24 MiB) less the cache (16 MiB), whose dirty pages the COMMIT writes. That
-// bounds the log the rows make to about `log_bytes`, whatever the index's or
-// the rows' sizes; merges that FTS5 starts inside the COMMIT come on top, and a
-// page spilled twice counts twice. `batch_rows` / `batch_bytes` are set well
-// above what that budget lets the three indexes take on a large file, because
-// every COMMIT writes pages the next tick writes again: ticks that the row
-// bound ended wrote less log when they were longer (docs/benchmarks.md,
-// "recall, session 10"). A larger log budget did not: longer transactions
-// rewrite spilled pages instead ("recall, session 11").
-// The run may start shorter after an append or a waiting request (`min_run_*`)
-// and double after every tick that nothing waited behind, up to `max_run_*`; by
-// default both are the same, because a request waits for one row, not for the
-// rest of the tick.
+// indexing tick of the storage actor may do, which index it fills, and whether a large
+// row may go now. Pure functions of their arguments, safe from any thread; the storage
+// actor and store/fts_indexer call them on the writer's thread.
+// Contract:
+//   - a tick fills ONE index, the one furthest behind (index_fill_order), in one
+//     transaction, and commits after its run (first_index_run, then next_index_run up
+//     to max_run), after max_rows / max_bytes, or after the row during which the log it
+//     spilled reaches log_bytes less the writer's cache (tick_log_spent), so a tick's
+//     log stays about log_bytes whatever the rows' or the index's size;
+//   - a row above large_row_bytes goes only once no append arrived for quiet_ms, or
+//     large_row_max_wait_ms after its group commit (may_index_row, large_row_due_ms);
+//     until then it ends its index's tick, so each watermark stays a single id;
+//   - non-positive budgets are replaced by 1, so a tick can always progress.
+// Figures behind the defaults: docs/benchmarks.md#recall.
 #pragma once
 
 #include <array>

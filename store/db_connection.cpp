@@ -92,12 +92,11 @@ caf::expected<std::string> pragma_text(db_connection& db, const char* sql,
 }
 
 caf::error configure_writer(db_connection& db, const store_params& params) {
-  // A new file gets 8 KiB pages: a message's text is 50 B to 200 KB, and with
-  // 4 KiB pages the writer spent a third of its time writing log frames (two
-  // system calls per page); 8 KiB pages carry the same bytes in half the frames
-  // (storage bench: 4 producers 41K -> 54K msgs/s). 16 KiB was slower again.
-  // SQLite applies a page size only before the file's first page is written,
-  // so an existing file keeps its own.
+  // A new file gets 8 KiB pages: a message's text is 50 B to 200 KB, and 8 KiB
+  // pages carry it in half the log frames of 4 KiB pages (SQLite writes each
+  // frame with two system calls). SQLite applies a page size only before the
+  // file's first page is written, so an existing file keeps its own.
+  // Figures: docs/benchmarks.md#storage.
   if (auto err = db.exec("PRAGMA page_size=8192", "set the page size of a new file"))
     return err;
   auto mode = pragma_text(db, "PRAGMA journal_mode=WAL", "enable WAL");
@@ -117,8 +116,8 @@ caf::error configure_writer(db_connection& db, const store_params& params) {
   // whose terms the merged segment holds anyway. Debian builds SQLite with
   // secure delete on, which zeroes each freed page and writes it to the log
   // again; FAST still zeroes deleted cells in pages written anyway but no longer
-  // whole freed pages (1,000,695 messages, unicode61 ticks: 8% fewer log pages;
-  // docs/benchmarks.md, "recall, session 12").
+  // whole freed pages, which the log would otherwise carry once more.
+  // Figures: docs/benchmarks.md#recall.
   if (auto err = db.exec("PRAGMA secure_delete=FAST", "set secure_delete"))
     return err;
   // The log file keeps the length of its longest stretch unless it is cut: one

@@ -33,13 +33,11 @@ namespace mneme {
 
 // The writer's page cache in KiB (PRAGMA cache_size=-N; SQLite's default is
 // -2000, i.e. 2,000 KiB). The background indexer's FTS5 merges free pages and
-// reuse them within a tick: a 2 MB cache spilled those pages to the log again
-// and again, and each tick's checkpoint copied them back. Trigram index, 1,000,695
-// messages, two runs: the indexer's ticks took 72.3 / 82.0 s of processor time
-// with the default cache and 62.4 / 63.0 s with this one; FTS5's bulk insert
-// 62.9 / 61.1 s and 62.3 / 57.2 s (docs/benchmarks.md, "recall, session 9").
-// Readers keep SQLite's default. A tick's COMMIT writes up to this much of dirty
-// pages (policies/index_pacing budgets for it).
+// reuse them within a tick; a cache this large keeps that reuse in memory
+// instead of spilling the same pages to the log again and again, for each
+// tick's checkpoint to copy back. Readers keep SQLite's default. A tick's
+// COMMIT writes up to this much of dirty pages (policies/index_pacing budgets
+// for it). Figures: docs/benchmarks.md#recall.
 inline constexpr int64_t writer_cache_kib = 16 * 1024;
 
 // A prepared statement. Bind indexes are 1-based, column indexes 0-based.

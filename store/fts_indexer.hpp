@@ -34,8 +34,7 @@ class db_connection;
 
 // One bulk batch (index_all_pending), the same as a paced tick's default run
 // (policies/index_pacing.hpp): large transactions make FTS5 write few, large
-// segments, so the background path runs near FTS5's bulk rate (docs/benchmarks.md,
-// "recall, session 7").
+// segments (figures: docs/benchmarks.md#recall).
 inline constexpr int64_t fts_index_batch_rows = default_max_index_run.rows;
 // Text bytes per batch: a batch stops before the row that would exceed this, but
 // always takes at least one row (a single 200 KB tool output fits anyway).

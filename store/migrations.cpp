@@ -8,13 +8,13 @@
 //                  Small columns come first and content last.
 //   message_state  the row state of each message (active, compacted, archived_by,
 //                  position), keyed by the same id. Compaction, rollback and reset
-//                  only UPDATE this narrow table: a flag flip rewrites ~40 bytes
-//                  instead of the whole message (a 5,000-row compaction measured
-//                  25-70 ms with the flags inside `messages`, ~2 ms here) and never
-//                  touches any full-text index entry. `position` orders the live
-//                  context: NULL means "= id"; a summary takes the position of the
-//                  first row it archived, so it sits between head and tail although
-//                  its id is the newest. Validating a compaction reads only this table.
+//                  only UPDATE this narrow table: a flag flip rewrites this small row,
+//                  never the message row with its text, and never touches any
+//                  full-text index entry (figures: docs/benchmarks.md#storage).
+//                  `position` orders the live context: NULL means "= id"; a summary
+//                  takes the position of the first row it archived, so it sits
+//                  between head and tail although its id is the newest. Validating
+//                  a compaction reads only this table.
 //   message_rows   a view joining the two, for readers (position resolved).
 //   checkpoints    named rollback points (§6).
 //   facts          per-user facts (§7); see v6 below.
@@ -141,12 +141,11 @@ INSERT INTO fts_cjk(fts_cjk) VALUES ('rebuild');
 INSERT INTO fts_trigram(fts_trigram) VALUES ('rebuild');
 )sql";
 
-// Recall index tuning (owned by the recall module): appends commit in groups of up
-// to max_batch rows, so each index gains one small segment per commit; merging 8
-// segments per level instead of FTS5's default 4 halves the merge work on the
-// append path (measured: unicode61 indexing at ~0.65 of FTS5's bulk rate with 4,
-// ~0.9 with 8; see docs/benchmarks.md, recall). Search cost is unchanged in
-// practice: segments still merge, only in larger steps.
+// Recall index tuning (owned by the recall module): every indexing transaction
+// adds one segment per index (a group commit when this version was written, an
+// indexer tick since v5); FTS5 merges 8 segments per level instead of its default
+// 4, so fewer merge steps follow those segments. Segments still merge
+// incrementally, in larger steps. Figures: docs/benchmarks.md#recall.
 constexpr const char* v4_sql = R"sql(
 INSERT INTO fts_words(fts_words, rank) VALUES ('automerge', 8);
 INSERT INTO fts_cjk(fts_cjk, rank) VALUES ('automerge', 8);

@@ -59,8 +59,9 @@ inline constexpr int32_t recall_max_messages_per_hit = 17;
 inline constexpr int64_t substring_scan_rows = 20000;
 // A full-text route with at least this many matches in the whole index (all
 // tenants) filters them by a list of the user's row ids instead of joining each
-// match to its session (same result, see recall.cpp). Measured on the generated
-// corpus: listing ~600 rows costs about as much as ~1,000 joined matches.
+// match to its session (same result, see recall.cpp); only the cost differs, and
+// this count is about where the two break even (figures:
+// docs/benchmarks.md#recall-shapes).
 inline constexpr int64_t fts_member_filter_matches = 1000;
 // Rows above the index watermark that one search examines (newest first). The
 // storage actor keeps the backlog near zero while idle; see store/fts_indexer.hpp.

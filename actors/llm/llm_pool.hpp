@@ -17,10 +17,9 @@
 //
 // Threads: the pool is an event-based actor and never blocks; HTTP runs on the pool's
 // own curl-multi loop thread (curl_multi_loop.hpp), one thread per pool whatever the
-// concurrency (chosen over detached curl workers, which need a thread per concurrent
-// call; measured in docs/benchmarks.md, section llm). Stopping the pool joins that
-// thread after failing its transfers (milliseconds). Keep the handle: an unreferenced
-// pool dies as unreachable.
+// concurrency, never a thread per call (figures: docs/benchmarks.md#llm). Stopping the
+// pool joins that thread after failing its transfers (milliseconds). Keep the handle: an
+// unreferenced pool dies as unreachable.
 #pragma once
 
 #include <chrono>

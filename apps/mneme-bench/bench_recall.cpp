@@ -136,10 +136,10 @@ struct index_figures {
 
 // Each tokenizer's bulk insert and ticks run this many times, as adjacent pairs
 // in alternating order (bulk then ticks, ticks then bulk, ...), and 'rebuild'
-// after every second pair (4 runs). One run varies by 10-20% with the
-// neighbours' load on this shared machine and the load drifts over minutes, so
-// the throughput ratio is the median of the pairs' ratios: both runs of a pair
-// see about the same load (docs/benchmarks.md, "recall, session 11").
+// after every second pair (4 runs). Processor time varies with the neighbours'
+// load on a shared machine, and the load drifts over minutes, so the throughput
+// ratio is the median of the pairs' ratios: both runs of a pair see about the
+// same load (figures: docs/benchmarks.md#recall).
 constexpr int index_pairs = 7;
 constexpr int index_rebuild_every = 2;
 
@@ -158,7 +158,7 @@ double median_paired_ratio(const std::vector<double>& reference, const std::vect
   return ratios.empty() ? 1.0 : median_of(ratios);
 }
 
-// The ratio of the two ways' medians, the figure before session 11 (reported beside).
+// The ratio of the two ways' medians (reported beside the median of the pairs' ratios).
 double ratio_of_medians(const std::vector<double>& reference, const std::vector<double>& ours) {
   auto o = median_of(ours);
   return o <= 0 ? 1.0 : median_of(reference) / o;

@@ -23,7 +23,7 @@
 // --mp-messages K (500 per process), --dir PATH, --only ingest|raw|paced|mp (just
 // part 1's ingest through the actor and its index catch-up, its raw baseline at
 // batch 370, its paced run at --rate R msgs/s (default 15,000: about half the
-// median ingest rate of 30,322 msgs/s on 2026-12-01), or one run of each side of
+// ingest peak, figures: docs/benchmarks.md#storage), or one run of each side of
 // part 2: for profiling one side, or for comparing two builds on one part).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -299,8 +299,8 @@ double run_raw(const std::string& dir, size_t sessions, int per_session,
   sqlite3* db = nullptr;
   sqlite3_open(file.path.c_str(), &db);
   register_fts_tokenizers(db); // the same schema: neither path indexes on append (v5)
-  // The writer's settings (store/db_connection), its page cache included (since
-  // session 9): a 370-row group can pass SQLite's 2 MB default cache and spill.
+  // The writer's settings (store/db_connection), its page cache included: a
+  // 370-row group can pass SQLite's 2 MB default cache and spill.
   auto settings = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-"
                   + std::to_string(writer_cache_kib);
   sqlite3_exec(db, settings.c_str(), nullptr, nullptr, nullptr);
