@@ -67,15 +67,10 @@ struct run_totals {
 };
 
 int run_runtime(const run_options& opt) {
-  app_config cfg;
-  if (!opt.config_file.empty()) {
-    auto loaded = load_config_file(opt.config_file);
-    if (!loaded.ok()) {
-      std::cerr << loaded.describe_errors();
-      return exit_usage;
-    }
-    cfg = *loaded.config;
-  }
+  auto loaded = config_or_defaults(opt.config_file, std::cerr);
+  if (!loaded)
+    return exit_usage;
+  auto& cfg = *loaded;
   if (opt.threshold_tokens > 0)
     cfg.compression.threshold_tokens = opt.threshold_tokens;
 

@@ -10,6 +10,7 @@
 #include "apps/common/cli/daemon_client.hpp"
 #include "apps/common/cli/data_source.hpp"
 #include "apps/common/cli/text_output.hpp"
+#include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "store/recall.hpp"
 
@@ -82,17 +83,9 @@ int run_search(const search_options& opt) {
   auto f = opt.source.remote() ? search_daemon(opt, result) : search_file(opt, result);
   if (f)
     return report_failure("search", *f);
-  if (opt.source.json) {
-    std::cout << api::dump_json(result) << "\n";
-    return exit_ok;
-  }
-  try {
-    std::cout << render_hits(result, stdout_is_terminal());
-  } catch (const api::json::exception& e) {
-    return report_failure("search", failure::failed(std::string{"unexpected answer: "}
-                                                    + e.what()));
-  }
-  return exit_ok;
+  return print_answer("search", result, opt.source.json, [](const api::json& d) {
+    return render_hits(d, stdout_is_terminal());
+  });
 }
 
 } // namespace

@@ -100,15 +100,10 @@ std::optional<std::string> auth_token_of(const gateway_params& g) {
 }
 
 int serve(const serve_options& opt) {
-  app_config cfg;
-  if (!opt.config_file.empty()) {
-    auto loaded = load_config_file(opt.config_file);
-    if (!loaded.ok()) {
-      std::cerr << loaded.describe_errors();
-      return exit_usage;
-    }
-    cfg = *loaded.config;
-  }
+  auto loaded = config_or_defaults(opt.config_file, std::cerr);
+  if (!loaded)
+    return exit_usage;
+  auto& cfg = *loaded;
   if (!opt.host.empty())
     cfg.gateway.host = opt.host;
   if (opt.port >= 0)

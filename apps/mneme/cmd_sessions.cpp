@@ -9,6 +9,7 @@
 #include "apps/common/cli/daemon_client.hpp"
 #include "apps/common/cli/data_source.hpp"
 #include "apps/common/cli/text_output.hpp"
+#include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
 
 namespace mneme::cli {
@@ -80,17 +81,8 @@ int run_sessions(const sessions_options& opt) {
   auto f = opt.source.remote() ? sessions_daemon(opt, doc) : sessions_file(opt, doc);
   if (f)
     return report_failure("sessions", *f);
-  if (opt.source.json) {
-    std::cout << api::dump_json(doc) << "\n";
-    return exit_ok;
-  }
-  try {
-    std::cout << render_sessions(doc);
-  } catch (const api::json::exception& e) {
-    return report_failure("sessions", failure::failed(std::string{"unexpected answer: "}
-                                                      + e.what()));
-  }
-  return exit_ok;
+  return print_answer("sessions", doc, opt.source.json,
+                      [](const api::json& d) { return render_sessions(d); });
 }
 
 } // namespace

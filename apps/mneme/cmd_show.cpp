@@ -19,6 +19,7 @@
 #include "apps/common/cli/daemon_client.hpp"
 #include "apps/common/cli/data_source.hpp"
 #include "apps/common/cli/text_output.hpp"
+#include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "policies/threshold.hpp"
 
@@ -148,17 +149,8 @@ int run_show(const show_options& opt) {
   auto f = opt.source.remote() ? show_daemon(opt, doc) : show_file(opt, doc);
   if (f)
     return report_failure("show", *f);
-  if (opt.source.json) {
-    std::cout << api::dump_json(doc) << "\n";
-    return exit_ok;
-  }
-  try {
-    std::cout << render_session(doc);
-  } catch (const api::json::exception& e) {
-    return report_failure("show", failure::failed(std::string{"unexpected answer: "}
-                                                  + e.what()));
-  }
-  return exit_ok;
+  return print_answer("show", doc, opt.source.json,
+                      [](const api::json& d) { return render_session(d); });
 }
 
 } // namespace

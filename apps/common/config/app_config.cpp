@@ -192,6 +192,17 @@ config_result load_config_text(std::string_view yaml, std::string origin) {
   return load(yaml, std::move(origin), field_context{});
 }
 
+std::optional<app_config> config_or_defaults(const std::string& path, std::ostream& err) {
+  if (path.empty())
+    return app_config{};
+  auto loaded = load_config_file(path);
+  if (!loaded.ok()) {
+    err << loaded.describe_errors();
+    return std::nullopt;
+  }
+  return std::move(*loaded.config);
+}
+
 config_result load_config_file(const std::string& path) {
   auto fail = [&](std::string reason) {
     config_result r;

@@ -8,6 +8,7 @@
 // before the actor system starts. The returned structs are plain values.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,10 @@ struct config_result {
 // against the file's directory (the struct then holds the resolved path). A file that
 // cannot be read is an error with path "".
 config_result load_config_file(const std::string& path);
+
+// The configuration a program runs on: the embedded defaults when `path` is empty, else
+// the file. Invalid: its errors (describe_errors) go to `err` and the answer is empty.
+std::optional<app_config> config_or_defaults(const std::string& path, std::ostream& err);
 
 // Loads configuration text; `origin` names it in messages. Relative *_file paths are
 // taken relative to the current directory and kept as written.

@@ -42,19 +42,7 @@ response_plan fake_llm_server::impl::handle_compaction(const http_request& req) 
     request_facts rf{facts.seq, call->model, false, facts.body_bytes, facts.prompt_tokens,
                      elapsed_locked()};
     rf.is_compaction = true;
-    decision = decide(scn.plan, rf, injected_per_rule);
-    if (listener_refused(scn.plan, rf.elapsed_s)) {
-      decision.answer = fault_kind::refuse;
-      decision.answer_rule = -1;
-      ++counters.injected[static_cast<size_t>(fault_kind::refuse)];
-    } else if (decision.answer) {
-      rule = scn.plan.rules[static_cast<size_t>(decision.answer_rule)];
-      ++injected_per_rule[static_cast<size_t>(decision.answer_rule)];
-      ++counters.injected[static_cast<size_t>(*decision.answer)];
-    }
-    for (int i : decision.latency_rules) ++injected_per_rule[static_cast<size_t>(i)];
-    if (!decision.latency_rules.empty())
-      ++counters.injected[static_cast<size_t>(fault_kind::latency)];
+    decision = decide_locked(rf, rule);
   }
   fault_rule refuse_rule;
   refuse_rule.kind = fault_kind::refuse;

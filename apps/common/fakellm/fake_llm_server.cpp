@@ -94,6 +94,26 @@ response_plan fake_llm_server::impl::route(const http_request& req) {
                    req.keep_alive);
 }
 
+fault_decision fake_llm_server::impl::decide_locked(const request_facts& rf,
+                                                   std::optional<fault_rule>& rule) {
+  auto decision = decide(scn.plan, rf, injected_per_rule);
+  if (listener_refused(scn.plan, rf.elapsed_s)) {
+    // A request on a connection opened before the outage: the outage resets it.
+    decision.answer = fault_kind::refuse;
+    decision.answer_rule = -1;
+    ++counters.injected[static_cast<size_t>(fault_kind::refuse)];
+  } else if (decision.answer) {
+    rule = scn.plan.rules[static_cast<size_t>(decision.answer_rule)];
+    ++injected_per_rule[static_cast<size_t>(decision.answer_rule)];
+    ++counters.injected[static_cast<size_t>(*decision.answer)];
+  }
+  for (int i : decision.latency_rules)
+    ++injected_per_rule[static_cast<size_t>(i)];
+  if (!decision.latency_rules.empty())
+    ++counters.injected[static_cast<size_t>(fault_kind::latency)];
+  return decision;
+}
+
 response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   auto call = parse_chat_call(req.body);
   if (!call) {
@@ -136,20 +156,7 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     facts.prompt_tokens = step.prompt_tokens;
     request_facts rf{facts.seq, call->model, facts.is_summary, facts.body_bytes,
                      facts.prompt_tokens, elapsed_locked()};
-    decision = decide(scn.plan, rf, injected_per_rule);
-    if (listener_refused(scn.plan, rf.elapsed_s)) {
-      // A request on a connection opened before the outage: the outage resets it.
-      decision.answer = fault_kind::refuse;
-      decision.answer_rule = -1;
-      ++counters.injected[static_cast<size_t>(fault_kind::refuse)];
-    } else if (decision.answer) {
-      rule = scn.plan.rules[static_cast<size_t>(decision.answer_rule)];
-      ++injected_per_rule[static_cast<size_t>(decision.answer_rule)];
-      ++counters.injected[static_cast<size_t>(*decision.answer)];
-    }
-    for (int i : decision.latency_rules) ++injected_per_rule[static_cast<size_t>(i)];
-    if (!decision.latency_rules.empty())
-      ++counters.injected[static_cast<size_t>(fault_kind::latency)];
+    decision = decide_locked(rf, rule);
     bool answered = !decision.answer && facts.prompt_tokens <= settings.window_tokens;
     if (native && answered) {
       if (auto it = scratch.find(key); it != scratch.end()) compacted[key] = it->second;

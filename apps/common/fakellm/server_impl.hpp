@@ -96,6 +96,10 @@ struct fake_llm_server::impl {
   response_plan handle_chat(const http_request& req);
   response_plan handle_compaction(const http_request& req);  // compaction_endpoint.cpp
   answer_settings settings_locked() const;  // REQUIRES: mtx held
+  // The fault plan's verdict on one request, counted in the injection counters; a
+  // request while the listener is refused (an outage window) is reset. `rule` gets
+  // the answering rule. REQUIRES: mtx held.
+  fault_decision decide_locked(const request_facts& rf, std::optional<fault_rule>& rule);
   response_plan handle_control(const http_request& req);
 };
 

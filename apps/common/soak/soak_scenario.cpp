@@ -56,8 +56,11 @@ class reader {
     return yaml_scalar{n.Scalar(), n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str"};
   }
 
-  void integer(const YAML::Node& parent, const char* key, const std::string& path,
-               int64_t& out, int64_t lo, int64_t hi) {
+  // `out` = the scalar at parent[key] when present, parsed by `parse` and within
+  // lo..hi; otherwise an error naming the path (`out` unchanged).
+  template <class T, class Parse, class Format>
+  void bounded(const YAML::Node& parent, const char* key, const std::string& path, T& out,
+               T lo, T hi, Parse parse, Format format) {
     auto n = parent[key];
     if (!n)
       return;
@@ -66,32 +69,26 @@ class reader {
     if (!s)
       return;
     std::string why;
-    auto v = parse_config_int(*s, why);
+    auto v = parse(*s, why);
     if (!v)
       return fail(p, why);
     if (*v < lo || *v > hi)
-      return fail(p, std::to_string(*v) + " is outside " + std::to_string(lo) + ".."
-                       + std::to_string(hi));
+      return fail(p, format(*v) + " is outside " + format(lo) + ".." + format(hi));
     out = *v;
+  }
+
+  void integer(const YAML::Node& parent, const char* key, const std::string& path,
+               int64_t& out, int64_t lo, int64_t hi) {
+    bounded(parent, key, path, out, lo, hi,
+            [](const yaml_scalar& x, std::string& why) { return parse_config_int(x, why); },
+            [](int64_t v) { return std::to_string(v); });
   }
 
   void number(const YAML::Node& parent, const char* key, const std::string& path, double& out,
               double lo, double hi) {
-    auto n = parent[key];
-    if (!n)
-      return;
-    auto p = join(path, key);
-    auto s = scalar(n, p);
-    if (!s)
-      return;
-    std::string why;
-    auto v = parse_config_number(*s, why);
-    if (!v)
-      return fail(p, why);
-    if (*v < lo || *v > hi)
-      return fail(p, format_config_number(*v) + " is outside " + format_config_number(lo)
-                       + ".." + format_config_number(hi));
-    out = *v;
+    bounded(parent, key, path, out, lo, hi,
+            [](const yaml_scalar& x, std::string& why) { return parse_config_number(x, why); },
+            [](double v) { return format_config_number(v); });
   }
 
   void boolean(const YAML::Node& parent, const char* key, const std::string& path, bool& out) {
