@@ -38,6 +38,8 @@
 //   --token T            bearer token for the daemon's turns (with --server)
 //   --pid P              the daemon's pid: threads and RSS from /proc/P (with --server)
 //   --json               one JSON object on stdout
+// The flags are declared, with their ranges, in setup() at the end of this file
+// (`mneme-bench http --help`). Only this program links this file.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -129,49 +131,6 @@ std::optional<http_target> parse_server_url(const std::string& url) {
     return std::nullopt;
   }
   return t;
-}
-
-// Parses the flags; exit code when the run must not go on (--help: 0, bad flags: 2).
-std::optional<int> parse(const std::vector<std::string>& args, options& o) {
-  CLI::App app{"HTTP server under keep-alive clients, slow connections and health probes",
-               "mneme-bench http"};
-  app.add_option("--clients", o.clients, "keep-alive clients")
-    ->check(CLI::Range(1, 10000))->capture_default_str();
-  app.add_option("--turns", o.turns, "turns per client")
-    ->check(CLI::Range(1, 10000))->capture_default_str();
-  app.add_option("--slow", o.slow, "connections dribbling a header, one byte per second")
-    ->check(CLI::Range(0, 5000))->capture_default_str();
-  app.add_option("--llm-delay-ms", o.llm_delay_ms, "the fake LLM's delay for chat calls")
-    ->check(CLI::Range(0, 60000))->capture_default_str();
-  app.add_option("--io-threads", o.io_threads, "the in-process HTTP server's io_threads")
-    ->check(CLI::Range(1, 256))->capture_default_str();
-  app.add_option("--think-ms", o.think_ms, "pause between a client's turns")
-    ->check(CLI::Range(0, 60000))->capture_default_str();
-  app.add_option("--turn-timeout-ms", o.turn_timeout_ms, "limit of one turn (write + answer)")
-    ->check(CLI::Range(100, 600000))->capture_default_str();
-  app.add_option("--max-seconds", o.max_seconds, "deadline of the whole load")
-    ->check(CLI::Range(5, 3600))->capture_default_str();
-  auto* server = app.add_option("--server", o.server,
-                                "drive the daemon at http://127.0.0.1:PORT instead");
-  app.add_option("--token", o.token, "bearer token for the daemon")->needs(server);
-  app.add_option("--pid", o.pid, "the daemon's pid: threads and RSS from /proc/PID")
-    ->check(CLI::Range(1, 1 << 30))->needs(server);
-  app.add_flag("--json", o.json, "one JSON object on stdout");
-  std::vector<std::string> reversed(args.rbegin(), args.rend()); // CLI11 pops from the back
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  if (!o.server.empty() && !parse_server_url(o.server)) {
-    std::cerr << "mneme-bench http: --server must be http://<loopback IPv4>:PORT\n";
-    return 2;
-  }
-  if (o.pid > 0 && !std::filesystem::exists(fmt::format("/proc/{}/status", o.pid))) {
-    std::cerr << "mneme-bench http: no process " << o.pid << "\n";
-    return 2;
-  }
-  return std::nullopt;
 }
 
 http_load_options load_options_of(const options& o) {
@@ -413,10 +372,7 @@ void print_summary(const nlohmann::json& j) {
                              s("shutdown_seconds"));
 }
 
-int run(const std::vector<std::string>& args) {
-  options o;
-  if (auto code = parse(args, o))
-    return *code;
+int run(const options& o) {
   raise_file_limit();
   std::signal(SIGPIPE, SIG_IGN);
   auto emit = [&](const nlohmann::json& j) {
@@ -459,9 +415,50 @@ int run(const std::vector<std::string>& args) {
   return result.turns_failed == 0 && result.turns_not_run == 0 && !result.deadline_hit ? 0 : 1;
 }
 
+// Declares the flags of `mneme-bench http`; --server and --pid are checked as they parse.
+bench_action setup(CLI::App& cmd) {
+  auto o = std::make_shared<options>();
+  cmd.add_option("--clients", o->clients, "keep-alive clients")->check(integer_range(1, 10000));
+  cmd.add_option("--turns", o->turns, "turns per client")->check(integer_range(1, 10000));
+  cmd.add_option("--slow", o->slow, "connections dribbling a header, one byte per second")
+    ->check(integer_range(0, 5000));
+  cmd.add_option("--llm-delay-ms", o->llm_delay_ms, "the fake LLM's delay for chat calls")
+    ->check(integer_range(0, 60000));
+  cmd.add_option("--io-threads", o->io_threads, "the in-process HTTP server's io_threads")
+    ->check(integer_range(1, 256));
+  cmd.add_option("--think-ms", o->think_ms, "pause between a client's turns")
+    ->check(integer_range(0, 60000));
+  cmd.add_option("--turn-timeout-ms", o->turn_timeout_ms, "limit of one turn (write + answer)")
+    ->check(integer_range(100, 600000));
+  cmd.add_option("--max-seconds", o->max_seconds, "deadline of the whole load")
+    ->check(integer_range(5, 3600));
+  CLI::Validator loopback_url{[](std::string& url) {
+                                return parse_server_url(url)
+                                         ? std::string{}
+                                         : "must be http://<loopback IPv4>:PORT, got " + url;
+                              },
+                              "URL"};
+  auto* server = cmd.add_option("--server", o->server,
+                                "drive the daemon at http://127.0.0.1:PORT instead")
+                   ->check(loopback_url);
+  cmd.add_option("--token", o->token, "bearer token for the daemon")->needs(server);
+  CLI::Validator running_pid{[](std::string& pid) {
+                               return std::filesystem::exists("/proc/" + pid + "/status")
+                                        ? std::string{}
+                                        : "no process " + pid;
+                             },
+                             ""};
+  cmd.add_option("--pid", o->pid, "the daemon's pid: threads and RSS from /proc/PID")
+    ->default_str("")  // 0: not given
+    ->check(integer_range(1, 1 << 30))
+    ->check(running_pid)->needs(server);
+  cmd.add_flag("--json", o->json, "one JSON object on stdout");
+  return [o] { return run(*o); };
+}
+
 } // namespace
 
 MNEME_BENCH("http", "1,000 keep-alive clients x 20 turns + 200 slow connections via HTTP",
-            run);
+            setup);
 
 } // namespace mneme::bench

@@ -12,10 +12,10 @@
 // idle writer's ticks, `bulk` one transaction of INSERT ... SELECT per index
 // (index_ways.hpp). Prints the messages, the transactions and the processor
 // seconds of the fill. Only this program links this file.
-#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -119,35 +119,19 @@ caf::expected<fill_result> fill_copy(const std::string& corpus, const std::strin
   return out;
 }
 
-int usage() {
-  std::fprintf(stderr, "usage: mneme-bench index-work --corpus FILE [--messages N (1000..100000000)]"
-                       " --way ticks|bulk [--json]\n");
-  return 2;
-}
-
-int run_index_work(const std::vector<std::string>& args) {
-  std::string corpus, way;
+// The flags of `mneme-bench index-work`.
+struct index_work_options {
+  std::string corpus;
+  std::string way;
   int64_t messages = 200000;
   bool json = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-    } else if (args[i] == "--corpus" && i + 1 < args.size()) {
-      corpus = args[++i];
-    } else if (args[i] == "--messages" && i + 1 < args.size()) {
-      const auto& v = args[++i];
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), messages);
-      if (ec != std::errc{} || end != v.data() + v.size())
-        messages = -1;
-    } else if (args[i] == "--way" && i + 1 < args.size()) {
-      way = args[++i];
-    } else {
-      return usage();
-    }
-  }
-  if (corpus.empty() || (way != "ticks" && way != "bulk") || messages < 1000
-      || messages > 100000000)
-    return usage();
+};
+
+int run_index_work(const index_work_options& o) {
+  const std::string& corpus = o.corpus;
+  const std::string& way = o.way;
+  const int64_t messages = o.messages;
+  const bool json = o.json;
   std::error_code ec;
   if (!std::filesystem::exists(corpus, ec)) {
     if (ec) {
@@ -186,6 +170,22 @@ int run_index_work(const std::vector<std::string>& args) {
 } // namespace
 
 MNEME_BENCH("index-work", "one way of filling the recall indexes, once (for instruction counts)",
-            run_index_work);
+            [](CLI::App& cmd) -> bench_action {
+              auto o = std::make_shared<index_work_options>();
+              cmd.add_option("--corpus", o->corpus, "the unindexed corpus file (built when "
+                                                    "missing)")
+                ->required()
+                ->check([](const std::string& f) {
+                  return f.empty() ? std::string{"--corpus needs a file name"} : std::string{};
+                });
+              cmd.add_option("--messages", o->messages, "messages of a corpus built here")
+                ->check(integer_range(int64_t{1000}, int64_t{100000000}));
+              cmd.add_option("--way", o->way, "ticks (the committed indexer) or bulk "
+                                              "(INSERT ... SELECT per index)")
+                ->required()
+                ->check(CLI::IsMember({"ticks", "bulk"}));
+              cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              return [o] { return run_index_work(*o); };
+            });
 
 } // namespace mneme::bench

@@ -8,6 +8,8 @@
 //   --requests N         concurrent requests (default 1000)
 //   --delay-ms D         the fake server's answer delay (default 500)
 //   --baseline threads   thread-per-call baseline instead of the pool
+// The flags are declared, with their ranges, at the registration at the end of this
+// file (`mneme-bench llm --help`). Only this program links this file.
 #include <dirent.h>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@
 #include "actors/llm/llm_wire.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 
 namespace mneme::bench {
 namespace {
@@ -131,14 +134,6 @@ chat_request bench_request(int i) {
   return req;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  auto idx = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
-}
-
 // Fires `n` requests at once from one event-based actor and waits for every answer.
 batch_result run_pool_batch(caf::actor_system& sys, const llm_pool_actor& pool,
                             const llm::llm_pool_config& cfg, int n) {
@@ -228,47 +223,7 @@ batch_result run_thread_batch(const std::string& url, int n) {
   return res;
 }
 
-caf::expected<options> parse_options(const std::vector<std::string>& args) {
-  options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= args.size())
-        return std::nullopt;
-      return args[++i];
-    };
-    try {
-      if (a == "--json") {
-        o.json = true;
-      } else if (a == "--requests") {
-        auto v = value();
-        if (!v || (o.requests = std::stoi(*v)) <= 0)
-          return caf::make_error(errc::bad_request, "--requests needs a positive number");
-      } else if (a == "--delay-ms") {
-        auto v = value();
-        if (!v || (o.delay_ms = std::stoi(*v)) < 0)
-          return caf::make_error(errc::bad_request, "--delay-ms needs a number >= 0");
-      } else if (a == "--baseline") {
-        auto v = value();
-        if (!v || *v != "threads")
-          return caf::make_error(errc::bad_request, "--baseline takes: threads");
-        o.baseline_threads = true;
-      } else {
-        return caf::make_error(errc::bad_request, "unknown option " + a);
-      }
-    } catch (const std::exception&) {
-      return caf::make_error(errc::bad_request, "not a number after " + a);
-    }
-  }
-  return o;
-}
-
-int run_llm_bench(const std::vector<std::string>& args) {
-  auto opts = parse_options(args);
-  if (!opts) {
-    std::fprintf(stderr, "mneme-bench llm: %s\n", render_error(opts.error()).c_str());
-    return 2;
-  }
+int run_llm_bench(const options& o) {
   auto threads_at_start = count_threads();
   fakellm::fake_llm_server server;
   if (auto port = server.start(); !port) {
@@ -279,8 +234,8 @@ int run_llm_bench(const std::vector<std::string>& args) {
   fakellm::scenario s;
   fakellm::fault_rule latency;
   latency.kind = fakellm::fault_kind::latency;
-  latency.latency_ms = opts->delay_ms;
-  if (opts->delay_ms > 0)
+  latency.latency_ms = o.delay_ms;
+  if (o.delay_ms > 0)
     s.plan.rules.push_back(latency);
   if (auto err = server.set_scenario(s)) {
     std::fprintf(stderr, "mneme-bench llm: %s\n", render_error(err).c_str());
@@ -293,15 +248,15 @@ int run_llm_bench(const std::vector<std::string>& args) {
   cfg.endpoint.purpose = llm_purpose::summary;
   cfg.endpoint.idle_timeout = std::chrono::seconds{30};
   cfg.endpoint.total_timeout = std::chrono::seconds{60};
-  cfg.max_concurrency = static_cast<size_t>(opts->requests);
-  cfg.max_queue = static_cast<size_t>(opts->requests);
+  cfg.max_concurrency = static_cast<size_t>(o.requests);
+  cfg.max_queue = static_cast<size_t>(o.requests);
 
   batch_result res;
   double sequential_ms = 0;
   double transport_cpu_ms = 0;
   double process_cpu_ms = 0;
-  if (opts->baseline_threads) {
-    res = run_thread_batch(cfg.endpoint.url, opts->requests);
+  if (o.baseline_threads) {
+    res = run_thread_batch(cfg.endpoint.url, o.requests);
   } else {
     caf::actor_system_config sys_cfg;
     register_mneme_types(sys_cfg);
@@ -309,7 +264,7 @@ int run_llm_bench(const std::vector<std::string>& args) {
     caf::actor_system sys{sys_cfg};
     auto pool = llm::spawn_llm_pool(sys, cfg);
     auto cpu0 = cpu_ms("");
-    res = run_pool_batch(sys, pool, cfg, opts->requests);
+    res = run_pool_batch(sys, pool, cfg, o.requests);
     transport_cpu_ms = cpu_ms("llm-summary"); // the pool's loop thread, from its start
     process_cpu_ms = cpu_ms("") - cpu0;
     // Per-call cost without server delay: 50 calls one after another.
@@ -320,17 +275,17 @@ int run_llm_bench(const std::vector<std::string>& args) {
       if (!one.latency_ms.empty())
         seq.push_back(one.latency_ms.front());
     }
-    sequential_ms = percentile(seq, 0.5);
+    sequential_ms = median(seq);
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   }
-  auto p50 = percentile(res.latency_ms, 0.5) - opts->delay_ms;
-  auto p99 = percentile(res.latency_ms, 0.99) - opts->delay_ms;
+  auto p50 = median(res.latency_ms) - o.delay_ms;
+  auto p99 = percentile(res.latency_ms, 0.99) - o.delay_ms;
   nlohmann::json codes = res.error_codes;
-  if (opts->json) {
+  if (o.json) {
     nlohmann::json j{{"bench", "llm"},
-                     {"transport", opts->baseline_threads ? "thread_per_call" : "curl_multi_pool"},
-                     {"requests", opts->requests},
-                     {"delay_ms", opts->delay_ms},
+                     {"transport", o.baseline_threads ? "thread_per_call" : "curl_multi_pool"},
+                     {"requests", o.requests},
+                     {"delay_ms", o.delay_ms},
                      {"wall_s", res.wall_s},
                      {"threads", res.threads},
                      {"threads_at_start", threads_at_start},
@@ -338,27 +293,27 @@ int run_llm_bench(const std::vector<std::string>& args) {
                      {"error_codes", codes},
                      {"overhead_ms_p50", p50},
                      {"overhead_ms_p99", p99}};
-    if (!opts->baseline_threads) {
+    if (!o.baseline_threads) {
       j["sequential_call_ms_p50"] = sequential_ms;
-      j["transport_cpu_us_per_call"] = transport_cpu_ms * 1000.0 / opts->requests;
+      j["transport_cpu_us_per_call"] = transport_cpu_ms * 1000.0 / o.requests;
       j["process_cpu_ms"] = process_cpu_ms;
     }
     std::printf("%s\n", j.dump().c_str());
   } else {
     std::printf("llm: %d concurrent summary requests, fake server delay %d ms, transport %s\n",
-                opts->requests, opts->delay_ms,
-                opts->baseline_threads ? "thread per call" : "curl-multi pool");
+                o.requests, o.delay_ms,
+                o.baseline_threads ? "thread per call" : "curl-multi pool");
     std::printf("  wall time          %.3f s (target <= 2 s)\n", res.wall_s);
     std::printf("  threads (peak)     %d (process had %d before the run)\n", res.threads,
                 threads_at_start);
     std::printf("  errors             %d %s\n", res.errors, codes.dump().c_str());
     std::printf("  overhead per call  p50 %.1f ms, p99 %.1f ms (latency minus server delay)\n",
                 p50, p99);
-    if (!opts->baseline_threads) {
+    if (!o.baseline_threads) {
       std::printf("  sequential call    p50 %.2f ms (no delay, one call at a time)\n",
                   sequential_ms);
       std::printf("  transport CPU      %.0f us per call (the pool's curl-multi thread)\n",
-                  transport_cpu_ms * 1000.0 / opts->requests);
+                  transport_cpu_ms * 1000.0 / o.requests);
       std::printf("  process CPU        %.0f ms for the batch (client, CAF and fake server)\n",
                   process_cpu_ms);
     }
@@ -370,6 +325,18 @@ int run_llm_bench(const std::vector<std::string>& args) {
 } // namespace
 
 MNEME_BENCH("llm", "1,000 concurrent summary calls through the LLM pool vs a 500 ms fake LLM",
-            run_llm_bench);
+            [](CLI::App& cmd) -> bench_action {
+              auto o = std::make_shared<options>();
+              cmd.add_option("--requests", o->requests, "concurrent requests")
+                ->check(integer_range(1));
+              cmd.add_option("--delay-ms", o->delay_ms, "the fake server's answer delay")
+                ->check(integer_range(0));
+              cmd.add_option_function<std::string>(
+                   "--baseline", [o](const std::string&) { o->baseline_threads = true; },
+                   "`threads`: one blocking call per thread instead of the pool")
+                ->check(CLI::IsMember({"threads"}));
+              cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              return [o] { return run_llm_bench(*o); };
+            });
 
 } // namespace mneme::bench

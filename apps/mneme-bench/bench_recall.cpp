@@ -37,7 +37,8 @@
 //   - index sizes against the messages table [index_bytes_*, table_bytes];
 //   - the quality suite's figures on this corpus [recall_at_3, leaks].
 // --search-only stops after the search and quality figures (repeated latency runs).
-// Only this program links this file.
+// The flags are declared at the registration at the end of this file (`mneme-bench
+// recall --help`). Only this program links this file.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -55,6 +56,7 @@
 
 #include "apps/mneme-bench/bench_checkpointer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
@@ -87,14 +89,6 @@ double seconds_since(clock_type::time_point t0) {
 // shared machine wall time would measure the neighbours' load instead.
 double cpu_seconds() {
   return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
-}
-
-double percentile(std::vector<double> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto i = static_cast<std::size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
-  return xs[std::min(i, xs.size() - 1)];
 }
 
 bool exec(sqlite3* db, const std::string& sql) {
@@ -143,11 +137,6 @@ struct index_figures {
 constexpr int index_pairs = 7;
 constexpr int index_rebuild_every = 2;
 
-double median_of(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs.empty() ? 0 : xs[xs.size() / 2];
-}
-
 // The median of reference[i] / ours[i] over the pairs (1 when there are none).
 // Above 1: ours took less processor time than the reference.
 double median_paired_ratio(const std::vector<double>& reference, const std::vector<double>& ours) {
@@ -155,13 +144,13 @@ double median_paired_ratio(const std::vector<double>& reference, const std::vect
   for (std::size_t i = 0; i < std::min(reference.size(), ours.size()); ++i)
     if (ours[i] > 0)
       ratios.push_back(reference[i] / ours[i]);
-  return ratios.empty() ? 1.0 : median_of(ratios);
+  return ratios.empty() ? 1.0 : median(ratios);
 }
 
 // The ratio of the two ways' medians (reported beside the median of the pairs' ratios).
 double ratio_of_medians(const std::vector<double>& reference, const std::vector<double>& ours) {
-  auto o = median_of(ours);
-  return o <= 0 ? 1.0 : median_of(reference) / o;
+  auto o = median(ours);
+  return o <= 0 ? 1.0 : median(reference) / o;
 }
 
 // Pages `db` has written to its log so far (db_connection::pages_written).
@@ -484,8 +473,8 @@ caf::expected<all_index_figures> measure_indexer_all(const std::string& unindexe
     store->reset();
   }
   drop_run();
-  out.ours_s = median_of(out.ours_runs);
-  out.bulk_s = median_of(out.bulk_runs);
+  out.ours_s = median(out.ours_runs);
+  out.bulk_s = median(out.bulk_runs);
   return out;
 }
 
@@ -558,30 +547,19 @@ append_figures measure_appends(const std::string& dir, bool indexed, int64_t gro
   return out;
 }
 
-int run_recall_bench(const std::vector<std::string>& args) {
+// The flags of `mneme-bench recall`.
+struct recall_options {
   int64_t messages = 1000000;
   std::string dir = "/tmp";
   bool json = false;
   bool search_only = false; // skip the indexing and append comparisons
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-    } else if (args[i] == "--search-only") {
-      search_only = true;
-    } else if (args[i] == "--messages" && i + 1 < args.size()) {
-      messages = std::atoll(args[++i].c_str());
-    } else if (args[i] == "--dir" && i + 1 < args.size()) {
-      dir = args[++i];
-    } else {
-      std::fprintf(stderr, "usage: mneme-bench recall [--messages N] [--dir D] [--json]"
-                           " [--search-only]\n");
-      return 2;
-    }
-  }
-  if (messages < 1000) {
-    std::fprintf(stderr, "mneme-bench recall: --messages must be at least 1000\n");
-    return 2;
-  }
+};
+
+int run_recall_bench(const recall_options& o) {
+  const int64_t messages = o.messages;
+  const std::string& dir = o.dir;
+  const bool json = o.json;
+  const bool search_only = o.search_only;
   auto work = dir + "/mneme-bench-recall-" + std::to_string(::getpid());
   std::filesystem::create_directories(work);
   store_params params;
@@ -699,7 +677,7 @@ int run_recall_bench(const std::vector<std::string>& args) {
   j["common_query_p99_ms"] = percentile(common_ms, 0.99);
   for (auto& f : indexing) {
     auto rows = static_cast<double>(corpus->messages);
-    auto rate = [&](const std::vector<double>& runs) { return rows / std::max(1e-9, median_of(runs)); };
+    auto rate = [&](const std::vector<double>& runs) { return rows / std::max(1e-9, median(runs)); };
     j["index_bulk_rows_per_s_" + f.name] = rate(f.bulk_runs);
     j["index_rebuild_rows_per_s_" + f.name] = rate(f.rebuild_runs);
     j["index_batched_rows_per_s_" + f.name] = rate(f.ours_runs);
@@ -776,6 +754,15 @@ int run_recall_bench(const std::vector<std::string>& args) {
 } // namespace
 
 MNEME_BENCH("recall", "full-text recall: latency, indexing vs FTS5 bulk, sizes, recall@3",
-            run_recall_bench);
+            [](CLI::App& cmd) -> bench_action {
+              auto o = std::make_shared<recall_options>();
+              cmd.add_option("--messages", o->messages, "messages of the generated corpus")
+                ->check(integer_range(int64_t{1000}));
+              cmd.add_option("--dir", o->dir, "directory of the work files (removed at the end)");
+              cmd.add_flag("--search-only", o->search_only,
+                           "stop after the search and quality figures");
+              cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              return [o] { return run_recall_bench(*o); };
+            });
 
 } // namespace mneme::bench

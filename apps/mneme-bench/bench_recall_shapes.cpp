@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/fts_query.hpp"
 #include "store/fts_indexer.hpp"
@@ -41,14 +42,6 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-
-double pct(std::vector<double> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto i = static_cast<std::size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
-  return xs[std::min(i, xs.size() - 1)];
 }
 
 bool exec(sqlite3* db, const std::string& sql) {
@@ -172,23 +165,17 @@ void print_plan(sqlite3* db, const shape& s) {
   sqlite3_finalize(st);
 }
 
-int run_shapes_bench(const std::vector<std::string>& args) {
+// The flags of `mneme-bench recall-shapes`.
+struct shapes_options {
   int64_t messages = 200000;
   std::string dir = "/tmp";
   bool json = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-    } else if (args[i] == "--messages" && i + 1 < args.size()) {
-      messages = std::atoll(args[++i].c_str());
-    } else if (args[i] == "--dir" && i + 1 < args.size()) {
-      dir = args[++i];
-    } else {
-      std::fprintf(stderr,
-                   "usage: mneme-bench recall-shapes [--messages N] [--dir D] [--json]\n");
-      return 2;
-    }
-  }
+};
+
+int run_shapes_bench(const shapes_options& o) {
+  const int64_t messages = o.messages;
+  const std::string& dir = o.dir;
+  const bool json = o.json;
   auto work = dir + "/mneme-bench-shapes-" + std::to_string(::getpid());
   std::filesystem::create_directories(work);
   store_params params;
@@ -291,9 +278,9 @@ int run_shapes_bench(const std::vector<std::string>& args) {
   j["messages"] = corpus.messages;
   j["sessions"] = corpus.sessions;
   for (auto& [name, xs] : ms) {
-    j[name + "_p50_ms"] = pct(xs, 0.5);
-    j[name + "_p99_ms"] = pct(xs, 0.99);
-    j[name + "_max_ms"] = pct(xs, 1.0);
+    j[name + "_p50_ms"] = median(xs);
+    j[name + "_p99_ms"] = percentile(xs, 0.99);
+    j[name + "_max_ms"] = percentile(xs, 1.0);
     j[name + "_order_differs"] = disagreements[name];
   }
   for (auto& s : shapes) {
@@ -315,6 +302,13 @@ int run_shapes_bench(const std::vector<std::string>& args) {
 
 MNEME_BENCH("recall-shapes",
             "recall query shapes side by side on one corpus (rank, bm25, membership, scoped)",
-            run_shapes_bench);
+            [](CLI::App& cmd) -> bench_action {
+              auto o = std::make_shared<shapes_options>();
+              cmd.add_option("--messages", o->messages, "messages of the generated corpus")
+                ->check(integer_range(int64_t{1}));
+              cmd.add_option("--dir", o->dir, "directory of the work files (removed at the end)");
+              cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              return [o] { return run_shapes_bench(*o); };
+            });
 
 } // namespace mneme::bench

@@ -31,6 +31,8 @@
 //   --retries R           times a failed turn is sent again (default 2)
 //   --evict               evict idle sessions after every group
 //   --json                one JSON object on stdout
+// The flags are declared, with their ranges, at the registration at the end of this
+// file (`mneme-bench runtime --help`). Only this program links this file.
 #include <malloc.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -44,6 +46,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +87,8 @@ heap_figures heap_now() {
           static_cast<int64_t>(sqlite3_memory_used())};
 }
 
+constexpr int max_sessions = 100000;
+
 struct options {
   int sessions = 10000;
   int messages = 200;
@@ -94,42 +99,6 @@ struct options {
   bool evict = false;
   bool json = false;
 };
-
-bool parse(const std::vector<std::string>& args, options& o) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto next = [&](auto& out) {
-      if (i + 1 >= args.size())
-        return false;
-      out = static_cast<std::decay_t<decltype(out)>>(std::stoll(args[++i]));
-      return true;
-    };
-    try {
-      if (args[i] == "--json") o.json = true;
-      else if (args[i] == "--evict") o.evict = true;
-      else if (args[i] == "--sessions") { if (!next(o.sessions)) return false; }
-      else if (args[i] == "--messages") { if (!next(o.messages)) return false; }
-      else if (args[i] == "--active") { if (!next(o.active)) return false; }
-      else if (args[i] == "--threshold-tokens") { if (!next(o.threshold_tokens)) return false; }
-      else if (args[i] == "--user-chars") { if (!next(o.user_chars)) return false; }
-      else if (args[i] == "--retries") { if (!next(o.retries)) return false; }
-      else return false;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
-  if (o.active == 0)
-    o.active = o.sessions;
-  return o.sessions > 0 && o.sessions <= 100000 && o.active > 0 && o.active <= o.sessions
-         && o.messages >= 2 && o.threshold_tokens > 0 && o.user_chars > 0 && o.retries >= 0;
-}
-
-int64_t percentile(std::vector<int64_t> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto i = static_cast<size_t>(p * static_cast<double>(xs.size() - 1));
-  return xs[i];
-}
 
 // What the bench knows of one (session, turn); one byte each.
 enum turn_bit : uint8_t {
@@ -272,14 +241,13 @@ store_check check_store(const std::string& path, int sessions, int turns,
   return out;
 }
 
-int run(const std::vector<std::string>& args) {
-  options o;
-  if (!parse(args, o)) {
-    std::cerr << "usage: mneme-bench runtime [--sessions N] [--messages M] [--active W]\n"
-                 "       [--threshold-tokens T] [--user-chars C] [--retries R] [--evict] "
-                 "[--json]\n"
-                 "  N <= 100000; W sessions are driven (and with --evict resident) at once\n";
-    return 2;
+int run(options o) {
+  if (o.active == 0)
+    o.active = o.sessions;
+  if (o.active > o.sessions) {
+    std::cerr << "mneme-bench runtime: --active " << o.active << " exceeds --sessions "
+              << o.sessions << "\n";
+    return exit_usage;
   }
   fakellm::fake_llm_server server;
   if (!server.start()) {
@@ -472,7 +440,7 @@ int run(const std::vector<std::string>& args) {
     j["sqlite_heap_after_evict_bytes"] = heap_after_evict.sqlite;
   }
   j["compactions"] = overhead_us.size();
-  j["compaction_overhead_ms_p50"] = static_cast<double>(percentile(overhead_us, 0.5)) / 1000.0;
+  j["compaction_overhead_ms_p50"] = static_cast<double>(median(overhead_us)) / 1000.0;
   j["compaction_overhead_ms_p99"] = static_cast<double>(percentile(overhead_us, 0.99)) / 1000.0;
   j["lost_check"] = checked ? std::string{"ran"} : "could not run: " + check.error;
   j["lost_check_s"] = check.seconds;
@@ -499,6 +467,25 @@ int run(const std::vector<std::string>& args) {
 } // namespace
 
 MNEME_BENCH("runtime", "sessions x messages through the whole runtime against the fake LLM",
-            run);
+            [](CLI::App& cmd) -> bench_action {
+              auto o = std::make_shared<options>();
+              cmd.add_option("--sessions", o->sessions, "sessions in the population")
+                ->check(integer_range(1, max_sessions));
+              cmd.add_option("--messages", o->messages, "messages per session, user + answer")
+                ->check(integer_range(2));
+              cmd.add_option("--active", o->active,
+                             "sessions driven (and with --evict resident) at once; "
+                             "0 = all, at most --sessions")
+                ->check(integer_range(0, max_sessions));
+              cmd.add_option("--threshold-tokens", o->threshold_tokens, "threshold cap")
+                ->check(integer_range(int64_t{1}));
+              cmd.add_option("--user-chars", o->user_chars, "size of each user message")
+                ->check(integer_range(int64_t{1}));
+              cmd.add_option("--retries", o->retries, "times a failed turn is sent again")
+                ->check(integer_range(0));
+              cmd.add_flag("--evict", o->evict, "evict idle sessions after every group");
+              cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              return [o] { return run(*o); };
+            });
 
 } // namespace mneme::bench

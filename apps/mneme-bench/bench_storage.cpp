@@ -24,7 +24,9 @@
 // part 1's ingest through the actor and its index catch-up, its raw baseline at
 // batch 370, its paced run at --rate R msgs/s (default 15,000: about half the
 // ingest peak, figures: docs/benchmarks.md#storage), or one run of each side of
-// part 2: for profiling one side, or for comparing two builds on one part).
+// part 2: for profiling one side, or for comparing two builds on one part). The flags are
+// declared, with their ranges, at the registration at the end of this file (`mneme-bench
+// storage --help`). Only this program links this file.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +52,7 @@
 
 #include "actors/storage/storage_actor.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/sqlite_store.hpp"
@@ -100,18 +103,6 @@ struct fresh_file {
       std::filesystem::remove(path + suffix);
   }
 };
-
-double percentile(std::vector<double> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto i = static_cast<size_t>(p * static_cast<double>(xs.size() - 1));
-  return xs[i];
-}
-
-double median_of(const std::vector<double>& xs) {
-  return percentile(xs, 0.5);
-}
 
 // Creates `n` sessions through the actor; returns their ids.
 std::vector<std::string> create_sessions(caf::scoped_actor& self, const storage_actor& st,
@@ -475,8 +466,8 @@ multiprocess_result repeat_multiprocess(int runs, std::vector<double>& rates, Ru
     all.lock_errors += one.lock_errors;
     all.stored += one.stored;
   }
-  all.msgs_per_s = median_of(rates);
-  all.mean_batch = median_of(batches);
+  all.msgs_per_s = median(rates);
+  all.mean_batch = median(batches);
   return all;
 }
 
@@ -529,11 +520,12 @@ compaction_result run_compaction(const std::string& dir, const std::vector<std::
   if (sqlite3_step(st) == SQLITE_ROW)
     r.rows_rewritten = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
-  r.commit_ms = percentile(times, 0.5);
+  r.commit_ms = median(times);
   return r;
 }
 
-int run_storage_bench(const std::vector<std::string>& args) {
+// The flags of `mneme-bench storage`; parts as in the header comment.
+struct storage_options {
   bool json = false;
   size_t sessions = 1000;
   int per_session = 30;
@@ -542,58 +534,26 @@ int run_storage_bench(const std::vector<std::string>& args) {
   std::string only; // "": every part
   double paced_rate = 15000; // --only paced
   bool rate_given = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& option = args[i];
-    auto next = [&] { return i + 1 < args.size() ? args[++i] : std::string{}; };
-    // The whole value must be a number: "15k" is refused, not read as 15.
-    auto number = [&](auto parse) {
-      auto text = next();
-      size_t used = 0;
-      auto v = parse(text, &used);
-      if (used != text.size())
-        throw std::invalid_argument{text};
-      return v;
-    };
-    try {
-      if (option == "--json")
-        json = true;
-      else if (option == "--sessions")
-        sessions = number([](const std::string& t, size_t* n) { return std::stoul(t, n); });
-      else if (option == "--per-session")
-        per_session = number([](const std::string& t, size_t* n) { return std::stoi(t, n); });
-      else if (option == "--mp-messages")
-        mp_messages = number([](const std::string& t, size_t* n) { return std::stoi(t, n); });
-      else if (option == "--dir")
-        dir = next();
-      else if (option == "--only")
-        only = next();
-      else if (option == "--rate") {
-        paced_rate = number([](const std::string& t, size_t* n) { return std::stod(t, n); });
-        rate_given = true;
-      } else {
-        std::fprintf(stderr, "unknown option %s\n", option.c_str());
-        return 2;
-      }
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "%s takes a number\n", option.c_str());
-      return 2;
-    }
-  }
-  if (sessions < 1 || sessions > 1000000 || per_session < 1 || mp_messages < 1) {
-    std::fprintf(stderr, "--sessions takes 1 to 1,000,000; --per-session and --mp-messages"
-                         " take positive numbers\n");
-    return 2;
-  }
-  if (rate_given && only != "paced") {
+};
+
+int run_storage_bench(const storage_options& o) {
+  const bool json = o.json;
+  const size_t sessions = o.sessions;
+  const int per_session = o.per_session;
+  const int mp_messages = o.mp_messages;
+  std::string dir = o.dir;
+  const std::string& only = o.only;
+  const double paced_rate = o.paced_rate;
+  if (o.rate_given && only != "paced") {
     std::fprintf(stderr, "--rate applies to --only paced (the full run paces at half its ingest rate)\n");
-    return 2;
+    return exit_usage;
   }
   // One session's pace between its appends, in microseconds, at least 1 and finite.
   auto pace_us = 1e6 * static_cast<double>(sessions) / paced_rate;
   if (!(std::isfinite(paced_rate) && paced_rate > 0 && pace_us >= 1 && pace_us < 1e12)) {
     std::fprintf(stderr, "--rate takes a positive number of messages per second that gives each"
                          " session 1 us to 1e12 us between its appends\n");
-    return 2;
+    return exit_usage;
   }
   bool own_dir = dir.empty();
   if (own_dir) {
@@ -624,13 +584,11 @@ int run_storage_bench(const std::vector<std::string>& args) {
     auto ours = run_multiprocess_mneme(dir, mp_messages, bodies);
     std::printf("4 processes %.0f msgs/s, mneme 4 producers %.0f msgs/s (mean batch %.1f), speedup %.2f\n",
                 base.msgs_per_s, ours.msgs_per_s, ours.mean_batch, ours.msgs_per_s / base.msgs_per_s);
-  } else if (!only.empty()) {
-    std::fprintf(stderr, "--only takes ingest, raw, paced or mp, got '%s'\n", only.c_str());
   }
   if (!only.empty()) {
     if (own_dir)
       std::filesystem::remove_all(dir);
-    return only == "ingest" || only == "raw" || only == "paced" || only == "mp" ? 0 : 2;
+    return exit_ok;
   }
   // Each side runs `repeats` times and the medians are compared (a shared, noisy
   // machine); ingest and raw alternate, so neither always runs on a disk still
@@ -658,8 +616,8 @@ int run_storage_bench(const std::vector<std::string>& args) {
     if (r % 2 == 1)
       ingest_again();
   }
-  auto ingest_rate = median_of(ingest_rates);
-  auto raw = median_of(raw_rates);
+  auto ingest_rate = median(ingest_rates);
+  auto raw = median(raw_rates);
   auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                           ingest_rate / 2);
   std::vector<double> mp_mneme_rates;
@@ -735,6 +693,34 @@ int run_storage_bench(const std::vector<std::string>& args) {
 } // namespace
 
 MNEME_BENCH("storage", "durable appends vs raw SQLite, 4 writer processes, compaction commit",
-            run_storage_bench);
+            [](CLI::App& cmd) -> bench_action {
+              auto o = std::make_shared<storage_options>();
+              cmd.add_option("--sessions", o->sessions, "sessions appending at once")
+                ->check(integer_range<size_t>(1, 1000000));
+              cmd.add_option("--per-session", o->per_session, "messages each session appends")
+                ->check(integer_range(1));
+              cmd.add_option("--mp-messages", o->mp_messages,
+                             "messages per process in the multi-process part")
+                ->check(integer_range(1));
+              cmd.add_option("--dir", o->dir, "directory of the files (default: a fresh one "
+                                              "under /tmp, removed at the end)");
+              cmd.add_option("--only", o->only, "run one part alone: ingest, raw (batch 370), "
+                                                "paced or mp (one run of each side)")
+                ->check(CLI::IsMember({"ingest", "raw", "paced", "mp"}));
+              auto* rate = cmd.add_option("--rate", o->paced_rate,
+                                          "with --only paced: the paced rate in msgs/s")
+                             ->check(CLI::TypeValidator<double>{""})
+                             ->check(CLI::Validator{[](std::string& v) {
+                                                      return std::strtod(v.c_str(), nullptr) > 0
+                                                               ? std::string{}
+                                                               : "must be above 0, got " + v;
+                                                    },
+                                                    "> 0"});
+              cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              return [o, rate] {
+                o->rate_given = rate->count() > 0;
+                return run_storage_bench(*o);
+              };
+            });
 
 } // namespace mneme::bench

@@ -1,8 +1,11 @@
 // mneme-bench: side-by-side benchmark programs (ours vs the raw library doing the same
-// work). `mneme-bench` lists them; `mneme-bench NAME [--json] [options]` runs one.
-#include <cstdio>
-#include <string>
-#include <vector>
+// work). Every benchmark lives in its own bench_<name>.cpp and registers itself through
+// bench_registry.hpp; this file only builds the CLI11 app from the registry, parses, and
+// runs the chosen benchmark. `mneme-bench` or `mneme-bench --help` lists the benchmarks,
+// `mneme-bench NAME --help` a benchmark's flags and their defaults.
+// Exit codes: 0 success, 1 the benchmark failed or missed, 2 bad flags.
+#include <iostream>
+#include <map>
 
 #include "apps/mneme-bench/bench_registry.hpp"
 
@@ -16,13 +19,26 @@ std::map<std::string, bench_entry>& registry() {
 } // namespace mneme::bench
 
 int main(int argc, char** argv) {
-  auto& reg = mneme::bench::registry();
-  if (argc < 2 || reg.find(argv[1]) == reg.end()) {
-    std::fprintf(stderr, "usage: mneme-bench NAME [--json] [options]\nbenchmarks:\n");
-    for (auto& [name, e] : reg)
-      std::fprintf(stderr, "  %-10s %s\n", name.c_str(), e.summary.c_str());
-    return argc < 2 ? 0 : 2;
+  using namespace mneme::bench;
+  CLI::App app{"mneme-bench: side-by-side benchmarks, mneme against the raw library or the "
+               "alternative doing the same work (figures: docs/benchmarks.md)",
+               "mneme-bench"};
+  app.require_subcommand(0, 1);
+  app.option_defaults()->always_capture_default();  // every flag's --help shows its default
+  std::map<const CLI::App*, bench_action> actions;
+  for (auto& [name, entry] : registry()) {
+    auto* cmd = app.add_subcommand(name, entry.summary);
+    actions[cmd] = entry.setup(*cmd);
   }
-  std::vector<std::string> args(argv + 2, argv + argc);
-  return reg[argv[1]].run(args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help or the usage error
+    return code == 0 ? exit_ok : exit_usage;
+  }
+  for (auto* chosen : app.get_subcommands())
+    if (auto it = actions.find(chosen); it != actions.end() && it->second)
+      return it->second();
+  std::cout << app.help();  // no benchmark named: list them
+  return exit_ok;
 }
