@@ -22,10 +22,6 @@ struct driver_state {
   std::mt19937_64 think_rng;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // "llm_unavailable" for "mneme::llm_unavailable: ...", else CAF's own name.
 std::string error_name(const caf::error& err) {
   auto text = render_error(err);

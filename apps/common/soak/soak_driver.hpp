@@ -23,6 +23,11 @@
 
 namespace mneme::soak {
 
+// Seconds elapsed since `t0` (the drivers' progress and think-time clock).
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct driver_params {
   gateway_actor gateway;
   std::shared_ptr<soak_ledger> ledger;

@@ -20,8 +20,6 @@ namespace mneme::soak {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-constexpr int exit_ok = 0;
-constexpr int exit_failure = 1;
 constexpr size_t sampled_users = 5;       // users drawn one by one in the live plot
 constexpr double piped_progress_every_s = 10;
 constexpr double poll_budget_s = 2;       // one pass of session-state polling at most

@@ -19,6 +19,12 @@
 
 namespace mneme::soak {
 
+// The exit codes of a soak run (the `mneme` program's): every invariant held; a
+// violation, no report or a failed start; a bad scenario or configuration.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_usage = 2;
+
 // `result` comes with the header figures the target's setup knows (database, threshold
 // and live bound; a live bound of 0 is derived from the first session state polled,
 // with `answer_tokens` as the turn's answer). Shuts the target down before the report.

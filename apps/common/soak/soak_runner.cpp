@@ -27,8 +27,6 @@ namespace mneme::soak {
 
 namespace {
 
-constexpr int exit_failure = 1;
-constexpr int exit_usage = 2;
 
 // `overlay` merged into `base`: mappings key by key, anything else replaced.
 YAML::Node merged(const YAML::Node& base, const YAML::Node& overlay) {

@@ -11,7 +11,6 @@ namespace mneme::soak {
 
 namespace {
 
-constexpr int exit_usage = 2;
 
 } // namespace
 
