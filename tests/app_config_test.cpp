@@ -5,9 +5,6 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +19,7 @@
 
 #include "apps/common/config/app_config.hpp"
 #include "apps/common/config/config_schema.hpp"
+#include "tests/child_program.hpp"
 
 using namespace mneme;
 namespace bdata = boost::unit_test::data;
@@ -822,26 +820,11 @@ BOOST_AUTO_TEST_CASE(strings_with_quotes_newlines_and_cjk_survive_the_round_trip
 
 namespace {
 
-struct run_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs the built `mneme` with `args` (already shell-quoted) and captures its output.
-run_result run_mneme(const std::string& args) {
+// Runs the built `mneme` (MNEME_BINARY_DIR/mneme) with `args`: its exit code and output.
+testing::program_result run_mneme(const std::vector<std::string>& args) {
   auto binary = std::string{MNEME_BINARY_DIR} + "/mneme";
   BOOST_TEST_REQUIRE(fs::exists(binary), binary << " is missing: build the mneme target");
-  auto dir = fs::temp_directory_path() / ("mneme_config_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  auto out = (dir / "out").string(), err = (dir / "err").string();
-  int status = std::system((binary + " " + args + " >" + out + " 2>" + err).c_str());
-  run_result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_text(out);
-  r.err = read_text(err);
-  fs::remove_all(dir);
-  return r;
+  return testing::run_program("mneme", args);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -855,8 +838,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(config_check_prints_the_effective_configuration_and_exits_0) {
-  auto r = run_mneme("config check '" + shipped_config + "'");
-  BOOST_TEST(r.exit_code == 0, r.err);
+  auto r = run_mneme({"config", "check", shipped_config});
+  BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(r.err.empty());
   auto printed = load_config_text(r.out, "stdout");
   BOOST_TEST_REQUIRE(printed.ok(), printed.describe_errors());
@@ -864,8 +847,8 @@ BOOST_AUTO_TEST_CASE(config_check_prints_the_effective_configuration_and_exits_0
 }
 
 BOOST_AUTO_TEST_CASE(config_check_masks_secrets_in_what_it_prints) {
-  auto r = run_mneme("config check '" + fixtures + "every_key_changed.yaml'");
-  BOOST_TEST(r.exit_code == 0, r.err);
+  auto r = run_mneme({"config", "check", fixtures + "every_key_changed.yaml"});
+  BOOST_TEST(r.code == 0, r.err);
   BOOST_TEST(r.out.find("sk-test-secret-aux") == std::string::npos);
   BOOST_TEST(r.out.find("tok-test-secret-gw") == std::string::npos);
   BOOST_TEST(r.out.find("api_key: \"***\"") != std::string::npos);
@@ -873,8 +856,8 @@ BOOST_AUTO_TEST_CASE(config_check_masks_secrets_in_what_it_prints) {
 
 BOOST_AUTO_TEST_CASE(config_check_reports_all_five_mistakes_on_stderr_and_exits_2) {
   auto file = fixtures + "five_mistakes.yaml";
-  auto r = run_mneme("config check '" + file + "'");
-  BOOST_TEST(r.exit_code == 2);
+  auto r = run_mneme({"config", "check", file});
+  BOOST_TEST(r.code == 2);
   BOOST_TEST(r.out.empty());
   auto lines = lines_of(r.err);
   BOOST_TEST_REQUIRE(lines.size() == 6u, r.err);  // five errors and the summary line
@@ -890,8 +873,8 @@ BOOST_AUTO_TEST_CASE(config_check_reports_all_five_mistakes_on_stderr_and_exits_
 }
 
 BOOST_AUTO_TEST_CASE(config_check_of_a_missing_file_exits_2_naming_the_file) {
-  auto r = run_mneme("config check /nonexistent/mneme.yaml");
-  BOOST_TEST(r.exit_code == 2);
+  auto r = run_mneme({"config", "check", "/nonexistent/mneme.yaml"});
+  BOOST_TEST(r.code == 2);
   BOOST_TEST(r.out.empty());
   BOOST_TEST(r.err.find("/nonexistent/mneme.yaml: cannot open the file: No such file or "
                         "directory") != std::string::npos,
@@ -899,8 +882,8 @@ BOOST_AUTO_TEST_CASE(config_check_of_a_missing_file_exits_2_naming_the_file) {
 }
 
 BOOST_AUTO_TEST_CASE(config_keys_lists_every_key_in_file_order_with_what_it_accepts) {
-  auto r = run_mneme("config keys");
-  BOOST_TEST(r.exit_code == 0, r.err);
+  auto r = run_mneme({"config", "keys"});
+  BOOST_TEST(r.code == 0, r.err);
   auto lines = lines_of(r.out);
   auto keys = config_key_paths();
   BOOST_TEST_REQUIRE(lines.size() == keys.size());
@@ -914,7 +897,7 @@ BOOST_AUTO_TEST_CASE(config_keys_lists_every_key_in_file_order_with_what_it_acce
 }
 
 BOOST_AUTO_TEST_CASE(config_check_without_a_file_is_a_usage_error_with_exit_2) {
-  auto r = run_mneme("config check");
-  BOOST_TEST(r.exit_code == 2);
+  auto r = run_mneme({"config", "check"});
+  BOOST_TEST(r.code == 2);
   BOOST_TEST(r.err.find("FILE is required") != std::string::npos, r.err);
 }

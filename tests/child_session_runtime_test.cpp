@@ -19,6 +19,7 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace data = boost::unit_test::data;
 
@@ -47,7 +48,7 @@ struct child_fixture : serve_runtime_fixture {
 
   session_record record(const std::string& sid) {
     auto r = call<session_record>(rt->storage(), st_session_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return *r;
   }
 
@@ -91,7 +92,7 @@ BOOST_DATA_TEST_CASE(a_turn_over_the_threshold_compacts_in_place_or_continues_in
   auto sid = f.seed("grow");
   const std::string question = "what did we decide?";
   auto r = f.say_to("grow", question);
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE_EQUAL(r->compactions.size(), 1u);
   BOOST_TEST(r->compactions[0].committed);
   BOOST_TEST(r->compactions[0].by == trigger::t1_pre_call);
@@ -134,7 +135,7 @@ BOOST_DATA_TEST_CASE(a_turn_over_the_threshold_compacts_in_place_or_continues_in
                return m.content == question;
              }) == 1);
   auto exported = f.call<std::string>(f.rt->storage(), st_export_atom_v, sid);
-  BOOST_REQUIRE_MESSAGE(exported, why(exported));
+  BOOST_REQUIRE_MESSAGE(exported, err_of(exported));
   BOOST_TEST(std::count(exported->begin(), exported->end(), '\n')
              == static_cast<std::ptrdiff_t>(parent_rows.size()));
   auto archived = std::count_if(parent_rows.begin(), parent_rows.end(), [](const message& m) {
@@ -144,14 +145,14 @@ BOOST_DATA_TEST_CASE(a_turn_over_the_threshold_compacts_in_place_or_continues_in
 
   // The next turn goes to the session that answered.
   auto next = f.say_to("grow", "and the next step?");
-  BOOST_REQUIRE_MESSAGE(next, why(next));
+  BOOST_REQUIRE_MESSAGE(next, err_of(next));
   BOOST_TEST(next->session_id == r->session_id);
   BOOST_TEST(f.stored_live(r->session_id).size() == live.size() + 2);
 
   // So does a restarted daemon (the gateway finds the newest open session by key).
   f.restart();
   auto after = f.say_to("grow", "still there?");
-  BOOST_REQUIRE_MESSAGE(after, why(after));
+  BOOST_REQUIRE_MESSAGE(after, err_of(after));
   BOOST_TEST(after->session_id == r->session_id);
   auto rehydrated = f.snapshot("grow");
   BOOST_TEST(rehydrated.record.id == r->session_id);
@@ -181,11 +182,11 @@ BOOST_FIXTURE_TEST_CASE(rows_appended_while_the_summary_is_in_flight_reach_the_c
   side.content = "side note during the summary";
   auto side_id = call<int64_t>(rt->gateway(), gw_append_atom_v, std::string{"busy"},
                                std::string{"u"}, side);
-  BOOST_REQUIRE_MESSAGE(side_id, why(side_id));
+  BOOST_REQUIRE_MESSAGE(side_id, err_of(side_id));
   caf::expected<turn_reply> r{caf::error{}};
   pending.receive([&](turn_reply& x) { r = std::move(x); },
                   [&](caf::error& e) { r = std::move(e); });
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(r->session_id != sid);
   // The side note went to the parent while it was open, and the child holds it once,
   // after the tail.
@@ -207,7 +208,7 @@ BOOST_FIXTURE_TEST_CASE(a_compress_command_answers_with_the_child_session, child
   start();
   auto sid = seed("cmd");
   auto r = say_to("cmd", "/compress keep the numbers");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE_EQUAL(r->compactions.size(), 1u);
   BOOST_TEST(r->compactions[0].by == trigger::t14_channel_command);
   BOOST_TEST(r->session_id != sid);
@@ -224,7 +225,7 @@ BOOST_FIXTURE_TEST_CASE(exhaustion_after_continuing_in_children_resets_the_lates
   auto sid = seed("spent");
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
   auto r = say_to("spent", "one more");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->notice == std::string{reset_notice});
   // Walk the chain back from the fresh session: the reset ended the last child, each
   // child before it ended by continuing, down to the seeded session.
@@ -246,7 +247,7 @@ BOOST_FIXTURE_TEST_CASE(exhaustion_after_continuing_in_children_resets_the_lates
   BOOST_TEST(call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v)->exhausted == 1);
   llm.clear_faults();
   auto next = say_to("spent", "fresh start");
-  BOOST_REQUIRE_MESSAGE(next, why(next));
+  BOOST_REQUIRE_MESSAGE(next, err_of(next));
   BOOST_TEST(next->session_id == r->session_id);
 }
 

@@ -7,8 +7,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <set>
 #include <sstream>
 
@@ -17,24 +15,15 @@
 #include "messages/mneme_types.hpp"
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::recall_hit_kind)
 namespace data = boost::unit_test::data;
 
 namespace {
-
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
-std::string temp_db_path() {
-  char dir[] = "/tmp/mneme-child-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  return std::string{dir} + "/t.db";
-}
 
 std::vector<int64_t> ids_of(const std::vector<message>& xs) {
   std::vector<int64_t> out;
@@ -53,6 +42,7 @@ std::vector<std::string> texts_of(const std::vector<message>& xs) {
 constexpr time_ms child_start_ms = 5000;
 
 struct child_fixture {
+  testing::temp_dir dir{"mneme-child"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::string sid;
@@ -60,7 +50,7 @@ struct child_fixture {
   std::vector<std::string> texts;      // their texts
 
   child_fixture() {
-    params.path = temp_db_path();
+    params.path = dir.file("t.db");
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
@@ -75,11 +65,6 @@ struct child_fixture {
     for (int i = 0; i < 10; ++i)
       add(i % 2 == 0 ? msg_role::user : msg_role::assistant,
           "turn " + std::to_string(i) + " word" + std::to_string(i) + "zq");
-  }
-
-  ~child_fixture() {
-    store.reset();
-    std::filesystem::remove_all(std::filesystem::path{params.path}.parent_path());
   }
 
   int64_t add(msg_role role, const std::string& text, const std::string& session = {}) {

@@ -11,15 +11,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -35,8 +31,11 @@
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/child_program.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 namespace bdata = boost::unit_test::data;
@@ -44,48 +43,13 @@ BOOST_TEST_DONT_PRINT_LOG_VALUE(std::vector<std::string>)
 
 namespace {
 
-const std::string mneme_bin = std::string{MNEME_BINARY_DIR} + "/mneme";
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string{"'\\''"} : std::string(1, c);
-  return out + "'";
+// Runs MNEME_BINARY_DIR/mneme with `args`, its stdout piped (so not a terminal) and its
+// stderr captured apart.
+testing::program_result run(const std::vector<std::string>& args) {
+  return testing::run_program("mneme", args);
 }
 
-struct run_result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `mneme ARGS...` with stdout piped (so not a terminal) and stderr captured.
-run_result run(const std::vector<std::string>& args) {
-  static int n = 0;
-  auto err_file = std::filesystem::temp_directory_path()
-                  / ("mneme-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(++n));
-  std::string cmd = shell_quote(mneme_bin);
-  for (auto& a : args)
-    cmd += " " + shell_quote(a);
-  cmd += " 2>" + shell_quote(err_file.string());
-  run_result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  BOOST_REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, p)) > 0)
-    r.out.append(buf, got);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream ef{err_file};
-  std::stringstream ss;
-  ss << ef.rdbuf();
-  r.err = ss.str();
-  std::filesystem::remove(err_file);
-  return r;
-}
-
-json parse(const run_result& r) {
+json parse(const testing::program_result& r) {
   BOOST_TEST_INFO("stdout: " << r.out << " stderr: " << r.err);
   BOOST_REQUIRE_EQUAL(r.code, 0);
   auto j = json::parse(r.out, nullptr, false);
@@ -116,17 +80,14 @@ llm::llm_pool_config pool(const std::string& base_url, llm_purpose purpose) {
 //   gamma (bob):   English rows.
 //   delta (bob):   60 rows, left for the compact tests (run on a copy of the file).
 struct prepared_db {
-  std::string dir;
+  testing::temp_dir dir{"mneme-cli"};
   std::string path;
   std::map<std::string, std::string> ids; // key -> session id
   int64_t archived_id = 0;                // the archived "zeppelin" row
   int64_t delta_middle_id = 0;            // a live row in the middle of delta
 
   prepared_db() {
-    char tmpl[] = "/tmp/mneme-cli-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    path = dir + "/cli.db";
+    path = dir.file("cli.db");
     caf::actor_system_config cfg;
     register_mneme_types(cfg);
     cfg.set("logger.verbosity", caf::atom("quiet"));
@@ -141,7 +102,7 @@ struct prepared_db {
     rc.model.name = "fake-chat";
     rc.gateway.idle_evict_seconds = 0;
     auto started = runtime::start(sys, rc);
-    BOOST_REQUIRE_MESSAGE(started, (started ? std::string{} : render_error(started.error())));
+    BOOST_REQUIRE_MESSAGE(started, err_of(started));
     auto& rt = **started;
     caf::scoped_actor self{sys};
     auto seed = [&](const std::string& key, const std::string& user,
@@ -194,11 +155,9 @@ struct prepared_db {
     server.stop();
   }
 
-  ~prepared_db() { std::filesystem::remove_all(dir); }
-
   // A copy of the database for tests that write.
   std::string copy(const std::string& name) const {
-    auto to = dir + "/" + name + ".db";
+    auto to = dir.file(name + ".db");
     std::filesystem::copy_file(path, to, std::filesystem::copy_options::overwrite_existing);
     return to;
   }
@@ -335,7 +294,7 @@ BOOST_AUTO_TEST_CASE(export_writes_every_row_with_its_state_one_json_a_line) {
   BOOST_TEST(archived == st["archived_rows"].get<int64_t>());
   BOOST_TEST(saw_archived_zeppelin);
 
-  auto file = db().dir + "/alpha.jsonl";
+  auto file = db().dir.file("alpha.jsonl");
   auto to_file = run({"export", "alpha", "--db", db().path, "--out", file});
   BOOST_REQUIRE_EQUAL(to_file.code, 0);
   BOOST_TEST(to_file.out.empty());
@@ -597,121 +556,53 @@ BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 
-// `mneme serve --port 0 --db FILE` as a child process; url() once it printed
-// "listening on URL". Stopped with SIGTERM.
-struct serve_process {
-  pid_t pid = -1;
-  int out_fd = -1;
-  std::string url;
-
-  explicit serve_process(const std::string& db_file) {
-    int fds[2];
-    BOOST_REQUIRE(::pipe(fds) == 0);
-    pid = ::fork();
-    BOOST_REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::dup2(fds[1], STDOUT_FILENO);
-      int null_fd = ::open("/dev/null", O_WRONLY);
-      ::dup2(null_fd, STDERR_FILENO); // the daemon's log
-      ::close(fds[0]);
-      ::close(fds[1]);
-      ::execl(mneme_bin.c_str(), "mneme", "serve", "--port", "0", "--db", db_file.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    out_fd = fds[0];
-    std::string seen;
-    const std::string marker = "listening on ";
-    // Waits for the line that names the port (a bound on a hung daemon, not a timing
-    // assertion).
-    for (int polls = 0; polls < 600 && url.empty(); ++polls) {
-      pollfd p{out_fd, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0)
-        continue;
-      char buf[512];
-      auto got = ::read(out_fd, buf, sizeof buf);
-      if (got <= 0)
-        break;
-      seen.append(buf, static_cast<size_t>(got));
-      auto at = seen.find(marker);
-      auto end = at == std::string::npos ? at : seen.find_first_of(" \n", at + marker.size());
-      if (end != std::string::npos)
-        url = seen.substr(at + marker.size(), end - at - marker.size());
-    }
-    BOOST_REQUIRE_MESSAGE(!url.empty(), "mneme serve did not start: " + seen);
-  }
-
-  ~serve_process() {
-    if (pid > 0) {
-      ::kill(pid, SIGTERM);
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-    }
-    if (out_fd >= 0)
-      ::close(out_fd);
-  }
-};
+// Fails the test unless this build's mneme has the serve command.
+void require_serve_command() {
+  auto help = run({"serve", "--help"});
+  BOOST_REQUIRE_MESSAGE(help.code == 0, "`mneme serve --help` exited " << help.code
+                                          << "; stderr: " << help.err);
+}
 
 } // namespace
 
 BOOST_AUTO_TEST_CASE(against_mneme_serve_the_commands_print_what_they_print_for_the_file) {
-  if (run({"serve", "--help"}).code != 0) {
-    BOOST_TEST_MESSAGE("this build has no mneme serve; the stub tests cover the client");
-    return;
-  }
+  require_serve_command();
   auto file = db().copy("served");
-  serve_process daemon{file};
+  // Its log discarded; the bound on its start is for a hung daemon, not a timing check.
+  testing::mneme_daemon daemon{{"--db", file}, "/dev/null", 60s};
   auto local = parse(run({"sessions", "--db", file, "--json"}));
-  auto remote = parse(run({"sessions", "--server", daemon.url, "--json"}));
+  auto remote = parse(run({"sessions", "--server", daemon.url(), "--json"}));
   BOOST_TEST(remote == local);
   auto found = parse(run({"search", "kubernetes rollout", "--user", "alice", "--server",
-                          daemon.url, "--json"}));
+                          daemon.url(), "--json"}));
   BOOST_REQUIRE(!found["hits"].empty());
   BOOST_TEST(found["hits"][0]["session_id"] == db().ids.at("alpha"));
-  auto shown = parse(run({"show", "beta", "--server", daemon.url, "--json"}));
+  auto shown = parse(run({"show", "beta", "--server", daemon.url(), "--json"}));
   BOOST_TEST(shown["session"]["id"] == db().ids.at("beta"));
   BOOST_TEST(shown["live"].size() == 3u);
-  auto exported = run({"export", "alpha", "--server", daemon.url});
+  auto exported = run({"export", "alpha", "--server", daemon.url()});
   BOOST_TEST(exported.code == 0);
   BOOST_TEST(exported.out == run({"export", "alpha", "--db", file}).out);
   // The daemon's API refuses a radius without around_id: whole-session compaction
   // through --server must not send one.
-  auto compacted = parse(run({"compact", "delta", "--server", daemon.url, "--json"}));
+  auto compacted = parse(run({"compact", "delta", "--server", daemon.url(), "--json"}));
   BOOST_TEST(compacted["trigger"] == "T12_manual_session", compacted.dump());
   BOOST_TEST(compacted["committed"] == true, compacted.dump());
-  auto missing = run({"show", "no-such-session", "--server", daemon.url});
+  auto missing = run({"show", "no-such-session", "--server", daemon.url()});
   BOOST_TEST(missing.code == 2);
   BOOST_TEST(missing.err.find("not_found") != std::string::npos, missing.err);
 }
 
 BOOST_AUTO_TEST_CASE(a_second_mneme_serve_on_a_busy_port_exits_1_saying_the_port_is_in_use) {
-  if (run({"serve", "--help"}).code != 0) {
-    BOOST_TEST_MESSAGE("this build has no mneme serve");
-    return;
-  }
+  require_serve_command();
   auto file = db().copy("busy-port-first");
-  serve_process first{file};
-  auto port = first.url.substr(first.url.rfind(':') + 1);
+  testing::mneme_daemon first{{"--db", file}, "/dev/null", 60s};
+  auto port = std::to_string(first.port);
   auto other = db().copy("busy-port-second");
-  // `timeout` bounds a daemon that wrongly starts (it would serve until killed: 124).
-  auto err_file = std::filesystem::temp_directory_path()
-                  / ("mneme-cli-test-busy-" + std::to_string(::getpid()));
-  std::string cmd = "timeout 60 " + shell_quote(mneme_bin) + " serve --port " + port
-                    + " --db " + shell_quote(other) + " 2>" + shell_quote(err_file.string());
-  FILE* p = ::popen(cmd.c_str(), "r");
-  BOOST_REQUIRE(p != nullptr);
-  std::string out;
-  char buf[512];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, p)) > 0)
-    out.append(buf, got);
-  int status = ::pclose(p);
-  std::stringstream err;
-  err << std::ifstream{err_file}.rdbuf();
-  std::filesystem::remove(err_file);
-  BOOST_TEST(WIFEXITED(status));
-  BOOST_TEST(WEXITSTATUS(status) == 1, "stdout: " << out << " stderr: " << err.str());
-  BOOST_TEST(out.find("listening") == std::string::npos, out);
-  BOOST_TEST(err.str().find("port " + port + " is in use") != std::string::npos, err.str());
+  // The bound ends a daemon that wrongly starts (it would serve until killed: code -1).
+  auto second = testing::run_program("mneme", {"serve", "--port", port, "--db", other},
+                                     testing::stderr_mode::separate, 60s);
+  BOOST_TEST(second.code == 1, "stdout: " << second.out << " stderr: " << second.err);
+  BOOST_TEST(second.out.find("listening") == std::string::npos, second.out);
+  BOOST_TEST(second.err.find("port " + port + " is in use") != std::string::npos, second.err);
 }

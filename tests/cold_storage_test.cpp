@@ -22,8 +22,10 @@
 #include "store/cold_storage.hpp"
 #include "store/jsonl_import.hpp"
 #include "store/sqlite_store.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
 using namespace std::chrono_literals;
@@ -32,26 +34,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
-
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/mneme-cold-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() { fs::remove_all(path); }
-};
-
 std::unique_ptr<sqlite_store> open_store(const std::string& path) {
   store_params p;
   p.path = path;
   auto s = sqlite_store::open(p);
-  BOOST_REQUIRE_MESSAGE(s, why(s));
+  BOOST_REQUIRE_MESSAGE(s, err_of(s));
   return std::move(*s);
 }
 
@@ -77,7 +64,7 @@ std::string build_rich_session(sqlite_store& store, const std::string& id) {
   std::vector<int64_t> ids;
   auto add = [&](message m) {
     auto r = store.append(m);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     ids.push_back(*r);
   };
   add(row(id, msg_role::system, "You are helpful.", 1001));
@@ -156,8 +143,8 @@ std::string read_file(const std::string& path) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(an_imported_session_exports_byte_for_byte_modulo_the_renumbered_ids) {
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   auto original = build_rich_session(*store, "orig");
   BOOST_TEST(original.find("rolled_back") != std::string::npos);
   BOOST_TEST(original.find("archived") != std::string::npos);
@@ -165,7 +152,7 @@ BOOST_AUTO_TEST_CASE(an_imported_session_exports_byte_for_byte_modulo_the_renumb
   into.id = "copy";
   into.user_id = "alice";
   auto rec = import_session_jsonl(store->connection(), original, into, 5000, store->params());
-  BOOST_REQUIRE_MESSAGE(rec, why(rec));
+  BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(rec->id == "copy");
   BOOST_TEST(rec->session_key == "copy");
   BOOST_TEST(rec->started_at_ms == 1001); // the first row's timestamp
@@ -183,13 +170,13 @@ BOOST_AUTO_TEST_CASE(an_imported_session_exports_byte_for_byte_modulo_the_renumb
 }
 
 BOOST_AUTO_TEST_CASE(a_cold_file_imported_into_a_fresh_database_under_its_id_is_identical) {
-  temp_dir dir;
+  testing::temp_dir dir{"mneme-cold"};
   std::string cold_text;
   {
-    auto store = open_store(dir.path + "/a.db");
+    auto store = open_store(dir.file("a.db"));
     build_rich_session(*store, "orig");
     auto folder = cold_storage_folder(store->params());
-    BOOST_TEST(folder == dir.path + "/cold");
+    BOOST_TEST(folder == dir.file("cold"));
     auto swept = sweep_cold_storage(store->connection(), folder, 10, 3000);
     BOOST_TEST(swept.written == 1);
     BOOST_TEST(swept.failed == 0);
@@ -198,14 +185,14 @@ BOOST_AUTO_TEST_CASE(a_cold_file_imported_into_a_fresh_database_under_its_id_is_
     BOOST_REQUIRE(store->export_jsonl("orig", exported));
     BOOST_TEST(cold_text == exported.str());
   }
-  auto fresh = open_store(dir.path + "/b.db");
+  auto fresh = open_store(dir.file("b.db"));
   session_record into; // id empty: the file's own id
   into.user_id = "alice";
   into.session_key = "chat-1";
   into.ended_at_ms = 2000;
   into.end_reason = "test";
   auto rec = import_session_jsonl(fresh->connection(), cold_text, into, 5000, fresh->params());
-  BOOST_REQUIRE_MESSAGE(rec, why(rec));
+  BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(rec->id == "orig");
   BOOST_TEST(rec->ended_at_ms == 2000);
   std::ostringstream again;
@@ -214,8 +201,8 @@ BOOST_AUTO_TEST_CASE(a_cold_file_imported_into_a_fresh_database_under_its_id_is_
 }
 
 BOOST_AUTO_TEST_CASE(importing_under_an_id_that_exists_is_refused_and_writes_nothing) {
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   auto text = build_rich_session(*store, "orig");
   auto before = store->stats("orig");
   session_record into;
@@ -288,8 +275,8 @@ BOOST_DATA_TEST_CASE(an_invalid_line_is_refused_with_its_line_number_and_nothing
                         2, "provenance"},
                      }),
                      bad) {
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   session_record into;
   into.user_id = "alice";
   auto rec = import_session_jsonl(store->connection(), bad.text, into, 5000, store->params());
@@ -302,13 +289,13 @@ BOOST_DATA_TEST_CASE(an_invalid_line_is_refused_with_its_line_number_and_nothing
 }
 
 BOOST_AUTO_TEST_CASE(a_well_formed_minimal_file_without_final_newline_imports) {
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   session_record into;
   into.user_id = "alice";
   auto rec = import_session_jsonl(store->connection(), good_line(1) + "\n" + good_line(2),
                                   into, 5000, store->params());
-  BOOST_REQUIRE_MESSAGE(rec, why(rec));
+  BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(live_texts(*store, "s").size() == 2u);
 }
 
@@ -325,25 +312,25 @@ BOOST_DATA_TEST_CASE(the_cold_folder_is_resolved_beside_the_database_file,
 }
 
 BOOST_AUTO_TEST_CASE(an_open_session_gets_no_cold_copy) {
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   session_record rec;
   rec.id = "open";
   rec.user_id = "u";
   BOOST_REQUIRE(store->create_session(rec, 1000));
-  auto err = write_cold_copy(store->connection(), dir.path + "/cold", "open", 2000);
+  auto err = write_cold_copy(store->connection(), dir.file("cold"), "open", 2000);
   BOOST_TEST(err == errc::bad_request);
-  BOOST_TEST(!fs::exists(dir.path + "/cold/open.jsonl"));
+  BOOST_TEST(!fs::exists(dir.file("cold/open.jsonl")));
   auto pending = sessions_awaiting_cold_copy(store->connection(), 10);
   BOOST_REQUIRE(pending);
   BOOST_TEST(pending->empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_cold_write_keeps_the_session_pending_and_the_next_sweep_writes_it) {
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   build_rich_session(*store, "orig");
-  auto folder = dir.path + "/cold";
+  auto folder = dir.file("cold");
   { std::ofstream blocker{folder}; } // a file where the folder should be
   auto failed = sweep_cold_storage(store->connection(), folder, 10, 3000);
   BOOST_TEST(failed.written == 0);
@@ -363,8 +350,8 @@ BOOST_AUTO_TEST_CASE(a_failed_cold_write_keeps_the_session_pending_and_the_next_
 
 BOOST_AUTO_TEST_CASE(a_sweep_writes_at_most_its_limit) {
   BOOST_TEST(cold_sweep_max_sessions == 64);
-  temp_dir dir;
-  auto store = open_store(dir.path + "/a.db");
+  testing::temp_dir dir{"mneme-cold"};
+  auto store = open_store(dir.file("a.db"));
   for (auto id : {"s1", "s2", "s3"}) {
     session_record rec;
     rec.id = id;
@@ -372,8 +359,8 @@ BOOST_AUTO_TEST_CASE(a_sweep_writes_at_most_its_limit) {
     BOOST_REQUIRE(store->create_session(rec, 1000));
     BOOST_REQUIRE(store->end_session(id, 2000, "done"));
   }
-  BOOST_TEST(sweep_cold_storage(store->connection(), dir.path + "/c", 2, 3000).written == 2);
-  BOOST_TEST(sweep_cold_storage(store->connection(), dir.path + "/c", 2, 3000).written == 1);
+  BOOST_TEST(sweep_cold_storage(store->connection(), dir.file("c"), 2, 3000).written == 2);
+  BOOST_TEST(sweep_cold_storage(store->connection(), dir.file("c"), 2, 3000).written == 1);
 }
 
 // --- through the storage actor
@@ -389,12 +376,12 @@ struct actor_fixture {
   caf::actor_system_config cfg;
   caf::actor_system sys{make_config(cfg)};
   caf::scoped_actor self{sys};
-  temp_dir dir;
+  testing::temp_dir dir{"mneme-cold"};
   storage_actor storage;
 
   actor_fixture() {
     store_params p;
-    p.path = dir.path + "/t.db";
+    p.path = dir.file("t.db");
     auto s = spawn_storage(sys, p, nullptr);
     BOOST_REQUIRE(s);
     storage = *s;
@@ -428,7 +415,7 @@ struct actor_fixture {
 BOOST_FIXTURE_TEST_CASE(an_ended_session_appears_in_the_cold_folder, actor_fixture) {
   auto sid = new_session("hello cold world");
   BOOST_REQUIRE(call<session_record>(st_end_atom_v, sid, int64_t{2000}, std::string{"bye"}));
-  auto file = dir.path + "/cold/" + sid + ".jsonl";
+  auto file = dir.path() + "/cold/" + sid + ".jsonl";
   BOOST_REQUIRE(fs::exists(file));
   auto exported = call<std::string>(st_export_atom_v, sid);
   BOOST_REQUIRE(exported);
@@ -441,20 +428,20 @@ BOOST_FIXTURE_TEST_CASE(a_reset_sends_the_ended_session_to_the_cold_folder, acto
   auto child = call<session_record>(st_reset_atom_v, sid, int32_t{1}, int64_t{2000},
                                     std::string{"exhausted"});
   BOOST_REQUIRE(child);
-  BOOST_TEST(fs::exists(dir.path + "/cold/" + sid + ".jsonl"));
-  BOOST_TEST(!fs::exists(dir.path + "/cold/" + child->id + ".jsonl")); // still open
+  BOOST_TEST(fs::exists(dir.path() + "/cold/" + sid + ".jsonl"));
+  BOOST_TEST(!fs::exists(dir.path() + "/cold/" + child->id + ".jsonl")); // still open
 }
 
 BOOST_FIXTURE_TEST_CASE(an_import_through_the_actor_is_searchable_and_refuses_a_clash,
                         actor_fixture) {
   auto sid = new_session("needle in the cold haystack");
   BOOST_REQUIRE(call<session_record>(st_end_atom_v, sid, int64_t{2000}, std::string{"bye"}));
-  auto text = read_file(dir.path + "/cold/" + sid + ".jsonl");
+  auto text = read_file(dir.path() + "/cold/" + sid + ".jsonl");
   session_record into;
   into.id = "restored";
   into.user_id = "u";
   auto rec = call<session_record>(st_import_atom_v, text, into, int64_t{3000});
-  BOOST_REQUIRE_MESSAGE(rec, why(rec));
+  BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(rec->id == "restored");
   auto live = call<std::vector<message>>(st_live_atom_v, std::string{"restored"});
   BOOST_REQUIRE(live);

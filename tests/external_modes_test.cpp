@@ -30,6 +30,7 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace data = boost::unit_test::data;
 using json = nlohmann::json;
@@ -74,7 +75,7 @@ struct modes_fixture : serve_runtime_fixture {
   turn_seen turn(const std::string& key, int i, int64_t tokens = 300) {
     auto before = llm.stats().server_compactions;
     auto r = say_to(key, text_of(tokens, i));
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     turn_seen t;
     t.prompt_tokens = r->prompt_tokens;
     t.server_compacted = llm.stats().server_compactions > before;
@@ -241,14 +242,14 @@ BOOST_DATA_TEST_CASE_F(modes_fixture,
   BOOST_TEST(llm.stats().compaction_requests == 0);
   // Manual compaction works.
   auto manual = say_to("hands-off", "/compress");
-  BOOST_REQUIRE_MESSAGE(manual, why(manual));
+  BOOST_REQUIRE_MESSAGE(manual, err_of(manual));
   BOOST_TEST(compactions_of(snapshot("hands-off"), trigger::t14_channel_command) == 1);
   BOOST_TEST(llm.stats().summary_requests == 1);
   // An error trigger works: one context overflow from the model compacts (T9).
   grow_to("hands-off", snapshot("hands-off").live_tokens + 1500);
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat, 1)});
   auto err = say_to("hands-off", "after the overflow");
-  BOOST_REQUIRE_MESSAGE(err, why(err));
+  BOOST_REQUIRE_MESSAGE(err, err_of(err));
   BOOST_REQUIRE(!err->compactions.empty());
   BOOST_TEST(err->compactions[0].by == trigger::t9_context_overflow);
   BOOST_TEST(total_compactions(snapshot("hands-off")) == 2);

@@ -6,8 +6,6 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
-#include <filesystem>
 
 #include <sqlite3.h>
 
@@ -15,36 +13,26 @@
 #include "store/facts.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
 namespace data = boost::unit_test::data;
 
 namespace {
 
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
-
 struct fixture {
-  std::string dir;
+  testing::temp_dir dir{"mneme-facts"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
 
   fixture() {
-    char tmpl[] = "/tmp/mneme-facts-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/facts.db";
+    params.path = dir.file("facts.db");
     auto s = sqlite_store::open(params);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
-  }
-  ~fixture() {
-    store.reset();
-    std::filesystem::remove_all(dir);
   }
 
   db_connection& db() { return store->connection(); }
@@ -57,7 +45,7 @@ struct fixture {
     f.value = value;
     f.source_session = source;
     auto r = put_fact(db(), f, now);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return *r;
   }
 
@@ -68,7 +56,7 @@ struct fixture {
     q.text = text;
     q.include_inactive = include_inactive;
     auto r = query_facts(db(), q);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return *r;
   }
 
@@ -139,7 +127,7 @@ BOOST_AUTO_TEST_CASE(putting_the_same_value_again_writes_no_new_version) {
 BOOST_AUTO_TEST_CASE(a_removed_fact_is_a_tombstone_found_only_with_include_inactive) {
   auto f = put("alice", "pet", "a cat named Miso", 1000);
   auto removed = remove_fact(db(), "alice", "pet", 3000);
-  BOOST_REQUIRE_MESSAGE(removed, why(removed));
+  BOOST_REQUIRE_MESSAGE(removed, err_of(removed));
   BOOST_TEST(removed->id == f.id);
   BOOST_TEST(!removed->active);
   BOOST_TEST(removed->removed_at_ms == 3000);
@@ -216,7 +204,7 @@ BOOST_AUTO_TEST_CASE(hostile_query_text_never_fails_the_search) {
 BOOST_AUTO_TEST_CASE(a_read_only_reader_searches_the_facts_the_writer_committed) {
   put("alice", "editor", "vim", 1000);
   auto reader = store_reader::open(params);
-  BOOST_REQUIRE_MESSAGE(reader, why(reader));
+  BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
   fact_query q;
   q.user_id = "alice";
   q.text = "vim";

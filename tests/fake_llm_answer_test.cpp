@@ -13,20 +13,15 @@
 #include "messages/errc.hpp"
 #include "policies/compression_params.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/message_builders.hpp"
 
 using namespace mneme;
 using namespace mneme::fakellm;
+using mneme::testing::msg;
 namespace data = boost::unit_test::data;
 using json = nlohmann::json;
 
 namespace {
-
-message msg(msg_role role, std::string text) {
-  message m;
-  m.role = role;
-  m.content = std::move(text);
-  return m;
-}
 
 // A long conversation with identifiers sprinkled in.
 std::vector<message> long_conversation(int turns) {

@@ -14,8 +14,10 @@
 #include "apps/common/fakellm/scenario.hpp"
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme::fakellm;
+using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -38,12 +40,6 @@ request_facts facts(uint64_t seq, std::string_view model = "gpt-4o", bool summar
   f.body_bytes = 100;
   f.prompt_tokens = 1000;
   return f;
-}
-
-// The error text of a failed expected, "" when it holds a value.
-template <class T>
-std::string why(const caf::expected<T>& x) {
-  return x ? std::string{} : mneme::render_error(x.error());
 }
 
 std::vector<bool> selection(const fault_plan& plan, int n) {
@@ -259,7 +255,7 @@ faults:
   - kind: payload_too_large
     max_body_bytes: 1234
 )");
-  BOOST_TEST_REQUIRE(static_cast<bool>(s), why(s));
+  BOOST_TEST_REQUIRE(static_cast<bool>(s), err_of(s));
   BOOST_TEST(s->plan.seed == 5u);
   BOOST_TEST(*s->window_tokens == 1000);
   BOOST_TEST(*s->answer_tokens == 8);
@@ -321,7 +317,7 @@ BOOST_AUTO_TEST_CASE(invalid_json_scenarios_are_rejected) {
 
 BOOST_AUTO_TEST_CASE(the_example_scenario_loads_and_schedules_an_outage) {
   auto s = load_scenario_file(std::string(MNEME_SOURCE_DIR) + "/configs/fakellm/example.yaml");
-  BOOST_TEST_REQUIRE(static_cast<bool>(s), why(s));
+  BOOST_TEST_REQUIRE(static_cast<bool>(s), err_of(s));
   BOOST_TEST(s->plan.rules.size() >= 5u);
   BOOST_TEST(!listener_refused(s->plan, 59.9));
   BOOST_TEST(listener_refused(s->plan, 60.0));

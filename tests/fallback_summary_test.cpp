@@ -13,9 +13,12 @@
 #include "policies/fallback_summary.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
+#include "tests/message_builders.hpp"
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
+using mneme::testing::msg;
+using mneme::testing::tool_result;
 
 namespace {
 
@@ -37,13 +40,6 @@ bool valid_utf8(std::string_view s) {
     i += len;
   }
   return true;
-}
-
-message msg(msg_role role, std::string content) {
-  message m;
-  m.role = role;
-  m.content = std::move(content);
-  return m;
 }
 
 // A conversation of n exchanges whose lines are each distinct.
@@ -92,9 +88,7 @@ BOOST_AUTO_TEST_CASE(messages_become_one_readable_role_content_line_each) {
   message call = msg(msg_role::assistant, "Let me look.");
   call.tool_calls = {tool_call{"call_1", "grep", R"({"q": "ERR_42"})"},
                      tool_call{"call_2", "ls", "{}"}};
-  message result = msg(msg_role::tool, "line 7:\n  ERR_42\tdisk full\n");
-  result.tool_name = "grep";
-  result.tool_call_id = "call_1";
+  message result = tool_result("call_1", "grep", "line 7:\n  ERR_42\tdisk full\n");
   const std::vector<message> middle{msg(msg_role::user, "Why\n\nERR_42?"), call, result,
                                     msg(msg_role::assistant, "")};
   BOOST_TEST(build_fallback_summary(middle)

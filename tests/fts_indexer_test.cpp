@@ -10,12 +10,10 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
 #include <limits>
 #include <ostream>
 #include <utility>
 #include <vector>
-#include <filesystem>
 #include <string>
 
 #include <sqlite3.h>
@@ -26,16 +24,13 @@
 #include "store/fts_tokenizers.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_store.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
 
 namespace {
-
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
 
 int64_t scalar(sqlite3* db, const std::string& sql) {
   sqlite3_stmt* st = nullptr;
@@ -50,16 +45,13 @@ int64_t scalar(sqlite3* db, const std::string& sql) {
 const char* const fts_tables[] = {"fts_words", "fts_cjk", "fts_trigram"};
 
 struct indexer_fixture {
-  std::string dir;
+  testing::temp_dir dir{"mneme-indexer"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::string sid;
 
   indexer_fixture() {
-    char tmpl[] = "/tmp/mneme-indexer-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/i.db";
+    params.path = dir.file("i.db");
     params.synchronous_full = false;
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
@@ -70,10 +62,6 @@ struct indexer_fixture {
     auto r = store->create_session(rec, 1);
     BOOST_REQUIRE_MESSAGE(r, err_of(r));
     sid = r->id;
-  }
-  ~indexer_fixture() {
-    store.reset();
-    std::filesystem::remove_all(dir);
   }
 
   db_connection& db() { return store->connection(); }
@@ -797,11 +785,9 @@ BOOST_FIXTURE_TEST_CASE(appends_fire_no_full_text_trigger, indexer_fixture) {
 }
 
 BOOST_AUTO_TEST_CASE(a_version_4_file_upgrades_in_place_with_its_rows_already_indexed) {
-  char tmpl[] = "/tmp/mneme-indexer-v4-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-  std::string dir = tmpl;
+  testing::temp_dir dir{"mneme-indexer-v4"};
   store_params p;
-  p.path = dir + "/v4.db";
+  p.path = dir.file("v4.db");
   {
     sqlite3* raw = nullptr;
     BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
@@ -845,5 +831,4 @@ BOOST_AUTO_TEST_CASE(a_version_4_file_upgrades_in_place_with_its_rows_already_in
     BOOST_TEST(*n == 1);
     BOOST_TEST(scalar(raw, "SELECT count(*) FROM fts_words_docsize") == 3);
   }
-  std::filesystem::remove_all(dir);
 }

@@ -14,7 +14,7 @@
 #include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
-using mneme::test::why;
+using mneme::testing::err_of;
 
 namespace {
 
@@ -32,14 +32,14 @@ struct gateway_fixture : test::serve_runtime_fixture {
       auto id = append(key, i % 2 == 0 ? msg_role::user : msg_role::assistant,
                        "row " + std::to_string(i) + " about the migration of the billing "
                        "database and its rollback plan");
-      BOOST_REQUIRE_MESSAGE(id, why(id));
+      BOOST_REQUIRE_MESSAGE(id, err_of(id));
       ids.push_back(*id);
     }
     return ids;
   }
   std::vector<message> live(const std::string& key) {
     auto rows = call<std::vector<message>>(rt->gateway(), gw_live_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(rows, why(rows));
+    BOOST_REQUIRE_MESSAGE(rows, err_of(rows));
     return *rows;
   }
   static std::vector<int64_t> ids_of(const std::vector<message>& rows) {
@@ -60,7 +60,7 @@ BOOST_FIXTURE_TEST_SUITE(gateway_ops, gateway_fixture)
 BOOST_AUTO_TEST_CASE(an_append_opens_the_session_and_stores_the_row_without_a_model_call) {
   start();
   auto id = append("k1", msg_role::user, "remember the blue folder");
-  BOOST_REQUIRE_MESSAGE(id, why(id));
+  BOOST_REQUIRE_MESSAGE(id, err_of(id));
   BOOST_TEST(*id > 0);
   auto rows = live("k1");
   // The system prompt of a new session, then the appended row.
@@ -107,9 +107,9 @@ BOOST_AUTO_TEST_CASE(operations_on_a_key_nobody_opened_answer_not_found_and_crea
   auto e5 = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
   auto e6 = call<compaction_report>(rt->gateway(), gw_command_atom_v, key,
                                     trigger::t12_manual_session, std::string{});
-  auto err_of = [](const auto& r) { return r ? caf::error{} : r.error(); };
-  for (const caf::error& err : {err_of(e1), err_of(e2), err_of(e3), err_of(e4), err_of(e5),
-                                err_of(e6)})
+  auto error_of = [](const auto& r) { return r ? caf::error{} : r.error(); };
+  for (const caf::error& err : {error_of(e1), error_of(e2), error_of(e3), error_of(e4),
+                                error_of(e5), error_of(e6)})
     BOOST_TEST(err == errc::not_found);
   session_filter all;
   auto sessions = call<std::vector<session_record>>(rt->storage(), st_list_atom_v, all);
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(local_compaction_archives_the_rows_within_the_radius_of_the
   const int64_t radius = 5;
   auto r = call<compaction_report>(rt->gateway(), gw_local_atom_v, std::string{"loc"},
                                    before[center].id, radius);
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->committed);
   BOOST_TEST(r->by == trigger::t13_manual_local);
   BOOST_TEST(r->archived_rows == 2 * radius + 1);
@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(rollback_to_a_checkpoint_restores_the_live_rows_of_that_poi
   auto at_checkpoint = live("cp");
   auto cp = call<checkpoint_record>(rt->gateway(), gw_checkpoint_atom_v, std::string{"cp"},
                                     std::string{"before"});
-  BOOST_REQUIRE_MESSAGE(cp, why(cp));
+  BOOST_REQUIRE_MESSAGE(cp, err_of(cp));
   BOOST_TEST(cp->name == "before");
   BOOST_TEST(cp->session_id == at_checkpoint.front().session_id);
   BOOST_TEST(cp->last_message_id == at_checkpoint.back().id);
@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(rollback_to_a_checkpoint_restores_the_live_rows_of_that_poi
   BOOST_REQUIRE(live("cp").size() == at_checkpoint.size() + 3);
   auto restored = call<std::vector<message>>(rt->gateway(), gw_rollback_atom_v,
                                              std::string{"cp"}, std::string{"before"});
-  BOOST_REQUIRE_MESSAGE(restored, why(restored));
+  BOOST_REQUIRE_MESSAGE(restored, err_of(restored));
   BOOST_TEST(ids_of(*restored) == ids_of(at_checkpoint));
   // The session actor restarted from the store holds the same context.
   BOOST_TEST(ids_of(live("cp")) == ids_of(at_checkpoint));
@@ -189,11 +189,11 @@ BOOST_AUTO_TEST_CASE(a_restarted_runtime_continues_a_key_it_never_hosted) {
   // (another user's turn is refused: tests/tenant_keys_test.cpp).
   BOOST_TEST(ids_of(live("old")) == ids_of(before));
   auto snap = call<session_snapshot>(rt->gateway(), gw_state_atom_v, std::string{"old"});
-  BOOST_REQUIRE_MESSAGE(snap, why(snap));
+  BOOST_REQUIRE_MESSAGE(snap, err_of(snap));
   BOOST_TEST(snap->record.id == before.front().session_id);
   auto r = call<turn_reply>(rt->gateway(), gw_message_atom_v, std::string{"old"},
                             std::string{"alice"}, std::string{"what is the code word?"});
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->session_id == before.front().session_id);
   BOOST_TEST(!r->answer.empty());
   BOOST_TEST(live("old").size() == before.size() + 2);
@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(the_gateway_counts_turns_errors_and_latencies) {
   llm.clear_faults();
   BOOST_TEST(m.search_latency.count.load() == 0u);
   auto found = say("met", "/search again");
-  BOOST_REQUIRE_MESSAGE(found, why(found));
+  BOOST_REQUIRE_MESSAGE(found, err_of(found));
   BOOST_TEST(found->notice.find("Found 1 session") == 0u);
   BOOST_TEST(m.search_latency.count.load() == 1u);
   BOOST_TEST(m.turns.load() == 4u); // a channel command is an inbound message too
@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(an_exhaustion_reset_is_counted_once) {
   s.plan.rules.push_back(overflow);
   BOOST_REQUIRE(!llm.set_scenario(s));
   auto r = say("spent", "one more");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->notice == std::string{reset_notice});
   BOOST_TEST(rt->metrics()->exhaustion_resets.load() == 1u);
 }

@@ -30,7 +30,7 @@ struct http_api_fixture : serve_runtime_fixture {
     token = opt.auth_token;
     server = std::make_unique<api::http_server>(*sys, *rt, opt, io_threads);
     auto bound = server->start("127.0.0.1", 0);
-    BOOST_REQUIRE_MESSAGE(bound, why(bound));
+    BOOST_REQUIRE_MESSAGE(bound, testing::err_of(bound));
     port = *bound;
     client = std::make_unique<httplib::Client>("127.0.0.1", port);
     client->set_read_timeout(60, 0);

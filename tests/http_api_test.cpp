@@ -407,9 +407,9 @@ BOOST_AUTO_TEST_CASE(a_second_server_on_a_busy_port_fails_to_start_naming_the_po
   api::http_server second{*sys, *rt, {}, 2};
   auto started = second.start("127.0.0.1", port);
   BOOST_REQUIRE(!started);
-  BOOST_TEST(test::why(started).find("port " + std::to_string(port) + " is in use")
+  BOOST_TEST(testing::err_of(started).find("port " + std::to_string(port) + " is in use")
                != std::string::npos,
-             test::why(started));
+             testing::err_of(started));
   BOOST_TEST(get("/v1/health").status == 200); // the first one still serves
 }
 

@@ -31,6 +31,7 @@
 #include "apps/common/api/http_front.hpp"
 #include "messages/errc.hpp"
 #include "tests/raw_http_client.hpp"
+#include "tests/store_test_util.hpp"
 
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
@@ -42,6 +43,7 @@ using mneme::api::http_front;
 using mneme::api::http_reply;
 using mneme::api::http_request;
 using mneme::api::http_response;
+using mneme::testing::err_of;
 using mneme::testing::raw_client;
 using mneme::testing::raw_response;
 using mneme::testing::to_string;
@@ -97,11 +99,6 @@ std::string shown(const std::string& bytes) {
   for (char c : bytes.substr(0, 200))
     out += c == '\r' ? std::string{"\\r"} : c == '\n' ? std::string{"\\n"} : std::string(1, c);
   return out;
-}
-
-// The error of a failed start, "ok" when it started (safe to build either way).
-std::string why_not(const caf::expected<int>& r) {
-  return r ? std::string{"ok"} : mneme::render_error(r.error());
 }
 
 // Polls `pred` every 5 ms for up to `bound`; its last value.
@@ -173,7 +170,7 @@ struct front_fixture {
     };
     front = std::make_unique<http_front>(limits, std::move(h), io_threads);
     auto bound = front->start("127.0.0.1", 0);
-    BOOST_REQUIRE_MESSAGE(bound, "the front did not start: " << why_not(bound));
+    BOOST_REQUIRE_MESSAGE(bound, "the front did not start: " << err_of(bound));
     port = *bound;
   }
 
@@ -803,7 +800,7 @@ BOOST_FIXTURE_TEST_CASE(a_busy_port_or_a_second_start_fails_and_the_first_front_
                     1};
   auto busy = second.start("127.0.0.1", port);
   BOOST_REQUIRE(!busy);
-  auto why = why_not(busy);
+  auto why = err_of(busy);
   BOOST_TEST(why.find("port " + std::to_string(port) + " is in use") != std::string::npos, why);
 
   auto again = front->start("127.0.0.1", 0);
@@ -835,7 +832,7 @@ BOOST_FIXTURE_TEST_CASE(stop_accepting_frees_the_port_while_open_connections_go_
                                           }},
                   1};
   auto rebound = next.start("127.0.0.1", port);
-  BOOST_REQUIRE_MESSAGE(rebound, why_not(rebound));
+  BOOST_REQUIRE_MESSAGE(rebound, err_of(rebound));
   raw_client fresh{port};
   BOOST_REQUIRE(fresh.send(get("/fast")));
   auto n = fresh.read_response(10s);

@@ -134,7 +134,7 @@ BOOST_FIXTURE_TEST_CASE(a_key_stored_before_the_rule_stays_readable_but_takes_no
   // The gateway itself does not check names: this is how such a key got stored.
   auto id = call<int64_t>(rt->gateway(), gw_append_atom_v, std::string{"old\x01key"},
                           std::string{"alice"}, row);
-  BOOST_REQUIRE_MESSAGE(id, test::why(id));
+  BOOST_REQUIRE_MESSAGE(id, testing::err_of(id));
   auto s = send("GET", "/v1/sessions/old%01key", "");
   BOOST_TEST(s.status == 200, s.text);
   BOOST_TEST(send("GET", "/v1/sessions/old%01key/export", "").status == 200);

@@ -18,6 +18,7 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 
 namespace {
 
@@ -58,7 +59,7 @@ struct hygiene_fixture : serve_runtime_fixture {
   // The threshold a new session of the configured model gets.
   bool snapshot_threshold_is(int64_t want) {
     auto r = say_to("probe", "hello");
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     auto got = snapshot("probe").threshold_tokens;
     BOOST_TEST_MESSAGE("threshold " << got);
     return got == want;
@@ -78,7 +79,7 @@ struct hygiene_fixture : serve_runtime_fixture {
   int turns_until_t3(const std::string& key, int64_t want, int max_turns = 16) {
     for (int t = 1; t <= max_turns; ++t) {
       auto r = say_to(key, "turn " + std::to_string(t));
-      BOOST_REQUIRE_MESSAGE(r, why(r));
+      BOOST_REQUIRE_MESSAGE(r, err_of(r));
       if (compactions_of(snapshot(key), trigger::t3_hygiene_message_cap) >= want)
         return t;
     }
@@ -97,7 +98,7 @@ BOOST_AUTO_TEST_CASE(a_t4_hygiene_compaction_summarizes_through_the_hygiene_pool
   start();
   seed_rows("t4", 60, 1450); // ~87,000 tokens
   auto r = say_to("t4", "next");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   auto s = snapshot("t4");
   BOOST_TEST(compactions_of(s, trigger::t4_hygiene_tokens) == 1);
   BOOST_TEST(hygiene_summaries() == 1);
@@ -113,7 +114,7 @@ BOOST_AUTO_TEST_CASE(a_t3_hygiene_compaction_summarizes_through_the_hygiene_pool
   start();
   seed_rows("t3", 60, 200);
   auto r = say_to("t3", "next");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(compactions_of(snapshot("t3"), trigger::t3_hygiene_message_cap) == 1);
   BOOST_TEST(hygiene_summaries() == 1);
   BOOST_TEST(summarizer_summaries() == 0);
@@ -124,7 +125,7 @@ BOOST_AUTO_TEST_CASE(every_other_trigger_summarizes_through_the_summarizer_pool)
   seed_rows("manual", 60, 200);
   auto r = call<compaction_report>(rt->gateway(), gw_command_atom_v, std::string{"manual"},
                                    trigger::t12_manual_session, std::string{});
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->committed);
   BOOST_TEST(summarizer_summaries() == 1);
   BOOST_TEST(hygiene_summaries() == 0);
@@ -138,7 +139,7 @@ BOOST_AUTO_TEST_CASE(without_a_hygiene_pool_the_summarizer_serves_hygiene_compac
   BOOST_TEST(api::render_metrics_text(*sys, *rt).find("pool=\"hygiene\"") == std::string::npos);
   seed_rows("t3", 60, 200);
   auto r = say_to("t3", "next");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(compactions_of(snapshot("t3"), trigger::t3_hygiene_message_cap) == 1);
   BOOST_TEST(summarizer_summaries() == 1);
   BOOST_TEST(hygiene_summaries() == 0);
@@ -190,7 +191,7 @@ BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_skips_t4_until_the_cooldown_ends) 
   seed_rows("t4cool", 60, 1450); // ~87,000 tokens
   fail_first_hygiene_summary();
   auto r = say_to("t4cool", "one");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(compactions_of(snapshot("t4cool"), trigger::t4_hygiene_tokens) == 1);
   BOOST_TEST(hygiene_summaries() == 1);
   advance_seconds(120); // the session's own cooldown is over
@@ -198,7 +199,7 @@ BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_skips_t4_until_the_cooldown_ends) 
   auto grow_past_t4 = [&] {
     for (int t = 0; t < 40 && r->live_tokens < 85000; ++t) {
       r = say_to("t4cool", std::to_string(t) + " " + text_of(3000, 'g'));
-      BOOST_REQUIRE_MESSAGE(r, why(r));
+      BOOST_REQUIRE_MESSAGE(r, err_of(r));
     }
     BOOST_REQUIRE(r->live_tokens >= 85000);
   };
@@ -209,7 +210,7 @@ BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_skips_t4_until_the_cooldown_ends) 
   BOOST_TEST(held.cooldown_until_ms <= clock->load());
   BOOST_TEST(held.lock_until_ms <= clock->load());
   r = say_to("t4cool", "inside the cooldown");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   auto s = snapshot("t4cool");
   BOOST_TEST(compactions_of(s, trigger::t4_hygiene_tokens) == 1); // skipped
   BOOST_TEST(compactions_of(s, trigger::t1_pre_call) == 0);
@@ -217,7 +218,7 @@ BOOST_AUTO_TEST_CASE(a_failed_hygiene_summary_skips_t4_until_the_cooldown_ends) 
   BOOST_TEST(summarizer_summaries() == 0);
   advance_seconds(600);
   r = say_to("t4cool", "after the cooldown");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(compactions_of(snapshot("t4cool"), trigger::t4_hygiene_tokens) == 2);
   BOOST_TEST(hygiene_summaries() == 2);
 }

@@ -20,20 +20,16 @@
 #include "actors/llm/llm_wire.hpp"
 #include "messages/mneme_types.hpp"
 #include "tests/llm_test_print.hpp"
+#include "tests/message_builders.hpp"
 
 namespace bdata = boost::unit_test::data;
 using nlohmann::json;
 using namespace mneme;
 using namespace mneme::llm;
+using mneme::testing::msg;
+using mneme::testing::tool_result;
 
 namespace {
-
-message msg(msg_role role, std::string content) {
-  message m;
-  m.role = role;
-  m.content = std::move(content);
-  return m;
-}
 
 std::string answer_body(const json& message_obj, const std::string& finish = "stop") {
   return json{{"choices", json::array({{{"index", 0}, {"message", message_obj},
@@ -77,9 +73,7 @@ BOOST_AUTO_TEST_CASE(request_json_sends_tool_calls_and_tool_results_in_openai_sh
   chat_request req;
   auto call = msg(msg_role::assistant, "");
   call.tool_calls = {{"call_1", "read_file", R"({"path":"/etc/hosts"})"}};
-  auto result = msg(msg_role::tool, "127.0.0.1 localhost");
-  result.tool_call_id = "call_1";
-  result.tool_name = "read_file";
+  auto result = tool_result("call_1", "read_file", "127.0.0.1 localhost");
   req.messages = {call, result};
   auto j = json::parse(to_wire_json(req));
   const auto& a = j["messages"][0];

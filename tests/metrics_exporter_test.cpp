@@ -16,6 +16,7 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 
 namespace {
 
@@ -85,7 +86,7 @@ struct metrics_fixture : serve_runtime_fixture {
 
   turn_reply say(const std::string& key, const std::string& text) {
     auto r = say_to(key, text);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return *r;
   }
 
@@ -146,7 +147,7 @@ BOOST_AUTO_TEST_CASE(turns_and_a_forced_compaction_show_up_as_exact_samples) {
   auto report = call<compaction_report>(rt->gateway(), gw_command_atom_v,
                                         std::string{"metrics-a"}, trigger::t12_manual_session,
                                         std::string{});
-  BOOST_REQUIRE_MESSAGE(report, why(report));
+  BOOST_REQUIRE_MESSAGE(report, err_of(report));
   BOOST_REQUIRE(report->committed);
   BOOST_REQUIRE(!report->used_fallback);
 
@@ -223,7 +224,7 @@ BOOST_AUTO_TEST_CASE(an_exhausted_turn_counts_one_exhaustion_report_and_one_rese
   BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 1);
   BOOST_TEST(m.at("mneme_exhaustion_resets_total") == 1);
   auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
-  BOOST_REQUIRE_MESSAGE(sv, why(sv));
+  BOOST_REQUIRE_MESSAGE(sv, err_of(sv));
   BOOST_TEST(m.at("mneme_compaction_exhausted_total") == sv->exhausted);
 }
 
@@ -237,14 +238,14 @@ BOOST_AUTO_TEST_CASE(persisted_locks_count_only_open_sessions_whose_lock_lies_ah
     t.lock_until_ms = lock_until;
     t.anti_thrash_strikes = 2;
     auto ok = call<caf::ok_atom>(rt->storage(), st_put_triggers_atom_v, sid, t);
-    BOOST_REQUIRE_MESSAGE(ok, why(ok));
+    BOOST_REQUIRE_MESSAGE(ok, err_of(ok));
   };
   put(locked, now + 3600000);
   put(expired, now - 1000);
   put(ended, now + 3600000);
   auto end = call<session_record>(rt->storage(), st_end_atom_v, ended, int64_t{now},
                                   std::string{"test"});
-  BOOST_REQUIRE_MESSAGE(end, why(end));
+  BOOST_REQUIRE_MESSAGE(end, err_of(end));
 
   auto m = render();
   BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 1);

@@ -22,15 +22,15 @@
 #include "policies/eviction_plan.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/utf8.hpp"
-#include "tests/session_test_fakes.hpp"
+#include "tests/session_harness.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr time_ms t0 = 1'700'000'000'000;
 
 // The sample `name{labels} value` of the exposition, or -1 when it is missing.
 double sample(const std::string& text, const std::string& series) {
@@ -43,84 +43,14 @@ double sample(const std::string& text, const std::string& series) {
   return -1;
 }
 
-struct session_metrics_fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scheduler::test_coordinator& sched;
-  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
-  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
-  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
+struct session_metrics_fixture : session_harness {
   std::shared_ptr<runtime_metrics> metrics = std::make_shared<runtime_metrics>();
-  session_storage_actor store;
-  fake_pool_actor chat_pool;
-  fake_pool_actor summary_pool;
-  session_params params;
-  std::string sid = "s-1";
-  session_actor session;
 
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    register_mneme_types(c);
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.verbosity", caf::atom("quiet"));
-    return c;
-  }
-
-  session_metrics_fixture()
-    : sys(init(cfg)), self(sys, true),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    store = sys.spawn(fake_store, db);
-    chat_pool = sys.spawn(fake_pool, chat);
-    summary_pool = sys.spawn(fake_pool, summarizer);
-    params.clock = [] { return t0; };
+  session_metrics_fixture() {
     params.metrics = metrics;
     params.compression.threshold_tokens = 100000;
     params.compression.protect_first_n = 1;
     params.compression.protect_last_n = 2;
-    summarizer->default_content = "short summary";
-    session_record rec;
-    rec.id = sid;
-    rec.user_id = "u";
-    rec.session_key = "k";
-    db->sessions[sid] = rec;
-  }
-
-  ~session_metrics_fixture() {
-    for (auto a : {caf::actor_cast<caf::actor>(session), caf::actor_cast<caf::actor>(store),
-                   caf::actor_cast<caf::actor>(chat_pool),
-                   caf::actor_cast<caf::actor>(summary_pool)})
-      if (a)
-        self->send_exit(a, caf::exit_reason::user_shutdown);
-    sched.run();
-  }
-
-  void add(msg_role role, std::string content, std::vector<tool_call> calls = {},
-           std::string call_id = {}) {
-    message m;
-    m.id = db->next_id++;
-    m.session_id = sid;
-    m.role = role;
-    m.content = std::move(content);
-    m.tool_calls = std::move(calls);
-    m.tool_call_id = std::move(call_id);
-    if (role == msg_role::tool)
-      m.tool_name = "read_file";
-    m.timestamp_ms = t0;
-    m.token_estimate = estimate_message_tokens(m);
-    db->rows.push_back(m);
-  }
-
-  // system, user, an assistant calling two tools, their outputs, assistant, user.
-  void two_tool_outputs(const std::string& first, const std::string& second) {
-    add(msg_role::system, "You are a helpful assistant.");
-    add(msg_role::user, "read two files");
-    add(msg_role::assistant, "",
-        {tool_call{"c1", "read_file", R"({"path":"/srv/a.log"})"},
-         tool_call{"c2", "read_file", R"({"path":"/srv/b.log"})"}});
-    add(msg_role::tool, first, {}, "c1");
-    add(msg_role::tool, second, {}, "c2");
-    add(msg_role::assistant, "both files are read");
-    add(msg_role::user, "next");
   }
 
   // system, user, [assistant call, tool, assistant] (foldable), user, assistant.
@@ -140,27 +70,10 @@ struct session_metrics_fixture {
     t.cooldown_reason = "summary failed";
   }
 
-  void start() {
-    session = spawn_session(sys, params, session_deps{store, chat_pool, summary_pool, {}}, sid);
-    sched.run();
-  }
-
-  template <class T, class... Ts>
-  caf::expected<T> ask(Ts... xs) {
-    self->send(session, xs...);
-    sched.run();
-    caf::expected<T> out{caf::error{}};
-    bool got = false;
-    self->receive([&](T& x) { out = std::move(x); got = true; },
-                  [&](caf::error& e) { out = std::move(e); got = true; },
-                  caf::after(0s) >> [] {});
-    BOOST_REQUIRE_MESSAGE(got, "no reply from the session");
-    return out;
-  }
-
+  // A turn "hello" that must be answered.
   void turn() {
-    auto r = ask<turn_reply>(ss_turn_atom_v, std::string{"hello"});
-    BOOST_REQUIRE_MESSAGE(r, (r ? std::string{} : render_error(r.error())));
+    auto r = session_harness::turn();
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
   }
 
   std::string text() const { return api::render_counters_text(*metrics); }
@@ -303,24 +216,23 @@ BOOST_AUTO_TEST_CASE(an_endpoint_compaction_is_counted_under_its_mode_and_outcom
 }
 
 BOOST_AUTO_TEST_CASE(a_skill_load_and_unload_are_counted) {
-  auto dir = std::filesystem::temp_directory_path() / ("mneme-metrics-skills-" + sid);
-  std::filesystem::create_directories(dir / "deploy");
-  std::ofstream{dir / "deploy" / "SKILL.md"}
+  testing::temp_dir dir{"mneme-metrics-skills"};
+  std::filesystem::create_directories(dir.file("deploy"));
+  std::ofstream{dir.file("deploy/SKILL.md")}
     << "---\nname: deploy\ndescription: ship a release\n---\n# Deploy\n1. build\n2. ship\n";
   auto quiet = std::make_shared<spdlog::logger>(
     "skills", std::make_shared<spdlog::sinks::null_sink_mt>());
-  preload_skills(dir.string(), quiet);
+  preload_skills(dir.path(), quiet);
   one_exchange();
   start();
   auto loaded = ask<int64_t>(ss_skill_atom_v, std::string{"deploy"}, true);
-  BOOST_REQUIRE_MESSAGE(loaded, (loaded ? std::string{} : render_error(loaded.error())));
+  BOOST_REQUIRE_MESSAGE(loaded, err_of(loaded));
   BOOST_TEST(sample(text(), "mneme_skill_loads_total") == 1);
   auto unloaded = ask<int64_t>(ss_skill_atom_v, std::string{"deploy"}, false);
-  BOOST_REQUIRE_MESSAGE(unloaded, (unloaded ? std::string{} : render_error(unloaded.error())));
+  BOOST_REQUIRE_MESSAGE(unloaded, err_of(unloaded));
   BOOST_TEST(sample(text(), "mneme_skill_unloads_total") == 1);
   BOOST_TEST(sample(text(), "mneme_skill_loads_total") == 1);
   preload_skills("", quiet);
-  std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -331,7 +243,7 @@ namespace {
 struct storage_metrics_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
-  std::string dir;
+  testing::temp_dir dir{"mneme-metrics"};
   store_params params;
   std::shared_ptr<runtime_metrics> metrics = std::make_shared<runtime_metrics>();
   storage_actor storage;
@@ -340,10 +252,7 @@ struct storage_metrics_fixture {
     register_mneme_types(cfg);
     cfg.set("logger.verbosity", caf::atom("quiet"));
     sys = std::make_unique<caf::actor_system>(cfg);
-    char tmpl[] = "/tmp/mneme-metrics-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/m.db";
+    params.path = dir.file("m.db");
     params.synchronous_full = false;
   }
   ~storage_metrics_fixture() {
@@ -352,12 +261,11 @@ struct storage_metrics_fixture {
       storage = storage_actor{};
     }
     sys.reset();
-    std::filesystem::remove_all(dir);
   }
 
   void start() {
     auto s = spawn_storage(*sys, params, nullptr, metrics->storage);
-    BOOST_REQUIRE_MESSAGE(s, (s ? std::string{} : render_error(s.error())));
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
     storage = *s;
   }
 
@@ -378,7 +286,7 @@ struct storage_metrics_fixture {
     rec.session_key = id;
     rec.started_at_ms = t0;
     auto opened = call<session_record>(st_new_session_atom_v, rec, int64_t{t0});
-    BOOST_REQUIRE_MESSAGE(opened, (opened ? std::string{} : render_error(opened.error())));
+    BOOST_REQUIRE_MESSAGE(opened, err_of(opened));
     message m;
     m.session_id = id;
     m.role = msg_role::user;
@@ -386,7 +294,7 @@ struct storage_metrics_fixture {
     m.timestamp_ms = t0;
     BOOST_REQUIRE(call<int64_t>(st_append_atom_v, m));
     auto ended = call<session_record>(st_end_atom_v, id, int64_t{t0 + 1}, std::string{"test"});
-    BOOST_REQUIRE_MESSAGE(ended, (ended ? std::string{} : render_error(ended.error())));
+    BOOST_REQUIRE_MESSAGE(ended, err_of(ended));
   }
 
   std::string text() const { return api::render_counters_text(*metrics); }
@@ -417,20 +325,20 @@ BOOST_AUTO_TEST_CASE(fact_puts_and_removes_are_counted_only_when_the_store_took_
 }
 
 BOOST_AUTO_TEST_CASE(cold_storage_counts_files_failures_and_the_retry_that_wrote_the_file) {
-  params.cold_storage_dir = dir + "/cold";
-  std::ofstream{dir + "/cold"} << "a file where the folder should be";
+  params.cold_storage_dir = dir.file("cold");
+  std::ofstream{dir.file("cold")} << "a file where the folder should be";
   start();
   end_session("s-a");
   auto t = text();
   BOOST_TEST(sample(t, "mneme_cold_storage_failures_total") == 1);
   BOOST_TEST(sample(t, "mneme_cold_storage_files_written_total") == 0);
-  std::filesystem::remove(dir + "/cold");
+  std::filesystem::remove(dir.file("cold"));
   end_session("s-b"); // its sweep retries s-a and writes both
   t = text();
   BOOST_TEST(sample(t, "mneme_cold_storage_files_written_total") == 2);
   BOOST_TEST(sample(t, "mneme_cold_storage_retries_total") == 1);
   BOOST_TEST(sample(t, "mneme_cold_storage_failures_total") == 1);
-  BOOST_TEST(std::filesystem::exists(dir + "/cold/s-a.jsonl"));
+  BOOST_TEST(std::filesystem::exists(dir.file("cold/s-a.jsonl")));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,16 +5,16 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <set>
 
 #include "caf/all.hpp"
 
 #include "actors/recall/recall_actor.hpp"
 #include "actors/storage/storage_actor.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -28,16 +28,13 @@ struct pool_fixture {
   caf::actor_system_config cfg;
   caf::actor_system sys{make_config(cfg)};
   caf::scoped_actor self{sys};
-  std::string dir;
+  testing::temp_dir dir{"mneme-recall-actor"};
   store_params params;
   storage_actor storage;
   recall_actor recall;
 
   pool_fixture() {
-    char tmpl[] = "/tmp/mneme-recall-actor-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/r.db";
+    params.path = dir.file("r.db");
     auto s = spawn_storage(sys, params, nullptr);
     BOOST_REQUIRE(s);
     storage = *s;
@@ -45,7 +42,7 @@ struct pool_fixture {
 
   void start_recall(recall_pool_params pool = {}) {
     auto r = spawn_recall(sys, params, nullptr, pool);
-    BOOST_REQUIRE_MESSAGE(r, (r ? std::string{} : render_error(r.error())));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     recall = *r;
   }
 
@@ -53,7 +50,6 @@ struct pool_fixture {
     if (recall)
       self->send_exit(recall, caf::exit_reason::user_shutdown);
     self->send_exit(storage, caf::exit_reason::user_shutdown);
-    std::filesystem::remove_all(dir);
   }
 
   std::string session(const std::string& user) {
@@ -106,7 +102,7 @@ BOOST_FIXTURE_TEST_CASE(every_acknowledged_append_is_findable_by_the_next_search
     std::snprintf(query, sizeof query, i % 3 == 0 ? "fact%d" : i % 3 == 1 ? "事实%d" : "err%dx",
                   i);
     auto r = search("alice", query);
-    BOOST_REQUIRE_MESSAGE(r, (r ? std::string{} : render_error(r.error())));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     BOOST_REQUIRE_MESSAGE(!r->hits.empty(), "not found right after its ack: " << text);
     BOOST_TEST(r->hits.front().hit.id == id);
   }
@@ -185,6 +181,6 @@ BOOST_FIXTURE_TEST_CASE(a_pool_refuses_a_bad_reader_count_and_a_missing_file, po
   BOOST_REQUIRE(!r);
   BOOST_TEST((r.error() == errc::bad_request));
   store_params missing = params;
-  missing.path = dir + "/missing.db";
+  missing.path = dir.file("missing.db");
   BOOST_TEST(!spawn_recall(sys, missing, nullptr));
 }

@@ -7,8 +7,6 @@
 #define BOOST_TEST_MODULE recall_quality_test
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
-#include <filesystem>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -19,8 +17,10 @@
 #include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 
 namespace {
 
@@ -28,27 +28,24 @@ constexpr double required_recall_at_3 = 0.99; // issue 4 quality bar
 
 // Built once for the whole suite (generating it is the slow part).
 struct corpus_fixture {
-  std::string dir;
+  testing::temp_dir dir{"mneme-recall-quality"};
   store_params params;
   corpus_report report;
   std::unique_ptr<store_reader> reader;
 
   corpus_fixture() {
-    char tmpl[] = "/tmp/mneme-recall-quality-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/q.db";
+    params.path = dir.file("q.db");
     params.synchronous_full = false; // durability is not what this suite measures
     auto store = sqlite_store::open(params);
     BOOST_REQUIRE(store);
     corpus_spec spec;
     spec.messages = 42000;            // ~2,100 sessions of ~20 messages
     auto r = generate_corpus(**store, spec);
-    BOOST_REQUIRE_MESSAGE(r, (r ? std::string{} : render_error(r.error())));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     report = std::move(*r);
     // What the storage actor does in its idle time: the suite measures the indexes.
     auto indexed = index_all_pending((*store)->connection());
-    BOOST_REQUIRE_MESSAGE(indexed, (indexed ? std::string{} : render_error(indexed.error())));
+    BOOST_REQUIRE_MESSAGE(indexed, err_of(indexed));
     auto rd = store_reader::open(params);
     BOOST_REQUIRE(rd);
     reader = std::move(*rd);
@@ -56,11 +53,10 @@ struct corpus_fixture {
                        << " sessions, " << report.probes.size() << " probes, ingest "
                        << report.ingest_seconds << " s");
   }
-  ~corpus_fixture() { std::filesystem::remove_all(dir); }
 
   probe_outcome run(const std::vector<recall_probe>& probes) {
     auto out = run_probes(reader->connection(), probes);
-    BOOST_REQUIRE_MESSAGE(out, (out ? std::string{} : render_error(out.error())));
+    BOOST_REQUIRE_MESSAGE(out, err_of(out));
     return std::move(*out);
   }
 

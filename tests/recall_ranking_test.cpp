@@ -16,26 +16,22 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
-#include "tests/temp_db_dir.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
 
 namespace {
 
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
 struct ranking_fixture {
-  testing::temp_db_dir dir{"mneme-ranking"};
+  testing::temp_dir dir{"mneme-ranking"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::unique_ptr<store_reader> reader;
 
   ranking_fixture() {
-    params.path = dir.db_path();
+    params.path = dir.file("r.db");
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);

@@ -17,27 +17,16 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
-#include "tests/temp_db_dir.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
+using mneme::testing::msg;
+using mneme::testing::row_estimate;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 namespace data = boost::unit_test::data;
 
 namespace {
-
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
-message msg(const std::string& sid, msg_role role, std::string text) {
-  message m;
-  m.session_id = sid;
-  m.role = role;
-  m.content = std::move(text);
-  m.timestamp_ms = 1700000000000;
-  return m;
-}
 
 int64_t scalar(sqlite3* db, const char* sql) {
   sqlite3_stmt* st = nullptr;
@@ -49,14 +38,14 @@ int64_t scalar(sqlite3* db, const char* sql) {
 }
 
 struct recall_fixture {
-  testing::temp_db_dir dir{"mneme-recall"};
+  testing::temp_dir dir{"mneme-recall"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::unique_ptr<store_reader> reader;
   bool index_before_search = true; // false: leave new rows to the tail scan
 
   recall_fixture() {
-    params.path = dir.db_path();
+    params.path = dir.file("r.db");
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
@@ -75,7 +64,7 @@ struct recall_fixture {
   }
 
   int64_t add(const std::string& sid, std::string text, msg_role role = msg_role::user) {
-    auto id = store->append(msg(sid, role, std::move(text)));
+    auto id = store->append(msg(sid, role, std::move(text), row_estimate::none));
     BOOST_REQUIRE_MESSAGE(id, err_of(id));
     return *id;
   }
@@ -202,7 +191,8 @@ BOOST_FIXTURE_TEST_CASE(archived_rows_and_summaries_are_found_and_say_their_kind
   compaction_commit c;
   c.session_id = s;
   c.archive_ids = {ids[2], ids[3], fact, more[0]};
-  c.summary = msg(s, msg_role::assistant, "summary: we discussed the okapi migration");
+  c.summary = msg(s, msg_role::assistant, "summary: we discussed the okapi migration",
+                  row_estimate::none);
   auto summary = store->commit_compaction(c);
   BOOST_REQUIRE_MESSAGE(summary, err_of(summary));
   auto archived = search("alice", "platypus");
@@ -261,7 +251,7 @@ BOOST_FIXTURE_TEST_CASE(bookends_skip_summary_messages, recall_fixture) {
   compaction_commit c;
   c.session_id = s;
   c.archive_ids = {ids[0], ids[1], ids[2], ids[3]};
-  c.summary = msg(s, msg_role::user, "summary of the start");
+  c.summary = msg(s, msg_role::user, "summary of the start", row_estimate::none);
   auto summary = store->commit_compaction(c);
   BOOST_REQUIRE_MESSAGE(summary, err_of(summary));
   add(s, "needle wombat far from the start");
@@ -269,7 +259,7 @@ BOOST_FIXTURE_TEST_CASE(bookends_skip_summary_messages, recall_fixture) {
     compaction_commit c2;
     c2.session_id = s;
     c2.archive_ids = {ids[20]};
-    c2.summary = msg(s, msg_role::user, "summary in the middle");
+    c2.summary = msg(s, msg_role::user, "summary in the middle", row_estimate::none);
     return c2;
   }()));
   auto r = search("alice", "wombat");
@@ -383,7 +373,7 @@ BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
   compaction_commit c;
   c.session_id = s;
   c.archive_ids = {ids[1], ids[2], ids[3]};
-  c.summary = msg(s, msg_role::assistant, "summary text");
+  c.summary = msg(s, msg_role::assistant, "summary text", row_estimate::none);
   BOOST_REQUIRE(store->commit_compaction(c));
   BOOST_REQUIRE(store->rollback_to_checkpoint(s, "cp"));
   index_all();
@@ -403,9 +393,9 @@ BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
 }
 
 BOOST_AUTO_TEST_CASE(a_version_2_file_is_upgraded_in_place_and_its_rows_become_findable) {
-  testing::temp_db_dir dir{"mneme-recall"};
+  testing::temp_dir dir{"mneme-recall"};
   store_params p;
-  p.path = dir.db_path();
+  p.path = dir.file("r.db");
   {
     sqlite3* raw = nullptr;
     BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);

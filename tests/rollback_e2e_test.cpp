@@ -21,6 +21,7 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 
 namespace {
 
@@ -63,7 +64,7 @@ BOOST_FIXTURE_TEST_CASE(a_rollback_after_turns_and_a_compaction_restores_the_che
   turn("zebradetour one");
   turn("zebradetour two");
   auto compressed = say("/compress");
-  BOOST_REQUIRE_MESSAGE(compressed, why(compressed));
+  BOOST_REQUIRE_MESSAGE(compressed, err_of(compressed));
   BOOST_REQUIRE(compressed->compactions.size() == 1u);
   BOOST_REQUIRE(compressed->compactions[0].committed);
   auto summary_id = compressed->compactions[0].summary_id;
@@ -77,7 +78,7 @@ BOOST_FIXTURE_TEST_CASE(a_rollback_after_turns_and_a_compaction_restores_the_che
   BOOST_TEST(!search("zebradetour", false).hits.empty()); // findable before the rollback
 
   auto rolled = say("/rollback before-detour");
-  BOOST_REQUIRE_MESSAGE(rolled, why(rolled));
+  BOOST_REQUIRE_MESSAGE(rolled, err_of(rolled));
   BOOST_TEST(rolled->notice.find("before-detour") != std::string::npos);
   BOOST_TEST(rolled->live_messages == static_cast<int64_t>(live_at_cp.size()));
 
@@ -132,7 +133,7 @@ BOOST_FIXTURE_TEST_CASE(a_checkpoint_undone_by_an_earlier_rollback_cannot_be_res
   turn("branch turn");
   checkpoint(sid, "late");
   auto r = say("/rollback early");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   auto late = say("/rollback late");
   BOOST_REQUIRE(!late);
   BOOST_TEST(late.error() == errc::bad_request);
@@ -143,7 +144,7 @@ BOOST_FIXTURE_TEST_CASE(a_checkpoint_undone_by_an_earlier_rollback_cannot_be_res
   auto again = checkpoint(sid, "late");
   turn("after the new late");
   auto back = say("/rollback late");
-  BOOST_REQUIRE_MESSAGE(back, why(back));
+  BOOST_REQUIRE_MESSAGE(back, err_of(back));
   BOOST_TEST(stored_live(sid).back().id == again.last_message_id);
 }
 
@@ -152,7 +153,7 @@ BOOST_FIXTURE_TEST_CASE(a_compaction_made_before_the_checkpoint_survives_the_rol
   for (auto t : {"one", "two", "three"})
     turn(std::string{"turn "} + t);
   auto compressed = say("/compress");
-  BOOST_REQUIRE_MESSAGE(compressed, why(compressed));
+  BOOST_REQUIRE_MESSAGE(compressed, err_of(compressed));
   BOOST_REQUIRE(compressed->compactions.size() == 1u);
   auto summary_id = compressed->compactions[0].summary_id;
   auto sid = session_id();

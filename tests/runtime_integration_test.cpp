@@ -21,6 +21,7 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -49,7 +50,7 @@ BOOST_FIXTURE_TEST_SUITE(runtime_integration, runtime_fixture)
 BOOST_AUTO_TEST_CASE(a_first_message_opens_a_session_and_the_fake_model_answers) {
   start();
   auto r = say_to("chat-1", "Hello there, what is mneme?");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(!r->answer.empty());
   BOOST_TEST(r->prompt_tokens > 0);
   auto rows = stored_live(r->session_id);
@@ -73,7 +74,7 @@ BOOST_AUTO_TEST_CASE(the_worked_example_keeps_head_3_summary_and_tail_20) {
   BOOST_TEST(before.live_rows == 800);
   BOOST_TEST(before.live_token_estimate >= 110000);
   auto r = say_to("worked", "what did we decide?");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].committed);
   BOOST_TEST(!r->compactions[0].used_fallback);
@@ -105,7 +106,7 @@ BOOST_AUTO_TEST_CASE(a_413_from_the_model_compacts_through_t6_and_the_retry_is_a
   auto sid = seed("t6", 40, 50);
   faults({rule(fakellm::fault_kind::payload_too_large, fakellm::purpose_filter::chat, 1)});
   auto r = say_to("t6", "go");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].by == trigger::t6_payload_too_large);
   BOOST_TEST(!r->answer.empty());
@@ -118,7 +119,7 @@ BOOST_AUTO_TEST_CASE(a_long_context_429_compacts_through_t7_and_caps_the_window)
   seed("t7", 40, 50);
   faults({rule(fakellm::fault_kind::long_context_429, fakellm::purpose_filter::chat, 1)});
   auto r = say_to("t7", "go");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(!r->compactions.empty());
   BOOST_TEST(r->compactions[0].by == trigger::t7_long_context_rate_limit);
   auto s = snapshot("t7");
@@ -131,7 +132,7 @@ BOOST_AUTO_TEST_CASE(a_context_overflow_400_compacts_through_t9) {
   seed("t9", 40, 50);
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat, 1)});
   auto r = say_to("t9", "go");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(!r->compactions.empty());
   BOOST_TEST(r->compactions[0].by == trigger::t9_context_overflow);
 }
@@ -143,7 +144,7 @@ BOOST_AUTO_TEST_CASE(the_summarizer_down_leaves_a_local_fallback_summary_and_a_c
   auto r = call<compaction_report>(rt->gateway(), gw_command_atom_v, std::string{"fallback"},
                                    trigger::t12_manual_session, std::string{});
   // The gateway resolves a key it has not hosted yet from the store.
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->committed);
   BOOST_TEST(r->summary_failed);
   BOOST_TEST(r->used_fallback);
@@ -161,7 +162,7 @@ BOOST_AUTO_TEST_CASE(the_gateway_hygiene_check_fires_t4_at_85_percent_of_the_win
   start();
   seed("t4", 60, 1450); // ~87,000 tokens
   auto r = say_to("t4", "next");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   auto s = snapshot("t4");
   // The gateway compacted before the turn; the session then stood under T1's threshold.
   BOOST_TEST(compactions_of(s, trigger::t4_hygiene_tokens) == 1);
@@ -176,28 +177,28 @@ BOOST_AUTO_TEST_CASE(channel_commands_compress_roll_back_and_search) {
   BOOST_REQUIRE(first);
   auto ckpt = call<checkpoint_record>(rt->storage(), st_checkpoint_atom_v, sid,
                                       std::string{"before"}, int64_t{system_clock_ms()});
-  BOOST_REQUIRE_MESSAGE(ckpt, why(ckpt));
+  BOOST_REQUIRE_MESSAGE(ckpt, err_of(ckpt));
   BOOST_REQUIRE(say_to("cmd", "one more"));
   auto compressed = say_to("cmd", "/compress the budget numbers");
-  BOOST_REQUIRE_MESSAGE(compressed, why(compressed));
+  BOOST_REQUIRE_MESSAGE(compressed, err_of(compressed));
   BOOST_REQUIRE(compressed->compactions.size() == 1u);
   BOOST_TEST(compressed->compactions[0].by == trigger::t14_channel_command);
   BOOST_TEST(compressed->notice.find("Compacted") == 0u);
   auto rolled = say_to("cmd", "/rollback before");
-  BOOST_REQUIRE_MESSAGE(rolled, why(rolled));
+  BOOST_REQUIRE_MESSAGE(rolled, err_of(rolled));
   BOOST_TEST(rolled->notice.find("before") != std::string::npos);
   BOOST_TEST(stored_stats(sid).rolled_back_rows > 0);
   auto after = say_to("cmd", "after the rollback");
-  BOOST_REQUIRE_MESSAGE(after, why(after));
+  BOOST_REQUIRE_MESSAGE(after, err_of(after));
   BOOST_TEST(after->live_messages == rolled->live_messages + 2);
   // /search answers from recall over the user's sessions, fresh rows included.
   auto search = say_to("cmd", "/search rollback");
-  BOOST_REQUIRE_MESSAGE(search, why(search));
+  BOOST_REQUIRE_MESSAGE(search, err_of(search));
   BOOST_TEST(search->notice.find("Found 1 session") == 0u);
   BOOST_TEST(search->notice.find(">>>rollback<<<") != std::string::npos);
   BOOST_TEST(search->live_messages == 0); // the command does not touch the transcript
   auto none = say_to("cmd", "/search zyxwvut");
-  BOOST_REQUIRE_MESSAGE(none, why(none));
+  BOOST_REQUIRE_MESSAGE(none, err_of(none));
   BOOST_TEST(none->notice.find("Found 0 sessions") == 0u);
   auto empty = say_to("cmd", "/search");
   BOOST_REQUIRE(!empty);
@@ -221,7 +222,7 @@ BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_messa
     std::this_thread::sleep_for(10ms);
   BOOST_TEST(stats_of().hosted == 0);
   auto back = say_to("idle", "what was the number?");
-  BOOST_REQUIRE_MESSAGE(back, why(back));
+  BOOST_REQUIRE_MESSAGE(back, err_of(back));
   BOOST_TEST(back->session_id == r->session_id);
   BOOST_TEST(back->live_messages == 5);
   BOOST_TEST(stats_of().spawned == 2);
@@ -234,7 +235,7 @@ BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_
   auto old_rows = all_rows(old_sid).size();
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
   auto r = say_to("spent", "one more");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->notice == std::string{reset_notice});
   BOOST_TEST(r->session_id != old_sid);
   auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
@@ -254,7 +255,7 @@ BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_
   BOOST_TEST(all_rows(old_sid).size() >= old_rows); // nothing deleted
   llm.clear_faults();
   auto next = say_to("spent", "fresh start");
-  BOOST_REQUIRE_MESSAGE(next, why(next));
+  BOOST_REQUIRE_MESSAGE(next, err_of(next));
   BOOST_TEST(next->session_id == r->session_id);
 }
 
@@ -275,7 +276,7 @@ BOOST_AUTO_TEST_CASE(a_refused_tool_output_in_the_head_is_evicted_instead_of_a_r
   for (const auto& m : {call_row, output}) {
     auto id = call<int64_t>(rt->gateway(), gw_append_atom_v, std::string{"huge"},
                             std::string{"u"}, m);
-    BOOST_REQUIRE_MESSAGE(id, why(id));
+    BOOST_REQUIRE_MESSAGE(id, err_of(id));
   }
   auto sid = snapshot("huge").record.id;
   auto too_large = rule(fakellm::fault_kind::payload_too_large, fakellm::purpose_filter::chat);
@@ -283,7 +284,7 @@ BOOST_AUTO_TEST_CASE(a_refused_tool_output_in_the_head_is_evicted_instead_of_a_r
   faults({too_large});
 
   auto r = say_to("huge", "what did the query return?");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->notice.empty());  // not the reset notice
   BOOST_TEST(r->session_id == sid);
   BOOST_TEST(!r->answer.empty());
@@ -301,7 +302,7 @@ BOOST_AUTO_TEST_CASE(a_refused_tool_output_in_the_head_is_evicted_instead_of_a_r
                return m.content == std::string(150000, 'r');
              }) == 1);
   auto next = say_to("huge", "and now?");
-  BOOST_REQUIRE_MESSAGE(next, why(next));
+  BOOST_REQUIRE_MESSAGE(next, err_of(next));
   BOOST_TEST(next->session_id == sid);
   BOOST_TEST(next->notice.empty());
 }
@@ -336,7 +337,7 @@ BOOST_AUTO_TEST_CASE(a_session_killed_mid_compaction_is_restarted_from_the_store
   BOOST_TEST(rebound == sid);
   BOOST_REQUIRE(restarted);
   auto s = call<session_snapshot>(caf::actor_cast<session_actor>(restarted), ss_state_atom_v);
-  BOOST_REQUIRE_MESSAGE(s, why(s));
+  BOOST_REQUIRE_MESSAGE(s, err_of(s));
   // The interrupted compaction never committed: the store and the new actor agree.
   BOOST_TEST(s->live_messages == 61);
   BOOST_TEST(stored_stats(sid).summary_rows == 0);

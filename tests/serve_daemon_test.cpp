@@ -28,40 +28,28 @@
 // cpp-httplib (CMakeLists.txt links tests that include only policies/ without them).
 #include "apps/common/api/json_codec.hpp"
 #include "tests/child_program.hpp"
+#include "tests/temp_dir.hpp"
 
 using json = mneme::api::json;
 using namespace std::chrono_literals;
 
 namespace {
 
-// A running `mneme serve` (tests/child_program.hpp); its stdout is read until the
-// "listening" line.
+// A running `mneme serve` (tests/child_program.hpp) and the first line it printed.
 struct daemon_process {
   mneme::testing::child_program child;
   int port = 0;
   std::string first_line;
 
   void start(const std::string& config, const std::string& db) {
-    BOOST_REQUIRE(child.start("mneme", {"serve", "--config", config, "--port", "0", "--db", db}));
-    first_line = child.read_line(20s);
-    auto at = first_line.find("listening on http://127.0.0.1:");
-    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "daemon said: '" + first_line + "'");
-    port = std::stoi(first_line.substr(at + std::string{"listening on http://127.0.0.1:"}.size()));
-    BOOST_REQUIRE(port > 0);
+    std::string said;
+    port = mneme::testing::start_mneme_serve(child, {"--config", config, "--db", db}, said);
+    BOOST_REQUIRE_MESSAGE(port > 0, "daemon said: '" + said + "'");
+    first_line = said.substr(0, said.find('\n'));
   }
 
   // SIGTERM, then the exit status (-1 when it had to be killed after `max`).
   int terminate(std::chrono::milliseconds max = 30s) { return child.stop(SIGTERM, max); }
-};
-
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/mneme-serve-daemon-XXXXXX";
-    BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
 };
 
 std::string write_config(const std::string& dir) {
@@ -136,9 +124,9 @@ json state(httplib::Client& c, const std::string& key) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(sigterm_mid_load_exits_0_and_a_restart_keeps_every_acknowledged_append) {
-  temp_dir dir;
-  auto config = write_config(dir.path);
-  auto db = dir.path + "/mneme.db";
+  mneme::testing::temp_dir dir{"mneme-serve-daemon"};
+  auto config = write_config(dir.path());
+  auto db = dir.file("mneme.db");
   const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
   acknowledged acked;
   {

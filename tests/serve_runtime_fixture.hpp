@@ -28,6 +28,7 @@
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/store_test_util.hpp"
 
 namespace mneme {
 inline std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(r); }
@@ -37,11 +38,6 @@ BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
 
 namespace mneme::test {
-
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
 
 inline llm::llm_pool_config fake_pool(const std::string& base_url, llm_purpose purpose) {
   using namespace std::chrono_literals;
@@ -68,7 +64,7 @@ struct serve_runtime_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   fakellm::fake_llm_server llm;
-  std::string dir;
+  testing::temp_dir dir{"mneme-serve"};
   runtime_config rc;
   std::unique_ptr<runtime> rt;
   // The runtime's clock once use_manual_clock() ran; tests move it by hand.
@@ -79,10 +75,7 @@ struct serve_runtime_fixture {
     cfg.set("logger.verbosity", caf::atom("quiet"));
     sys = std::make_unique<caf::actor_system>(cfg);
     BOOST_REQUIRE(llm.start());
-    char tmpl[] = "/tmp/mneme-serve-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    rc.database.path = dir + "/t.db";
+    rc.database.path = dir.file("t.db");
     rc.database.synchronous_full = false;
     rc.chat = fake_pool(llm.base_url(), llm_purpose::chat);
     rc.summarizer = fake_pool(llm.base_url(), llm_purpose::summary);
@@ -94,7 +87,6 @@ struct serve_runtime_fixture {
     if (rt)
       rt->stop();
     llm.stop();
-    std::filesystem::remove_all(dir);
   }
 
   // The runtime reads `*clock` (starting at the wall clock) instead of the wall clock.
@@ -107,7 +99,7 @@ struct serve_runtime_fixture {
 
   void start() {
     auto r = runtime::start(*sys, rc);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, testing::err_of(r));
     rt = std::move(*r);
   }
 
@@ -136,23 +128,23 @@ struct serve_runtime_fixture {
   }
   session_snapshot snapshot(const std::string& key) {
     auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
+    BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));
     return *s;
   }
   session_stats stored_stats(const std::string& sid) {
     auto s = call<session_stats>(rt->storage(), st_stats_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
+    BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));
     return *s;
   }
   std::vector<message> stored_live(const std::string& sid) {
     auto s = call<std::vector<message>>(rt->storage(), st_live_atom_v, sid);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
+    BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));
     return *s;
   }
   std::vector<message> all_rows(const std::string& sid) {
     auto s = call<std::vector<message>>(rt->storage(), st_range_atom_v, sid, int64_t{1},
                                         std::numeric_limits<int64_t>::max());
-    BOOST_REQUIRE_MESSAGE(s, why(s));
+    BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));
     return *s;
   }
 
@@ -166,7 +158,7 @@ struct serve_runtime_fixture {
     rec.model = rc.model.name;
     auto created = call<session_record>(rt->storage(), st_new_session_atom_v, rec,
                                         int64_t{system_clock_ms()});
-    BOOST_REQUIRE_MESSAGE(created, why(created));
+    BOOST_REQUIRE_MESSAGE(created, testing::err_of(created));
     std::vector<message> rows(static_cast<size_t>(n) + 1);
     rows[0].role = msg_role::system;
     rows[0].content = "You are a helpful assistant.";
@@ -181,7 +173,7 @@ struct serve_runtime_fixture {
       m.token_estimate = estimate_message_tokens(m);
     }
     auto ids = call<message_ids>(rt->storage(), st_append_atom_v, rows);
-    BOOST_REQUIRE_MESSAGE(ids, why(ids));
+    BOOST_REQUIRE_MESSAGE(ids, testing::err_of(ids));
     return created->id;
   }
 
@@ -217,18 +209,18 @@ struct keyed_session_fixture : serve_runtime_fixture {
   caf::expected<turn_reply> say(const std::string& text) { return say_to(key, text); }
   void turn(const std::string& text) {
     auto r = say(text);
-    BOOST_REQUIRE_MESSAGE(r, text << ": " << why(r));
+    BOOST_REQUIRE_MESSAGE(r, text << ": " << testing::err_of(r));
   }
   std::string session_id() { return snapshot(key).record.id; }
   checkpoint_record checkpoint(const std::string& sid, const std::string& name) {
     auto c = call<checkpoint_record>(rt->storage(), st_checkpoint_atom_v, sid, name,
                                      int64_t{system_clock_ms()});
-    BOOST_REQUIRE_MESSAGE(c, why(c));
+    BOOST_REQUIRE_MESSAGE(c, testing::err_of(c));
     return *c;
   }
   std::vector<message> session_live() {
     auto s = call<std::vector<message>>(rt->gateway(), gw_live_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(s, why(s));
+    BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));
     return *s;
   }
   recall_result search(const std::string& q, bool include_inactive) {
@@ -238,7 +230,7 @@ struct keyed_session_fixture : serve_runtime_fixture {
     req.query = q;
     req.include_inactive = include_inactive;
     auto r = call<recall_result>(rt->recall(), rc_search_atom_v, req);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, testing::err_of(r));
     return *r;
   }
 };

@@ -4,7 +4,7 @@
 // (2 s here) ends, the process exits 0 by itself long before the model would answer,
 // the database lock stays held until the last write (a second daemon started during the
 // drain is refused with storage_locked), and a daemon started after the exit finds the
-// turn's user message stored.
+// turn's user message stored. The programs are those of this build (MNEME_BINARY_DIR).
 #define BOOST_TEST_MODULE serve_shutdown_test
 #include <boost/test/unit_test.hpp>
 
@@ -22,22 +22,15 @@
 
 #include "apps/common/api/json_codec.hpp"
 #include "tests/child_program.hpp"
+#include "tests/temp_dir.hpp"
 
 using json = mneme::api::json;
 using namespace std::chrono_literals;
 using mneme::testing::child_program;
+using mneme::testing::start_mneme_serve;
+using mneme::testing::start_fakellm;
 
 namespace {
-
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char tmpl[] = "/tmp/mneme-serve-shutdown-XXXXXX";
-    BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in{path};
@@ -48,28 +41,25 @@ std::string read_file(const std::string& path) {
 
 int start_daemon(child_program& daemon, const std::string& config, const std::string& db,
                  const std::string& stderr_path) {
-  BOOST_REQUIRE(daemon.start("mneme", {"serve", "--config", config, "--port", "0", "--db", db},
-                             stderr_path));
   std::string seen;
-  return daemon.port_after("listening on http://127.0.0.1:", 20s, seen);
+  return start_mneme_serve(daemon, {"--config", config, "--db", db}, seen, stderr_path);
 }
 
 } // namespace
 
 BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drain_and_exits_0) {
-  temp_dir dir;
-  auto scenario = dir.path + "/slow.yaml";
+  mneme::testing::temp_dir dir{"mneme-serve-shutdown"};
+  auto scenario = dir.file("slow.yaml");
   std::ofstream{scenario} << "faults:\n"
                              "  - kind: latency\n"
                              "    purpose: chat\n"
                              "    latency_ms: 45000\n";
   child_program fake;
-  BOOST_REQUIRE(fake.start("mneme-fakellm", {"--port", "0", "--scenario", scenario}));
   std::string seen;
-  int fake_port = fake.port_after("listening http://127.0.0.1:", 20s, seen);
+  int fake_port = start_fakellm(fake, {"--scenario", scenario}, seen);
   BOOST_REQUIRE_MESSAGE(fake_port > 0, "mneme-fakellm said: " + seen);
 
-  auto config = dir.path + "/mneme.yaml";
+  auto config = dir.file("mneme.yaml");
   std::ofstream{config} << "model:\n"
                            "  base_url: http://127.0.0.1:" << fake_port << "\n"
                            "  timeout: 120\n"
@@ -78,9 +68,9 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drai
                            "  shutdown_drain_seconds: 2\n"
                            "logging:\n"
                            "  level: warn\n";
-  auto db = dir.path + "/m.db";
+  auto db = dir.file("m.db");
   child_program daemon;
-  int port = start_daemon(daemon, config, db, dir.path + "/daemon.err");
+  int port = start_daemon(daemon, config, db, dir.file("daemon.err"));
   BOOST_REQUIRE(port > 0);
 
   std::atomic<int> status{0};
@@ -92,8 +82,7 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drai
     ~joined_thread() {
       if (!t.joinable())
         return;
-      if (daemon.pid > 0)
-        ::kill(daemon.pid, SIGKILL);
+      daemon.signal(SIGKILL);
       t.join();
     }
   };
@@ -122,23 +111,23 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drai
   BOOST_REQUIRE(model_called);
 
   auto signalled = std::chrono::steady_clock::now();
-  BOOST_REQUIRE(::kill(daemon.pid, SIGTERM) == 0);
+  BOOST_REQUIRE(daemon.signal(SIGTERM));
 
   // During the drain the first daemon still holds the database: a second one is refused.
   child_program second;
   BOOST_REQUIRE(second.start("mneme", {"serve", "--config", config, "--port", "0", "--db", db},
-                             dir.path + "/second.err"));
-  BOOST_TEST(second.stop(0, 20s) == 1);
-  BOOST_TEST(read_file(dir.path + "/second.err").find("storage_locked") != std::string::npos,
-             read_file(dir.path + "/second.err"));
+                             dir.file("second.err")));
+  BOOST_TEST(second.wait(20s) == 1);
+  BOOST_TEST(read_file(dir.file("second.err")).find("storage_locked") != std::string::npos,
+             read_file(dir.file("second.err")));
 
   // The daemon exits by itself, long before the model's 45 s.
-  auto code = daemon.stop(0, 30s);
+  auto code = daemon.wait(30s);
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
     std::chrono::steady_clock::now() - signalled);
   BOOST_TEST_MESSAGE("exit after SIGTERM: " << took.count() << " ms");
   BOOST_TEST(code == 0,
-             "exit code " << code << "; stderr: " << read_file(dir.path + "/daemon.err"));
+             "exit code " << code << "; stderr: " << read_file(dir.file("daemon.err")));
   client.t.join();
   BOOST_TEST(status.load() == 503, answer);
   if (status.load() == 503)
@@ -146,8 +135,8 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drai
 
   // The lock is free now, and the turn's user message was written before it went.
   child_program third;
-  int again = start_daemon(third, config, db, dir.path + "/third.err");
-  BOOST_REQUIRE_MESSAGE(again > 0, read_file(dir.path + "/third.err"));
+  int again = start_daemon(third, config, db, dir.file("third.err"));
+  BOOST_REQUIRE_MESSAGE(again > 0, read_file(dir.file("third.err")));
   httplib::Client c{"127.0.0.1", again};
   auto exported = c.Get("/v1/sessions/slow-1/export");
   BOOST_REQUIRE(exported);

@@ -15,10 +15,12 @@
 #include "policies/failure_protection.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/token_estimate.hpp"
-#include "tests/session_test_fakes.hpp"
+#include "tests/session_harness.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace bdata = boost::unit_test::data;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
@@ -29,8 +31,6 @@ std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(
 
 namespace {
 
-constexpr time_ms t0 = 1'700'000'000'000;
-
 // A text whose message estimate is exactly `tokens` (4 chars per token + 4 overhead).
 std::string text_of(int64_t tokens) {
   std::string s;
@@ -39,109 +39,27 @@ std::string text_of(int64_t tokens) {
   return s;
 }
 
-struct session_fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scoped_actor supervisor;
-  caf::scheduler::test_coordinator& sched;
-  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
-  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
-  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
-  session_storage_actor store;
-  fake_pool_actor chat_pool;
-  fake_pool_actor summary_pool;
-  time_ms clock_ms = t0;
-  session_params params;
-  std::string sid = "s-1";
-  session_actor session;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    register_mneme_types(c);
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.verbosity", caf::atom("quiet"));
-    return c;
-  }
-
-  session_fixture()
-    : sys(init(cfg)), self(sys, true), supervisor(sys, true),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    store = sys.spawn(fake_store, db);
-    chat_pool = sys.spawn(fake_pool, chat);
-    summary_pool = sys.spawn(fake_pool, summarizer);
-    params.clock = [this] { return clock_ms; };
+struct session_fixture : session_harness {
+  session_fixture() {
     params.compression.threshold_tokens = 2000; // threshold = min(150,000, 2,000)
-    summarizer->default_content = "short summary";
-    session_record rec;
-    rec.id = sid;
-    rec.user_id = "u";
-    rec.session_key = "k";
-    db->sessions[sid] = rec;
-  }
-
-  ~session_fixture() {
-    for (auto a : {caf::actor_cast<caf::actor>(session), caf::actor_cast<caf::actor>(store),
-                   caf::actor_cast<caf::actor>(chat_pool),
-                   caf::actor_cast<caf::actor>(summary_pool)})
-      if (a)
-        self->send_exit(a, caf::exit_reason::user_shutdown);
-    sched.run();
   }
 
   // Stored rows: a system prompt, then `n` alternating user/assistant rows of `tokens`.
   void seed(int n, int64_t tokens) {
-    auto add = [&](msg_role role, std::string content) {
-      message m;
-      m.id = db->next_id++;
-      m.session_id = sid;
-      m.role = role;
-      m.content = std::move(content);
-      m.timestamp_ms = t0;
-      m.token_estimate = estimate_message_tokens(m);
-      db->rows.push_back(m);
-    };
     add(msg_role::system, "You are a helpful assistant.");
     for (int i = 0; i < n; ++i)
       add(i % 2 == 0 ? msg_role::user : msg_role::assistant, text_of(tokens));
   }
 
-  void start() {
-    session = spawn_session(sys, params,
-                            session_deps{store, chat_pool, summary_pool,
-                                         caf::actor_cast<caf::actor>(supervisor)},
-                            sid);
-    sched.run();
-  }
+  // The session reports to `supervisor` here.
+  void start() { start_supervised(); }
 
-  template <class T, class... Ts>
-  caf::expected<T> ask(Ts... xs) {
-    self->send(session, xs...);
-    sched.run();
-    caf::expected<T> out{caf::error{}};
-    bool got = false;
-    self->receive([&](T& x) { out = std::move(x); got = true; },
-                  [&](caf::error& e) { out = std::move(e); got = true; },
-                  caf::after(0s) >> [] {});
-    BOOST_REQUIRE_MESSAGE(got, "no reply from the session");
-    return out;
-  }
-
-  caf::expected<turn_reply> turn(const std::string& text = "hello") {
-    return ask<turn_reply>(ss_turn_atom_v, text);
-  }
   caf::expected<compaction_report> compact(trigger by, std::string focus = {}) {
     return ask<compaction_report>(ss_compact_atom_v, by, focus);
   }
-  session_snapshot state() { return *ask<session_snapshot>(ss_state_atom_v); }
 
   static errc code(const caf::error& e) { return static_cast<errc>(e.code()); }
 };
-
-// The error of a failed reply, for messages (an ok reply has none).
-template <class T>
-std::string why(const caf::expected<T>& r) {
-  return r ? std::string{"ok"} : render_error(r.error());
-}
 
 chat_answer answer_with_usage(int64_t prompt_tokens) {
   chat_answer a;
@@ -159,7 +77,7 @@ BOOST_AUTO_TEST_CASE(a_turn_stores_the_user_message_and_the_answer_and_keeps_the
   chat->script.push_back(answer_with_usage(321));
   start();
   auto r = turn("what now?");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->answer == "answer");
   BOOST_TEST(r->prompt_tokens == 321);
   BOOST_TEST(r->compactions.empty());
@@ -188,7 +106,7 @@ BOOST_AUTO_TEST_CASE(an_unanswered_call_reaches_the_model_with_a_stub_answer_onl
   call.tool_calls.push_back(tool_call{"call_9", "run_tests", "{}"});
   BOOST_REQUIRE(ask<int64_t>(ss_append_atom_v, call));
   auto r = turn("never mind, go on");
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(chat->requests.size() == 1u);
   const auto& sent = chat->requests[0].messages;
   BOOST_REQUIRE(sent.size() == 6u); // system, 2 seeded, the call, its stub, the user row
@@ -206,7 +124,7 @@ BOOST_AUTO_TEST_CASE(t1_compacts_before_the_call_into_head_summary_and_tail) {
   seed(61, 50); // 3,000+ tokens over a threshold of 2,000; the tail starts with a user row
   start();
   auto r = turn();
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].by == trigger::t1_pre_call);
   BOOST_TEST(r->compactions[0].committed);
@@ -236,7 +154,7 @@ BOOST_DATA_TEST_CASE_F(session_fixture, t1_fires_exactly_at_the_threshold,
   params.compression.threshold_tokens = threshold;
   start();
   auto r = turn();
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(!r->compactions.empty() == fires);
   if (fires)
     BOOST_TEST(r->compactions[0].by == trigger::t1_pre_call);
@@ -247,7 +165,7 @@ BOOST_AUTO_TEST_CASE(t2_compacts_after_the_call_when_the_reported_usage_reaches_
   chat->script.push_back(answer_with_usage(2000));
   start();
   auto r = turn();
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].by == trigger::t2_post_call);
   BOOST_TEST(r->compactions[0].committed);
@@ -291,7 +209,7 @@ BOOST_DATA_TEST_CASE_F(session_fixture, error_answers_compact_through_a_cooldown
   chat->script.push_back(caf::make_error(c.code, "injected"));
   start();
   auto r = turn();
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(r->compactions.size() == 1u);
   BOOST_TEST(r->compactions[0].by == c.want);
   BOOST_TEST(r->compactions[0].committed);
@@ -329,7 +247,7 @@ BOOST_AUTO_TEST_CASE(a_failed_summary_commits_the_local_fallback_and_arms_a_pers
   summarizer->down = true;
   start();
   auto r = turn();
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(!r->compactions.empty());
   BOOST_TEST(r->compactions[0].summary_failed);
   BOOST_TEST(r->compactions[0].used_fallback);
@@ -368,7 +286,7 @@ BOOST_AUTO_TEST_CASE(the_cooldown_blocks_automatic_triggers_until_600_seconds_ha
   BOOST_TEST(!compact(trigger::t11_engine_request));
   clock_ms = t0 + 600'000;
   auto ok = compact(trigger::t11_engine_request);
-  BOOST_REQUIRE_MESSAGE(ok, why(ok));
+  BOOST_REQUIRE_MESSAGE(ok, err_of(ok));
   BOOST_TEST(ok->committed);
   BOOST_TEST(db->sessions[sid].triggers.cooldown_until_ms == 0);
 }
@@ -381,7 +299,7 @@ BOOST_AUTO_TEST_CASE(manual_compaction_bypasses_the_cooldown) {
   for (auto by : {trigger::t12_manual_session, trigger::t14_channel_command,
                   trigger::t15_acp_command}) {
     auto r = compact(by);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     BOOST_TEST(r->by == by);
   }
 }
@@ -418,7 +336,7 @@ BOOST_AUTO_TEST_CASE(two_ineffective_compactions_lock_for_300_seconds_then_one_p
   start();
   for (int i = 0; i < 2; ++i) {
     auto r = compact(trigger::t11_engine_request);
-    BOOST_REQUIRE_MESSAGE(r, why(r));
+    BOOST_REQUIRE_MESSAGE(r, err_of(r));
     BOOST_TEST(!r->effective);
   }
   BOOST_TEST(db->sessions[sid].triggers.anti_thrash_strikes == 2);
@@ -436,7 +354,7 @@ BOOST_AUTO_TEST_CASE(two_ineffective_compactions_lock_for_300_seconds_then_one_p
     BOOST_REQUIRE(ask<int64_t>(ss_append_atom_v, m));
   }
   auto probe = compact(trigger::t11_engine_request);
-  BOOST_REQUIRE_MESSAGE(probe, why(probe));
+  BOOST_REQUIRE_MESSAGE(probe, err_of(probe));
   BOOST_TEST(probe->effective);
   const auto& t = db->sessions[sid].triggers;
   BOOST_TEST(t.anti_thrash_strikes == 0);
@@ -487,7 +405,7 @@ BOOST_AUTO_TEST_CASE(messages_appended_while_a_summary_is_in_flight_land_after_t
   caf::expected<compaction_report> r{caf::error{}};
   self->receive([&](compaction_report& x) { r = x; }, [&](caf::error& e) { r = e; },
                 caf::after(0s) >> [] {});
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->committed);
   auto live = db->live(sid);
   BOOST_REQUIRE(live.size() == 1u + 3u + 1u + 20u + 2u);
@@ -536,7 +454,7 @@ BOOST_AUTO_TEST_CASE(t3_during_a_cooldown_compacts_with_the_fallback_without_the
   db->sessions[sid].triggers.cooldown_reason = "summary failed";
   start();
   auto r = compact(trigger::t3_hygiene_message_cap);
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->by == trigger::t3_hygiene_message_cap);
   BOOST_TEST(r->used_fallback);
   BOOST_TEST(!r->summary_failed);
@@ -558,7 +476,7 @@ BOOST_AUTO_TEST_CASE(t13_compacts_only_around_the_given_position) {
   seed(60, 50);
   start();
   auto r = ask<compaction_report>(ss_local_atom_v, int64_t{30}, int64_t{5});
-  BOOST_REQUIRE_MESSAGE(r, why(r));
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(r->by == trigger::t13_manual_local);
   BOOST_TEST(r->archived_rows == 11);
   auto live = db->live(sid);

@@ -15,123 +15,24 @@
 #include "policies/micro_compaction.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/token_estimate.hpp"
-#include "tests/session_test_fakes.hpp"
+#include "tests/session_harness.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace bdata = boost::unit_test::data;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
-constexpr time_ms t0 = 1'700'000'000'000;
-
-struct paths_fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scheduler::test_coordinator& sched;
-  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
-  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
-  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
-  session_storage_actor store;
-  fake_pool_actor chat_pool;
-  fake_pool_actor summary_pool;
-  time_ms clock_ms = t0;
-  session_params params;
-  std::string sid = "s-1";
-  session_actor session;
-
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    register_mneme_types(c);
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.verbosity", caf::atom("quiet"));
-    return c;
-  }
-
-  paths_fixture()
-    : sys(init(cfg)), self(sys, true),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    store = sys.spawn(fake_store, db);
-    chat_pool = sys.spawn(fake_pool, chat);
-    summary_pool = sys.spawn(fake_pool, summarizer);
-    params.clock = [this] { return clock_ms; };
+struct paths_fixture : session_harness {
+  paths_fixture() {
     params.compression.threshold_tokens = 100000; // no automatic compaction unless set
     params.compression.protect_first_n = 1;
     params.compression.protect_last_n = 2;
-    summarizer->default_content = "short summary";
-    session_record rec;
-    rec.id = sid;
-    rec.user_id = "u";
-    rec.session_key = "k";
-    db->sessions[sid] = rec;
   }
-
-  ~paths_fixture() {
-    for (auto a : {caf::actor_cast<caf::actor>(session), caf::actor_cast<caf::actor>(store),
-                   caf::actor_cast<caf::actor>(chat_pool),
-                   caf::actor_cast<caf::actor>(summary_pool)})
-      if (a)
-        self->send_exit(a, caf::exit_reason::user_shutdown);
-    sched.run();
-  }
-
-  int64_t add(msg_role role, std::string content, std::vector<tool_call> calls = {},
-              std::string call_id = {}) {
-    message m;
-    m.id = db->next_id++;
-    m.session_id = sid;
-    m.role = role;
-    m.content = std::move(content);
-    m.tool_calls = std::move(calls);
-    m.tool_call_id = std::move(call_id);
-    if (role == msg_role::tool)
-      m.tool_name = "read_file";
-    m.timestamp_ms = t0;
-    m.token_estimate = estimate_message_tokens(m);
-    db->rows.push_back(m);
-    return m.id;
-  }
-
-  // system, user, assistant calling c1 and c2, the two tool outputs, assistant, user.
-  // Returns the ids of the two tool rows.
-  std::pair<int64_t, int64_t> two_tool_outputs(const std::string& first, const std::string& second) {
-    add(msg_role::system, "You are a helpful assistant.");
-    add(msg_role::user, "read two files");
-    add(msg_role::assistant, "",
-        {tool_call{"c1", "read_file", R"({"path":"/srv/a.log"})"},
-         tool_call{"c2", "read_file", R"({"path":"/srv/b.log"})"}});
-    auto a = add(msg_role::tool, first, {}, "c1");
-    auto b = add(msg_role::tool, second, {}, "c2");
-    add(msg_role::assistant, "both files are read");
-    add(msg_role::user, "next");
-    return {a, b};
-  }
-
-  void start() {
-    session = spawn_session(sys, params, session_deps{store, chat_pool, summary_pool, {}}, sid);
-    sched.run();
-  }
-
-  template <class T, class... Ts>
-  caf::expected<T> ask(Ts... xs) {
-    self->send(session, xs...);
-    sched.run();
-    caf::expected<T> out{caf::error{}};
-    bool got = false;
-    self->receive([&](T& x) { out = std::move(x); got = true; },
-                  [&](caf::error& e) { out = std::move(e); got = true; },
-                  caf::after(0s) >> [] {});
-    BOOST_REQUIRE_MESSAGE(got, "no reply from the session");
-    return out;
-  }
-
-  caf::expected<turn_reply> turn(const std::string& text = "hello") {
-    return ask<turn_reply>(ss_turn_atom_v, text);
-  }
-  std::vector<message> live() { return *ask<std::vector<message>>(ss_live_atom_v); }
-  session_snapshot state() { return *ask<session_snapshot>(ss_state_atom_v); }
 
   const message& stored(int64_t id) const {
     for (const auto& m : db->rows)
@@ -470,7 +371,7 @@ BOOST_FIXTURE_TEST_CASE(a_failed_fold_sync_keeps_the_fold_and_the_next_compactio
   db->fail_commits = false;
   auto report = ask<compaction_report>(ss_compact_atom_v, trigger::t12_manual_session,
                                        std::string{});
-  BOOST_REQUIRE_MESSAGE(bool(report), (report ? std::string{} : render_error(report.error())));
+  BOOST_REQUIRE_MESSAGE(bool(report), err_of(report));
   BOOST_TEST(report->committed);
   // The originals folded in memory are archived in the store ...
   for (auto i : {2, 3, 4}) {

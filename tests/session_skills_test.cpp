@@ -18,18 +18,19 @@
 
 using namespace mneme;
 using namespace mneme::test;
+using mneme::testing::err_of;
 
 namespace {
 
 struct fixture : keyed_session_fixture {
   fixture() {
-    std::filesystem::create_directories(dir + "/skills/alpha");
-    std::filesystem::create_directories(dir + "/skills/beta");
-    std::ofstream{dir + "/skills/alpha/SKILL.md"}
+    std::filesystem::create_directories(dir.file("skills/alpha"));
+    std::filesystem::create_directories(dir.file("skills/beta"));
+    std::ofstream{dir.file("skills/alpha/SKILL.md")}
       << "---\nname: alpha\ndescription: Writes alpha reports\n---\nALPHA FULL TEXT\n";
-    std::ofstream{dir + "/skills/beta/SKILL.md"}
+    std::ofstream{dir.file("skills/beta/SKILL.md")}
       << "---\nname: beta\ndescription: Checks beta files\n---\nBETA FULL TEXT\n";
-    rc.gateway.skills_dir = dir + "/skills";
+    rc.gateway.skills_dir = dir.file("skills");
     start();
   }
 };
@@ -49,7 +50,7 @@ BOOST_FIXTURE_TEST_CASE(a_skill_is_loaded_on_demand_and_leaves_the_live_context_
   session_deps deps{rt->storage(), rt->chat_pool(), rt->summary_pool(), caf::actor{}};
   auto s = spawn_session(*sys, session_params_of(rt->config()), deps, sid);
   auto loaded = call<int64_t>(s, ss_skill_atom_v, std::string{"alpha"}, true);
-  BOOST_REQUIRE_MESSAGE(loaded, why(loaded));
+  BOOST_REQUIRE_MESSAGE(loaded, err_of(loaded));
   auto now = call<std::vector<message>>(s, ss_live_atom_v);
   BOOST_REQUIRE(now);
   BOOST_TEST(now->back().id == *loaded);
@@ -60,7 +61,7 @@ BOOST_FIXTURE_TEST_CASE(a_skill_is_loaded_on_demand_and_leaves_the_live_context_
   BOOST_TEST(*again == *loaded); // not loaded twice
 
   auto unloaded = call<int64_t>(s, ss_skill_atom_v, std::string{"alpha"}, false);
-  BOOST_REQUIRE_MESSAGE(unloaded, why(unloaded));
+  BOOST_REQUIRE_MESSAGE(unloaded, err_of(unloaded));
   BOOST_TEST(*unloaded != *loaded);
   auto after = call<std::vector<message>>(s, ss_live_atom_v);
   BOOST_REQUIRE(after);

@@ -1,7 +1,8 @@
 // Test doubles for the session actor's deterministic-scheduler tests: an in-memory
 // store speaking the session_storage_actor interface, and scripted LLM pools speaking
 // llm_pool_actor. Everything runs on the test thread under CAF's test_coordinator, so
-// the shared script objects need no locking. Used by tests/session_*_test.cpp only.
+// the shared script objects need no locking. tests/session_harness.hpp wires them to a
+// session actor; tests use them through it.
 #pragma once
 
 #include <algorithm>

@@ -6,29 +6,23 @@
 #define BOOST_TEST_MODULE skills_loader_test
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "actors/gateway/skills_loader.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct skills_folder {
-  std::string path;
-  skills_folder() {
-    char tmpl[] = "/tmp/mneme-skills-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~skills_folder() { fs::remove_all(path); }
+struct skills_folder : testing::temp_dir {
+  skills_folder() : temp_dir("mneme-skills") {}
   void add(const std::string& folder, const std::string& text) {
-    fs::create_directories(path + "/" + folder);
-    std::ofstream{path + "/" + folder + "/SKILL.md"} << text;
+    fs::create_directories(file(folder));
+    std::ofstream{file(folder + "/SKILL.md")} << text;
   }
 };
 
@@ -56,15 +50,15 @@ BOOST_AUTO_TEST_CASE(the_folder_is_read_and_every_skipped_file_is_reported_by_pa
   dir.add("beta", "# Beta Tool\n\nDoes beta things.\n");
   dir.add("broken", "---\nname: broken\n"); // unterminated front matter
   dir.add("zz-again", "---\nname: alpha\ndescription: a second alpha\n---\nBody\n");
-  fs::create_directories(dir.path + "/no-skill-file");
-  auto c = load_skills_dir(dir.path);
+  fs::create_directories(dir.file("no-skill-file"));
+  auto c = load_skills_dir(dir.path());
   BOOST_REQUIRE(c.skills.size() == 2u);
   BOOST_TEST(c.skills[0].name == "alpha");
   BOOST_TEST(c.skills[0].description == "First skill");
   BOOST_TEST(c.skills[1].name == "beta-tool");
   BOOST_REQUIRE(c.problems.size() == 2u);
   std::string all = c.problems[0] + "\n" + c.problems[1];
-  BOOST_TEST(all.find(dir.path + "/broken/SKILL.md") != std::string::npos);
+  BOOST_TEST(all.find(dir.file("broken/SKILL.md")) != std::string::npos);
   BOOST_TEST(all.find("duplicate skill name 'alpha'") != std::string::npos);
   BOOST_TEST(c.index == build_skills_index(c.skills));
 }
@@ -79,12 +73,12 @@ BOOST_AUTO_TEST_CASE(a_missing_folder_gives_no_skills_and_one_problem) {
 BOOST_AUTO_TEST_CASE(a_new_session_prompt_carries_the_index_and_no_skill_body) {
   skills_folder dir;
   dir.add("alpha", "---\nname: alpha\ndescription: First skill\n---\nSECRET BODY A\n");
-  preload_skills(dir.path, nullptr);
-  auto prompt = system_prompt_with_skills("You are helpful.", dir.path);
+  preload_skills(dir.path(), nullptr);
+  auto prompt = system_prompt_with_skills("You are helpful.", dir.path());
   BOOST_TEST(prompt.find("You are helpful.\n\n") == 0u);
   BOOST_TEST(prompt.find("- alpha: First skill") != std::string::npos);
   BOOST_TEST(prompt.find("SECRET BODY A") == std::string::npos);
-  BOOST_TEST(system_prompt_with_skills("", dir.path) == load_skills_dir(dir.path).index);
+  BOOST_TEST(system_prompt_with_skills("", dir.path()) == load_skills_dir(dir.path()).index);
   BOOST_TEST(system_prompt_with_skills("You are helpful.", "") == "You are helpful.");
   auto found = find_skill("alpha");
   BOOST_REQUIRE(found);
@@ -96,7 +90,7 @@ BOOST_AUTO_TEST_CASE(the_index_of_100_skills_costs_a_small_fraction_of_loading_t
   skills_folder dir;
   for (int i = 0; i < 100; ++i)
     dir.add("skill-" + std::to_string(i), skill_text(i));
-  auto c = load_skills_dir(dir.path);
+  auto c = load_skills_dir(dir.path());
   BOOST_REQUIRE(c.skills.size() == 100u);
   BOOST_REQUIRE(c.problems.empty());
   auto saving = skills_token_saving(c.skills);

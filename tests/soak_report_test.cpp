@@ -7,8 +7,6 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,9 +14,9 @@
 
 #include "apps/common/soak/soak_figures.hpp"
 #include "apps/common/soak/soak_report.hpp"
+#include "tests/store_test_util.hpp"
 
 namespace bdata = boost::unit_test::data;
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace mneme::soak;
 
@@ -109,11 +107,9 @@ BOOST_FIXTURE_TEST_CASE(only_successful_turns_make_the_latency_percentiles, resu
 
 BOOST_FIXTURE_TEST_CASE(report_md_prints_dashes_for_missing_latencies, result_fixture) {
   turns({{false, 30000}, {false, 12}});
-  char tmpl[] = "/tmp/mneme-soak-report-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-  fs::path dir = tmpl;
+  mneme::testing::temp_dir dir{"mneme-soak-report"};
   std::string error;
-  auto md_path = write_report(result, dir.string(), error);
+  auto md_path = write_report(result, dir.path(), error);
   BOOST_REQUIRE_MESSAGE(!md_path.empty(), error);
   std::ifstream md(md_path);
   std::stringstream text;
@@ -121,8 +117,7 @@ BOOST_FIXTURE_TEST_CASE(report_md_prints_dashes_for_missing_latencies, result_fi
   BOOST_TEST(text.str().find("| turn latency p50 / p90 / p99 / max (ms) | - / - / - / - |")
                != std::string::npos,
              text.str());
-  std::ifstream js(dir / "report.json");
+  std::ifstream js(dir.file("report.json"));
   auto j = json::parse(js);
   BOOST_TEST(j["latency_ms"]["p99"].is_null());
-  fs::remove_all(dir);
 }

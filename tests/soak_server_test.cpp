@@ -11,26 +11,23 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <future>
-#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tests/child_program.hpp"
+#include "tests/temp_dir.hpp"
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 using mneme::testing::child_program;
+using args_list = std::vector<std::string>;
 
 namespace {
 
@@ -40,19 +37,9 @@ const std::string token = "soak-test-token";
 constexpr int daemon_threshold_tokens = 2000;   // written into the daemon's config below; above
                                                  // what head + summary + tail of this mix hold
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    char tmpl[] = "/tmp/mneme-soak-server-XXXXXX";
-    BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~temp_dir() { fs::remove_all(path); }
-};
-
 // A mneme-fakellm and a `mneme serve` whose model is that fake LLM, both on loopback.
 struct daemon_rig {
-  temp_dir dir;
+  mneme::testing::temp_dir dir{"mneme-soak-server"};
   child_program fakellm;
   child_program daemon;
   std::string fakellm_url;
@@ -60,12 +47,11 @@ struct daemon_rig {
 
   daemon_rig() {
     std::string seen;
-    BOOST_REQUIRE(fakellm.start("mneme-fakellm", {"--port", "0", "--log-level", "warn"},
-                                (dir.path / "fakellm.err").string()));
-    auto llm_port = fakellm.port_after("listening http://127.0.0.1:", 20s, seen);
+    auto llm_port = mneme::testing::start_fakellm(fakellm, {"--log-level", "warn"}, seen,
+                                                  dir.file("fakellm.err"));
     BOOST_REQUIRE_MESSAGE(llm_port > 0, "mneme-fakellm said: " + seen);
     fakellm_url = "http://127.0.0.1:" + std::to_string(llm_port);
-    auto config = (dir.path / "mneme.yaml").string();
+    auto config = dir.file("mneme.yaml");
     std::ofstream{config} << "compression:\n"
                              "  threshold_tokens: " << daemon_threshold_tokens << "\n"
                              "  protect_last_n: 4\n"
@@ -83,10 +69,8 @@ struct daemon_rig {
                              "logging:\n"
                              "  level: warn\n";
     seen.clear();
-    BOOST_REQUIRE(daemon.start("mneme", {"serve", "--config", config, "--port", "0", "--db",
-                                         (dir.path / "mneme.db").string()},
-                               (dir.path / "serve.err").string()));
-    auto port = daemon.port_after("listening on http://127.0.0.1:", 20s, seen);
+    auto port = mneme::testing::start_mneme_serve(
+      daemon, {"--config", config, "--db", dir.file("mneme.db")}, seen, dir.file("serve.err"));
     BOOST_REQUIRE_MESSAGE(port > 0, "mneme serve said: " + seen);
     daemon_url = "http://127.0.0.1:" + std::to_string(port);
   }
@@ -98,34 +82,32 @@ struct soak_run {
   json report;   // null when no report.json was written
 };
 
-// `mneme soak ARGS --report DIR/report`, its stdout and stderr, report.json.
-soak_run run_soak(const std::string& args, const fs::path& dir) {
-  auto log = dir / "soak-output.txt";
-  auto report = dir / "report";
-  auto cmd = std::string{MNEME_BINARY_DIR} + "/mneme soak " + args + " --report '"
-             + report.string() + "' > '" + log.string() + "' 2>&1";
-  int status = std::system(cmd.c_str());
+// `mneme soak ARGS --report DIR/report` (MNEME_BINARY_DIR/mneme), its stdout and stderr,
+// report.json.
+soak_run run_soak(args_list args, const mneme::testing::temp_dir& dir) {
+  auto report = dir.file("report");
+  args.insert(args.begin(), "soak");
+  args.insert(args.end(), {"--report", report});
+  auto ran = mneme::testing::run_program("mneme", args, mneme::testing::stderr_mode::merged);
   soak_run r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream buf;
-  buf << std::ifstream{log}.rdbuf();
-  r.output = buf.str();
-  std::ifstream in{report / "report.json"};
+  r.exit_code = ran.code;
+  r.output = ran.out;
+  std::ifstream in{report + "/report.json"};
   if (in)
     r.report = json::parse(in, nullptr, false);
   return r;
 }
 
-std::string server_args(const daemon_rig& rig) {
-  return "--server " + rig.daemon_url + " --token " + token + " --fakellm " + rig.fakellm_url
-         + " --scenario '" + scenario_file + "'";
+args_list server_args(const daemon_rig& rig) {
+  return {"--server", rig.daemon_url, "--token", token, "--fakellm", rig.fakellm_url,
+          "--scenario", scenario_file};
 }
 
 } // namespace
 
 BOOST_AUTO_TEST_CASE(a_soak_against_a_running_daemon_loses_nothing_finds_every_marker_and_injects_the_faults) {
   daemon_rig rig;
-  auto r = run_soak(server_args(rig), rig.dir.path);
+  auto r = run_soak(server_args(rig), rig.dir);
   BOOST_TEST_MESSAGE(r.output);
   BOOST_TEST(r.exit_code == 0, r.output);
   BOOST_REQUIRE(r.report.is_object());
@@ -150,9 +132,9 @@ BOOST_AUTO_TEST_CASE(a_soak_against_a_running_daemon_loses_nothing_finds_every_m
 
 BOOST_AUTO_TEST_CASE(a_wrong_token_is_refused_before_the_run_with_exit_2) {
   daemon_rig rig;
-  auto r = run_soak("--server " + rig.daemon_url + " --token wrong --fakellm " + rig.fakellm_url
-                      + " --scenario '" + scenario_file + "'",
-                    rig.dir.path);
+  auto r = run_soak({"--server", rig.daemon_url, "--token", "wrong", "--fakellm",
+                     rig.fakellm_url, "--scenario", scenario_file},
+                    rig.dir);
   BOOST_TEST(r.exit_code == 2, r.output);
   BOOST_TEST(r.output.find("HTTP 401") != std::string::npos, r.output);
   BOOST_TEST(r.output.find("--token") != std::string::npos, r.output);
@@ -161,16 +143,16 @@ BOOST_AUTO_TEST_CASE(a_wrong_token_is_refused_before_the_run_with_exit_2) {
 
 BOOST_AUTO_TEST_CASE(a_scenario_with_faults_needs_fakellm_or_no_faults) {
   daemon_rig rig;
-  auto refused = run_soak("--server " + rig.daemon_url + " --token " + token + " --scenario '"
-                            + scenario_file + "'",
-                          rig.dir.path);
+  auto refused = run_soak({"--server", rig.daemon_url, "--token", token, "--scenario",
+                           scenario_file},
+                          rig.dir);
   BOOST_TEST(refused.exit_code == 2, refused.output);
   BOOST_TEST(refused.output.find("--fakellm URL") != std::string::npos, refused.output);
   BOOST_TEST(refused.output.find("--no-faults") != std::string::npos, refused.output);
 
-  auto without = run_soak("--server " + rig.daemon_url + " --token " + token + " --no-faults"
-                            + " --duration 3 --scenario '" + scenario_file + "'",
-                          rig.dir.path);
+  auto without = run_soak({"--server", rig.daemon_url, "--token", token, "--no-faults",
+                           "--duration", "3", "--scenario", scenario_file},
+                          rig.dir);
   BOOST_TEST(without.exit_code == 0, without.output);
   BOOST_REQUIRE(without.report.is_object());
   BOOST_TEST(without.report["faults"]["set_by_runner"].get<bool>() == false);
@@ -182,7 +164,7 @@ BOOST_AUTO_TEST_CASE(a_scenario_with_faults_needs_fakellm_or_no_faults) {
 BOOST_AUTO_TEST_CASE(a_daemon_killed_in_the_middle_fails_the_run_with_exit_1) {
   daemon_rig rig;
   auto running = std::async(std::launch::async,
-                            [&] { return run_soak(server_args(rig), rig.dir.path); });
+                            [&] { return run_soak(server_args(rig), rig.dir); });
   std::this_thread::sleep_for(2500ms);
   BOOST_TEST(rig.daemon.stop(SIGKILL) == 128 + SIGKILL);
   auto r = running.get();

@@ -6,48 +6,26 @@
 #define BOOST_TEST_MODULE soak
 #include <boost/test/unit_test.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/child_program.hpp"
+#include "tests/temp_dir.hpp"
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using mneme::testing::temp_dir;
 
 namespace {
 
-const std::string mneme_bin = std::string{MNEME_BINARY_DIR} + "/mneme";
-
-struct run_result {
-  int exit_code = -1;
-  std::string output;
-};
-
-run_result run(const std::string& args, const fs::path& dir) {
-  auto log = dir / "output.txt";
-  auto cmd = mneme_bin + " soak " + args + " > '" + log.string() + "' 2>&1";
-  int status = std::system(cmd.c_str());
-  run_result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(log);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  r.output = buf.str();
-  return r;
-}
-
-fs::path fresh_dir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("mneme-soak-test-" + name + "-"
-                                          + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+// Runs `mneme soak ARGS`; its output is stdout and stderr mixed.
+mneme::testing::program_result run(std::vector<std::string> args) {
+  args.insert(args.begin(), "soak");
+  return mneme::testing::run_program("mneme", args, mneme::testing::stderr_mode::merged);
 }
 
 json read_json(const fs::path& p) {
@@ -59,15 +37,14 @@ json read_json(const fs::path& p) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(the_quick_scenario_passes_and_reports_its_figures) {
-  auto dir = fresh_dir("quick");
-  auto report = dir / "report";
+  temp_dir dir{"mneme-soak-test-quick"};
+  fs::path report = dir.file("report");
   // 45 s keeps the whole summarizer outage (20-40 s) inside the run.
-  auto r = run("--scenario quick --duration 45 --users 120 --db '" + (dir / "q.db").string()
-                 + "' --report '" + report.string() + "'",
-               dir);
-  BOOST_TEST_MESSAGE(r.output);
-  BOOST_TEST(r.exit_code == 0);
-  BOOST_TEST(r.output.find("report.md") != std::string::npos);
+  auto r = run({"--scenario", "quick", "--duration", "45", "--users", "120", "--db",
+                dir.file("q.db"), "--report", report.string()});
+  BOOST_TEST_MESSAGE(r.out);
+  BOOST_TEST(r.code == 0);
+  BOOST_TEST(r.out.find("report.md") != std::string::npos);
   auto j = read_json(report / "report.json");
   for (const char* key : {"messages_sent", "messages_stored", "lost_messages", "unfindable_markers",
                           "max_live_tokens", "compactions", "violations", "scenario",
@@ -87,40 +64,34 @@ BOOST_AUTO_TEST_CASE(the_quick_scenario_passes_and_reports_its_figures) {
   BOOST_TEST(fs::exists(report / "report.md"));
   BOOST_TEST(fs::exists(report / "live_tokens.dat"));
   BOOST_TEST(fs::exists(report / "live_tokens.gp"));
-  fs::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(an_impossible_live_bound_fails_the_run_naming_the_invariant) {
-  auto dir = fresh_dir("bound");
-  auto scenario = dir / "impossible.yaml";
+  temp_dir dir{"mneme-soak-test-bound"};
+  auto scenario = dir.file("impossible.yaml");
   std::ofstream(scenario) << "name: impossible\nusers: 5\nduration_s: 4\n"
                              "think_ms: {min: 100, max: 300}\n"
                              "invariants: {max_live_tokens: 1, drain_s: 30}\n";
-  auto report = dir / "report";
-  auto r = run("--scenario '" + scenario.string() + "' --db '" + (dir / "i.db").string()
-                 + "' --report '" + report.string() + "'",
-               dir);
-  BOOST_TEST_MESSAGE(r.output);
-  BOOST_TEST(r.exit_code == 1);
-  BOOST_TEST(r.output.find("live_bound") != std::string::npos);
+  fs::path report = dir.file("report");
+  auto r = run({"--scenario", scenario, "--db", dir.file("i.db"), "--report", report.string()});
+  BOOST_TEST_MESSAGE(r.out);
+  BOOST_TEST(r.code == 1);
+  BOOST_TEST(r.out.find("live_bound") != std::string::npos);
   auto j = read_json(report / "report.json");
   BOOST_REQUIRE(!j["violations"].empty());
   BOOST_TEST(j["violations"][0]["invariant"] == "live_bound");
   BOOST_TEST(j["violations"][0]["session"].get<std::string>().rfind("soak-", 0) == 0u);
   BOOST_TEST(j["passed"] == false);
-  fs::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_scenario_is_refused_with_exit_2_naming_the_key) {
-  auto dir = fresh_dir("bad");
-  auto scenario = dir / "bad.yaml";
+  temp_dir dir{"mneme-soak-test-bad"};
+  auto scenario = dir.file("bad.yaml");
   std::ofstream(scenario) << "users: 3\ninvariants: {max_live_tokenz: 5}\n";
-  auto r = run("--scenario '" + scenario.string() + "' --report '" + (dir / "r").string() + "'",
-               dir);
-  BOOST_TEST(r.exit_code == 2);
-  BOOST_TEST(r.output.find("invariants.max_live_tokenz: unknown key") != std::string::npos);
-  auto unknown = run("--scenario no-such-scenario", dir);
-  BOOST_TEST(unknown.exit_code == 2);
-  BOOST_TEST(unknown.output.find("no scenario named 'no-such-scenario'") != std::string::npos);
-  fs::remove_all(dir);
+  auto r = run({"--scenario", scenario, "--report", dir.file("r")});
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.out.find("invariants.max_live_tokenz: unknown key") != std::string::npos);
+  auto unknown = run({"--scenario", "no-such-scenario"});
+  BOOST_TEST(unknown.code == 2);
+  BOOST_TEST(unknown.out.find("no scenario named 'no-such-scenario'") != std::string::npos);
 }

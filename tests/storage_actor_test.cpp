@@ -6,7 +6,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -20,6 +19,7 @@
 #include "store/fts_indexer.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
 using namespace std::chrono_literals;
@@ -36,18 +36,13 @@ struct actor_fixture {
   caf::actor_system_config cfg;
   caf::actor_system sys{make_config(cfg)};
   caf::scoped_actor self{sys};
-  std::string dir;
+  testing::temp_dir dir{"mneme-actor"};
   store_params params;
   std::shared_ptr<storage_metrics> metrics = std::make_shared<storage_metrics>();
   storage_actor storage;
   std::string sid;
 
-  actor_fixture() {
-    char tmpl[] = "/tmp/mneme-actor-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/t.db";
-  }
+  actor_fixture() { params.path = dir.file("t.db"); }
 
   void start(int64_t max_batch = 512) {
     params.max_batch = max_batch;
@@ -63,7 +58,6 @@ struct actor_fixture {
   ~actor_fixture() {
     if (storage)
       self->send_exit(storage, caf::exit_reason::user_shutdown);
-    std::filesystem::remove_all(dir);
   }
 
   // Requests and waits for a successful reply of type T.

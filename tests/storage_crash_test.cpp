@@ -14,14 +14,9 @@
 #define BOOST_TEST_MODULE storage_crash_test
 #include <boost/test/unit_test.hpp>
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <random>
@@ -32,6 +27,9 @@
 
 #include <sqlite3.h>
 
+#include "tests/child_program.hpp"
+#include "tests/temp_dir.hpp"
+
 namespace {
 
 constexpr int trials = 50;
@@ -41,28 +39,6 @@ struct child_output {
   std::vector<std::pair<int64_t, int64_t>> acked_compactions; // summary id, rows
   bool ready = false;
 };
-
-// Reads whatever is available on fd until `deadline` (or EOF when deadline is null).
-void pump(int fd, std::string& buf, std::chrono::steady_clock::time_point* deadline) {
-  for (;;) {
-    int wait_ms = -1;
-    if (deadline != nullptr) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        *deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0)
-        return;
-      wait_ms = static_cast<int>(left.count());
-    }
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, wait_ms) <= 0)
-      continue;
-    char chunk[65536];
-    auto n = read(fd, chunk, sizeof(chunk));
-    if (n <= 0)
-      return; // EOF: the child is gone
-    buf.append(chunk, static_cast<size_t>(n));
-  }
-}
 
 child_output parse(const std::string& text) {
   child_output out;
@@ -90,41 +66,17 @@ child_output parse(const std::string& text) {
   return out;
 }
 
-// Runs one writer and kills it `delay` after it reported ready.
+// Runs one writer (MNEME_BINARY_DIR/crash_writer) and kills it `delay` after it reported
+// ready.
 child_output run_and_kill(const std::string& db, int run, unsigned seed,
                           std::chrono::milliseconds delay) {
-  int fds[2];
-  BOOST_REQUIRE(pipe(fds) == 0);
-  auto pid = fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    std::string exe = MNEME_BINARY_DIR "/crash_writer";
-    auto r = std::to_string(run);
-    auto s = std::to_string(seed);
-    execl(exe.c_str(), exe.c_str(), db.c_str(), r.c_str(), s.c_str(), nullptr);
-    _exit(127);
-  }
-  close(fds[1]);
-  std::string buf;
-  auto start = std::chrono::steady_clock::now();
-  auto ready_deadline = start + std::chrono::seconds(20);
-  while (buf.find("ready\n") == std::string::npos
-         && std::chrono::steady_clock::now() < ready_deadline) {
-    auto step = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
-    pump(fds[0], buf, &step);
-  }
-  auto kill_at = std::chrono::steady_clock::now() + delay;
-  pump(fds[0], buf, &kill_at);
-  kill(pid, SIGKILL);
-  pump(fds[0], buf, nullptr); // everything written before the kill
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  BOOST_TEST(WIFSIGNALED(status));
-  return parse(buf);
+  mneme::testing::child_program writer;
+  BOOST_REQUIRE(writer.start("crash_writer", {db, std::to_string(run), std::to_string(seed)}));
+  auto out = writer.read_until("ready\n", std::chrono::seconds(20));
+  out += writer.read_for(delay);
+  BOOST_TEST(writer.stop(SIGKILL) == 128 + SIGKILL);
+  out += writer.read_to_end(std::chrono::seconds(30)); // everything written before the kill
+  return parse(out);
 }
 
 struct db_handle {
@@ -168,9 +120,8 @@ struct db_handle {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(fifty_sigkills_during_appends_and_compactions_lose_nothing_acknowledged) {
-  char tmpl[] = "/tmp/mneme-crash-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-  std::string db_path = std::string{tmpl} + "/crash.db";
+  mneme::testing::temp_dir dir{"mneme-crash"};
+  std::string db_path = dir.file("crash.db");
   unsigned seed = 20261130;
   std::mt19937 rng(seed);
   BOOST_TEST_MESSAGE("crash test seed=" << seed << " file=" << db_path);
@@ -234,5 +185,4 @@ BOOST_AUTO_TEST_CASE(fifty_sigkills_during_appends_and_compactions_lose_nothing_
                                     << " rows");
   BOOST_TEST(total_appends > 0);
   BOOST_TEST(total_compactions > 0);
-  std::filesystem::remove_all(tmpl);
 }

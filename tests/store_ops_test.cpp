@@ -4,8 +4,6 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -18,34 +16,15 @@
 #include "store/session_ids.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
+using mneme::testing::msg;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 namespace data = boost::unit_test::data;
 
 namespace {
-
-// The rendered error of a failed expected, "" on success (messages are built eagerly).
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
-std::string temp_db_path() {
-  char dir[] = "/tmp/mneme-store-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  return std::string{dir} + "/t.db";
-}
-
-message msg(const std::string& sid, msg_role role, std::string text) {
-  message m;
-  m.session_id = sid;
-  m.role = role;
-  m.content = std::move(text);
-  m.timestamp_ms = 1700000000000;
-  m.token_estimate = static_cast<int64_t>(m.content.size() / 4);
-  return m;
-}
 
 std::vector<int64_t> ids_of(const std::vector<message>& xs) {
   std::vector<int64_t> out;
@@ -55,12 +34,13 @@ std::vector<int64_t> ids_of(const std::vector<message>& xs) {
 }
 
 struct store_fixture {
+  testing::temp_dir dir{"mneme-store"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::string sid;
 
   store_fixture() {
-    params.path = temp_db_path();
+    params.path = dir.file("t.db");
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
@@ -71,11 +51,6 @@ struct store_fixture {
     auto created = store->create_session(rec, 1000);
     BOOST_REQUIRE(created);
     sid = created->id;
-  }
-
-  ~store_fixture() {
-    store.reset();
-    std::filesystem::remove_all(std::filesystem::path{params.path}.parent_path());
   }
 
   int64_t add(msg_role role, const std::string& text) {

@@ -7,8 +7,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <climits>
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <sstream>
 
@@ -19,33 +17,15 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
+using mneme::testing::msg;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 namespace data = boost::unit_test::data;
 
 namespace {
-
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
-std::string temp_db_path() {
-  char dir[] = "/tmp/mneme-replace-XXXXXX";
-  BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-  return std::string{dir} + "/t.db";
-}
-
-message msg(const std::string& sid, msg_role role, std::string text) {
-  message m;
-  m.session_id = sid;
-  m.role = role;
-  m.content = std::move(text);
-  m.timestamp_ms = 1700000000000;
-  m.token_estimate = static_cast<int64_t>(m.content.size() / 4);
-  return m;
-}
 
 message replacement(std::string text) {
   message m;
@@ -80,6 +60,7 @@ std::string dump(sqlite_store& store, const std::string& sid) {
 }
 
 struct replace_fixture {
+  testing::temp_dir dir{"mneme-replace"};
   store_params params;
   std::unique_ptr<sqlite_store> store;
   std::unique_ptr<store_reader> reader;
@@ -88,7 +69,7 @@ struct replace_fixture {
   std::vector<int64_t> ids; // system, user, assistant(call), tool, assistant, tool-2, user
 
   replace_fixture() {
-    params.path = temp_db_path();
+    params.path = dir.file("t.db");
     params.max_content_bytes = 100000;
     auto s = sqlite_store::open(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
@@ -109,12 +90,6 @@ struct replace_fixture {
     ids.push_back(add_tool(sid, "call_1", "second output " + std::string(2000, 'y')));
     ids.push_back(add(sid, msg_role::user, "thanks"));
     add(other_sid, msg_role::user, "a row of another session");
-  }
-
-  ~replace_fixture() {
-    reader.reset();
-    store.reset();
-    std::filesystem::remove_all(std::filesystem::path{params.path}.parent_path());
   }
 
   std::string session(const std::string& key) {

@@ -8,7 +8,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -22,29 +21,21 @@
 #include "store/sqlite_error.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char dir[] = "/tmp/mneme-schema-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(dir) != nullptr);
-    path = dir;
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
+// A fresh directory for one test's database files.
+struct schema_dir : testing::temp_dir {
+  schema_dir() : temp_dir("mneme-schema") {}
   store_params params(const std::string& name = "t.db") const {
     store_params p;
-    p.path = path + "/" + name;
+    p.path = file(name);
     return p;
   }
 };
@@ -77,7 +68,7 @@ BOOST_AUTO_TEST_CASE(migrations_are_numbered_one_to_n_without_gaps) {
 }
 
 BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_sync) {
-  temp_dir dir;
+  schema_dir dir;
   auto store = sqlite_store::open(dir.params());
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   auto* db = (*store)->connection().native_handle();
@@ -94,7 +85,7 @@ BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_syn
 // The writer keeps the indexer's merge pages in memory (store/db_connection);
 // a reader's cache is SQLite's default, so readers do not multiply the memory.
 BOOST_AUTO_TEST_CASE(the_writer_has_a_16_mib_page_cache_and_readers_the_default) {
-  temp_dir dir;
+  schema_dir dir;
   auto store = sqlite_store::open(dir.params());
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   BOOST_TEST(writer_cache_kib == 16384);
@@ -110,7 +101,7 @@ BOOST_AUTO_TEST_CASE(the_writer_has_a_16_mib_page_cache_and_readers_the_default)
 }
 
 BOOST_AUTO_TEST_CASE(synchronous_normal_is_used_when_full_is_switched_off) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   p.synchronous_full = false;
   auto store = sqlite_store::open(p);
@@ -122,7 +113,7 @@ BOOST_AUTO_TEST_CASE(synchronous_normal_is_used_when_full_is_switched_off) {
 // is one) must not leave a log file that long on disk for good: the first commit
 // after the log restarts cuts the file back to the bound.
 BOOST_AUTO_TEST_CASE(a_log_file_grown_past_the_writers_bound_is_cut_back_when_the_log_restarts) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   p.synchronous_full = false;
   auto store = sqlite_store::open(p);
@@ -163,7 +154,7 @@ BOOST_AUTO_TEST_CASE(a_log_file_grown_past_the_writers_bound_is_cut_back_when_th
 // zero and rewrite each freed page (Debian's default secure delete), which only
 // adds log writes: mneme deletes no row, the merged terms live on.
 BOOST_AUTO_TEST_CASE(pages_freed_by_the_writer_are_not_rewritten_to_the_log) {
-  temp_dir dir;
+  schema_dir dir;
   auto store = sqlite_store::open(dir.params());
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
   auto& db = (*store)->connection();
@@ -180,7 +171,7 @@ BOOST_AUTO_TEST_CASE(pages_freed_by_the_writer_are_not_rewritten_to_the_log) {
 }
 
 BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   {
     // A file as the first release wrote it: schema version 1 only.
@@ -213,7 +204,7 @@ BOOST_AUTO_TEST_CASE(an_older_file_is_upgraded_in_place_and_keeps_its_rows) {
 }
 
 BOOST_AUTO_TEST_CASE(a_file_from_a_newer_binary_is_refused_by_writer_and_reader) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   {
     auto store = sqlite_store::open(p);
@@ -230,7 +221,7 @@ BOOST_AUTO_TEST_CASE(a_file_from_a_newer_binary_is_refused_by_writer_and_reader)
 }
 
 BOOST_AUTO_TEST_CASE(a_file_that_is_not_a_database_is_reported_corrupt) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   std::ofstream{p.path} << std::string(8192, 'g');
   auto store = sqlite_store::open(p);
@@ -240,7 +231,7 @@ BOOST_AUTO_TEST_CASE(a_file_that_is_not_a_database_is_reported_corrupt) {
 }
 
 BOOST_AUTO_TEST_CASE(a_path_in_a_missing_directory_cannot_be_opened) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params("missing/dir/t.db");
   auto store = sqlite_store::open(p);
   BOOST_REQUIRE(!store);
@@ -251,7 +242,7 @@ BOOST_AUTO_TEST_CASE(a_path_in_a_missing_directory_cannot_be_opened) {
 }
 
 BOOST_AUTO_TEST_CASE(a_write_lock_held_by_a_foreign_connection_is_reported_locked) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   p.busy_timeout_ms = 50;
   auto store = sqlite_store::open(p);
@@ -271,7 +262,7 @@ BOOST_AUTO_TEST_CASE(a_write_lock_held_by_a_foreign_connection_is_reported_locke
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_is_reported_and_the_store_keeps_working_after_space_returns) {
-  temp_dir dir;
+  schema_dir dir;
   auto store = sqlite_store::open(dir.params());
   BOOST_REQUIRE(store);
   auto s = (*store)->create_session(session_record{}, 1);
@@ -290,7 +281,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_is_reported_and_the_store_keeps_working_after_s
 }
 
 BOOST_AUTO_TEST_CASE(a_read_only_connection_is_reported_read_only) {
-  temp_dir dir;
+  schema_dir dir;
   auto store = sqlite_store::open(dir.params());
   BOOST_REQUIRE(store);
   auto s = (*store)->create_session(session_record{}, 1);
@@ -301,7 +292,7 @@ BOOST_AUTO_TEST_CASE(a_read_only_connection_is_reported_read_only) {
 }
 
 BOOST_AUTO_TEST_CASE(a_reader_on_a_file_without_schema_is_refused) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   sqlite3* raw = nullptr;
   BOOST_REQUIRE(sqlite3_open(p.path.c_str(), &raw) == SQLITE_OK);
@@ -350,7 +341,7 @@ void write_file_at_version(const std::string& path, int version, const char* row
 }
 
 BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_marks) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   write_file_at_version(p.path, 5,
                         "INSERT INTO sessions(id, user_id, session_key, started_at_ms,"
@@ -381,7 +372,7 @@ BOOST_AUTO_TEST_CASE(a_version_5_file_upgrades_to_6_in_place_with_facts_and_mark
 // filled through some id upgrades in place with every index's watermark there,
 // and the rows above it stay pending for every index.
 BOOST_AUTO_TEST_CASE(a_version_6_file_upgrades_to_7_with_each_index_at_the_old_watermark) {
-  temp_dir dir;
+  schema_dir dir;
   auto p = dir.params();
   write_file_at_version(p.path, 6,
                         "INSERT INTO sessions(id, user_id, session_key, started_at_ms)"

@@ -14,9 +14,12 @@
 
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
+#include "tests/message_builders.hpp"
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
+using mneme::testing::msg;
+using mneme::testing::tool_result;
 
 namespace {
 
@@ -54,17 +57,6 @@ std::string latin(size_t n) {
   std::string out(n, 'a');
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>('a' + i % 26);
   return out;
-}
-
-message msg(msg_role role, std::string content) {
-  message m;
-  m.role = role;
-  if (role == msg_role::tool) {
-    m.tool_name = "grep";
-    m.tool_call_id = "call_1";
-  }
-  m.content = std::move(content);
-  return m;
 }
 
 summary_request_params params_with_budget(int64_t budget) {
@@ -280,7 +272,8 @@ BOOST_AUTO_TEST_CASE(turns_render_role_tool_name_tool_calls_and_content_readably
   message call = msg(msg_role::assistant, "Searching the logs.");
   call.tool_calls = {tool_call{"call_1", "grep", R"({"q":"ERR_42"})"}};
   const std::vector<message> middle{msg(msg_role::user, "Why does /srv/app.log say ERR_42?"),
-                                    call, msg(msg_role::tool, "line 7: ERR_42 disk full")};
+                                    call,
+                                    tool_result("call_1", "grep", "line 7: ERR_42 disk full")};
   const std::string prompt = build_summary_prompt(middle, params_with_budget(2000));
   const std::string want = "=== TURNS TO SUMMARIZE ===\n"
                            "[1] USER:\nWhy does /srv/app.log say ERR_42?\n"

@@ -14,7 +14,7 @@
 #include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
-using mneme::test::why;
+using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -33,7 +33,7 @@ struct tenant_fixture : test::serve_runtime_fixture {
   }
   size_t live_rows(const std::string& key) {
     auto rows = call<std::vector<message>>(rt->gateway(), gw_live_atom_v, key);
-    BOOST_REQUIRE_MESSAGE(rows, why(rows));
+    BOOST_REQUIRE_MESSAGE(rows, err_of(rows));
     return rows->size();
   }
   static void require_refused_without_the_owner(const caf::error& err) {
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(an_empty_user_is_the_default_user) {
   BOOST_TEST(static_cast<bool>(append("k", "", "as the default user")));
   BOOST_REQUIRE(append("other", "", "opened by the default user"));
   auto rec = call<session_snapshot>(rt->gateway(), gw_state_atom_v, std::string{"other"});
-  BOOST_REQUIRE_MESSAGE(rec, why(rec));
+  BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(rec->record.user_id == "alice");
   BOOST_TEST(!append("other", "bob", "not bob's"));
 }
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(an_empty_user_writes_as_the_owner_of_an_existing_key) {
   BOOST_REQUIRE(append("k", "alice", "alice's row"));
   auto before = live_rows("k");
   auto id = append("k", "", "no user given");
-  BOOST_TEST(static_cast<bool>(id), why(id));
+  BOOST_TEST(static_cast<bool>(id), err_of(id));
   BOOST_TEST(live_rows("k") == before + 1);
 }
 

@@ -11,7 +11,7 @@
 #include "tests/serve_runtime_fixture.hpp"
 
 using namespace mneme;
-using mneme::test::why;
+using mneme::testing::err_of;
 
 namespace {
 
@@ -22,7 +22,7 @@ struct append_fixture : test::serve_runtime_fixture {
   }
   size_t live_rows() {
     auto rows = call<std::vector<message>>(rt->gateway(), gw_live_atom_v, std::string{"k"});
-    BOOST_REQUIRE_MESSAGE(rows, why(rows));
+    BOOST_REQUIRE_MESSAGE(rows, err_of(rows));
     return rows->size();
   }
   static message tool_result(std::string call_id) {
@@ -56,7 +56,7 @@ BOOST_FIXTURE_TEST_CASE(an_orphan_tool_row_is_refused_until_its_call_is_live, ap
   call_row.tool_calls.push_back(tool_call{"c1", "lookup", "{}"});
   BOOST_REQUIRE(append(call_row));
   auto paired = append(tool_result("c1"));
-  BOOST_TEST(static_cast<bool>(paired), why(paired));
+  BOOST_TEST(static_cast<bool>(paired), err_of(paired));
   BOOST_TEST(live_rows() == before + 2);
   BOOST_TEST(!append(tool_result("")));
 }

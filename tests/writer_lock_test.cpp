@@ -16,28 +16,19 @@
 #include "store/db_connection.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_test_util.hpp"
 
 using namespace mneme;
+using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
 BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
-template <class T>
-std::string err_of(const caf::expected<T>& x) {
-  return x ? std::string{} : render_error(x.error());
-}
-
 struct temp_db {
-  std::string dir;
+  testing::temp_dir dir{"mneme-writer-lock"};
   store_params params;
-  temp_db() {
-    char tmpl[] = "/tmp/mneme-writer-lock-XXXXXX";
-    BOOST_REQUIRE(mkdtemp(tmpl) != nullptr);
-    dir = tmpl;
-    params.path = dir + "/m.db";
-  }
-  ~temp_db() { std::filesystem::remove_all(dir); }
+  temp_db() { params.path = dir.file("m.db"); }
 };
 
 } // namespace
