@@ -68,5 +68,5 @@ struct registrar {
 // The setup is variadic so that a lambda with braced lists (CLI::IsMember({...})) needs no
 // parentheses around it.
 #define MNEME_BENCH(name, summary, ...)                                                  \
-  static ::mneme::bench::registrar MNEME_BENCH_CAT(mneme_bench_reg_, __LINE__){name, summary, \
+  static ::mneme::bench::registrar MNEME_BENCH_CAT(mneme_bench_reg_, __COUNTER__){name, summary, \
                                                                             __VA_ARGS__}

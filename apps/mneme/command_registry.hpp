@@ -45,6 +45,6 @@ struct registrar {
 #define MNEME_COMMAND_CAT2(a, b) a##b
 #define MNEME_COMMAND_CAT(a, b) MNEME_COMMAND_CAT2(a, b)
 #define MNEME_COMMAND(name, summary, setup)                                      \
-  static ::mneme::cli::registrar MNEME_COMMAND_CAT(mneme_command_reg_, __LINE__) { \
+  static ::mneme::cli::registrar MNEME_COMMAND_CAT(mneme_command_reg_, __COUNTER__) { \
     name, summary, setup                                                         \
   }
