@@ -1,5 +1,5 @@
 // The `gateway:` block of the configuration: the HTTP API and session hosting limits.
-// Plain values filled by apps/common/app_config; read by the gateway and daemon.
+// Plain values filled by apps/common/config/app_config; read by the gateway and daemon.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Endpoint settings of the LLM client pools: the `auxiliary.compression:` block
 // (summarizer) and the transport part of the `model:` block (chat). Plain values
-// filled by apps/common/app_config; read by the pools at spawn.
+// filled by apps/common/config/app_config; read by the pools at spawn.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The `compression:` block of the configuration (SPEC §9) and the model profile the
 // threshold is computed from. Plain values; the defaults are the SPEC's defaults.
-// Filled once by apps/common/app_config and then passed by value; never mutated
+// Filled once by apps/common/config/app_config and then passed by value; never mutated
 // by an actor. Standard library only.
 #pragma once
 

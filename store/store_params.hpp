@@ -1,5 +1,5 @@
 // The `database:` block of the configuration: where and how the store keeps its file.
-// Plain values filled by apps/common/app_config; read by the storage actor at spawn.
+// Plain values filled by apps/common/config/app_config; read by the storage actor at spawn.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Tests of the configuration loader (apps/common/app_config), the shipped default file
+// Tests of the configuration loader (apps/common/config/app_config), the shipped default file
 // configs/mneme.yaml, the effective-configuration writer and `mneme config check`.
 #define BOOST_TEST_MODULE app_config_test
 #include <boost/test/data/monomorphic.hpp>
