@@ -1,8 +1,9 @@
-// The request checks a compaction commit shares, in place (sqlite_store_compaction.cpp)
-// or continuing in a child session (sqlite_store_child.cpp): the summary row is
-// acceptable, and the archive ids are a contiguous run of the live context. `what`
-// names the operation at the head of each error ("compaction", "child session").
-// Pure checks on values; errc::bad_request. Thread: the owner of the sqlite_store.
+// What a compaction commit shares, in place (sqlite_store_compaction.cpp) or continuing
+// in a child session (sqlite_store_child.cpp): the checks that the summary row is
+// acceptable and that the archive ids are a contiguous run of the live context (`what`
+// names the operation at the head of each error: "compaction", "child session"), and
+// the summary row it inserts. Pure functions of values; errors are errc::bad_request.
+// Thread: the owner of the sqlite_store.
 #pragma once
 
 #include <algorithm>
@@ -37,6 +38,22 @@ inline caf::error check_compaction_summary(std::string_view what, const compacti
   if (c.summary.content.size() > static_cast<size_t>(params.max_content_bytes))
     return fail("the summary exceeds max_content_bytes");
   return {};
+}
+
+// The summary row a valid commit inserts into session `session_id`: the commit's
+// summary as a new live row (id 0, not compacted), marked is_summary, replacing the
+// archive ids' range. REQUIRES: !c.archive_ids.empty().
+inline message summary_row(const compaction_commit& c, const std::string& session_id) {
+  message summary = c.summary;
+  summary.id = 0;
+  summary.session_id = session_id;
+  summary.active = true;
+  summary.compacted = false;
+  summary.is_summary = true;
+  auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
+  summary.replaced_first_id = *lo;
+  summary.replaced_last_id = *hi;
+  return summary;
 }
 
 // The index in `live` (rows with an `id`, in live-context order) where the archive

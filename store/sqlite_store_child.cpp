@@ -103,12 +103,7 @@ sqlite_store::continue_in_child(const compaction_commit& c, time_ms now) {
     for (size_t i = 0; i < *start; ++i)
       if (auto id = copy_into_child((*live)[i]); !id)
         return std::move(id.error());
-    message summary = c.summary;
-    summary.is_summary = true;
-    auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
-    summary.replaced_first_id = *lo;
-    summary.replaced_last_id = *hi;
-    auto summary_id = copy_into_child(summary);
+    auto summary_id = copy_into_child(summary_row(c, child.id));
     if (!summary_id)
       return std::move(summary_id.error());
     for (size_t i = end; i < live->size(); ++i)

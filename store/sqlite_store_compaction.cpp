@@ -53,15 +53,7 @@ caf::expected<message> sqlite_store::commit_compaction(const compaction_commit& 
     auto start = locate_archive_run("compaction", *live, c.archive_ids, c.session_id);
     if (!start)
       return std::move(start.error());
-    message summary = c.summary;
-    summary.id = 0;
-    summary.session_id = c.session_id;
-    summary.active = true;
-    summary.compacted = false;
-    summary.is_summary = true;
-    auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
-    summary.replaced_first_id = *lo;
-    summary.replaced_last_id = *hi;
+    auto summary = summary_row(c, c.session_id);
     auto id = insert_message(summary, (*live)[*start].position);
     if (!id)
       return std::move(id.error());
