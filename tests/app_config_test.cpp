@@ -1,6 +1,5 @@
 // Tests of the configuration loader (apps/common/config/app_config), the shipped default file
 // configs/mneme.yaml, the effective-configuration writer and `mneme config check`.
-#define BOOST_TEST_MODULE app_config_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -20,6 +19,8 @@
 #include "apps/common/config/app_config.hpp"
 #include "apps/common/config/config_schema.hpp"
 #include "tests/child_program.hpp"
+
+BOOST_AUTO_TEST_SUITE(app_config_test)
 
 using namespace mneme;
 namespace bdata = boost::unit_test::data;
@@ -901,3 +902,5 @@ BOOST_AUTO_TEST_CASE(config_check_without_a_file_is_a_usage_error_with_exit_2) {
   BOOST_TEST(r.code == 2);
   BOOST_TEST(r.err.find("FILE is required") != std::string::npos, r.err);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // app_config_test

@@ -4,7 +4,6 @@
 // daemon go to the child, the parent's export keeps every row; rows appended while
 // the summary is in flight reach the child; /compress answers with the child's id;
 // exhaustion after a switch resets the child.
-#define BOOST_TEST_MODULE child_session_runtime_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -16,6 +15,8 @@
 #include "actors/runtime.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(child_session_runtime_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -252,3 +253,5 @@ BOOST_FIXTURE_TEST_CASE(exhaustion_after_continuing_in_children_resets_the_lates
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // child_session_runtime_test

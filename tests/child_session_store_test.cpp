@@ -2,7 +2,6 @@
 // transaction ends the parent and continues in a child holding head + summary +
 // tail; the parent's rows stay, every refusal leaves the file unchanged, recall
 // finds the archived middle and the summary once each.
-#define BOOST_TEST_MODULE child_session_store_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -16,11 +15,12 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(child_session_store_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::recall_hit_kind)
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -367,3 +367,5 @@ BOOST_AUTO_TEST_CASE(a_copied_summary_in_the_tail_keeps_its_provenance) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // child_session_store_test

@@ -1,12 +1,13 @@
 // The CJK bigram tokenizer: bigrams of CJK runs, folded words, glued Latin,
 // byte offsets, and safety on any input.
-#define BOOST_TEST_MODULE cjk_bigram_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <random>
 
 #include "policies/cjk_bigram.hpp"
+
+BOOST_AUTO_TEST_SUITE(cjk_bigram_test)
 
 using namespace mneme;
 namespace bdata = boost::unit_test::data;
@@ -102,3 +103,5 @@ BOOST_DATA_TEST_CASE(folding_maps_case_and_width,
                      in, out) {
   BOOST_TEST(static_cast<uint32_t>(fold_code_point(in)) == static_cast<uint32_t>(out));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // cjk_bigram_test

@@ -2,7 +2,6 @@
 // (CJK included), rm as a tombstone, on a database file and through `mneme serve` on
 // a free port; --json prints the daemon's documents, the plain output has no escape
 // codes in a pipe; bad input exits 2 with a message naming it.
-#define BOOST_TEST_MODULE cli_facts_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -13,6 +12,8 @@
 #include "store/sqlite_store.hpp"
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(cli_facts_test)
 
 using namespace mneme;
 using json = nlohmann::json;
@@ -170,3 +171,5 @@ BOOST_FIXTURE_TEST_CASE(through_mneme_serve_the_commands_change_and_print_the_sa
   BOOST_TEST(again.code == 2);
   BOOST_TEST(again.err.find("not_found") != std::string::npos, again.err);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // cli_facts_test

@@ -6,7 +6,6 @@
 // the errors (unknown session, missing file, unreachable daemon) with their exit codes,
 // and the --server path against a stub of the daemon's HTTP API that records what the
 // client asked.
-#define BOOST_TEST_MODULE cli_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -33,13 +32,15 @@
 #include "policies/token_estimate.hpp"
 #include "tests/child_program.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/print_vocabulary.hpp"
+
+BOOST_AUTO_TEST_SUITE(cli_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 namespace bdata = boost::unit_test::data;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(std::vector<std::string>)
 
 namespace {
 
@@ -606,3 +607,5 @@ BOOST_AUTO_TEST_CASE(a_second_mneme_serve_on_a_busy_port_exits_1_saying_the_port
   BOOST_TEST(second.out.find("listening") == std::string::npos, second.out);
   BOOST_TEST(second.err.find("port " + port + " is in use") != std::string::npos, second.err);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // cli_test

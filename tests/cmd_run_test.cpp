@@ -3,7 +3,6 @@
 // passes and says that no compaction was due; a load that crosses the threshold
 // compacts and passes; with automatic compaction switched off the same load fails the
 // compaction check and exits 1, so the check is not vacuous.
-#define BOOST_TEST_MODULE cmd_run_test
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
@@ -13,6 +12,8 @@
 
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(cmd_run_test)
 
 namespace {
 
@@ -75,3 +76,5 @@ BOOST_AUTO_TEST_CASE(with_automatic_compaction_off_the_same_load_fails_the_compa
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // cmd_run_test

@@ -3,7 +3,6 @@
 // atomically and retried after a failure; an import re-creates a session whose
 // export is byte for byte the input (ids renumbered as documented, or identical in
 // a fresh database); bad JSONL is refused with its line number and writes nothing.
-#define BOOST_TEST_MODULE cold_storage_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -23,11 +22,12 @@
 #include "store/jsonl_import.hpp"
 #include "store/sqlite_store.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(cold_storage_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
 using namespace std::chrono_literals;
 namespace data = boost::unit_test::data;
 namespace fs = std::filesystem;
@@ -451,3 +451,5 @@ BOOST_FIXTURE_TEST_CASE(an_import_through_the_actor_is_searchable_and_refuses_a_
   BOOST_REQUIRE(!clash);
   BOOST_TEST(clash.error() == errc::bad_request);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // cold_storage_test

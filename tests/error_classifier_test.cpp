@@ -3,7 +3,6 @@
 // vLLM, llama.cpp, Gemini, OpenRouter, Azure and plain proxies, written from
 // the shapes these services answer with; plus the status classes, the body
 // scan bound and the trigger each kind fires.
-#define BOOST_TEST_MODULE error_classifier_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -14,17 +13,9 @@
 #include <vector>
 
 #include "policies/error_classifier.hpp"
+#include "tests/print_vocabulary.hpp"
 
-// Boost.Test's printing customization point, so that the vocabulary enums need
-// no operator<< of their own here.
-namespace mneme {
-inline std::ostream& boost_test_print_type(std::ostream& os, llm_error_kind k) {
-  return os << to_string(k);
-}
-inline std::ostream& boost_test_print_type(std::ostream& os, trigger t) {
-  return os << to_string(t);
-}
-} // namespace mneme
+BOOST_AUTO_TEST_SUITE(error_classifier_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -320,3 +311,5 @@ BOOST_DATA_TEST_CASE(
     k, want) {
   BOOST_TEST(to_string(error_trigger(k)) == to_string(want));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // error_classifier_test

@@ -3,7 +3,6 @@
 // the proposed default, and that an evicted row keeps its pairing while its
 // original is archived; and the eviction before compaction exhaustion after a
 // refused request, which evicts unanswered outputs too.
-#define BOOST_TEST_MODULE eviction_plan_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -14,6 +13,8 @@
 
 #include "policies/eviction_plan.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(eviction_plan_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -205,3 +206,5 @@ BOOST_DATA_TEST_CASE(a_refused_request_evicts_large_outputs_whether_answered_or_
     BOOST_TEST(plan_refused_output_eviction(applied.live, c.min_chars).empty());
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END() // eviction_plan_test

@@ -1,7 +1,6 @@
 // Tests of who compacts (SPEC §6): the Codex app-server modes, OpenAI native
 // server-side compaction for matching models with mneme's trigger set later
 // (10% of the window left), and the defaults that keep mneme in charge.
-#define BOOST_TEST_MODULE external_compaction_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -9,6 +8,8 @@
 #include <string>
 
 #include "policies/external_compaction.hpp"
+
+BOOST_AUTO_TEST_SUITE(external_compaction_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -110,3 +111,5 @@ BOOST_DATA_TEST_CASE(native_compaction_is_recognized_by_model_name,
                      model, want) {
   BOOST_TEST(supports_native_compaction(model) == want);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // external_compaction_test

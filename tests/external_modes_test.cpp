@@ -13,7 +13,6 @@
 // Plus the LLM edge's wire pieces for these modes (compaction endpoint body and
 // answer, the compact threshold on chat requests, the server's marker).
 // The expected thresholds come from the policy, never from literals.
-#define BOOST_TEST_MODULE external_modes_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -27,6 +26,11 @@
 #include "policies/external_compaction.hpp"
 #include "policies/summary_markers.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+#include "tests/print_vocabulary.hpp"
+
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::compactor)
+
+BOOST_AUTO_TEST_SUITE(external_modes_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -34,9 +38,6 @@ using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace data = boost::unit_test::data;
 using json = nlohmann::json;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::trigger)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::compactor)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::llm_error_kind)
 
 namespace {
 
@@ -460,3 +461,5 @@ BOOST_AUTO_TEST_CASE(the_fakes_compaction_answer_reads_as_its_summary) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // external_modes_test

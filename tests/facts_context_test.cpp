@@ -1,13 +1,14 @@
 // Tests of the facts context row (policies/facts_context.hpp): the exact text the
 // model sees, one line per fact, the caps on facts and value length, the empty
 // case, the role and the token estimate.
-#define BOOST_TEST_MODULE facts_context_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "policies/facts_context.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/utf8.hpp"
+
+BOOST_AUTO_TEST_SUITE(facts_context_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -59,3 +60,5 @@ BOOST_AUTO_TEST_CASE(a_long_value_is_cut_to_five_hundred_characters) {
   BOOST_TEST(count_code_points(line) == 500u);
   BOOST_TEST(line.substr(line.size() - 3) == "…");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // facts_context_test

@@ -2,10 +2,8 @@
 // remove as a tombstone, list and full-text search in English and Chinese through
 // every route, tenant isolation, retired versions only on request, the limits,
 // and that the table never loses a row.
-#define BOOST_TEST_MODULE facts_store_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
-
 
 #include <sqlite3.h>
 
@@ -14,11 +12,12 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(facts_store_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -273,3 +272,5 @@ BOOST_AUTO_TEST_CASE(the_limit_caps_the_results) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // facts_store_test

@@ -2,7 +2,6 @@
 // policies/failure_protection.hpp, its numbered invariants, the SPEC numbers
 // (600 s cooldown, 10% savings, two strikes, 300 s lock, 3 attempts) and the
 // T3 fallback-only decision. Time is a variable of the fixture; nothing sleeps.
-#define BOOST_TEST_MODULE failure_protection_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -11,6 +10,9 @@
 #include <vector>
 
 #include "policies/failure_protection.hpp"
+#include "tests/print_vocabulary.hpp"
+
+BOOST_AUTO_TEST_SUITE(failure_protection_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -85,8 +87,6 @@ const std::vector<trigger> manual_triggers{
   trigger::t15_acp_command};
 
 } // namespace
-
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::trigger)
 
 // ---- Cooldown (SPEC §5.1) ------------------------------------------------------------------
 
@@ -668,3 +668,5 @@ BOOST_FIXTURE_TEST_CASE(with_the_summarizer_down_the_message_cap_keeps_compactin
   BOOST_TEST(state.fallback_streak == 60);
   BOOST_TEST(state.compaction_count == 60);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // failure_protection_test

@@ -1,7 +1,6 @@
 // Tests of the fake LLM's deterministic answers (apps/common/fakellm/fake_answer):
 // the extractive summary within its target, kept identifiers, determinism, the
 // default budget, and chat answers of the configured size.
-#define BOOST_TEST_MODULE fake_llm_answer
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -14,6 +13,8 @@
 #include "policies/compression_params.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/message_builders.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_answer_test)
 
 using namespace mneme;
 using namespace mneme::fakellm;
@@ -136,3 +137,4 @@ BOOST_AUTO_TEST_CASE(a_chat_answer_derives_from_the_last_user_message) {
   BOOST_TEST(a == fake_chat_answer(conv, 64));
 }
 
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_answer_test

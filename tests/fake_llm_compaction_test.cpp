@@ -4,7 +4,6 @@
 // requests carrying context_management compact_threshold for native models (the
 // marker, the reduced usage of the next call, the stats, the model list, no
 // compaction on a faulted answer).
-#define BOOST_TEST_MODULE fake_llm_compaction
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +14,8 @@
 #include "fake_llm_test_client.hpp"
 #include "messages/errc.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_compaction_test)
 
 using namespace mneme;
 using namespace mneme::fakellm;
@@ -385,3 +386,5 @@ BOOST_AUTO_TEST_CASE(a_bad_model_list_is_rejected_naming_the_key) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_compaction_test

@@ -2,7 +2,6 @@
 // of scenario parsing (scenario.hpp): targeting by fraction, model, purpose, time
 // window, prompt size and count; latency and jitter; determinism for a seed;
 // strict YAML/JSON validation with key paths; the shipped example scenario.
-#define BOOST_TEST_MODULE fake_llm_fault_plan
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +14,8 @@
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_fault_plan_test)
 
 using namespace mneme::fakellm;
 using mneme::testing::err_of;
@@ -329,3 +330,5 @@ BOOST_AUTO_TEST_CASE(a_missing_scenario_file_names_the_file) {
   BOOST_TEST_REQUIRE(!s);
   BOOST_TEST(mneme::render_error(s.error()).find("/nonexistent/scenario.yaml") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_fault_plan_test

@@ -1,7 +1,6 @@
 // Tests of the fake LLM's protocol pieces: the HTTP/1.1 request parser
 // (apps/common/fakellm/http_parser) and the chat-completions wire format
 // (wire_format): parsing, limits, keep-alive, bodies, SSE events, error bodies.
-#define BOOST_TEST_MODULE fake_llm_http
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -12,14 +11,16 @@
 #include "caf/all.hpp"
 #include "messages/errc.hpp"
 
+namespace mneme::fakellm {
+inline std::ostream& operator<<(std::ostream& os, parse_status s) { return os << to_string(s); }
+} // namespace mneme::fakellm
+
+BOOST_AUTO_TEST_SUITE(fake_llm_http_test)
+
 using namespace mneme;
 using namespace mneme::fakellm;
 namespace data = boost::unit_test::data;
 using json = nlohmann::json;
-
-namespace mneme::fakellm {
-inline std::ostream& operator<<(std::ostream& os, parse_status s) { return os << to_string(s); }
-} // namespace mneme::fakellm
 
 // --- HTTP parser
 
@@ -165,3 +166,4 @@ BOOST_AUTO_TEST_CASE(sse_events_reassemble_to_the_content_and_end_with_done) {
   BOOST_TEST(last["usage"]["prompt_tokens"] == 7);
 }
 
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_http_test

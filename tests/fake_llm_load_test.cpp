@@ -3,7 +3,6 @@
 // at most 3 threads. The client is a single-threaded epoll loop in this test, so
 // the process's thread count minus the baseline is the server's. Pass/fail is
 // decided by completion and thread counts, never by time (wall time is logged).
-#define BOOST_TEST_MODULE fake_llm_load
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -18,6 +17,8 @@
 
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "fake_llm_test_client.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_load_test)
 
 using namespace mneme::fakellm;
 using namespace mneme::fakellm::testing;
@@ -154,3 +155,5 @@ BOOST_DATA_TEST_CASE(thousands_of_concurrent_delayed_requests_are_all_answered_b
   BOOST_TEST(st.injected_of(fault_kind::latency) == concurrency);
   BOOST_TEST(st.connections_accepted == concurrency);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_load_test

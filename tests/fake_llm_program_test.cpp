@@ -2,7 +2,6 @@
 // announces it, applies the --scenario file and --window, answers over loopback,
 // stops cleanly on SIGTERM, and refuses a bad scenario with the key's path.
 // Needs the mneme-fakellm target built (ctest runs after a full build).
-#define BOOST_TEST_MODULE fake_llm_program
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -15,6 +14,8 @@
 #include "fake_llm_test_client.hpp"
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_program_test)
 
 using namespace mneme::fakellm::testing;
 using namespace std::chrono_literals;
@@ -75,3 +76,5 @@ BOOST_AUTO_TEST_CASE(the_program_refuses_a_bad_scenario_naming_the_key) {
   BOOST_TEST(text.find("faults[0]") != std::string::npos);
   BOOST_TEST(text.find("fraction") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_program_test

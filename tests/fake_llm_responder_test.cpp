@@ -1,7 +1,6 @@
 // Tests of the fake LLM's response plans (apps/common/fakellm/chat_responder):
 // what each fault sends (status, bytes, pauses, close/reset/silence) and the
 // window's own overflow 400.
-#define BOOST_TEST_MODULE fake_llm_responder
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -9,6 +8,8 @@
 
 #include "apps/common/fakellm/chat_responder.hpp"
 #include "apps/common/fakellm/wire_format.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_responder_test)
 
 using namespace mneme;
 using namespace mneme::fakellm;
@@ -104,3 +105,5 @@ BOOST_AUTO_TEST_CASE(a_malformed_answer_is_not_json) {
   BOOST_TEST(json::parse(body, nullptr, false).is_discarded());
   BOOST_TEST(p.status == 200);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_responder_test

@@ -2,7 +2,6 @@
 // answers and usage, summaries, SSE framing, the context window, every fault kind
 // as a plain client sees it, targeting by model / purpose / fraction / time window
 // end to end, the refuse window, the control API and stats, and bad input.
-#define BOOST_TEST_MODULE fake_llm_server
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +14,8 @@
 #include "fake_llm_test_client.hpp"
 #include "messages/errc.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(fake_llm_server_test)
 
 using namespace mneme;
 using namespace mneme::fakellm;
@@ -435,3 +436,5 @@ BOOST_AUTO_TEST_CASE(stop_closes_silenced_connections_and_is_idempotent) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // fake_llm_server_test

@@ -1,7 +1,6 @@
 // Tests of the local fallback summary (SPEC §3): readable "role: content" lines,
 // the 8,000-character cap (exact), the omitted-count marker, determinism, UTF-8
 // safety at the cut points, readable tool rows and earlier summaries.
-#define BOOST_TEST_MODULE fallback_summary_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -14,6 +13,8 @@
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
 #include "tests/message_builders.hpp"
+
+BOOST_AUTO_TEST_SUITE(fallback_summary_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -218,3 +219,5 @@ BOOST_AUTO_TEST_CASE(the_fallback_survives_wrapping_and_unwrapping_unchanged) {
   const std::string body = build_fallback_summary(middle);
   BOOST_TEST(unwrap_summary(wrap_summary(body)) == body);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fallback_summary_test

@@ -5,7 +5,6 @@
 // tick before it and lets another index move; why a tick stopped), all-or-nothing
 // ticks, index integrity after indexing, and the in-place upgrade of a version 4
 // file.
-#define BOOST_TEST_MODULE fts_indexer_test
 #include <algorithm>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -25,6 +24,8 @@
 #include "store/migrations.hpp"
 #include "store/sqlite_store.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(fts_indexer_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -832,3 +833,5 @@ BOOST_AUTO_TEST_CASE(a_version_4_file_upgrades_in_place_with_its_rows_already_in
     BOOST_TEST(scalar(raw, "SELECT count(*) FROM fts_words_docsize") == 3);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fts_indexer_test

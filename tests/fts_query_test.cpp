@@ -1,6 +1,5 @@
 // Recall query sanitizing: the accepted syntax, the neutralized rest, routing, and a
 // fuzz run proving that no input yields an FTS5 syntax error on a real FTS5 table.
-#define BOOST_TEST_MODULE fts_query_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -9,6 +8,8 @@
 #include <sqlite3.h>
 
 #include "policies/fts_query.hpp"
+
+BOOST_AUTO_TEST_SUITE(fts_query_test)
 
 using namespace mneme;
 namespace bdata = boost::unit_test::data;
@@ -152,3 +153,5 @@ BOOST_FIXTURE_TEST_CASE(no_input_ever_produces_an_fts5_error, fts_fixture) {
   }
   BOOST_TEST(checked > 5000);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // fts_query_test

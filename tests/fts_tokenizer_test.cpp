@@ -1,6 +1,5 @@
 // The CJK bigram tokenizer registered with FTS5: what it finds through real MATCH
 // queries built by the query sanitizer, and highlights at the right byte offsets.
-#define BOOST_TEST_MODULE fts_tokenizer_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -8,6 +7,8 @@
 
 #include "policies/fts_query.hpp"
 #include "store/fts_tokenizers.hpp"
+
+BOOST_AUTO_TEST_SUITE(fts_tokenizer_test)
 
 using namespace mneme;
 namespace bdata = boost::unit_test::data;
@@ -120,3 +121,5 @@ BOOST_AUTO_TEST_CASE(the_tokenizer_rejects_options_it_does_not_know) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // fts_tokenizer_test

@@ -3,7 +3,6 @@
 // checkpoint and rollback, errc::not_found for keys nobody opened, a restarted runtime
 // continuing keys it never hosted (the key -> session mapping comes from the store),
 // and the gateway's metrics (turns, turn errors, turn and search latency).
-#define BOOST_TEST_MODULE gateway_ops_test
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -12,6 +11,8 @@
 
 #include "actors/runtime.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(gateway_ops_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -246,3 +247,5 @@ BOOST_AUTO_TEST_CASE(an_exhaustion_reset_is_counted_once) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // gateway_ops_test

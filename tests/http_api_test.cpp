@@ -4,7 +4,6 @@
 // fields, unknown role, invalid UTF-8, unknown session, unknown route, bad query
 // parameters); the body limit (413); bearer auth; 503 while shutting down; the one
 // errc -> HTTP status mapping; the constant-time token comparison.
-#define BOOST_TEST_MODULE http_api_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -20,6 +19,8 @@
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/route_table.hpp"
 #include "tests/http_api_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(http_api_test)
 
 using namespace mneme;
 using json = nlohmann::json;
@@ -636,3 +637,4 @@ BOOST_AUTO_TEST_CASE(constant_time_equals_compares_whole_strings) {
   BOOST_TEST(api::constant_time_equals("", ""));
 }
 
+BOOST_AUTO_TEST_SUITE_END() // http_api_test

@@ -3,7 +3,6 @@
 // with 2 I/O threads): 1,000 turns in flight at the same moment on 1,000 connections are
 // all answered, each in its own session, and the process gains no thread per client;
 // the bearer token is checked before a body is read.
-#define BOOST_TEST_MODULE http_concurrency_test
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
@@ -19,6 +18,8 @@
 // that includes an apps/ header itself.
 #include "apps/common/api/http_server.hpp"
 #include "tests/http_api_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(http_concurrency_test)
 
 using namespace mneme;
 using namespace std::chrono_literals;
@@ -114,3 +115,5 @@ BOOST_FIXTURE_TEST_CASE(a_request_without_the_token_is_401_before_its_body_is_re
   BOOST_REQUIRE(t);
   BOOST_TEST(t->status == 200, t->body);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // http_concurrency_test

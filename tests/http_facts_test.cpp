@@ -4,7 +4,6 @@
 // remove as a tombstone; tenants never see each other's facts; facts enter a session
 // only through POST /v1/sessions/{key}/facts; every kind of bad input is a 400 naming
 // what was wrong; the limits of store/facts.hpp reach the client as 400.
-#define BOOST_TEST_MODULE http_facts_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -19,6 +18,8 @@
 // that includes an apps/ header itself.
 #include "apps/common/api/http_server.hpp"
 #include "tests/http_api_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(http_facts_test)
 
 using namespace mneme;
 using json = nlohmann::json;
@@ -268,3 +269,5 @@ BOOST_AUTO_TEST_CASE(the_facts_routes_need_the_bearer_token_when_one_is_set) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // http_facts_test

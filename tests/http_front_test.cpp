@@ -7,7 +7,6 @@
 // The client is a raw socket (tests/raw_http_client.hpp) so every byte is ours. Time
 // never decides pass/fail: each wait has a generous bound and the assertions are about
 // what arrived (or that the server closed), counters and what the handler saw.
-#define BOOST_TEST_MODULE http_front_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -32,6 +31,8 @@
 #include "messages/errc.hpp"
 #include "tests/raw_http_client.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(http_front_test)
 
 namespace data = boost::unit_test::data;
 using namespace std::chrono_literals;
@@ -889,3 +890,5 @@ BOOST_FIXTURE_TEST_CASE(a_reply_answered_twice_delivers_only_the_first, front_fi
   BOOST_TEST(next->body == "ok");
   BOOST_TEST(client.pending().empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // http_front_test

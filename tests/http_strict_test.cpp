@@ -4,7 +4,6 @@
 // is not valid UTF-8, holds a control character or is too long: 400 naming the
 // parameter, and nothing is stored. A key stored before the rule stays readable.
 // The pure check and the log escaping are table-tested here too.
-#define BOOST_TEST_MODULE http_strict_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -20,6 +19,8 @@
 // that includes an apps/ header itself.
 #include "apps/common/api/http_server.hpp"
 #include "tests/http_api_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(http_strict_test)
 
 using namespace mneme;
 using json = nlohmann::json;
@@ -206,3 +207,5 @@ BOOST_DATA_TEST_CASE(log_quoted_cannot_forge_or_split_a_line,
                      c) {
   BOOST_TEST(log_quoted(c.text, c.max) == c.quoted);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // http_strict_test

@@ -3,12 +3,13 @@
 // too with abort_on_summary_failure), other triggers passing through, the cooldown
 // boundary, and how each result of a hygiene compaction moves the cooldown (the
 // default of 600 s pinned). Time is a parameter; nothing sleeps.
-#define BOOST_TEST_MODULE hygiene_gate_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "policies/hygiene_gate.hpp"
+
+BOOST_AUTO_TEST_SUITE(hygiene_gate_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -76,9 +77,6 @@ const after_case after_cases[] = {
 
 } // namespace
 
-BOOST_TEST_DONT_PRINT_LOG_VALUE(gate_case)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(after_case)
-
 BOOST_DATA_TEST_CASE(hygiene_triggers_are_gated_by_the_keys_cooldown, data::make(gate_cases), c) {
   compression_params params;
   params.abort_on_summary_failure = c.abort_on_failure;
@@ -125,3 +123,5 @@ BOOST_AUTO_TEST_CASE(actions_and_results_print_their_names) {
   BOOST_TEST(to_string(hygiene_result::failed) == "failed");
   BOOST_TEST(to_string(hygiene_result::refused) == "refused");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // hygiene_gate_test

@@ -7,7 +7,6 @@
 // gateway clock) keeps the next T3 fallback-only and skips the next T4 — no hygiene
 // summary call — until it has passed, after which the hygiene pool is asked again.
 // The clock moves by hand.
-#define BOOST_TEST_MODULE hygiene_pool_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -15,6 +14,8 @@
 #include "actors/runtime.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(hygiene_pool_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -34,7 +35,7 @@ struct hygiene_fixture : serve_runtime_fixture {
   hygiene_fixture() {
     use_manual_clock();
     BOOST_REQUIRE(hygiene_llm.start());
-    rc.hygiene = fake_pool(hygiene_llm.base_url(), llm_purpose::summary);
+    rc.hygiene = fake_llm_pool_config(hygiene_llm.base_url(), llm_purpose::summary);
     rc.hygiene->name = "hygiene";
   }
   ~hygiene_fixture() {
@@ -239,3 +240,5 @@ BOOST_AUTO_TEST_CASE(a_zero_hygiene_cooldown_asks_the_hygiene_pool_again_at_once
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // hygiene_pool_test

@@ -1,12 +1,13 @@
 // Pins idle_compaction_pending (policies/trigger_eval.hpp): a session whose T5 idle
 // compaction is still due is not evicted before its idle tick; every other session is.
-#define BOOST_TEST_MODULE idle_eviction_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "policies/compression_params.hpp"
 #include "policies/threshold.hpp"
 #include "policies/trigger_eval.hpp"
+
+BOOST_AUTO_TEST_SUITE(idle_eviction_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -43,3 +44,5 @@ BOOST_AUTO_TEST_CASE(t5_off_by_default_never_holds_a_session) {
   BOOST_TEST(defaults.idle_compact_after_seconds == 0);
   BOOST_TEST(!idle_compaction_pending(defaults, 0, 1'000'000, threshold_floor_tokens));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // idle_eviction_test

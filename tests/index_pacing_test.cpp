@@ -1,7 +1,6 @@
 // Tests of the indexer's pacing policy: the default figures, when large rows may
 // be indexed (quiet writer, or committed long enough ago), the consistency of the
 // plan with the due time a timer is armed for, and degenerate parameters.
-#define BOOST_TEST_MODULE index_pacing_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -15,6 +14,8 @@
 #include <vector>
 
 #include "policies/index_pacing.hpp"
+
+BOOST_AUTO_TEST_SUITE(index_pacing_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -306,3 +307,5 @@ BOOST_AUTO_TEST_CASE(equal_ticks_take_turns_among_the_indexes) {
              boost::test_tools::per_element());
   BOOST_TEST(through == (std::array<int64_t, 3>{300, 300, 300}), boost::test_tools::per_element());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // index_pacing_test

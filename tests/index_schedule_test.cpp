@@ -1,13 +1,14 @@
 // Tests of the storage actor's indexing schedule (actors/storage/index_schedule): the
 // backlogs a commit and a tick leave, when the idle-time tick runs or waits behind a
 // large row, the run it carries over, and the pending-timer bookkeeping.
-#define BOOST_TEST_MODULE index_schedule_test
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
 #include <deque>
 
 #include "actors/storage/index_schedule.hpp"
+
+BOOST_AUTO_TEST_SUITE(index_schedule_test)
 
 using namespace mneme;
 
@@ -117,3 +118,5 @@ BOOST_AUTO_TEST_CASE(a_timer_is_armed_once_per_due_time_until_it_fires) {
   s.next(4000);                     // the 4000 timer fired
   BOOST_TEST(s.claim_timer(6000));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // index_schedule_test

@@ -1,7 +1,6 @@
 // The LLM pool against the in-process fake LLM server (apps/common/fakellm): every
 // fault the server injects comes back as its project error code before a generous
 // bound; a purpose-targeted fault hits summary traffic only; a real answer round-trips.
-#define BOOST_TEST_MODULE llm_fakellm
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -13,7 +12,9 @@
 
 #include "actors/llm/llm_pool.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
-#include "tests/llm_test_print.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(llm_fakellm_test)
 
 namespace bdata = boost::unit_test::data;
 using namespace std::chrono_literals;
@@ -225,3 +226,5 @@ BOOST_AUTO_TEST_CASE(two_hundred_concurrent_calls_add_no_thread_beyond_the_pools
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // llm_fakellm_test

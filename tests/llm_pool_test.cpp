@@ -4,7 +4,6 @@
 // error win. Timing never decides pass/fail: a call must end with its own code
 // before the caller's timeout (else the code is request_timeout), and a timeout
 // may not fire before it is due.
-#define BOOST_TEST_MODULE llm_pool
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -15,7 +14,9 @@
 
 #include "actors/llm/llm_pool.hpp"
 #include "tests/llm_loopback_server.hpp"
-#include "tests/llm_test_print.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(llm_pool_test)
 
 namespace bdata = boost::unit_test::data;
 using namespace std::chrono_literals;
@@ -332,3 +333,5 @@ BOOST_AUTO_TEST_CASE(stopping_a_pool_answers_running_and_queued_calls_shutting_d
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // llm_pool_test

@@ -1,7 +1,6 @@
 // Tests of the LLM transport (actors/llm/curl_multi_loop): each call completes exactly
 // once, the in-flight count returns to zero, a completion may submit the next call,
 // and stopping the loop completes what is still running.
-#define BOOST_TEST_MODULE llm_transport
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -11,6 +10,8 @@
 
 #include "actors/llm/curl_multi_loop.hpp"
 #include "tests/llm_loopback_server.hpp"
+
+BOOST_AUTO_TEST_SUITE(llm_transport_test)
 
 using namespace std::chrono_literals;
 using namespace mneme;
@@ -112,3 +113,5 @@ BOOST_AUTO_TEST_CASE(the_idle_clock_counts_from_the_last_byte_not_from_the_start
   BOOST_TEST(out.body == std::string(10, 'x')); // what arrived is kept for the excerpt
   BOOST_TEST(out.elapsed.count() >= 550000); // not before it was due (the total is 20 s)
 }
+
+BOOST_AUTO_TEST_SUITE_END() // llm_transport_test

@@ -1,6 +1,5 @@
 // Tests of the LLM client's pure parts: wire JSON, answer parsing, reasoning stripping,
 // URL and key resolution, pool configs from the config blocks, error mapping.
-#define BOOST_TEST_MODULE llm_wire
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -19,8 +18,10 @@
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/llm_wire.hpp"
 #include "messages/mneme_types.hpp"
-#include "tests/llm_test_print.hpp"
+#include "tests/test_print.hpp"
 #include "tests/message_builders.hpp"
+
+BOOST_AUTO_TEST_SUITE(llm_wire_test)
 
 namespace bdata = boost::unit_test::data;
 using nlohmann::json;
@@ -514,3 +515,5 @@ BOOST_AUTO_TEST_CASE(an_unresolved_builtin_endpoint_or_bad_bound_is_a_config_err
   BOOST_TEST(code_of(s.error()) == errc::config_invalid);
   BOOST_TEST(render_error(s.error()).find("max_concurrency") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // llm_wire_test

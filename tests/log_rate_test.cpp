@@ -1,9 +1,10 @@
 // policies/log_rate.hpp: at most N lines a second, the rest counted and reported by the
 // next line let through; time is a variable.
-#define BOOST_TEST_MODULE log_rate_test
 #include <boost/test/unit_test.hpp>
 
 #include "policies/log_rate.hpp"
+
+BOOST_AUTO_TEST_SUITE(log_rate_test)
 
 using mneme::log_rate_gate;
 
@@ -39,3 +40,5 @@ BOOST_AUTO_TEST_CASE(zero_lines_a_second_logs_nothing) {
   BOOST_TEST(suppressed == -1);
   BOOST_TEST(g.dropped == 20);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // log_rate_test

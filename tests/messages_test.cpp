@@ -1,12 +1,13 @@
 // Tests of the shared vocabulary: row states, roles, error rendering and the
 // CAF serialization of the transcript types.
-#define BOOST_TEST_MODULE messages_test
 #include <boost/test/unit_test.hpp>
 
 #include "caf/binary_deserializer.hpp"
 #include "caf/binary_serializer.hpp"
 
 #include "messages/mneme_types.hpp"
+
+BOOST_AUTO_TEST_SUITE(messages_test)
 
 using namespace mneme;
 
@@ -78,3 +79,5 @@ BOOST_AUTO_TEST_CASE(a_message_survives_binary_serialization_field_for_field) {
   BOOST_TEST(back.is_summary);
   BOOST_TEST(back.replaced_last_id == 40);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // messages_test

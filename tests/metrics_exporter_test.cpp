@@ -3,7 +3,6 @@
 // gateway (turns, a forced compaction, a summarizer outage, an anti-thrash lock, an
 // exhausted turn and its reset), then rendered and parsed. The samples must equal what
 // was driven; every histogram's buckets are cumulative and end in +Inf == _count.
-#define BOOST_TEST_MODULE metrics_exporter_test
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
@@ -13,6 +12,8 @@
 
 #include "apps/common/api/metrics_exporter.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(metrics_exporter_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -255,3 +256,5 @@ BOOST_AUTO_TEST_CASE(persisted_locks_count_only_open_sessions_whose_lock_lies_ah
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // metrics_exporter_test

@@ -5,7 +5,6 @@
 // scheduler on the in-memory store of session_test_fakes.hpp (which can refuse
 // commits); facts and cold storage run through the real storage actor on a
 // temporary SQLite file.
-#define BOOST_TEST_MODULE metrics_paths_test
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -24,6 +23,8 @@
 #include "policies/utf8.hpp"
 #include "tests/session_harness.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(metrics_paths_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -342,3 +343,5 @@ BOOST_AUTO_TEST_CASE(cold_storage_counts_files_failures_and_the_retry_that_wrote
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // metrics_paths_test

@@ -2,7 +2,6 @@
 // is folded, the rolling summary's text and placement, that user messages are
 // never absorbed, defragmentation past the threshold, stale plans, and the
 // reconciliation of folds whose DB sync failed.
-#define BOOST_TEST_MODULE micro_compaction_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -15,6 +14,8 @@
 #include "policies/split_tool_groups.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(micro_compaction_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -352,3 +353,5 @@ BOOST_AUTO_TEST_CASE(appends_still_in_flight_are_not_reconciled) {
   t.add(msg_role::user, "just typed").id = 0;
   BOOST_TEST(reconcile(t.rows, db_live).in_sync());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // micro_compaction_test

@@ -2,7 +2,6 @@
 // the one-line summary of large results, the 8,000-char and 4,096-token limits,
 // the skip reasons, and the property that head, tail, user rows and call/result
 // pairing are never touched.
-#define BOOST_TEST_MODULE prune_plan_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -14,6 +13,8 @@
 #include "policies/prune_plan.hpp"
 #include "policies/row_replacement.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(prune_plan_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -278,3 +279,5 @@ BOOST_AUTO_TEST_CASE(pruning_never_touches_head_tail_user_rows_or_pairing) {
   BOOST_TEST_MESSAGE("generated transcripts that pruned: " << pruned_plans << " of 300");
   BOOST_TEST(pruned_plans > 20);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // prune_plan_test

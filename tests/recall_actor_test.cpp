@@ -1,7 +1,6 @@
 // Tests of the recall pool (actors/recall) beside the storage actor: a message is
 // findable as soon as its append is acknowledged, tenant scope through messages,
 // errors as values, concurrent searches over several readers, overload refusal.
-#define BOOST_TEST_MODULE recall_actor_test
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -12,6 +11,8 @@
 #include "actors/recall/recall_actor.hpp"
 #include "actors/storage/storage_actor.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(recall_actor_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -184,3 +185,5 @@ BOOST_FIXTURE_TEST_CASE(a_pool_refuses_a_bad_reader_count_and_a_missing_file, po
   missing.path = dir.file("missing.db");
   BOOST_TEST(!spawn_recall(sys, missing, nullptr));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // recall_actor_test

@@ -4,7 +4,6 @@
 // rolled-back rows and in another user's sessions): the planted session is in the
 // top 3 for at least 99% of the probes; rolled-back facts are found only with
 // include_inactive; another user's facts are never found.
-#define BOOST_TEST_MODULE recall_quality_test
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -18,6 +17,8 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(recall_quality_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -165,3 +166,5 @@ BOOST_AUTO_TEST_CASE(archived_only_facts_are_found_and_reported_as_archived) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // recall_quality_test

@@ -2,7 +2,6 @@
 // own rows only, one hit per session carrying that session's best row, sessions
 // ordered by their best score, snippets for the returned rows, and a user's few
 // matches found among many more of other tenants.
-#define BOOST_TEST_MODULE recall_ranking_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -17,6 +16,8 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(recall_ranking_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -172,3 +173,5 @@ BOOST_FIXTURE_TEST_CASE(a_users_few_matches_are_found_among_many_of_other_tenant
   auto none = search("nobody", "platypus");
   BOOST_TEST(none.hits.empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // recall_ranking_test

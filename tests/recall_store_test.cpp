@@ -2,7 +2,6 @@
 // single writer): routes, tenant scope, row kinds, the anchored view, dedup limits,
 // bad queries, index maintenance, the scan of rows not yet indexed and the in-place
 // upgrade of a version 2 file.
-#define BOOST_TEST_MODULE recall_store_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -18,12 +17,14 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(recall_store_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
 using mneme::testing::msg;
 using mneme::testing::row_estimate;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -524,3 +525,5 @@ BOOST_FIXTURE_TEST_CASE(indexed_hits_rank_before_tail_hits_and_a_session_counts_
   BOOST_TEST(r.hits[1].hit.id == fresh_id);
   BOOST_TEST(r.hits[1].route == std::string{unindexed_tail_route});
 }
+
+BOOST_AUTO_TEST_SUITE_END() // recall_store_test

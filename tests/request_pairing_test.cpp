@@ -2,7 +2,6 @@
 // a stub answer right after their assistant's tool rows, tool rows without an
 // earlier call (or answering a call twice) are left out, everything else is sent
 // as stored, in order.
-#define BOOST_TEST_MODULE request_pairing_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -12,6 +11,8 @@
 #include <vector>
 
 #include "policies/request_pairing.hpp"
+
+BOOST_AUTO_TEST_SUITE(request_pairing_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -135,3 +136,5 @@ BOOST_AUTO_TEST_CASE(a_stub_names_the_call_and_is_not_a_stored_row) {
   BOOST_TEST(out[1].id == 2);
   BOOST_TEST(out[1].content == "row 2");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // request_pairing_test

@@ -6,7 +6,6 @@
 // archived rows revived, its summary rolled back), the session answering from there,
 // the rolled-back rows gone from default search and back with include_inactive; an
 // unknown name and a checkpoint undone by an earlier rollback are clear errors.
-#define BOOST_TEST_MODULE rollback_e2e_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -18,6 +17,8 @@
 #include "actors/runtime.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(rollback_e2e_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -168,3 +169,5 @@ BOOST_FIXTURE_TEST_CASE(a_compaction_made_before_the_checkpoint_survives_the_rol
     summary_live = summary_live || (m.id == summary_id && m.is_summary);
   BOOST_TEST(summary_live);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // rollback_e2e_test

@@ -3,7 +3,6 @@
 // restored live context is the checkpoint's, bad checkpoints are refused, and
 // a simulated session of random appends, compactions, checkpoints and
 // rollbacks always lands on the checkpoint's live context.
-#define BOOST_TEST_MODULE rollback_plan_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -15,6 +14,9 @@
 #include <vector>
 
 #include "policies/rollback_plan.hpp"
+#include "tests/print_vocabulary.hpp"
+
+BOOST_AUTO_TEST_SUITE(rollback_plan_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -46,8 +48,6 @@ std::vector<int64_t> ids_of(const std::vector<message>& live) {
 using ids = std::vector<int64_t>;
 
 } // namespace
-
-BOOST_TEST_DONT_PRINT_LOG_VALUE(ids)
 
 BOOST_AUTO_TEST_CASE(rows_after_the_checkpoint_are_rolled_back_and_the_rest_stays) {
   const rollback_checkpoint cp{"clean", 5, {1, 2, 3, 4, 5}};
@@ -195,3 +195,5 @@ BOOST_AUTO_TEST_CASE(random_histories_always_restore_the_checkpoint_live_context
   BOOST_TEST_MESSAGE("rollbacks exercised: " << rollbacks);
   BOOST_TEST(rollbacks > 50);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // rollback_plan_test

@@ -1,6 +1,5 @@
 // Tests of single-row replacement (SPEC §1, §6): the new row's provenance and
 // pairing fields, stale-plan refusal, and the one-line text helpers.
-#define BOOST_TEST_MODULE row_replacement_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -10,6 +9,8 @@
 
 #include "policies/row_replacement.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(row_replacement_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -130,3 +131,5 @@ BOOST_AUTO_TEST_CASE(the_reclaim_starts_from_the_rows_own_estimate_when_it_has_o
   rows[1].token_estimate = 1000;  // e.g. filled from API usage
   BOOST_TEST(reclaim_of(rows[1], "[y]") == 1000 - shorter.token_estimate);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // row_replacement_test

@@ -7,7 +7,6 @@
 // evicted instead of a reset loop, a crash mid-compaction restarted by the
 // supervisor, and the death spiral of SPEC §5.4 (chat and summarizer down, 6,000
 // messages, live context bounded by T3 + fallback, nothing lost).
-#define BOOST_TEST_MODULE runtime_integration_test
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -18,6 +17,8 @@
 #include "policies/eviction_plan.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(runtime_integration_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -389,3 +390,5 @@ BOOST_AUTO_TEST_CASE(the_death_spiral_stays_bounded_with_chat_and_summarizer_dow
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // runtime_integration_test

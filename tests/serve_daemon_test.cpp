@@ -3,7 +3,6 @@
 // the load, exit code 0; a restart on the same database: every acknowledged append is
 // stored exactly once (JSONL export), and the sessions continue (a turn on an old key
 // answers in the same session, whose live context is the old one plus the turn).
-#define BOOST_TEST_MODULE serve_daemon_test
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -29,6 +28,8 @@
 #include "apps/common/api/json_codec.hpp"
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(serve_daemon_test)
 
 using json = mneme::api::json;
 using namespace std::chrono_literals;
@@ -197,3 +198,5 @@ BOOST_AUTO_TEST_CASE(sigterm_mid_load_exits_0_and_a_restart_keeps_every_acknowle
   }
   BOOST_TEST(d.terminate() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // serve_daemon_test

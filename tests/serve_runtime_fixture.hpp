@@ -29,17 +29,16 @@
 #include "messages/mneme_types.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
 
 namespace mneme {
 inline std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(r); }
 } // namespace mneme
 
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-BOOST_TEST_DONT_PRINT_LOG_VALUE(caf::error)
-
 namespace mneme::test {
 
-inline llm::llm_pool_config fake_pool(const std::string& base_url, llm_purpose purpose) {
+inline llm::llm_pool_config fake_llm_pool_config(const std::string& base_url,
+                                                 llm_purpose purpose) {
   using namespace std::chrono_literals;
   llm::llm_pool_config c;
   c.name = purpose == llm_purpose::chat ? "chat" : "summary";
@@ -77,8 +76,8 @@ struct serve_runtime_fixture {
     BOOST_REQUIRE(llm.start());
     rc.database.path = dir.file("t.db");
     rc.database.synchronous_full = false;
-    rc.chat = fake_pool(llm.base_url(), llm_purpose::chat);
-    rc.summarizer = fake_pool(llm.base_url(), llm_purpose::summary);
+    rc.chat = fake_llm_pool_config(llm.base_url(), llm_purpose::chat);
+    rc.summarizer = fake_llm_pool_config(llm.base_url(), llm_purpose::summary);
     rc.model.name = "fake-chat";
     rc.gateway.idle_evict_seconds = 0; // no eviction timer
   }

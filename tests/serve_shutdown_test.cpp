@@ -5,7 +5,6 @@
 // the database lock stays held until the last write (a second daemon started during the
 // drain is refused with storage_locked), and a daemon started after the exit finds the
 // turn's user message stored. The programs are those of this build (MNEME_BINARY_DIR).
-#define BOOST_TEST_MODULE serve_shutdown_test
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -23,6 +22,8 @@
 #include "apps/common/api/json_codec.hpp"
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(serve_shutdown_test)
 
 using json = mneme::api::json;
 using namespace std::chrono_literals;
@@ -145,3 +146,5 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drai
   BOOST_TEST(third.stop(SIGTERM, 30s) == 0);
   fake.stop(SIGTERM, 10s);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // serve_shutdown_test

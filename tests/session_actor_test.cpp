@@ -4,7 +4,6 @@
 // and outside triggers, the master switch, the fallback and abort paths, cooldown,
 // anti-thrash with its probe, attempts and exhaustion, appends during a summary,
 // and the restore (with repair) of the persisted trigger state.
-#define BOOST_TEST_MODULE session_actor_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -17,17 +16,15 @@
 #include "policies/token_estimate.hpp"
 #include "tests/session_harness.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(session_actor_test)
 
 using namespace mneme;
 using namespace mneme::test;
 using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace bdata = boost::unit_test::data;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
-
-namespace mneme {
-std::ostream& operator<<(std::ostream& os, msg_role r) { return os << to_string(r); }
-} // namespace mneme
 
 namespace {
 
@@ -538,3 +535,5 @@ BOOST_AUTO_TEST_CASE(a_session_missing_from_the_store_fails_to_start) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // session_actor_test

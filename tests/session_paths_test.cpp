@@ -4,7 +4,6 @@
 // to the live context and the stored rows, what a refused commit leaves behind
 // (eviction and pruning: nothing changed; micro-compaction: the fold stands and the
 // next full compaction reconciles the store), and its configuration.
-#define BOOST_TEST_MODULE session_paths_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -17,13 +16,15 @@
 #include "policies/token_estimate.hpp"
 #include "tests/session_harness.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(session_paths_test)
 
 using namespace mneme;
 using namespace mneme::test;
 using mneme::testing::err_of;
 using namespace std::chrono_literals;
 namespace bdata = boost::unit_test::data;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
@@ -422,3 +423,5 @@ BOOST_FIXTURE_TEST_CASE(a_failed_fold_sync_is_made_good_by_the_next_fold, paths_
     disk.push_back(m.id);
   BOOST_TEST(mem == disk, boost::test_tools::per_element());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // session_paths_test

@@ -3,7 +3,6 @@
 // live context (once) and unloads it by the row replacement commit (the original
 // archived and still searchable, the marker live in its place); unknown or unloaded
 // names are errc::not_found.
-#define BOOST_TEST_MODULE session_skills_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -15,6 +14,8 @@
 #include "actors/runtime.hpp"
 #include "policies/skills_index.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(session_skills_test)
 
 using namespace mneme;
 using namespace mneme::test;
@@ -85,3 +86,5 @@ BOOST_FIXTURE_TEST_CASE(a_skill_is_loaded_on_demand_and_leaves_the_live_context_
   BOOST_TEST(render_error(unknown.error()).find("gamma") != std::string::npos);
   caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // session_skills_test

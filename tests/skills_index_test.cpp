@@ -2,7 +2,6 @@
 // fallback, folder-name fallback, errors), the index, the loaded-skill
 // message, unloading when the task ends, and the token saving of the index
 // over loading 100 skills up front.
-#define BOOST_TEST_MODULE skills_index_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -13,6 +12,8 @@
 
 #include "policies/skills_index.hpp"
 #include "policies/token_estimate.hpp"
+
+BOOST_AUTO_TEST_SUITE(skills_index_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -254,3 +255,5 @@ BOOST_AUTO_TEST_CASE(arbitrary_text_never_throws_and_valid_results_have_valid_na
   }
   BOOST_TEST(parsed_ok > 100);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // skills_index_test

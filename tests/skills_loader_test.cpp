@@ -3,7 +3,6 @@
 // prompt carries only the index, a skill is found by name once preloaded, and the
 // token saving of the index against loading 100 skills up front (printed; recorded
 // in docs/memory.md).
-#define BOOST_TEST_MODULE skills_loader_test
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
@@ -12,6 +11,8 @@
 #include "actors/gateway/skills_loader.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(skills_loader_test)
 
 using namespace mneme;
 namespace fs = std::filesystem;
@@ -106,3 +107,5 @@ BOOST_AUTO_TEST_CASE(the_index_of_100_skills_costs_a_small_fraction_of_loading_t
   BOOST_TEST(saving.saved_tokens == saving.all_loaded_tokens - saving.index_tokens);
   BOOST_TEST(saving.index_tokens * 10 < saving.all_loaded_tokens); // > 10x smaller
 }
+
+BOOST_AUTO_TEST_SUITE_END() // skills_loader_test

@@ -1,10 +1,11 @@
 // Unit tests of the soak runner's pure verdicts (policies/soak_checks).
-#define BOOST_TEST_MODULE soak_checks
 #include <boost/test/unit_test.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/data/monomorphic.hpp>
 
 #include "policies/soak_checks.hpp"
+
+BOOST_AUTO_TEST_SUITE(soak_checks_test)
 
 namespace bdata = boost::unit_test::data;
 using namespace mneme::soak;
@@ -178,3 +179,5 @@ BOOST_AUTO_TEST_CASE(content_hash_is_fnv1a_64) {
   BOOST_TEST(content_hash("a") == 12638187200555641996ull);
   BOOST_TEST(content_hash("ab") != content_hash("ba"));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // soak_checks_test

@@ -2,7 +2,6 @@
 // /metrics text read into the counters the soak checks (committed and fallback
 // compactions by trigger, crashed session actors), and session keys percent-encoded
 // as one path segment.
-#define BOOST_TEST_MODULE soak_http_client_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -10,6 +9,8 @@
 
 #include "apps/common/soak/soak_http_client.hpp"
 #include "messages/trigger.hpp"
+
+BOOST_AUTO_TEST_SUITE(soak_http_client_test)
 
 namespace bdata = boost::unit_test::data;
 using namespace mneme;
@@ -90,3 +91,5 @@ BOOST_DATA_TEST_CASE(a_session_key_is_percent_encoded_as_one_path_segment,
                      bdata::make(encode_cases), c) {
   BOOST_TEST(encode_path_segment(c.key) == c.encoded);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // soak_http_client_test

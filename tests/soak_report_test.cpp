@@ -2,7 +2,6 @@
 // (apps/common/soak/soak_figures, soak_report): when no turn succeeded the progress line
 // prints "p99 -", report.json keeps its latency keys with null values and report.md
 // prints "-"; when turns succeeded the figures are the nearest-rank percentiles.
-#define BOOST_TEST_MODULE soak_report
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -15,6 +14,8 @@
 #include "apps/common/soak/soak_figures.hpp"
 #include "apps/common/soak/soak_report.hpp"
 #include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(soak_report_test)
 
 namespace bdata = boost::unit_test::data;
 using json = nlohmann::json;
@@ -121,3 +122,5 @@ BOOST_FIXTURE_TEST_CASE(report_md_prints_dashes_for_missing_latencies, result_fi
   auto j = json::parse(js);
   BOOST_TEST(j["latency_ms"]["p99"].is_null());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // soak_report_test

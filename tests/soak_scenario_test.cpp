@@ -1,7 +1,6 @@
 // Tests of soak scenario reading (apps/common/soak/soak_scenario) and of the simulated
 // users' messages (soak_text): strictness with the key's path, the shipped scenarios
 // load, tags and markers are unique and found again.
-#define BOOST_TEST_MODULE soak_scenario
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -12,6 +11,8 @@
 #include "apps/common/soak/soak_scenario.hpp"
 #include "apps/common/soak/soak_text.hpp"
 #include "messages/errc.hpp"
+
+BOOST_AUTO_TEST_SUITE(soak_scenario_test)
 
 namespace bdata = boost::unit_test::data;
 using namespace mneme;
@@ -170,3 +171,5 @@ BOOST_AUTO_TEST_CASE(the_largest_message_estimate_covers_the_largest_tool_result
   mix.tool_large_share = 0;
   BOOST_TEST(largest_message_tokens(mix) < 2000);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // soak_scenario_test

@@ -7,7 +7,6 @@
 // daemon's own threshold is the one checked; a wrong token and a scenario with faults
 // but no --fakellm are refused with exit 2 before anything runs; --no-faults runs
 // without them and says so; a daemon killed in the middle fails the run with exit 1.
-#define BOOST_TEST_MODULE soak_server_test
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -23,6 +22,8 @@
 
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(soak_server_test)
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
@@ -176,3 +177,5 @@ BOOST_AUTO_TEST_CASE(a_daemon_killed_in_the_middle_fails_the_run_with_exit_1) {
     named = named || v["invariant"] == "target_down";
   BOOST_TEST(named, r.report["violations"].dump());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // soak_server_test

@@ -3,7 +3,6 @@
 // the scenario promises (compactions, injected faults, a fallback compaction inside the
 // summarizer outage); a scenario whose live bound cannot hold fails with exit 1 and
 // names the violation in report.json; a bad scenario is refused with exit 2.
-#define BOOST_TEST_MODULE soak
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
@@ -15,6 +14,8 @@
 
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(soak_test)
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -95,3 +96,5 @@ BOOST_AUTO_TEST_CASE(a_bad_scenario_is_refused_with_exit_2_naming_the_key) {
   BOOST_TEST(unknown.code == 2);
   BOOST_TEST(unknown.out.find("no scenario named 'no-such-scenario'") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // soak_test

@@ -11,7 +11,6 @@
 //     part after the head has them; head and tail protections hold;
 //   - the summary row sits between rows of another role.
 // The checks below are written independently of the implementation.
-#define BOOST_TEST_MODULE split_property_test
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -25,6 +24,8 @@
 
 #include "policies/split.hpp"
 #include "policies/split_apply.hpp"
+
+BOOST_AUTO_TEST_SUITE(split_property_test)
 
 using namespace mneme;
 
@@ -384,3 +385,5 @@ BOOST_AUTO_TEST_CASE(a_plan_applied_to_a_grown_transcript_keeps_the_new_rows_aft
   }
   BOOST_TEST(applied > 100);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // split_property_test

@@ -9,7 +9,6 @@
 //   a suffix /N sets the row's token_estimate (default 10). Row ids are 1..n.
 // render() prints a transcript back in the same notation, with new rows
 // (id 0) in brackets, so expected results read like the input.
-#define BOOST_TEST_MODULE split_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -21,13 +20,9 @@
 #include "policies/split.hpp"
 #include "policies/split_apply.hpp"
 #include "policies/split_tool_groups.hpp"
+#include "tests/print_vocabulary.hpp"
 
-namespace mneme {
-// Boost.Test's printing hook for the role enum (found by argument-dependent lookup).
-inline std::ostream& boost_test_print_type(std::ostream& os, msg_role r) {
-  return os << to_string(r);
-}
-} // namespace mneme
+BOOST_AUTO_TEST_SUITE(split_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -645,3 +640,5 @@ BOOST_AUTO_TEST_CASE(a_center_in_the_protected_head_says_to_pick_a_later_message
   BOOST_TEST(std::string{describe(split_outcome::center_in_protected_tail)}.find(
                "earlier message") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // split_test

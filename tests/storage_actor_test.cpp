@@ -2,7 +2,6 @@
 // commit, group commits bounded by max_batch, every operation as a message, and a
 // writer that answers bad requests with errors and keeps serving; full-text
 // indexing in idle ticks and on shutdown.
-#define BOOST_TEST_MODULE storage_actor_test
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -20,10 +19,12 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(storage_actor_test)
 
 using namespace mneme;
 using namespace std::chrono_literals;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
@@ -450,3 +451,5 @@ BOOST_FIXTURE_TEST_CASE(once_the_storage_actor_is_gone_no_connection_keeps_the_l
   BOOST_TEST(!std::filesystem::exists(params.path + "-wal"));
   BOOST_TEST(!std::filesystem::exists(params.path + "-shm"));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // storage_actor_test

@@ -11,7 +11,6 @@
 //   4. no row was deleted: ids are 1..max without holes, every row seen after an
 //      earlier trial is still there with the same content, each has one state row.
 // The kill delay is random (seeded, printed); the verdict does not depend on timing.
-#define BOOST_TEST_MODULE storage_crash_test
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -29,6 +28,8 @@
 
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(storage_crash_test)
 
 namespace {
 
@@ -186,3 +187,5 @@ BOOST_AUTO_TEST_CASE(fifty_sigkills_during_appends_and_compactions_lose_nothing_
   BOOST_TEST(total_appends > 0);
   BOOST_TEST(total_compactions > 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // storage_crash_test

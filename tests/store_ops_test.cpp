@@ -1,6 +1,5 @@
 // Tests of the single-writer store (store/sqlite_store, store/store_reader): every
 // operation of issue 3 on a real WAL file, checked field by field.
-#define BOOST_TEST_MODULE store_ops_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -17,11 +16,13 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(store_ops_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
 using mneme::testing::msg;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -572,3 +573,5 @@ BOOST_AUTO_TEST_CASE(session_ids_are_24_hex_characters_ordered_by_creation_time)
   BOOST_TEST(seen.size() == 1000u);
   BOOST_TEST(gen.next(1700000000000).substr(0, 12) == "018bcfe56800");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // store_ops_test

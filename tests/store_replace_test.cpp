@@ -2,7 +2,6 @@
 // eviction and micro-compaction store their replacements with it. A replacement
 // commits entirely or not at all, the originals stay in the database archived and
 // findable by recall, and no full-text index entry of an original is rewritten.
-#define BOOST_TEST_MODULE store_replace_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -18,11 +17,13 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(store_replace_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
 using mneme::testing::msg;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -336,3 +337,5 @@ BOOST_DATA_TEST_CASE(a_refused_replacement_changes_nothing_and_names_the_problem
   BOOST_TEST(dump(*f.store, f.sid) == before);
   BOOST_TEST(f.scalar("SELECT max(id) FROM messages") == max_id);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // store_replace_test

@@ -3,7 +3,6 @@
 // every storage error code produced by a real failure (can't open, corrupt,
 // locked by a foreign connection, disk full, read-only) with SQLite's message in
 // the context.
-#define BOOST_TEST_MODULE store_schema_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -22,11 +21,13 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(store_schema_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
@@ -404,3 +405,5 @@ BOOST_AUTO_TEST_CASE(a_version_6_file_upgrades_to_7_with_each_index_at_the_old_w
   for (auto* t : {"fts_words_docsize", "fts_cjk_docsize", "fts_trigram_docsize"})
     BOOST_TEST(scalar(db, (std::string{"SELECT count(*) FROM "} + t).c_str()) == 2, t);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // store_schema_test

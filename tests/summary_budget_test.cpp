@@ -1,7 +1,6 @@
 // Tests of the summary budget clamp (SPEC §3): 0.20 × tokens clamped to
 // [2,000, min(10,000, 5% of the window)], including every boundary and the small
 // windows where the window ceiling falls below the 2,000 floor.
-#define BOOST_TEST_MODULE summary_budget_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -10,6 +9,8 @@
 #include <limits>
 
 #include "policies/summary_budget.hpp"
+
+BOOST_AUTO_TEST_SUITE(summary_budget_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -127,3 +128,5 @@ BOOST_AUTO_TEST_CASE(rules_and_errors_print_their_names) {
   BOOST_TEST(to_string(summary_budget_error::bad_target_ratio) == "bad_target_ratio");
   BOOST_TEST(to_string(summary_budget_error::none) == "none");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // summary_budget_test

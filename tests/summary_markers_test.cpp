@@ -1,7 +1,6 @@
 // Tests of the summary markers (SPEC §3): the fixed prefix and end lines, the
 // round trip wrap -> unwrap, and finding the true outer bounds when the body or
 // the surrounding text quotes the markers.
-#define BOOST_TEST_MODULE summary_markers_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -10,6 +9,8 @@
 #include <vector>
 
 #include "policies/summary_markers.hpp"
+
+BOOST_AUTO_TEST_SUITE(summary_markers_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -138,3 +139,5 @@ BOOST_AUTO_TEST_CASE(the_text_around_a_summary_joins_what_came_before_and_after_
   const auto alone = wrap_summary("body");
   BOOST_TEST(text_around_summary(alone, *find_summary(alone)) == "");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // summary_markers_test

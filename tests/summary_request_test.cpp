@@ -3,7 +3,6 @@
 // count), character-safe cuts with CJK and emoji at the cut points, the sections
 // and rules the prompt asks for, the target phrase, no max_tokens, the iterative
 // update and the focus text.
-#define BOOST_TEST_MODULE summary_request_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -15,6 +14,8 @@
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
 #include "tests/message_builders.hpp"
+
+BOOST_AUTO_TEST_SUITE(summary_request_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -363,3 +364,5 @@ BOOST_AUTO_TEST_CASE(a_focus_text_is_written_into_the_prompt_only_when_given) {
   BOOST_TEST(prompt.find("\nthe Postgres 数据库 migration\n") != std::string::npos);
   BOOST_TEST(prompt.find("Focus:") < prompt.find("=== TURNS TO SUMMARIZE ==="));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // summary_request_test

@@ -3,7 +3,6 @@
 // naming the owner and stores nothing; an empty user is the key's owner (a new key:
 // gateway.default_user); the
 // owner keeps working, also after a restart (the owner comes from the store).
-#define BOOST_TEST_MODULE tenant_keys_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -12,6 +11,8 @@
 
 #include "actors/runtime.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(tenant_keys_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -99,3 +100,5 @@ BOOST_AUTO_TEST_CASE(an_empty_user_writes_as_the_owner_of_an_existing_key) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END() // tenant_keys_test

@@ -2,7 +2,6 @@
 // ratio rule and the precedence among them, the 64,000 floor and the
 // swallowed-window rule at their boundaries, the absolute cap, inputs that
 // cannot be honoured, and the window figures T4 and T7 derive.
-#define BOOST_TEST_MODULE threshold_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -13,6 +12,8 @@
 #include <string>
 
 #include "policies/threshold.hpp"
+
+BOOST_AUTO_TEST_SUITE(threshold_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -326,3 +327,5 @@ BOOST_DATA_TEST_CASE(
     window, want) {
   BOOST_TEST(hygiene_token_limit(window) == want);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // threshold_test

@@ -2,7 +2,6 @@
 // Latin text, 1 per CJK character, code points rather than bytes, invalid
 // UTF-8 counted per byte, the per-message and per-tool-call overheads, and the
 // promise that estimating allocates nothing.
-#define BOOST_TEST_MODULE token_estimate_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -17,20 +16,23 @@
 
 #include "policies/token_estimate.hpp"
 
-// Test seam: every allocation of this binary is counted, so a test can prove
-// that a call allocates nothing. GCC cannot see that this operator new and
-// operator delete are a matching malloc/free pair, hence the pragma.
+// Test seam: every allocation of the test program is counted, so a test can prove that a
+// call allocates nothing. The replacement is program-wide (the policy_tests program) and
+// only counts: it allocates with malloc like the default. GCC cannot see that this
+// operator new and operator delete are a matching malloc/free pair, hence the pragma.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<long> allocations{0};
-}
+namespace token_estimate_allocations {
+std::atomic<long> count{0};
+} // namespace token_estimate_allocations
 void* operator new(std::size_t n) {
-  ++allocations;
+  ++token_estimate_allocations::count;
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc{};
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+BOOST_AUTO_TEST_SUITE(token_estimate_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -161,14 +163,14 @@ BOOST_AUTO_TEST_CASE(estimating_allocates_nothing) {
   message m = text_message(msg_role::assistant, std::string(10000, 'x') + "我爱数据库\xff");
   m.tool_calls = {tool_call{"call_1", "grep", R"({"q":"x"})"}};
   std::vector<message> transcript(50, m);
-  const long before_probe = allocations.load();
+  const long before_probe = token_estimate_allocations::count.load();
   std::string probe(100, 'x'); // the seam sees an allocation it should see
-  BOOST_TEST(allocations.load() > before_probe);
+  BOOST_TEST(token_estimate_allocations::count.load() > before_probe);
   BOOST_TEST(probe.size() == 100u);
-  const long before = allocations.load();
+  const long before = token_estimate_allocations::count.load();
   int64_t sink = estimate_text_tokens(m.content) + estimate_message_tokens(m)
                  + estimate_messages_tokens(transcript);
-  BOOST_TEST(allocations.load() == before);
+  BOOST_TEST(token_estimate_allocations::count.load() == before);
   BOOST_TEST(sink > 0);
 }
 
@@ -184,3 +186,5 @@ BOOST_AUTO_TEST_CASE(throughput_is_reported) {
   BOOST_TEST_MESSAGE("estimate throughput: " << (50.0 * text.size() / 1e6) / took.count()
                                              << " MB/s over mixed CJK/Latin text");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // token_estimate_test

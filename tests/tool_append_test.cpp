@@ -1,7 +1,6 @@
 // Tests of the append path's tool-row check end to end (gateway -> session ->
 // store): an orphan tool row is refused with bad_request naming its tool_call_id
 // and stores nothing; the same row is accepted once its assistant call is live.
-#define BOOST_TEST_MODULE tool_append_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -9,6 +8,8 @@
 
 #include "actors/runtime.hpp"
 #include "tests/serve_runtime_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(tool_append_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
@@ -60,3 +61,5 @@ BOOST_FIXTURE_TEST_CASE(an_orphan_tool_row_is_refused_until_its_call_is_live, ap
   BOOST_TEST(live_rows() == before + 2);
   BOOST_TEST(!append(tool_result("")));
 }
+
+BOOST_AUTO_TEST_SUITE_END() // tool_append_test

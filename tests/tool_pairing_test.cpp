@@ -1,6 +1,5 @@
 // Tests of the tool-row pairing check at append time (SPEC §3): a tool row is
 // accepted only when a live assistant row holds its call; every other role passes.
-#define BOOST_TEST_MODULE tool_pairing_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -9,6 +8,10 @@
 #include <vector>
 
 #include "policies/tool_pairing.hpp"
+
+BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::tool_row_verdict)
+
+BOOST_AUTO_TEST_SUITE(tool_pairing_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -68,8 +71,6 @@ const std::vector<pairing_case> cases{
 
 } // namespace
 
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::tool_row_verdict)
-
 BOOST_DATA_TEST_CASE(a_tool_row_is_accepted_only_when_a_live_assistant_row_holds_its_call,
                      data::make(cases), c) {
   BOOST_TEST((check_tool_row(c.live, c.appended) == c.expected), c.what);
@@ -85,3 +86,5 @@ BOOST_AUTO_TEST_CASE(a_refusal_names_the_tool_call_id_and_what_to_do) {
                .find("tool_call_id") != std::string::npos);
   BOOST_TEST(describe_tool_row_refusal(tool_row_verdict::ok, row(msg_role::user)).empty());
 }
+
+BOOST_AUTO_TEST_SUITE_END() // tool_pairing_test

@@ -2,7 +2,6 @@
 // of its boundary, the API usage overriding the estimate, the master switch, T7's
 // window cap, bad input, and the interplay with failure protection's cooldown
 // and anti-thrash lock. Time is a parameter; nothing sleeps.
-#define BOOST_TEST_MODULE trigger_eval_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -12,11 +11,12 @@
 #include <vector>
 
 #include "policies/trigger_eval.hpp"
+#include "tests/print_vocabulary.hpp"
+
+BOOST_AUTO_TEST_SUITE(trigger_eval_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
-
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::trigger)
 
 namespace {
 
@@ -460,3 +460,5 @@ BOOST_AUTO_TEST_CASE(a_phase_ignores_the_figures_it_does_not_compare_against) {
                                    trigger_state{}, now_ms);
   BOOST_TEST(e.compact);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // trigger_eval_test

@@ -1,7 +1,6 @@
 // Tests of the UTF-8 helpers the policies share (policies/utf8.hpp): the
 // decoder's contract on valid and invalid input, the CJK classes, counting,
 // cutting and case-insensitive search.
-#define BOOST_TEST_MODULE utf8_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -11,6 +10,8 @@
 #include <string>
 
 #include "policies/utf8.hpp"
+
+BOOST_AUTO_TEST_SUITE(utf8_test)
 
 namespace data = boost::unit_test::data;
 using namespace mneme;
@@ -149,3 +150,5 @@ BOOST_DATA_TEST_CASE(
     haystack, needle, want) {
   BOOST_TEST(contains_ignoring_case(haystack, needle) == want);
 }
+
+BOOST_AUTO_TEST_SUITE_END() // utf8_test

@@ -2,12 +2,13 @@
 // left alone, a long one goes to the checkpointer thread unless it is busy, the
 // writer checkpoints itself past the bound or without a checkpointer (SQLite's
 // own 1,000-page point and the ~64 MB bound pinned, in pages of 4 and 8 KiB).
-#define BOOST_TEST_MODULE wal_checkpoint_test
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "policies/wal_checkpoint.hpp"
+
+BOOST_AUTO_TEST_SUITE(wal_checkpoint_test)
 
 using namespace mneme;
 namespace data = boost::unit_test::data;
@@ -73,3 +74,5 @@ BOOST_AUTO_TEST_CASE(the_bound_stays_64_mb_at_every_page_size) {
   BOOST_TEST(wal_checkpoint_params_for(0).inline_pages == 16000);    // unknown: SQLite's default
   BOOST_TEST(wal_checkpoint_params_for(4096).background_pages == 1000); // SQLite counts pages
 }
+
+BOOST_AUTO_TEST_SUITE_END() // wal_checkpoint_test

@@ -2,7 +2,6 @@
 // (same process and another process) with storage_locked naming the file and the
 // way through the daemon, readers keep working beside the writer, and the lock is
 // gone after a close or after the holder is killed.
-#define BOOST_TEST_MODULE writer_lock_test
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -17,11 +16,13 @@
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
+
+BOOST_AUTO_TEST_SUITE(writer_lock_test)
 
 using namespace mneme;
 using mneme::testing::err_of;
 namespace data = boost::unit_test::data;
-BOOST_TEST_DONT_PRINT_LOG_VALUE(mneme::errc)
 
 namespace {
 
@@ -132,3 +133,5 @@ BOOST_AUTO_TEST_CASE(two_in_memory_writers_open_side_by_side) {
 BOOST_AUTO_TEST_CASE(a_file_path_locks_the_file_next_to_it) {
   BOOST_TEST(writer_lock_path("/data/m.db") == "/data/m.db.lock");
 }
+
+BOOST_AUTO_TEST_SUITE_END() // writer_lock_test
