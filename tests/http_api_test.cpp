@@ -45,6 +45,24 @@ struct api_fixture : test::http_api_fixture {
 
 BOOST_FIXTURE_TEST_SUITE(http_api, api_fixture)
 
+// Issue 25 item 4: the summarizer's health as the sessions record it (their
+// behaviour on 401/403/quota is tested in session_actor_test).
+BOOST_AUTO_TEST_CASE(health_shows_the_summarizer_auth_failed_until_it_answers_again) {
+  serve();
+  BOOST_TEST(get("/v1/health").body["summarizer"] == "ok");
+  rt->metrics()->record_summarizer(summarizer_event::auth_failed);
+  auto failed = get("/v1/health");
+  BOOST_TEST(failed.status == 200);
+  BOOST_TEST(failed.body["status"] == "ok");
+  BOOST_TEST(failed.body["summarizer"] == "auth_failed");
+  rt->metrics()->record_summarizer(summarizer_event::other_failure);
+  BOOST_TEST(get("/v1/health").body["summarizer"] == "auth_failed");
+  auto m = read(client->Get("/metrics"));
+  BOOST_TEST(m.text.find("mneme_summarizer_auth_failures_total 1") != std::string::npos);
+  rt->metrics()->record_summarizer(summarizer_event::answered);
+  BOOST_TEST(get("/v1/health").body["summarizer"] == "ok");
+}
+
 BOOST_AUTO_TEST_CASE(health_reports_the_version_and_the_hosted_sessions) {
   serve();
   auto a = get("/v1/health");
