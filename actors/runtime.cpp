@@ -10,6 +10,9 @@ session_params session_params_of(const runtime_config& cfg) {
   p.compression = cfg.compression;
   p.model = cfg.model;
   p.summary_model = cfg.summarizer.endpoint.model;
+  p.summary_endpoint = cfg.summarizer.endpoint.url;
+  if (cfg.hygiene)
+    p.hygiene_endpoint = cfg.hygiene->endpoint.url;
   p.chat_timeout = llm::caller_timeout(cfg.chat);
   p.summary_timeout = llm::caller_timeout(cfg.summarizer);
   p.hygiene_timeout = llm::caller_timeout(cfg.hygiene ? *cfg.hygiene : cfg.summarizer);

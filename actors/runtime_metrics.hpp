@@ -13,12 +13,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "actors/latency_histogram.hpp"
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/errc.hpp"
 #include "messages/trigger.hpp"
+#include "policies/summary_failure.hpp"
 
 namespace mneme {
 
@@ -107,6 +109,10 @@ struct runtime_metrics {
   latency_histogram summarizer_latency;         // every summarizer round trip, failed too
   std::array<std::atomic<uint64_t>, errc_slots> summary_failures{}; // by errc value
   std::atomic<uint64_t> server_compactions{0};  // answers reporting a server-side compaction
+  // Summarizer answers of 401/403/quota (policies/summary_failure.hpp) and the
+  // summarizer's health for GET /v1/health.
+  std::atomic<uint64_t> summarizer_auth_failures{0};
+  std::atomic<uint8_t> summarizer_state{static_cast<uint8_t>(summarizer_health::ok)};
 
   // The special paths (docs/special-paths.md), written by session actors.
   static constexpr size_t prune_slots = static_cast<size_t>(prune_outcome_label::count_);
@@ -166,11 +172,37 @@ struct runtime_metrics {
     }
   }
 
+  // A summarizer call ended: `e` moves the health (policies/summary_failure.hpp).
+  void record_summarizer(summarizer_event e) {
+    if (e == summarizer_event::auth_failed)
+      summarizer_auth_failures.fetch_add(1, std::memory_order_relaxed);
+    auto now = static_cast<summarizer_health>(summarizer_state.load(std::memory_order_relaxed));
+    summarizer_state.store(static_cast<uint8_t>(next_summarizer_health(now, e)),
+                           std::memory_order_relaxed);
+  }
+
+  summarizer_health summarizer() const {
+    return static_cast<summarizer_health>(summarizer_state.load(std::memory_order_relaxed));
+  }
+
+  // One auth error line per endpoint per minute across all sessions: true when
+  // this one may be logged, with `suppressed` the lines held back before it.
+  // The lock is held for one map lookup.
+  bool allow_auth_failure_log(const std::string& endpoint, int64_t now_ms,
+                              int64_t& suppressed) {
+    std::lock_guard<std::mutex> lock{auth_log_mutex_};
+    return auth_log_gate_.allow(endpoint, now_ms, suppressed);
+  }
+
   void record_summary_failure(errc code) {
     auto i = static_cast<size_t>(code);
     if (i < errc_slots)
       summary_failures[i].fetch_add(1, std::memory_order_relaxed);
   }
+
+private:
+  std::mutex auth_log_mutex_;
+  keyed_interval_gate auth_log_gate_;
 };
 
 } // namespace mneme

@@ -23,7 +23,7 @@ inline constexpr int32_t recall_max_sessions = 10;      // SPEC §4
 struct recall_request {
   std::string user_id;          // tenant scope; required (1..128 bytes)
   std::string query;            // any user text
-  int32_t max_sessions = recall_default_sessions; // 1..recall_max_sessions
+  int32_t max_sessions = recall_default_sessions; // 1..recall_max_sessions (conversations)
   bool include_inactive = false;                  // also rolled-back rows
 };
 
@@ -56,7 +56,10 @@ inline recall_hit_kind kind_of(const message& m) {
 }
 
 struct recall_hit {
-  message hit;                  // the matching row
+  message hit;                  // the matching row; hit.session_id holds it
+  // The conversation the hit stands for: the root of its session's lineage
+  // (policies/recall_grouping.hpp); hits are one per conversation.
+  std::string conversation_id;
   recall_hit_kind kind = recall_hit_kind::message;
   std::string route;            // the index that found it: unicode61, cjk_bigram, trigram, substring_scan
   double score = 0;             // BM25 as FTS5 reports it (lower is better); 0 for a scan
@@ -67,9 +70,10 @@ struct recall_hit {
 };
 
 struct recall_result {
-  std::vector<recall_hit> hits; // one per session, best first
+  std::vector<recall_hit> hits; // one per conversation, best first
   std::vector<std::string> routes_tried;
   bool query_truncated = false; // the query was longer than the sanitizer's limits
+  bool limit_clamped = false;   // the caller asked for more than recall_max_sessions
 };
 
 template <class Inspector>
@@ -80,14 +84,14 @@ typename Inspector::result_type inspect(Inspector& f, recall_request& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, recall_hit& x) {
-  return f(caf::meta::type_name("mneme::recall_hit"), x.hit, x.kind, x.route, x.score,
-           x.snippet, x.window, x.first, x.last);
+  return f(caf::meta::type_name("mneme::recall_hit"), x.hit, x.conversation_id, x.kind,
+           x.route, x.score, x.snippet, x.window, x.first, x.last);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, recall_result& x) {
   return f(caf::meta::type_name("mneme::recall_result"), x.hits, x.routes_tried,
-           x.query_truncated);
+           x.query_truncated, x.limit_clamped);
 }
 
 } // namespace mneme

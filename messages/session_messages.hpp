@@ -25,6 +25,9 @@ struct compaction_report {
   bool nothing_to_compact = false;
   bool summary_failed = false;   // the summarizer call failed
   bool used_fallback = false;    // the local fallback summary was committed
+  // The summarizer refused the credentials or quota (401, 403, quota): nothing
+  // was committed and no fallback written (policies/summary_failure.hpp).
+  bool summary_auth_failed = false;
   bool effective = false;        // saved at least anti_thrash_min_savings
   int64_t tokens_before = 0;     // live context estimate before / after
   int64_t tokens_after = 0;
@@ -73,7 +76,8 @@ struct supervisor_stats {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compaction_report& x) {
   return f(caf::meta::type_name("mneme::compaction_report"), x.by, x.committed,
-           x.nothing_to_compact, x.summary_failed, x.used_fallback, x.effective,
+           x.nothing_to_compact, x.summary_failed, x.used_fallback, x.summary_auth_failed,
+           x.effective,
            x.tokens_before, x.tokens_after, x.archived_rows, x.summary_id, x.messages_after,
            x.overhead_us);
 }

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <ostream>
 
+#include "policies/summary_failure.hpp"
+
 namespace mneme {
 
 namespace {
@@ -189,9 +191,12 @@ lock_decision check(const trigger_state& s, trigger by, time_ms now,
   repair(t);
   expire_timers(t, now);
   const bool cooling = t.cooldown_until_ms != 0;
-  // The death-spiral rule: T3 keeps running through a cooldown, fallback-only.
-  const bool fallback_through_cooldown
-    = by == trigger::t3_hygiene_message_cap && !params.abort_on_summary_failure;
+  // The death-spiral rule: T3 keeps running through a cooldown, fallback-only —
+  // except through the cooldown of an auth/quota abort, which writes no
+  // fallback row (policies/summary_failure.hpp rule 1).
+  const bool fallback_through_cooldown = by == trigger::t3_hygiene_message_cap
+                                         && !params.abort_on_summary_failure
+                                         && !is_auth_cooldown(t.cooldown_reason);
   if (lock_armed(t)) {
     d.verdict = lock_verdict::locked_anti_thrash;
     d.locked_until_ms = t.lock_until_ms;

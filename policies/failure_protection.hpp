@@ -113,7 +113,9 @@
 // summary instead. So the live context stays bounded during any outage and the
 // failing summarizer is not hammered. T3 still respects the anti-thrash lock.
 // With abort_on_summary_failure: true there is no fallback summary, so T3 is
-// refused during a cooldown like every other automatic trigger.
+// refused during a cooldown like every other automatic trigger; so it is during
+// the cooldown of an auth/quota abort (cooldown_reason starting with
+// "summarizer_auth_failed", policies/summary_failure.hpp), whatever that flag.
 //
 // ## Attempts (SPEC §5.3)
 //
@@ -191,6 +193,11 @@ struct compaction_outcome {
   bool summary_failed = false;  // the summary call failed (timeout, 5xx, empty answer, ...)
   bool used_fallback = false;   // the local fallback summary was committed
   std::string failure_reason;   // why the summary failed; becomes the cooldown reason
+  // The summary failed with auth/quota and was aborted without a fallback
+  // (policies/summary_failure.hpp): implies summary_failed and !used_fallback.
+  // A distinct outcome, so a caller that must make room (the window guard) can
+  // tell it from abort_on_summary_failure and override it with the fallback.
+  bool auth_failed = false;
 
   // A committed compaction changed the transcript: not a no-op, and not a failed
   // summary without fallback (abort_on_summary_failure).

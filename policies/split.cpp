@@ -60,6 +60,30 @@ std::size_t extend_tail_to_user_messages(const std::vector<message>& live, std::
   return tail_begin;
 }
 
+// A reply the user read: an assistant row (not a summary) with text content.
+bool is_visible_reply(const message& m) {
+  return m.role == msg_role::assistant && !m.is_summary
+         && m.content.find_first_not_of(" \t\r\n") != std::string::npos;
+}
+
+// Step 3b: the last visible reply after the last real user message (anywhere in
+// the transcript; the whole transcript when there is none) joins the tail if it
+// lies after the head.
+std::size_t extend_tail_to_last_reply(const std::vector<message>& live, std::size_t head_end,
+                                      std::size_t tail_begin) {
+  std::size_t reply = live.size();
+  for (std::size_t i = live.size(); i > 0; --i) {
+    const message& m = live[i - 1];
+    if (is_real_user_message(m)) break;
+    if (is_visible_reply(m)) {
+      reply = i - 1;
+      break;
+    }
+  }
+  if (reply < live.size() && reply >= head_end && reply < tail_begin) return reply;
+  return tail_begin;
+}
+
 cuts protected_cuts(const std::vector<message>& live, const compression_params& params,
                     int64_t context_window, const tool_group_map& groups) {
   const std::size_t n = live.size();
@@ -74,6 +98,7 @@ cuts protected_cuts(const std::vector<message>& live, const compression_params& 
   c.tail_begin = std::max(c.tail_begin, c.head_end);
   c.tail_begin = extend_tail_to_user_messages(live, c.head_end, c.tail_begin,
                                               non_negative(params.min_tail_user_messages));
+  c.tail_begin = extend_tail_to_last_reply(live, c.head_end, c.tail_begin);
   // head_end itself never splits a group, so this stops there at the latest.
   while (c.tail_begin > c.head_end && groups.cut_splits_group(c.tail_begin)) --c.tail_begin;
   return c;

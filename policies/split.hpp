@@ -22,6 +22,15 @@
 //      tail_begin moves back to the latest such message. When there is none
 //      after the head, the tail stays as it is (the latest user intent is then
 //      in the protected head, which is kept anyway).
+//   3b. Both modes: the last visible reply — the last assistant row with text
+//      content (not a summary) after the last real user message, or in the whole
+//      transcript when there is no user message — joins the tail when it lies
+//      after the head: tail_begin moves back to it. After a long tool loop the
+//      tail could otherwise hold only tool traffic while the answer the user
+//      last read is summarized away. With min_tail_user_messages >= 1 and the
+//      user message after the head this is already so; the rule matters when
+//      the last user message sits in the protected head (or the user rule is
+//      off). Like step 3 it may leave the middle empty.
 //   4. If tail_begin would split a tool group, it moves back (the tail grows)
 //      until the group is whole: the recent context stays verbatim.
 //   5. tail_begin is never below head_end; middle = [head_end, tail_begin).

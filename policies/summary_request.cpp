@@ -96,7 +96,8 @@ void render_turn(std::string& out, size_t number, const message& m, std::string_
     out += "] ";
     out += call.name;
     out += '(';
-    out += capped_field(call.arguments, caps);
+    out += truncate_text_head(call.arguments, caps.tool_args_cap_chars,
+                              caps.tool_args_head_chars);
     out += ")\n";
   }
 }
@@ -171,6 +172,16 @@ std::string truncate_long_text(std::string_view text, size_t cap_chars, size_t h
   out.append(message_truncated_marker);
   out += '\n';
   out.append(cut.tail);
+  return out;
+}
+
+std::string truncate_text_head(std::string_view text, size_t cap_chars, size_t head_chars) {
+  assert(head_chars <= cap_chars);
+  if (text.size() <= cap_chars) return std::string{text};  // bytes >= characters
+  if (utf8_char_count(text) <= cap_chars) return std::string{text};
+  std::string out{text.substr(0, offset_after_chars(text, head_chars))};
+  out += '\n';
+  out.append(message_truncated_marker);
   return out;
 }
 

@@ -12,9 +12,13 @@
 //   instructions: sections, language, identifiers, secrets, "target about N tokens"
 //   [focus]                        from `/compress [focus]`, when given
 //   [=== PREVIOUS SUMMARY ===]     iterative update: the earlier summary's body
-//   === TURNS TO SUMMARIZE ===     each message rendered readably; its content and
-//                                  each tool call's arguments cut separately by the
-//                                  per-message limit (6,000 -> 4,000 + 1,500)
+//   === TURNS TO SUMMARIZE ===     each message rendered readably; its content cut
+//                                  by the per-message limit (6,000 -> 4,000 + 1,500),
+//                                  each tool call's arguments by the arguments limit
+//                                  (1,500 -> the first 1,200 + marker, like the
+//                                  reference: arguments are the assistant's own
+//                                  request, whose start says what it did; a large
+//                                  file body written by a call adds little)
 //   closing line repeating the target (so it survives the 45/55 cut)
 // and the whole prompt capped at 160,000 characters. The focus text obeys the
 // per-message limit; the previous summary does not (it condenses many turns and
@@ -61,6 +65,12 @@ inline constexpr std::string_view message_truncated_marker = "...[truncated]..."
 std::string truncate_long_text(std::string_view text, size_t cap_chars, size_t head_chars,
                                size_t tail_chars);
 
+// A text over cap_chars keeps only its first head_chars characters followed by
+// "\n...[truncated]..." (the tool-call arguments limit); a text of at most
+// cap_chars comes back unchanged.
+// REQUIRES: head_chars <= cap_chars.
+std::string truncate_text_head(std::string_view text, size_t cap_chars, size_t head_chars);
+
 // Builds the marker placed between head and tail from the cut it describes.
 using cut_marker_fn = std::function<std::string(const head_tail_cut&)>;
 
@@ -83,6 +93,8 @@ struct summary_input_caps {
   size_t message_cap_chars = 6000;  // a text field longer than this is cut ...
   size_t message_head_chars = 4000; // ... to its first 4,000
   size_t message_tail_chars = 1500; // ... and last 1,500 characters
+  size_t tool_args_cap_chars = 1500;  // tool-call arguments longer than this are cut ...
+  size_t tool_args_head_chars = 1200; // ... to their first 1,200 characters + marker
   size_t prompt_cap_chars = 160000; // the whole prompt
   double prompt_head_share = 0.45;  // of the kept prompt; the tail keeps the rest (55%)
 };

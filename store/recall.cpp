@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <sqlite3.h>
@@ -11,6 +12,7 @@
 
 #include "messages/errc.hpp"
 #include "policies/fts_query.hpp"
+#include "policies/recall_grouping.hpp"
 #include "store/db_connection.hpp"
 #include "store/row_codec.hpp"
 
@@ -135,6 +137,7 @@ constexpr std::size_t scan_snippet_context = 80; // bytes each side of a scan ma
 struct candidate {
   int64_t id = 0;
   std::string session_id;
+  std::string conversation_id;
   double score = 0;
   std::string snippet;
   recall_route route = recall_route::unicode61;
@@ -144,6 +147,52 @@ struct candidate {
 struct positioned {
   message m;
   int64_t position = 0;
+};
+
+// ?1 a session, ?2 the searching user: its parent when the session is the user's.
+constexpr const char* parent_of_sql =
+  "SELECT parent_id FROM sessions WHERE id = ?1 AND user_id = ?2";
+
+// The conversation (lineage root) of each session a search meets, looked up
+// once per session and search (policies/recall_grouping.hpp). A lineage never
+// leaves the searching user: a parent of another user ends the walk.
+class conversation_map {
+public:
+  conversation_map(db_connection& db, const std::string& user) : db_(db), user_(user) {}
+
+  caf::expected<std::string> root_of(const std::string& session_id) {
+    if (auto i = roots_.find(session_id); i != roots_.end())
+      return i->second;
+    caf::error failed;
+    auto root = conversation_root(session_id, [&](const std::string& id)
+                                                -> std::optional<std::string> {
+      if (failed)
+        return std::nullopt;
+      auto stmt = db_.prepare(parent_of_sql);
+      if (!stmt) {
+        failed = std::move(stmt.error());
+        return std::nullopt;
+      }
+      statement_scope s{**stmt};
+      s->bind(1, id);
+      s->bind(2, user_);
+      auto rc = s->step();
+      if (rc == SQLITE_ROW)
+        return s->column_text(0);
+      if (rc != SQLITE_DONE)
+        failed = db_.failure(rc, "recall conversation lineage");
+      return std::nullopt;
+    });
+    if (failed)
+      return failed;
+    roots_.emplace(session_id, root);
+    return root;
+  }
+
+private:
+  db_connection& db_;
+  const std::string& user_;
+  std::unordered_map<std::string, std::string> roots_;
 };
 
 const route_statements* statements_of(recall_route r) {
@@ -249,13 +298,14 @@ caf::error load_snippet(db_connection& db, recall_route route, const std::string
   return {};
 }
 
-// Runs one full-text route, adding the best row of every session not seen yet
-// until `want` sessions are known, then their snippets (only for those rows). A
+// Runs one full-text route, adding the best row of every conversation not seen
+// yet until `max_sessions` conversations are known (rows come best first, so the
+// first row of a conversation is its best on this route), then their snippets (only for those rows). A
 // MATCH the index rejects (SQLITE_ERROR) finds nothing on that route instead of
 // failing the search.
 caf::error run_fts_route(db_connection& db, recall_route route, const std::string& match,
-                         const recall_request& req, std::unordered_set<std::string>& seen,
-                         std::vector<candidate>& out) {
+                         const recall_request& req, conversation_map& conversations,
+                         std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
   auto first_new = out.size();
   const auto* sql = statements_of(route);
   assert(sql != nullptr);
@@ -283,11 +333,15 @@ caf::error run_fts_route(db_connection& db, recall_route route, const std::strin
       if (rc != SQLITE_ROW)
         return db.failure(rc, std::string{"recall search on "} + std::string{to_string(route)});
       auto session = s->column_text(1);
-      if (!seen.insert(session).second)
+      auto conversation = conversations.root_of(session);
+      if (!conversation)
+        return std::move(conversation.error());
+      if (!seen.insert(*conversation).second)
         continue;
       candidate c;
       c.id = s->column_int(0);
       c.session_id = std::move(session);
+      c.conversation_id = std::move(*conversation);
       c.score = static_cast<double>(s->column_int(2)) / 1e6;
       c.route = route;
       out.push_back(std::move(c));
@@ -309,10 +363,11 @@ std::string narrowing_pattern(const parsed_query& q) {
 }
 
 // Steps a scan statement (columns: id, session id, content), adding the newest
-// matching row of every session not seen yet until `max_sessions` are known.
+// matching row of every conversation not seen yet until `max_sessions` are known.
 caf::error scan_rows(db_connection& db, statement& s, const parsed_query& q,
                      const recall_request& req, bool from_tail,
-                     std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
+                     conversation_map& conversations, std::unordered_set<std::string>& seen,
+                     std::vector<candidate>& out) {
   while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
     auto rc = s.step();
     if (rc == SQLITE_DONE)
@@ -320,7 +375,10 @@ caf::error scan_rows(db_connection& db, statement& s, const parsed_query& q,
     if (rc != SQLITE_ROW)
       return db.failure(rc, from_tail ? "recall unindexed tail scan" : "recall substring scan");
     auto session = s.column_text(1);
-    if (seen.count(session) != 0)
+    auto conversation = conversations.root_of(session);
+    if (!conversation)
+      return std::move(conversation.error());
+    if (seen.count(*conversation) != 0)
       continue;
     auto text = s.column_text(2);
     auto lower = ascii_lower(text);
@@ -329,10 +387,11 @@ caf::error scan_rows(db_connection& db, statement& s, const parsed_query& q,
       if (clause_matches(lower, c) == c.negated) { ok = false; break; }
     if (!ok)
       continue;
-    seen.insert(session);
+    seen.insert(*conversation);
     candidate c;
     c.id = s.column_int(0);
     c.session_id = std::move(session);
+    c.conversation_id = std::move(*conversation);
     c.snippet = scan_snippet(text, lower, q);
     c.route = recall_route::substring_scan;
     c.from_tail = from_tail;
@@ -342,7 +401,8 @@ caf::error scan_rows(db_connection& db, statement& s, const parsed_query& q,
 }
 
 caf::error run_substring_scan(db_connection& db, const parsed_query& q,
-                              const recall_request& req, std::unordered_set<std::string>& seen,
+                              const recall_request& req, conversation_map& conversations,
+                              std::unordered_set<std::string>& seen,
                               std::vector<candidate>& out) {
   auto stmt = db.prepare(substring_scan_sql);
   if (!stmt)
@@ -352,11 +412,12 @@ caf::error run_substring_scan(db_connection& db, const parsed_query& q,
   s->bind(2, req.user_id);
   s->bind(3, int64_t{req.include_inactive ? 1 : 0});
   s->bind(4, substring_scan_rows);
-  return scan_rows(db, s.get(), q, req, false, seen, out);
+  return scan_rows(db, s.get(), q, req, false, conversations, seen, out);
 }
 
 caf::error run_tail_scan(db_connection& db, const parsed_query& q, const recall_request& req,
-                         std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
+                         conversation_map& conversations, std::unordered_set<std::string>& seen,
+                         std::vector<candidate>& out) {
   auto stmt = db.prepare(tail_scan_sql);
   if (!stmt)
     return std::move(stmt.error());
@@ -365,7 +426,7 @@ caf::error run_tail_scan(db_connection& db, const parsed_query& q, const recall_
   s->bind(2, int64_t{req.include_inactive ? 1 : 0});
   s->bind(3, tail_scan_rows);
   s->bind(4, narrowing_pattern(q));
-  return scan_rows(db, s.get(), q, req, true, seen, out);
+  return scan_rows(db, s.get(), q, req, true, conversations, seen, out);
 }
 
 // Rows of `sql` (window or bookend statements) for the hit's session.
@@ -411,6 +472,7 @@ caf::expected<recall_hit> anchor(db_connection& db, const candidate& c, const pa
     hit = std::move(*row);
   }
   recall_hit out;
+  out.conversation_id = c.conversation_id;
   out.kind = kind_of(hit.m);
   out.route = c.from_tail ? std::string{unindexed_tail_route} : std::string{to_string(c.route)};
   out.score = c.score;
@@ -490,7 +552,8 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
   recall_result result;
   auto q = parse_user_query(req.query);
   result.query_truncated = q.truncated;
-  std::unordered_set<std::string> seen;
+  conversation_map conversations{db, req.user_id};
+  std::unordered_set<std::string> seen; // conversation ids already holding a hit
   std::vector<candidate> found;
   bool has_positive = false;
   for (auto& c : q.clauses)
@@ -503,7 +566,7 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
       tail_scanned = true;
       if (found.size() < static_cast<std::size_t>(req.max_sessions)) {
         result.routes_tried.emplace_back(unindexed_tail_route);
-        if (auto err = run_tail_scan(db, q, req, seen, found))
+        if (auto err = run_tail_scan(db, q, req, conversations, seen, found))
           return err;
       }
     }
@@ -514,11 +577,12 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
     result.routes_tried.emplace_back(to_string(route));
     caf::error err;
     if (route == recall_route::substring_scan) {
-      err = run_substring_scan(db, q, req, seen, found);
+      err = run_substring_scan(db, q, req, conversations, seen, found);
     } else {
       auto dialect = route == recall_route::trigram ? match_dialect::trigram
                                                     : match_dialect::word;
-      err = run_fts_route(db, route, to_fts5_match(q, dialect), req, seen, found);
+      err = run_fts_route(db, route, to_fts5_match(q, dialect), req, conversations, seen,
+                          found);
     }
     if (err)
       return err;

@@ -1,7 +1,8 @@
 // Cross-session recall over a read-only connection (SPEC §4): routes a sanitized
 // query through the full-text indexes of schema versions 3-5 (fts_words = unicode61,
 // fts_cjk = CJK bigram, fts_trigram = trigram), then a bounded substring scan;
-// ranks by BM25; keeps the best hit per session; and returns, for each hit, a
+// ranks by BM25; keeps the best hit per conversation (a session and the child and
+// reset sessions descending from it, policies/recall_grouping.hpp); and returns, for each hit, a
 // highlighted snippet, the hit ± 5 messages of its session and the session's
 // bookends. No LLM, no writes; every statement is a cached prepared statement.
 //
@@ -17,6 +18,11 @@
 //     `max_sessions` distinct sessions are found (a route's hits rank after the
 //     previous route's); the substring scan runs only when no FTS route found
 //     anything (it is the expensive last resort).
+//   - Grouping: the SQL still keeps one row per session; the search then keeps
+//     the first (best) row of each conversation, resolving each session's
+//     lineage root once (one primary-key lookup per ancestor). max_sessions
+//     counts conversations. The window and bookends are those of the session
+//     holding the hit.
 //   - Visibility: live and archived rows (summaries included) always; rolled-back
 //     rows only with include_inactive. The same rule chooses the hits, the window
 //     and the bookends.

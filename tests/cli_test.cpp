@@ -337,7 +337,8 @@ const std::vector<std::tuple<std::vector<std::string>, int, std::string>> failur
   {{"show", "no-such-session"}, 2, "unknown session no-such-session"},
   {{"export", "no-such-session"}, 2, "unknown session no-such-session"},
   {{"compact", "no-such-session"}, 2, "unknown session no-such-session"},
-  {{"search", "x", "--limit", "11"}, 2, "--limit must be 1..10"},
+  {{"search", "x", "--limit", "0"}, 2, "--limit must be at least 1"},
+  {{"search", "x", "--limit", "-3"}, 2, "--limit must be at least 1"},
   {{"compact", "alpha", "--around", "5", "--focus", "f"}, 2, "--focus applies"},
 };
 

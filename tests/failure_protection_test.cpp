@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "policies/failure_protection.hpp"
+#include "policies/summary_failure.hpp"
 #include "tests/print_vocabulary.hpp"
 
 BOOST_AUTO_TEST_SUITE(failure_protection_test)
@@ -145,6 +146,24 @@ BOOST_FIXTURE_TEST_CASE(the_message_cap_respects_the_cooldown_when_fallback_summ
   done(aborted());
   BOOST_TEST(check_now(trigger::t3_hygiene_message_cap).verdict
              == lock_verdict::locked_cooldown);
+}
+
+// Issue 25 item 4: an auth/quota abort writes no fallback row, so the cooldown it
+// arms holds the message cap back too (no fallback-only T3 while the key is wrong).
+BOOST_FIXTURE_TEST_CASE(the_message_cap_respects_the_cooldown_of_an_auth_abort,
+                        protection_fixture) {
+  compaction_outcome auth = aborted();
+  auth.failure_reason = auth_cooldown_reason_for("HTTP 401");
+  auth.auth_failed = true;
+  done(auth);
+  BOOST_TEST(is_auth_cooldown(state.cooldown_reason));
+  BOOST_TEST(state.cooldown_until_ms == start_ms + 600 * second);
+  BOOST_TEST(check_now(trigger::t3_hygiene_message_cap)
+             == (lock_decision{lock_verdict::locked_cooldown, false, false,
+                               start_ms + 600 * second}));
+  for (trigger by : bypassing_triggers) BOOST_TEST(check_now(by) == lock_decision{});
+  advance_ms(600 * second);
+  BOOST_TEST(check_now(trigger::t3_hygiene_message_cap) == lock_decision{});
 }
 
 BOOST_FIXTURE_TEST_CASE(the_message_cap_respects_the_anti_thrash_lock, protection_fixture) {

@@ -46,6 +46,24 @@ struct api_fixture : test::http_api_fixture {
 
 BOOST_FIXTURE_TEST_SUITE(http_api, api_fixture)
 
+// Issue 25 item 4: the summarizer's health as the sessions record it (their
+// behaviour on 401/403/quota is tested in session_actor_test).
+BOOST_AUTO_TEST_CASE(health_shows_the_summarizer_auth_failed_until_it_answers_again) {
+  serve();
+  BOOST_TEST(get("/v1/health").body["summarizer"] == "ok");
+  rt->metrics()->record_summarizer(summarizer_event::auth_failed);
+  auto failed = get("/v1/health");
+  BOOST_TEST(failed.status == 200);
+  BOOST_TEST(failed.body["status"] == "ok");
+  BOOST_TEST(failed.body["summarizer"] == "auth_failed");
+  rt->metrics()->record_summarizer(summarizer_event::other_failure);
+  BOOST_TEST(get("/v1/health").body["summarizer"] == "auth_failed");
+  auto m = read(client->Get("/metrics"));
+  BOOST_TEST(m.text.find("mneme_summarizer_auth_failures_total 1") != std::string::npos);
+  rt->metrics()->record_summarizer(summarizer_event::answered);
+  BOOST_TEST(get("/v1/health").body["summarizer"] == "ok");
+}
+
 BOOST_AUTO_TEST_CASE(health_reports_the_version_and_the_hosted_sessions) {
   serve();
   auto a = get("/v1/health");
@@ -258,12 +276,30 @@ BOOST_AUTO_TEST_CASE(search_finds_the_users_session_and_metrics_render_as_text) 
   BOOST_REQUIRE(found.body["hits"].size() == 1u);
   BOOST_TEST(found.body["hits"][0]["snippet"].get<std::string>().find(">>>heliotrope<<<")
              != std::string::npos);
+  BOOST_TEST(found.body["limit_clamped"] == false);
+  BOOST_TEST(found.body["hits"][0]["conversation_id"] == found.body["hits"][0]["session_id"]);
   BOOST_TEST(get("/v1/search?q=heliotrope&user=bob").body["hits"].size() == 0u);
   BOOST_TEST(rt->metrics()->search_latency.count.load() == 2u);
   auto m = read(client->Get("/metrics"));
   BOOST_TEST(m.status == 200);
   BOOST_TEST(m.content_type.find("text/plain") == 0u);
   BOOST_TEST(m.text.find("# TYPE") != std::string::npos);
+}
+
+// A limit above 10 is clamped to 10 and the answer says so (issue 25 item 7).
+BOOST_AUTO_TEST_CASE(a_search_limit_above_10_is_clamped_and_the_answer_says_so) {
+  serve();
+  for (int i = 0; i < 12; ++i)
+    append("k" + std::to_string(i), "user", "the heliotrope protocol, part " + std::to_string(i));
+  for (const char* limit : {"11", "50", "9223372036854775807"}) {
+    auto found = get(std::string{"/v1/search?q=heliotrope&user=alice&limit="} + limit);
+    BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
+    BOOST_TEST(found.body["hits"].size() == 10u, limit);
+    BOOST_TEST(found.body["limit_clamped"] == true, limit);
+  }
+  auto ten = get("/v1/search?q=heliotrope&user=alice&limit=10");
+  BOOST_TEST(ten.body["hits"].size() == 10u);
+  BOOST_TEST(ten.body["limit_clamped"] == false);
 }
 
 struct error_case {
@@ -326,8 +362,12 @@ const std::vector<error_case> error_cases{
    "bad_request", "true or false"},
   {"a search without a query", "GET", "/v1/search?user=alice", "", 400, "bad_request",
    "'q' is missing"},
-  {"a search limit above the recall maximum", "GET", "/v1/search?q=x&limit=11", "", 400,
-   "bad_request", "1..10"},
+  {"a negative search limit", "GET", "/v1/search?q=x&limit=-1", "", 400, "bad_request",
+   "'limit' must be within 1.."},
+  {"a zero search limit", "GET", "/v1/search?q=x&limit=0", "", 400, "bad_request",
+   "'limit' must be within 1.."},
+  {"a search limit that is not a number", "GET", "/v1/search?q=x&limit=many", "", 400,
+   "bad_request", "'limit' must be an integer"},
 };
 
 BOOST_DATA_TEST_CASE_F(api_fixture, bad_requests_get_a_json_error_with_the_right_status,

@@ -55,10 +55,12 @@ struct recall_fixture {
     reader = std::move(*r);
   }
 
-  std::string session(const std::string& user, const std::string& key) {
+  std::string session(const std::string& user, const std::string& key,
+                      const std::string& parent = "") {
     session_record rec;
     rec.user_id = user;
     rec.session_key = key;
+    rec.parent_id = parent;
     auto s = store->create_session(rec, 1);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     return s->id;
@@ -524,6 +526,61 @@ BOOST_FIXTURE_TEST_CASE(indexed_hits_rank_before_tail_hits_and_a_session_counts_
   BOOST_TEST(r.hits[0].route == "unicode61");
   BOOST_TEST(r.hits[1].hit.id == fresh_id);
   BOOST_TEST(r.hits[1].route == std::string{unindexed_tail_route});
+}
+
+// Issue 25 item 7: a session, the child it continued in and the session of a
+// reset after it are one conversation and take one result slot: its best hit,
+// naming the session that holds it; the conversation id is the root session.
+BOOST_FIXTURE_TEST_CASE(a_lineage_of_sessions_takes_one_result_slot_with_its_best_hit,
+                        recall_fixture) {
+  auto root = session("alice", "chat");
+  add(root, "the narwhal left");
+  auto child = session("alice", "chat", root);   // in_place: false continuation
+  add(child, "narwhal narwhal narwhal, and again narwhal");
+  auto reset = session("alice", "chat", child);  // an exhaustion reset after the child
+  add(reset, "a narwhal, one more narwhal");
+  auto other = session("alice", "elsewhere");
+  add(other, "one narwhal here");
+  auto r = search("alice", "narwhal", false, 10);
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 2u);
+  BOOST_TEST(r.hits[0].hit.session_id == child);  // the densest match of the conversation
+  BOOST_TEST(r.hits[0].conversation_id == root);
+  BOOST_TEST(r.hits[1].hit.session_id == other);
+  BOOST_TEST(r.hits[1].conversation_id == other);
+  // With one slot, the conversation still shows its best hit.
+  auto one = search("alice", "narwhal", false, 1);
+  BOOST_REQUIRE_EQUAL(one.hits.size(), 1u);
+  BOOST_TEST(one.hits[0].hit.session_id == child);
+  // A hit only in the reset session is found there and stands for the same conversation.
+  add(reset, "the walrus arrived");
+  auto walrus = search("alice", "walrus");
+  BOOST_REQUIRE_EQUAL(walrus.hits.size(), 1u);
+  BOOST_TEST(walrus.hits[0].hit.session_id == reset);
+  BOOST_TEST(walrus.hits[0].conversation_id == root);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_scans_group_a_lineage_into_one_slot_too, recall_fixture) {
+  auto root = session("alice", "chat");
+  auto child = session("alice", "chat", root);
+  auto other = session("alice", "elsewhere");
+  index_all();
+  index_before_search = false;  // the rows below are found by the unindexed tail scan
+  add(root, "capybara in the parent");
+  add(child, "capybara in the child");
+  add(other, "capybara elsewhere");
+  auto r = search("alice", "capybara", false, 10);
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 2u);
+  std::set<std::string> conversations{r.hits[0].conversation_id, r.hits[1].conversation_id};
+  BOOST_TEST((conversations == std::set<std::string>{root, other}));
+  for (auto& h : r.hits)
+    BOOST_TEST(h.route == std::string{unindexed_tail_route});
+  // The newest row of the conversation (the child's) holds the hit on a scan.
+  BOOST_TEST((r.hits[0].hit.session_id == child || r.hits[1].hit.session_id == child));
+  // The last-resort substring scan ("apyba" is below every index's reach only
+  // for unicode61; trigram finds it, and groups the same way).
+  index_all();
+  auto sub = search("alice", "apyba", false, 10);
+  BOOST_TEST(sub.hits.size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END() // recall_store_test

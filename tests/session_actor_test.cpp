@@ -12,6 +12,7 @@
 #include "actors/session/session_actor.hpp"
 #include "policies/request_pairing.hpp"
 #include "policies/failure_protection.hpp"
+#include "policies/summary_failure.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/session_harness.hpp"
@@ -256,6 +257,64 @@ BOOST_AUTO_TEST_CASE(a_failed_summary_commits_the_local_fallback_and_arms_a_pers
   BOOST_TEST(t.cooldown_until_ms == t0 + 600 * 1000);
   BOOST_TEST(!t.cooldown_reason.empty());
   BOOST_TEST(t.fallback_streak == 1);
+}
+
+// Issue 25 item 4: 401, 403 and quota answers of the summarizer leave the
+// transcript unchanged (no fallback row), cool the session down with the auth
+// reason, count the failure and mark the summarizer auth_failed until it answers.
+BOOST_DATA_TEST_CASE(an_auth_or_quota_answer_of_the_summarizer_aborts_without_a_fallback_row,
+                     bdata::make({errc::llm_auth, errc::llm_quota}), refused) {
+  params.metrics = std::make_shared<runtime_metrics>();
+  seed(60, 50);
+  summarizer->script.push_back(caf::make_error(refused, "HTTP 401; body: bad key"));
+  start();
+  auto r = compact(trigger::t12_manual_session);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(code(r.error()) == errc::compaction_failed);
+  BOOST_TEST(render_error(r.error()).find("credentials or quota") != std::string::npos);
+  BOOST_TEST(db->commits == 0);
+  BOOST_TEST(db->live(sid).size() == 61u);
+  const auto& t = db->sessions[sid].triggers;
+  BOOST_TEST(t.cooldown_until_ms == t0 + 600'000);
+  BOOST_TEST(is_auth_cooldown(t.cooldown_reason));
+  BOOST_TEST(t.fallback_streak == 0);
+  BOOST_TEST(params.metrics->summarizer_auth_failures.load() == 1u);
+  BOOST_TEST((params.metrics->summarizer() == summarizer_health::auth_failed));
+  // Once the key works again (a manual compaction bypasses the cooldown), the
+  // summarizer's answer clears the health; the counter keeps its count.
+  auto ok = compact(trigger::t12_manual_session);
+  BOOST_REQUIRE_MESSAGE(ok, err_of(ok));
+  BOOST_TEST(ok->committed);
+  BOOST_TEST(!ok->used_fallback);
+  BOOST_TEST((params.metrics->summarizer() == summarizer_health::ok));
+  BOOST_TEST(params.metrics->summarizer_auth_failures.load() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_message_cap_writes_no_fallback_during_an_auth_cooldown) {
+  seed(60, 50);
+  params.compression.hygiene_hard_message_limit = 50;
+  db->sessions[sid].triggers.cooldown_until_ms = t0 + 600'000;
+  db->sessions[sid].triggers.cooldown_reason = auth_cooldown_reason_for("HTTP 401");
+  start();
+  auto r = compact(trigger::t3_hygiene_message_cap);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(code(r.error()) == errc::compaction_locked);
+  BOOST_TEST(db->commits == 0);
+  BOOST_TEST(summarizer->requests.empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_auth_abort_is_reported_in_the_turn_as_its_own_outcome) {
+  seed(60, 50);
+  summarizer->script.push_back(caf::make_error(errc::llm_auth, "HTTP 403"));
+  start();
+  auto r = turn();
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
+  BOOST_REQUIRE(!r->compactions.empty());
+  BOOST_TEST(r->compactions[0].summary_failed);
+  BOOST_TEST(r->compactions[0].summary_auth_failed);
+  BOOST_TEST(!r->compactions[0].used_fallback);
+  BOOST_TEST(!r->compactions[0].committed);
+  for (const auto& m : db->live(sid)) BOOST_TEST(!m.is_summary);
 }
 
 BOOST_AUTO_TEST_CASE(abort_on_summary_failure_commits_nothing_and_answers_compaction_failed) {

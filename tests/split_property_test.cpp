@@ -9,6 +9,8 @@
 //   - no tool group is split by a cut;
 //   - the tail holds min_tail_user_messages real user messages whenever the
 //     part after the head has them; head and tail protections hold;
+//   - the last visible reply (assistant text after the last real user message)
+//     is never in the middle, even after a long tool loop;
 //   - the summary row sits between rows of another role.
 // The checks below are written independently of the implementation.
 #include <boost/test/unit_test.hpp>
@@ -62,6 +64,9 @@ class generator {
         push(live, chance(50) ? msg_role::user : msg_role::assistant).is_summary = true;
       } else if (pick < 92) {
         push(live, msg_role::tool).tool_call_id = "lost" + std::to_string(++calls_);
+      } else if (pick < 95) {
+        // A long tool loop: 5-40 steps, mostly without text.
+        for (std::size_t k = 5 + below(36); k > 0; --k) tool_group(live, /*pending=*/false);
       } else {
         push(live, msg_role::user);
         push(live, msg_role::assistant);
@@ -116,6 +121,8 @@ class generator {
   void tool_group(std::vector<message>& live, bool pending) {
     const std::size_t n_calls = 1 + below(4);
     message& a = push(live, msg_role::assistant);
+    if (chance(60)) a.content.clear();  // a tool-only step, no visible text
+    else if (chance(5)) a.content = " \n";  // whitespace is not visible either
     std::vector<std::string> ids;
     for (std::size_t k = 0; k < n_calls; ++k) {
       ids.push_back("c" + std::to_string(++calls_));
@@ -198,9 +205,22 @@ std::size_t real_users(const std::vector<message>& live, std::size_t from, std::
   return count;
 }
 
+// Index of the last assistant row with visible text after the last real user
+// message (or anywhere, without one); -1 when there is none.
+long last_visible_reply(const std::vector<message>& live) {
+  for (std::size_t i = live.size(); i-- > 0;) {
+    const message& m = live[i];
+    if (m.role == msg_role::user && !m.is_summary) return -1;
+    if (m.role == msg_role::assistant && !m.is_summary
+        && m.content.find_first_not_of(" \t\r\n") != std::string::npos)
+      return static_cast<long>(i);
+  }
+  return -1;
+}
+
 struct coverage {
   int compacted = 0, nothing = 0, merged = 0, dropped = 0, answered = 0, previous = 0,
-      local = 0, tokens_mode = 0;
+      local = 0, tokens_mode = 0, reply_kept_past_tail = 0;
 };
 
 // The checks that hold for every plan, compacting or not.
@@ -234,7 +254,23 @@ void check_protections(const std::vector<message>& live, const compaction_plan& 
     const std::size_t wanted = static_cast<std::size_t>(params.min_tail_user_messages);
     BOOST_TEST(real_users(live, p.tail_begin, n)
                >= std::min(wanted, real_users(live, p.head_end, n)));
+    const long reply = last_visible_reply(live);
+    if (reply >= 0)
+      BOOST_TEST((side_of(p, static_cast<std::size_t>(reply)) != side::middle),
+                 "the last visible reply " << reply << " is summarized");
   }
+}
+
+// The reply rule did work: the protections alone (count mode: the last
+// protect_last_n rows) would not have kept the reply.
+bool reply_kept_past_count_tail(const std::vector<message>& live, const compaction_plan& p,
+                                const compression_params& params) {
+  const long reply = last_visible_reply(live);
+  if (reply < 0 || params.tail_mode != tail_mode::count) return false;
+  const std::size_t keep = static_cast<std::size_t>(params.protect_last_n);
+  const std::size_t base = live.size() > keep ? live.size() - keep : 0;
+  const auto r = static_cast<std::size_t>(reply);
+  return r >= p.head_end && r < base && real_users(live, r, live.size()) == 0;
 }
 
 // The checks of applying a compacting plan.
@@ -323,6 +359,7 @@ BOOST_AUTO_TEST_CASE(every_generated_transcript_compacts_into_a_well_formed_live
     const auto plan = plan_compaction(live, params, window);
     check_cuts(live, plan, where);
     check_protections(live, plan, params, where);
+    seen.reply_kept_past_tail += reply_kept_past_count_tail(live, plan, params) ? 1 : 0;
     BOOST_TEST((plan.nothing_to_compact() == (plan.head_end == plan.tail_begin)), where);
     if (plan.nothing_to_compact()) {
       ++seen.nothing;
@@ -353,7 +390,8 @@ BOOST_AUTO_TEST_CASE(every_generated_transcript_compacts_into_a_well_formed_live
                      << " merged=" << seen.merged << " dropped_orphans=" << seen.dropped
                      << " synthetic_answers=" << seen.answered
                      << " previous_summary=" << seen.previous << " local=" << seen.local
-                     << " tokens_mode=" << seen.tokens_mode);
+                     << " tokens_mode=" << seen.tokens_mode
+                     << " reply_kept_past_tail=" << seen.reply_kept_past_tail);
   BOOST_TEST(seen.compacted > k_transcripts / 2);
   BOOST_TEST(seen.nothing > 100);
   BOOST_TEST(seen.merged > 100);
@@ -362,6 +400,7 @@ BOOST_AUTO_TEST_CASE(every_generated_transcript_compacts_into_a_well_formed_live
   BOOST_TEST(seen.previous > 100);
   BOOST_TEST(seen.local > 1000);
   BOOST_TEST(seen.tokens_mode > 1000);
+  BOOST_TEST(seen.reply_kept_past_tail > 50);
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_applied_to_a_grown_transcript_keeps_the_new_rows_after_the_tail) {

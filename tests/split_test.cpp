@@ -6,6 +6,7 @@
 // Transcripts are written in a small notation, one token per row:
 //   s system   u user   a assistant   U / A summary as user / assistant
 //   a:c1,c2   assistant calling c1 and c2      t:c1   tool row answering c1
+//   x:c1   assistant calling c1 with no text (a step of a tool loop)
 //   a suffix /N sets the row's token_estimate (default 10). Row ids are 1..n.
 // render() prints a transcript back in the same notation, with new rows
 // (id 0) in brackets, so expected results read like the input.
@@ -71,7 +72,7 @@ std::vector<message> parse(const std::string& text) {
     }
     if (w == "s") m.role = msg_role::system;
     else if (w == "u" || w == "U") m.role = msg_role::user;
-    else if (w == "a" || w == "A") m.role = msg_role::assistant;
+    else if (w == "a" || w == "A" || w == "x") m.role = msg_role::assistant;
     else if (w == "t") m.role = msg_role::tool;
     else throw std::invalid_argument{"bad row token: " + w0};
     m.is_summary = (w == "U" || w == "A");
@@ -82,7 +83,7 @@ std::vector<message> parse(const std::string& text) {
       m.tool_call_id = arg;
       m.tool_name = "fn_" + arg;
     }
-    m.content = "row " + std::to_string(m.id);
+    m.content = w == "x" ? "" : "row " + std::to_string(m.id);
     live.push_back(m);
   }
   return live;
@@ -95,7 +96,7 @@ std::string render(const std::vector<message>& live) {
     switch (m.role) {
       case msg_role::system: w = "s"; break;
       case msg_role::user: w = m.is_summary ? "U" : "u"; break;
-      case msg_role::assistant: w = m.is_summary ? "A" : "a"; break;
+      case msg_role::assistant: w = m.is_summary ? "A" : m.content.empty() ? "x" : "a"; break;
       case msg_role::tool: w = "t:" + m.tool_call_id; break;
     }
     if (m.role == msg_role::assistant && m.has_tool_calls()) {
@@ -230,6 +231,56 @@ BOOST_DATA_TEST_CASE(
   const auto live = parse(text);
   const auto plan = plan_compaction(live, with_counts(3, last, users), k_window);
   BOOST_TEST(live.size() - plan.tail_begin == want, text << " -> " << plan);
+}
+
+// The last visible reply (an assistant row with text, not a summary) after the
+// last real user message joins the tail. transcript, protect_first_n,
+// protect_last_n, min_tail_user_messages, expected tail_begin.
+BOOST_DATA_TEST_CASE(
+  the_tail_keeps_the_last_assistant_text_after_the_last_user_message,
+  data::make(std::vector<std::string>{
+    // _0 a long tool loop after a user in the head: the reply at 6 joins the tail.
+    "s u x:c1 t:c1 x:c2 t:c2 a:c3 t:c3 x:c4 t:c4 x:c5 t:c5 x:c6 t:c6",
+    // _1 the user rule already reaches the user at 5; no reply after it: unchanged.
+    "s u a u a u x:c1 t:c1 x:c2 t:c2 x:c3 t:c3",
+    // _2 the reply at 7 after the user is already in the 4-row tail: unchanged.
+    "s u a u a u a a x:c1 t:c1",
+    // _3 the user rule is off: the reply at 6 after the user at 5 still joins.
+    "s u a u a u a x:c1 t:c1 x:c2 t:c2",
+    // _4 a summary is not a reply: the reply is the plain assistant at 4.
+    "s u a u a A x:c1 t:c1 x:c2 t:c2",
+    // _5 no text after the user at 3 (tool-only steps): the tail stays.
+    "s u a u x:c1 t:c1 x:c2 t:c2 x:c3 t:c3 x:c4 t:c4",
+    // _6 the reply sits in the head: the head keeps it, the tail stays.
+    "s u a x:c1 t:c1 x:c2 t:c2 x:c3 t:c3"}) ^
+    data::make({3, 3, 3, 3, 1, 3, 3}) ^ data::make({4, 2, 4, 2, 2, 2, 2}) ^
+    data::make({1, 1, 0, 0, 0, 1, 1}) ^ data::make({6u, 5u, 6u, 6u, 4u, 10u, 7u}),
+  text, first, last, users, want) {
+  const auto live = parse(text);
+  const auto plan = plan_compaction(live, with_counts(first, last, users), k_window);
+  BOOST_TEST(plan.tail_begin == want, text << " -> " << plan);
+}
+
+BOOST_AUTO_TEST_CASE(whitespace_only_assistant_text_is_not_a_visible_reply) {
+  auto live = parse("s u a u a u a x:c1 t:c1 x:c2 t:c2");
+  live[6].content = " \n\t ";
+  const auto plan = plan_compaction(live, with_counts(3, 2, 0), k_window);
+  BOOST_TEST(plan.tail_begin == 9u, plan);  // only the last 2 rows and no reply to keep
+}
+
+BOOST_AUTO_TEST_CASE(the_tokens_tail_also_keeps_the_last_reply_after_a_long_tool_loop) {
+  // The user at 1 is in the head [0,4); the reply at 6 is followed by 12
+  // tool-loop steps (24 rows), far past the 8-row cap: the tail reaches back to it.
+  const auto live = parse("s u x:c0 t:c0 x:c00 t:c00 a " + [] {
+    std::string loop;
+    for (int k = 1; k <= 12; ++k)
+      loop += (k > 1 ? " x:c" : "x:c") + std::to_string(k) + " t:c" + std::to_string(k);
+    return loop;
+  }());
+  const auto plan = plan_compaction(live, tokens_mode(), k_window);
+  BOOST_TEST(plan.head_end == 4u);
+  BOOST_TEST(plan.tail_begin == 6u, plan);
+  BOOST_TEST(plan.middle_ids == std::vector<int64_t>({5, 6}));
 }
 
 BOOST_AUTO_TEST_CASE(a_tail_cut_inside_a_tool_group_moves_back_so_the_tail_holds_it_whole) {

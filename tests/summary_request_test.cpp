@@ -286,17 +286,54 @@ BOOST_AUTO_TEST_CASE(turns_render_role_tool_name_tool_calls_and_content_readably
   BOOST_TEST(prompt.find("PREVIOUS SUMMARY") == std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(long_contents_and_tool_arguments_are_each_cut_by_the_message_limit) {
+BOOST_AUTO_TEST_CASE(long_contents_are_cut_by_the_message_limit_and_tool_arguments_by_theirs) {
   message call = msg(msg_role::assistant, latin(6001));
   call.tool_calls = {tool_call{"call_9", "write_file", latin(7000)}};
   const std::string prompt = build_summary_prompt({call}, params_with_budget(2000));
-  BOOST_TEST(count_of(prompt, "\n...[truncated]...\n") == 2u);
+  BOOST_TEST(count_of(prompt, "\n...[truncated]...") == 2u);
   BOOST_TEST(prompt.find(latin(6001).substr(0, 4000) + "\n...[truncated]...\n"
                          + latin(6001).substr(6001 - 1500) + "\n")
              != std::string::npos);
-  BOOST_TEST(prompt.find("write_file(" + latin(7000).substr(0, 4000) + "\n...[truncated]...\n"
-                         + latin(7000).substr(7000 - 1500) + ")")
+  BOOST_TEST(prompt.find("write_file(" + latin(7000).substr(0, 1200) + "\n...[truncated]...)")
              != std::string::npos);
+}
+
+// Tool-call arguments: at most 1,500 characters stay whole; longer ones keep
+// their first 1,200 characters and the marker, nothing of their end.
+BOOST_AUTO_TEST_CASE(tool_call_arguments_over_1500_chars_keep_their_first_1200) {
+  struct row {
+    size_t chars;
+    bool cut;
+  };
+  for (const row r : {row{0, false}, row{1200, false}, row{1500, false}, row{1501, true},
+                      row{6000, true}, row{100000, true}}) {
+    BOOST_TEST_CONTEXT("arguments of " << r.chars << " chars") {
+      const std::string args = latin(r.chars);
+      const std::string out = truncate_text_head(args, 1500, 1200);
+      if (!r.cut) {
+        BOOST_TEST(out == args);
+      } else {
+        BOOST_TEST(out == args.substr(0, 1200) + "\n...[truncated]...");
+      }
+    }
+  }
+  // Characters, not bytes: 1,500 CJK characters (4,500 bytes) stay whole, and
+  // 1,501 are cut on a character boundary.
+  std::string cjk;
+  for (int i = 0; i < 1500; ++i) cjk += "数";
+  BOOST_TEST(truncate_text_head(cjk, 1500, 1200) == cjk);
+  const std::string cut = truncate_text_head(cjk + "据", 1500, 1200);
+  BOOST_TEST(utf8_char_count(cut) == 1200u + 1u + message_truncated_marker.size());
+  BOOST_TEST(cut.substr(0, 3600) == cjk.substr(0, 3600));
+}
+
+BOOST_AUTO_TEST_CASE(the_summary_input_caps_default_to_the_reference_numbers) {
+  const summary_input_caps caps;
+  BOOST_TEST(caps.message_cap_chars == 6000u);
+  BOOST_TEST(caps.message_head_chars == 4000u);
+  BOOST_TEST(caps.message_tail_chars == 1500u);
+  BOOST_TEST(caps.tool_args_cap_chars == 1500u);
+  BOOST_TEST(caps.tool_args_head_chars == 1200u);
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_middle_still_yields_a_well_formed_prompt) {

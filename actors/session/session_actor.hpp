@@ -94,6 +94,8 @@ struct session_params {
   compression_params compression;
   model_params model;                       // name, context_length, max_tokens
   std::string summary_model;                // empty = the model block's name
+  std::string summary_endpoint;             // the summarizer's URL, for log lines only
+  std::string hygiene_endpoint;             // the hygiene pool's URL; empty = summary_endpoint
   std::chrono::milliseconds storage_timeout{30000};
   std::chrono::milliseconds chat_timeout{305000};    // > the chat pool's HTTP deadline
   std::chrono::milliseconds summary_timeout{305000}; // > the summarizer pool's deadline

@@ -40,9 +40,11 @@
 #include "policies/split.hpp"
 #include "policies/split_apply.hpp"
 #include "policies/summary_budget.hpp"
+#include "policies/summary_failure.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
 #include "policies/token_estimate.hpp"
+#include "messages/llm_errc.hpp"
 
 namespace mneme::session_detail {
 
@@ -62,6 +64,7 @@ compaction_report report_of(const compaction_outcome& out, const compression_par
   r.nothing_to_compact = out.nothing_to_compact;
   r.summary_failed = out.summary_failed;
   r.used_fallback = out.used_fallback;
+  r.summary_auth_failed = out.auth_failed;
   r.effective = is_effective(out, params);
   r.tokens_before = out.tokens_before;
   r.tokens_after = out.tokens_after;
@@ -248,6 +251,40 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
       });
 }
 
+// An auth/quota failure of the summarizer (policies/summary_failure.hpp rule 1):
+// nothing committed, no fallback row, the cooldown armed with the auth reason,
+// the failure counted, the runtime's summarizer health auth_failed, and one
+// error line per endpoint per minute across all sessions (the endpoint without
+// credentials; the key is never logged: the LLM client redacts it from errors).
+void abort_for_auth(session_ptr self, compaction_outcome out, bool hygiene,
+                    const compaction_done& done) {
+  auto& st = self->state;
+  out.auth_failed = true;
+  const std::string detail = out.failure_reason;
+  out.failure_reason = auth_cooldown_reason_for(detail);
+  const auto& url = hygiene && !st.params.hygiene_endpoint.empty() ? st.params.hygiene_endpoint
+                                                                   : st.params.summary_endpoint;
+  const std::string endpoint = endpoint_for_log(url);
+  int64_t suppressed = 0;
+  bool log_it = true;
+  if (auto& m = st.params.metrics) {
+    m->record_summarizer(summarizer_event::auth_failed);
+    log_it = m->allow_auth_failure_log(endpoint, st.now(), suppressed);
+  }
+  if (log_it)
+    st.log().error("session={} event=summarizer_auth_failed endpoint={} by={} "
+                   "suppressed_since_last={} detail={}",
+                   st.record.id, endpoint, to_string(out.by), suppressed, detail);
+  else
+    st.log().debug("session={} event=summarizer_auth_failed endpoint={} by={}", st.record.id,
+                   endpoint, to_string(out.by));
+  finish_uncommitted(self, out,
+                     caf::make_error(errc::compaction_failed,
+                                     "summary refused (credentials or quota of the summarizer "
+                                     "at " + endpoint + "): " + detail),
+                     done);
+}
+
 std::vector<message> middle_of(const std::vector<message>& live, const compaction_plan& plan) {
   return {live.begin() + static_cast<std::ptrdiff_t>(plan.head_end),
           live.begin() + static_cast<std::ptrdiff_t>(plan.tail_begin)};
@@ -317,13 +354,26 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
     if (self->state.params.metrics)
       self->state.params.metrics->record_summary_failure(code);
   };
-  auto on_failure = [self, plan, middle, out, done](std::string reason) mutable {
+  // The hygiene compactions call the hygiene pool (see below); its endpoint is
+  // the one an auth error line names.
+  const bool hygiene = (by == trigger::t3_hygiene_message_cap
+                        || by == trigger::t4_hygiene_tokens)
+                       && st.deps.hygiene;
+  auto on_failure = [self, plan, middle, out, done, hygiene](std::string reason,
+                                                             llm_error_kind kind) mutable {
     auto& st = self->state;
     out.summary_failed = true;
     out.failure_reason = reason;
+    const auto action = on_summary_failure(kind, st.params.compression.abort_on_summary_failure);
+    if (action == summary_failure_action::abort_auth) {
+      abort_for_auth(self, std::move(out), hygiene, done);
+      return;
+    }
+    if (st.params.metrics)
+      st.params.metrics->record_summarizer(summarizer_event::other_failure);
     st.log().warn("session={} event=summary_failed by={} reason={}", st.record.id,
                   to_string(out.by), reason);
-    if (st.params.compression.abort_on_summary_failure) {
+    if (action == summary_failure_action::abort) {
       finish_uncommitted(self, out,
                          caf::make_error(errc::compaction_failed, "summary failed: " + reason),
                          done);
@@ -335,8 +385,6 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   };
   // The gateway's hygiene compactions call the hygiene pool (its own, usually
   // shorter, timeouts) when the runtime has one.
-  bool hygiene = (by == trigger::t3_hygiene_message_cap || by == trigger::t4_hygiene_tokens)
-                 && st.deps.hygiene;
   const auto& pool = hygiene ? st.deps.hygiene : st.deps.summarizer;
   auto timeout = hygiene ? st.params.hygiene_timeout : st.params.summary_timeout;
   self->request(pool, timeout, llm_call_atom_v, std::move(request))
@@ -346,16 +394,19 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
         waited();
         if (answer.content.empty()) {
           count_failure(errc::llm_empty_answer);
-          on_failure("empty summary");
+          on_failure("empty summary", llm_error_kind::empty_answer);
           return;
         }
+        if (self->state.params.metrics)
+          self->state.params.metrics->record_summarizer(summarizer_event::answered);
         commit(self, std::move(plan), wrap_summary(answer.content), out, std::move(done));
       },
       [on_failure, waited, count_failure](caf::error& err) mutable {
         waited();
-        count_failure(err.category() == caf::atom("mneme") ? static_cast<errc>(err.code())
-                                                           : errc::llm_total_timeout);
-        on_failure(render_error(err));
+        const errc code = err.category() == caf::atom("mneme") ? static_cast<errc>(err.code())
+                                                               : errc::llm_total_timeout;
+        count_failure(code);
+        on_failure(render_error(err), llm_kind_of(code).value_or(llm_error_kind::total_timeout));
       });
 }
 

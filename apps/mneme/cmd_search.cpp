@@ -12,6 +12,7 @@
 #include "apps/common/cli/text_output.hpp"
 #include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
+#include "policies/recall_grouping.hpp"
 #include "store/recall.hpp"
 
 namespace mneme::cli {
@@ -22,7 +23,7 @@ struct search_options {
   source_options source;
   std::string query;
   std::string user;     // empty = gateway.default_user
-  int limit = recall_default_sessions;
+  int64_t limit = recall_default_sessions; // above the maximum: clamped, and said so
   bool include_inactive = false;
 };
 
@@ -36,11 +37,13 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   recall_request req;
   req.user_id = opt.user.empty() ? cfg.gateway.default_user : opt.user;
   req.query = opt.query;
-  req.max_sessions = opt.limit;
+  const auto clamped = clamp_recall_limit(opt.limit, recall_max_sessions);
+  req.max_sessions = clamped.sessions;
   req.include_inactive = opt.include_inactive;
   auto result = recall_search(reader->connection(), req);
   if (!result)
     return failure_of(result.error(), "search failed");
+  result->limit_clamped = clamped.clamped;
   out = api::to_json(*result);
   return std::nullopt;
 }
@@ -72,13 +75,18 @@ std::string render_hits(const api::json& result, bool terminal) {
   }
   if (result.value("query_truncated", false))
     out += "(the query was cut to the search's length limit)\n";
+  if (result.value("limit_clamped", false))
+    out += "(--limit was lowered to the maximum, "
+           + std::to_string(recall_max_sessions) + " conversations)\n";
   return out;
 }
 
 int run_search(const search_options& opt) {
-  if (opt.limit < 1 || opt.limit > recall_max_sessions)
-    return report_failure("search", failure::input("--limit must be 1.."
-                                                   + std::to_string(recall_max_sessions)));
+  if (opt.limit < 1)
+    return report_failure("search", failure::input("--limit must be at least 1 (values above "
+                                                   + std::to_string(recall_max_sessions)
+                                                   + " are lowered to "
+                                                   + std::to_string(recall_max_sessions) + ")"));
   api::json result;
   auto f = opt.source.remote() ? search_daemon(opt, result) : search_file(opt, result);
   if (f)
@@ -96,7 +104,7 @@ MNEME_COMMAND("search", "search a user's sessions (recall): snippet, session, ti
                 cmd.add_option("QUERY", opt->query, "what to look for")->required();
                 cmd.add_option("--user", opt->user,
                                "whose sessions (default: gateway.default_user)");
-                cmd.add_option("--limit", opt->limit, "at most N sessions (1..10, default 3)");
+                cmd.add_option("--limit", opt->limit, "at most N conversations (default 3; above 10: 10)");
                 cmd.add_flag("--include-inactive", opt->include_inactive,
                              "also rolled-back rows");
                 add_source_options(cmd, opt->source);

@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <tuple>
@@ -50,6 +51,7 @@
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
 #include "policies/log_rate.hpp"
+#include "policies/recall_grouping.hpp"
 #include "store/facts.hpp"
 
 namespace mneme::api {
@@ -353,6 +355,10 @@ void health(const call_ptr& c) {
   ask<supervisor_stats>(c, c->api->supervisor, read_timeout(c), sv_stats_atom_v)
     .then([c](caf::expected<supervisor_stats> stats) {
       json body{{"status", "ok"}, {"version", c->api->opt.version}};
+      // "auth_failed" from a summarizer answer of 401/403/quota until the next
+      // summarizer answer (policies/summary_failure.hpp).
+      body["summarizer"] = std::string{to_string(
+        c->api->metrics ? c->api->metrics->summarizer() : summarizer_health::ok)};
       body["sessions_hosted"] = stats ? stats->hosted : int64_t{-1};
       body["rss_bytes"] = resident_bytes();
       send_json(c, 200, body);
@@ -642,19 +648,25 @@ void search(const call_ptr& c) {
   if (!utf8_param(c, "q", rq.query))
     return;
   rq.user_id = c->query.value_or("user", api.opt.default_user);
+  // A limit above the maximum is clamped and the answer says so; a limit below
+  // 1 or not an integer is a 400 (policies/recall_grouping.hpp).
+  int64_t limit = recall_default_sessions;
   if (!check(c, "parameter 'user'", rq.user_id, user_max_bytes)
-      || !int_param(c, "limit", 1, recall_max_sessions, rq.max_sessions)
+      || !int_param(c, "limit", 1, std::numeric_limits<int64_t>::max(), limit)
       || !bool_param(c, "include_inactive", rq.include_inactive))
     return;
+  const auto clamped = clamp_recall_limit(limit, recall_max_sessions);
+  rq.max_sessions = clamped.sessions;
   auto started = std::chrono::steady_clock::now();
   ask<recall_result>(c, api.recall, read_timeout(c), rc_search_atom_v, std::move(rq))
-    .then([c, started](caf::expected<recall_result> found) {
+    .then([c, started, limit_clamped = clamped.clamped](caf::expected<recall_result> found) {
       if (auto& m = c->api->metrics)
         m->search_latency.observe_us(std::chrono::duration_cast<std::chrono::microseconds>(
                                        std::chrono::steady_clock::now() - started)
                                        .count());
       if (!found)
         return fail(c, found.error());
+      found->limit_clamped = limit_clamped;
       send_json(c, 200, to_json(*found));
     });
 }

@@ -84,6 +84,7 @@ json to_json(const compaction_report& r) {
           {"nothing_to_compact", r.nothing_to_compact},
           {"summary_failed", r.summary_failed},
           {"used_fallback", r.used_fallback},
+          {"summary_auth_failed", r.summary_auth_failed},
           {"effective", r.effective},
           {"tokens_before", r.tokens_before},
           {"tokens_after", r.tokens_after},
@@ -124,6 +125,7 @@ json to_json(const session_snapshot& s) {
 
 json to_json(const recall_hit& h) {
   return {{"session_id", h.hit.session_id},
+          {"conversation_id", h.conversation_id},
           {"kind", std::string{to_string(h.kind)}},
           {"route", h.route},
           {"score", h.score},
@@ -140,7 +142,8 @@ json to_json(const recall_result& r) {
     hits.push_back(to_json(h));
   return {{"hits", std::move(hits)},
           {"routes_tried", r.routes_tried},
-          {"query_truncated", r.query_truncated}};
+          {"query_truncated", r.query_truncated},
+          {"limit_clamped", r.limit_clamped}};
 }
 
 json to_json(const supervisor_stats& s) {

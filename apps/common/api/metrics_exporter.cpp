@@ -153,6 +153,10 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
       f.counter("mneme_summary_failures_total", "Failed summarizer calls by error kind.",
                 static_cast<double>(n), {{"kind", to_string(static_cast<errc>(i))}});
   }
+  f.counter("mneme_summarizer_auth_failures_total",
+            "Summarizer answers refusing the credentials or quota (401, 403, quota): "
+            "compactions aborted without a fallback summary.",
+            static_cast<double>(rm.summarizer_auth_failures.load(std::memory_order_relaxed)));
   f.counter("mneme_exhaustion_resets_total",
             "Sessions restarted from their latest summary after compaction exhaustion.",
             static_cast<double>(rm.exhaustion_resets.load(std::memory_order_relaxed)));
