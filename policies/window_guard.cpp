@@ -1,6 +1,7 @@
 // The window guard decision; see window_guard.hpp for the rule.
 #include "policies/window_guard.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 #include "policies/summary_cut.hpp"
@@ -46,6 +47,14 @@ window_guard_decision decide_window_guard(const window_guard_inputs& in) {
   d.action = in.summarizer_allowed ? window_guard_action::compact_summarizer
                                    : window_guard_action::compact_fallback;
   return d;
+}
+
+int64_t guard_output_reserve(int64_t context_window, int64_t max_tokens) {
+  if (max_tokens > 0)
+    return max_tokens;
+  if (context_window <= 0)
+    return 0;
+  return std::min<int64_t>(context_window / 32, 8192);
 }
 
 int64_t summary_bound_tokens(int64_t budget_tokens) {

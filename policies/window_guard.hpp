@@ -76,6 +76,13 @@ struct window_guard_decision {
 
 window_guard_decision decide_window_guard(const window_guard_inputs& in);
 
+// The output reserve the guard keeps for the answer: model.max_tokens when set; when
+// unset (SPEC §2 counts it 0 for the threshold) window / 32, at most 8,192 — a request
+// that leaves no room for the answer is no use, and the live context after the
+// answer then stays within the window too (an answer longer than the reserve is
+// compacted away before the next call). 0 for a non-positive window.
+int64_t guard_output_reserve(int64_t context_window, int64_t max_tokens);
+
 // floor(budget × 1.5) + the tokens the summary markers and the message framing add.
 int64_t summary_bound_tokens(int64_t budget_tokens);
 

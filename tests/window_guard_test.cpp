@@ -131,6 +131,17 @@ BOOST_AUTO_TEST_CASE(the_unfittable_message_names_every_size) {
     BOOST_TEST(text.find(n) != std::string::npos, n << " in: " << text);
 }
 
+BOOST_DATA_TEST_CASE(the_output_reserve_is_max_tokens_else_a_32nd_of_the_window_up_to_8192,
+                     data::make({int64_t{4096}, int64_t{8192}, int64_t{32768}, int64_t{131072},
+                                 int64_t{200000}, int64_t{1000000}, int64_t{8192}, int64_t{0}})
+                         ^ data::make({int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0},
+                                       int64_t{0}, int64_t{0}, int64_t{1000}, int64_t{0}})
+                         ^ data::make({int64_t{128}, int64_t{256}, int64_t{1024}, int64_t{4096},
+                                       int64_t{6250}, int64_t{8192}, int64_t{1000}, int64_t{0}}),
+                     window, max_tokens, want) {
+  BOOST_TEST(guard_output_reserve(window, max_tokens) == want);
+}
+
 BOOST_AUTO_TEST_CASE(actions_print_their_names) {
   BOOST_TEST(to_string(act::compact_fallback) == "compact_fallback");
   BOOST_TEST(to_string(act::unfittable) == "unfittable");
