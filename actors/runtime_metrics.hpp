@@ -30,6 +30,7 @@ enum class compaction_outcome_label : uint8_t {
   fallback,        // the local fallback summary was committed
   failed,          // aborted (abort_on_summary_failure) or the commit failed
   nothing,         // nothing to compact
+  grew,            // not committed: the result would not have been smaller (size guard)
   count_
 };
 
@@ -39,6 +40,7 @@ inline const char* to_label(compaction_outcome_label o) {
     case compaction_outcome_label::fallback: return "fallback";
     case compaction_outcome_label::failed: return "failed";
     case compaction_outcome_label::nothing: return "nothing_to_compact";
+    case compaction_outcome_label::grew: return "grew";
     case compaction_outcome_label::count_: break;
   }
   return "unknown";
@@ -74,9 +76,29 @@ inline external_outcome_label external_label_of(compaction_outcome_label o) {
     case compaction_outcome_label::fallback: return external_outcome_label::fallback;
     case compaction_outcome_label::nothing: return external_outcome_label::nothing;
     case compaction_outcome_label::failed:
+    case compaction_outcome_label::grew:
     case compaction_outcome_label::count_: break;
   }
   return external_outcome_label::failed;
+}
+
+// What the window guard (SPEC §5.6) did when a request did not fit the window; a request
+// that fits is not counted (docs/compaction-guards.md).
+enum class window_guard_label : uint8_t {
+  compacted_summarizer = 0, // compacted with the summarizer's summary (the call then fit)
+  compacted_fallback,       // compacted with the local fallback summary
+  unfittable,               // the turn failed with context_unfittable; nothing was sent
+  count_
+};
+
+inline const char* to_label(window_guard_label o) {
+  switch (o) {
+    case window_guard_label::compacted_summarizer: return "compacted_summarizer";
+    case window_guard_label::compacted_fallback: return "compacted_fallback";
+    case window_guard_label::unfittable: return "unfittable";
+    case window_guard_label::count_: break;
+  }
+  return "unknown";
 }
 
 // How a proactive pruning attempt ended.
@@ -113,6 +135,14 @@ struct runtime_metrics {
   // summarizer's health for GET /v1/health.
   std::atomic<uint64_t> summarizer_auth_failures{0};
   std::atomic<uint8_t> summarizer_state{static_cast<uint8_t>(summarizer_health::ok)};
+  static constexpr size_t window_guard_slots = static_cast<size_t>(window_guard_label::count_);
+  std::array<std::atomic<uint64_t>, window_guard_slots> window_guard{}; // by window_guard_label
+
+  void record_window_guard(window_guard_label o) {
+    auto i = static_cast<size_t>(o);
+    if (i < window_guard_slots)
+      window_guard[i].fetch_add(1, std::memory_order_relaxed);
+  }
 
   // The special paths (docs/special-paths.md), written by session actors.
   static constexpr size_t prune_slots = static_cast<size_t>(prune_outcome_label::count_);

@@ -43,6 +43,7 @@ std::string to_string(errc x) {
     case errc::compaction_exhausted: return "compaction_exhausted";
     case errc::nothing_to_compact: return "nothing_to_compact";
     case errc::compaction_in_flight: return "compaction_in_flight";
+    case errc::context_unfittable: return "context_unfittable";
   }
   return "unknown(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -61,6 +61,8 @@ enum class errc : uint8_t {
   compaction_exhausted = 92,  // attempts spent and the context still does not fit
   nothing_to_compact = 93,    // the middle is empty (counts as ineffective)
   compaction_in_flight = 94,  // another compaction of this session is running
+  context_unfittable = 95,    // window guard: even head + summary + last user message exceed
+                              // the window; the turn fails and nothing is sent (SPEC §5.6)
 };
 
 std::string to_string(errc x);

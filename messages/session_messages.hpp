@@ -35,6 +35,11 @@ struct compaction_report {
   int64_t summary_id = 0;        // the stored summary row, 0 when nothing committed
   int64_t messages_after = 0;    // live rows after
   int64_t overhead_us = 0;       // wall time of the pipeline minus the summarizer wait
+  // The size guard (SPEC §5.6): the result would not have been smaller than its input,
+  // so nothing was committed (the rows stay live); counts as an ineffective attempt.
+  bool grew = false;
+  // Run by the window guard (SPEC §5.6) before a model call, whatever the locks said.
+  bool window_guard = false;
 };
 
 // The answer of one turn (session) or of one inbound message (gateway).
@@ -79,7 +84,7 @@ typename Inspector::result_type inspect(Inspector& f, compaction_report& x) {
            x.nothing_to_compact, x.summary_failed, x.used_fallback, x.summary_auth_failed,
            x.effective,
            x.tokens_before, x.tokens_after, x.archived_rows, x.summary_id, x.messages_after,
-           x.overhead_us);
+           x.overhead_us, x.grew, x.window_guard);
 }
 
 template <class Inspector>

@@ -92,6 +92,8 @@ std::string_view to_string(outcome_error e) {
     case outcome_error::negative_tokens: return "tokens_before or tokens_after is negative";
     case outcome_error::no_op_with_summary:
       return "a no-op compaction cannot report a summary failure or a fallback summary";
+    case outcome_error::grew_but_shrank:
+      return "a compaction that grew must have changed something and not shrunk it";
     case outcome_error::no_op_changed_tokens:
       return "a no-op compaction cannot change the token count";
   }
@@ -103,7 +105,7 @@ std::ostream& operator<<(std::ostream& os, outcome_error e) { return os << to_st
 std::ostream& operator<<(std::ostream& os, const compaction_outcome& o) {
   os << "{by=" << to_string(o.by) << " tokens_before=" << o.tokens_before
      << " tokens_after=" << o.tokens_after << " nothing_to_compact=" << o.nothing_to_compact
-     << " summary_failed=" << o.summary_failed << " used_fallback=" << o.used_fallback << '}';
+     << " summary_failed=" << o.summary_failed << " used_fallback=" << o.used_fallback << " grew=" << o.grew << '}';
   return os;
 }
 
@@ -225,6 +227,8 @@ outcome_error validate(const compaction_outcome& o) {
     return outcome_error::no_op_with_summary;
   if (o.nothing_to_compact && o.tokens_after != o.tokens_before)
     return outcome_error::no_op_changed_tokens;
+  if (o.grew && (o.nothing_to_compact || o.tokens_after < o.tokens_before))
+    return outcome_error::grew_but_shrank;
   return outcome_error::none;
 }
 
@@ -260,7 +264,7 @@ outcome_error on_compaction_done(trigger_state& s, const compaction_outcome& o, 
     arm_lock(s, now, params); // A6
   } else if (lock_armed(s) || s.probe_pending) {
     // A bypassing compaction that did not help leaves the lock to the probe.
-  } else if (committed || o.nothing_to_compact) {
+  } else if (committed || o.nothing_to_compact || o.grew) {
     ++s.anti_thrash_strikes; // A1
     if (s.anti_thrash_strikes >= strikes_to_lock) arm_lock(s, now, params); // A2
   }

@@ -45,7 +45,8 @@
 // ## Transitions and the function that performs each
 //
 //   A1 OPEN    -> STRIKE1   on_compaction_done: a committed compaction saved less
-//                           than anti_thrash_min_savings, or a no-op
+//                           than anti_thrash_min_savings, a no-op, or a compaction
+//                           the size guard refused because it would grow (grew)
 //   A2 STRIKE1 -> LOCKED    on_compaction_done: a second consecutive strike;
 //                           lock_until = now + anti_thrash_lock_seconds
 //   A3 STRIKE1 -> OPEN      on_compaction_done: an effective compaction
@@ -191,17 +192,23 @@ struct compaction_outcome {
   int64_t tokens_after = 0;     // live context tokens after (== before if nothing changed)
   bool nothing_to_compact = false; // the middle was empty: a no-op, no summary call made
   bool summary_failed = false;  // the summary call failed (timeout, 5xx, empty answer, ...)
-  bool used_fallback = false;   // the local fallback summary was committed
+  bool used_fallback = false;   // the local fallback summary was used (committed unless grew)
   std::string failure_reason;   // why the summary failed; becomes the cooldown reason
   // The summary failed with auth/quota and was aborted without a fallback
   // (policies/summary_failure.hpp): implies summary_failed and !used_fallback.
   // A distinct outcome, so a caller that must make room (the window guard) can
   // tell it from abort_on_summary_failure and override it with the fallback.
   bool auth_failed = false;
+  // The size guard (SPEC §5.6, docs/compaction-guards.md): the result would have held at
+  // least as many tokens as the input, so nothing was committed (the rows stay live).
+  // Counts as a strike like a no-op.
+  bool grew = false;
 
-  // A committed compaction changed the transcript: not a no-op, and not a failed
-  // summary without fallback (abort_on_summary_failure).
-  bool committed() const { return !nothing_to_compact && !(summary_failed && !used_fallback); }
+  // A committed compaction changed the transcript: not a no-op, not a failed summary
+  // without fallback (abort_on_summary_failure), not refused by the size guard.
+  bool committed() const {
+    return !nothing_to_compact && !grew && !(summary_failed && !used_fallback);
+  }
 };
 
 std::ostream& operator<<(std::ostream& os, const compaction_outcome& o);
@@ -213,6 +220,7 @@ enum class outcome_error : uint8_t {
   negative_tokens,            // tokens_before or tokens_after < 0
   no_op_with_summary,         // nothing_to_compact together with a summary failure or fallback
   no_op_changed_tokens,       // nothing_to_compact but tokens_after != tokens_before
+  grew_but_shrank,            // grew together with nothing_to_compact or tokens_after < before
 };
 
 std::string_view to_string(outcome_error e);

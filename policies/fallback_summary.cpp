@@ -1,11 +1,13 @@
 // The local fallback summary; see fallback_summary.hpp for the format and limits.
 #include "policies/fallback_summary.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <string_view>
 
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
+#include "policies/token_estimate.hpp"
 
 namespace mneme {
 
@@ -130,6 +132,29 @@ std::string build_fallback_summary(const std::vector<message>& middle,
                                        + " chars omitted, including " + std::to_string(whole)
                                        + " whole messages ...]\n";
                               });
+}
+
+std::string build_fallback_summary_within(const std::vector<message>& middle,
+                                          int64_t budget_tokens,
+                                          fallback_summary_limits limits) {
+  assert(budget_tokens >= 1);
+  constexpr size_t min_cap = 100;
+  const int64_t budget = std::max<int64_t>(1, budget_tokens);
+  const auto by_budget = static_cast<uint64_t>(budget) * latin_chars_per_token;
+  limits.cap_chars = std::max<size_t>(
+    min_cap, static_cast<size_t>(std::min<uint64_t>(limits.cap_chars, by_budget)));
+  std::string text = build_fallback_summary(middle, limits);
+  // CJK text costs up to 4x more tokens per character: shrink the cap in proportion.
+  for (int round = 0; round < 8; ++round) {
+    const int64_t tokens = estimate_text_tokens(text);
+    if (tokens <= budget || limits.cap_chars <= min_cap) break;
+    const auto scaled = static_cast<size_t>(static_cast<double>(limits.cap_chars)
+                                            * static_cast<double>(budget)
+                                            / static_cast<double>(tokens));
+    limits.cap_chars = std::max(min_cap, std::min(scaled, limits.cap_chars - 1));
+    text = build_fallback_summary(middle, limits);
+  }
+  return text;
 }
 
 } // namespace mneme

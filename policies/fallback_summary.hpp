@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,19 @@ struct fallback_summary_limits {
 //           the same for the summary_* fields, and limits.cap_chars >= 100 (room for the marker).
 std::string build_fallback_summary(const std::vector<message>& middle,
                                    const fallback_summary_limits& limits = {});
+
+// The fallback held to a summary budget (SPEC §5.6, issue 25; docs/compaction-guards.md):
+// the fallback's size scales with the window through the budget
+// (policies/summary_budget: at most 5% of the window and half the middle), so a
+// fallback never replaces a middle with something larger. Starts from
+// cap_chars = min(limits.cap_chars, budget_tokens × 4) and lowers the cap (at most a
+// few rebuilds, deterministic) until estimate_text_tokens(text) <= budget_tokens.
+// The cap never goes below 100 characters (room for the omission marker): for a
+// budget under ~25 tokens the text may exceed the budget, and the size guard
+// (compaction_outcome::grew) then refuses the commit if it would grow the context.
+// REQUIRES: the build_fallback_summary requirements on limits; budget_tokens >= 1.
+std::string build_fallback_summary_within(const std::vector<message>& middle,
+                                          int64_t budget_tokens,
+                                          fallback_summary_limits limits = {});
 
 } // namespace mneme

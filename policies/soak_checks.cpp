@@ -27,6 +27,11 @@ int64_t derived_live_bound(int64_t threshold, double factor, int64_t largest_mes
          + largest_message_tokens + answer_tokens;
 }
 
+int64_t window_live_bound(int64_t context_window, int64_t scenario_max_live_tokens) {
+  assert(context_window > 0 || scenario_max_live_tokens > 0);
+  return scenario_max_live_tokens > 0 ? scenario_max_live_tokens : context_window;
+}
+
 int64_t max_in_window(std::vector<double> times_s, double window_s) {
   assert(window_s > 0);
   std::sort(times_s.begin(), times_s.end());

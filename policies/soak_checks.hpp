@@ -27,6 +27,14 @@ std::optional<double> percentile(std::vector<double> values, double p);
 int64_t derived_live_bound(int64_t threshold, double factor, int64_t largest_message_tokens,
                            int64_t answer_tokens);
 
+// The live-context bound of the soak's checks (SPEC §5.6, issue 25): the window guard
+// keeps every session's live context within its model window, outage or not, so the
+// bound is the window itself; a scenario's explicit max_live_tokens (> 0) wins.
+// (derived_live_bound above was the bound before the window guard; it stays for
+// scenarios' live_bound_factor, which no longer decides the bound.)
+// REQUIRES: context_window > 0 or scenario_max_live_tokens > 0.
+int64_t window_live_bound(int64_t context_window, int64_t scenario_max_live_tokens);
+
 // The most events inside any half-open window [t, t + window_s) over `times_s` (seconds,
 // any order). 0 for no events. REQUIRES: window_s > 0.
 int64_t max_in_window(std::vector<double> times_s, double window_s);

@@ -12,6 +12,7 @@ std::string_view to_string(summary_budget_rule r) {
     case summary_budget_rule::floor: return "floor";
     case summary_budget_rule::absolute_ceiling: return "absolute_ceiling";
     case summary_budget_rule::window_ceiling: return "window_ceiling";
+    case summary_budget_rule::freed_ceiling: return "freed_ceiling";
   }
   return "unknown";
 }
@@ -64,6 +65,12 @@ summary_budget compute_summary_budget(int64_t tokens_to_summarize, int64_t conte
   } else {
     out.tokens = static_cast<int64_t>(wanted);
     out.rule = summary_budget_rule::ratio;
+  }
+  // Never more than the compaction frees: budget <= middle / 2 (at least 1).
+  const int64_t freed = std::max<int64_t>(1, tokens_to_summarize / 2);
+  if (out.tokens > freed) {
+    out.tokens = freed;
+    out.rule = summary_budget_rule::freed_ceiling;
   }
   return out;
 }

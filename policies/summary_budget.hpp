@@ -2,9 +2,16 @@
 // when it condenses the middle of a transcript. The number is written into the
 // summarizer prompt ("target about N tokens"); it is never sent as max_tokens.
 //
-//   budget = clamp(floor(target_ratio × tokens_to_summarize),
-//                  floor   = 2,000,
-//                  ceiling = min(10,000, floor(5% of the context window)))
+//   budget = min(clamp(floor(target_ratio × tokens_to_summarize),
+//                      floor   = 2,000,
+//                      ceiling = min(10,000, floor(5% of the context window))),
+//                freed = max(1, floor(tokens_to_summarize / 2)))
+//
+// The budget never exceeds what the compaction frees (SPEC §5.6, issue 25): a
+// summary of budget tokens replacing a middle of M tokens frees M - budget, so
+// budget <= M / 2 keeps the summary no larger than what it frees. The 2,000 floor
+// gives way to it (a 2,333-token middle gets 1,166, not 2,000, so its summary
+// cannot come out larger than the middle). Below 2 tokens of middle the budget is 1.
 //
 // Small windows (below 40,000 tokens, where 5% of the window is under 2,000): the
 // ceiling wins over the floor, so the budget is floor(window / 20) whatever the
@@ -30,6 +37,7 @@ enum class summary_budget_rule : uint8_t {
   floor,            // raised to 2,000
   absolute_ceiling, // lowered to 10,000
   window_ceiling,   // lowered to 5% of the window (also when that is below 2,000)
+  freed_ceiling,    // lowered to half the middle: never more than the compaction frees
 };
 
 // Why no budget could be computed.
@@ -45,7 +53,8 @@ std::string_view to_string(summary_budget_error e);
 std::ostream& operator<<(std::ostream& os, summary_budget_rule r);
 std::ostream& operator<<(std::ostream& os, summary_budget_error e);
 
-// Invariant: ok() implies 1 <= tokens <= 10,000 and tokens <= context_window / 20.
+// Invariant: ok() implies 1 <= tokens <= 10,000, tokens <= context_window / 20 and
+// tokens <= max(1, tokens_to_summarize / 2).
 // When !ok(), tokens is 0 and error names the offending input.
 struct summary_budget {
   int64_t tokens = 0;

@@ -279,6 +279,69 @@ BOOST_FIXTURE_TEST_CASE(a_no_op_compaction_is_a_strike, protection_fixture) {
   BOOST_TEST(phase() == anti_thrash_phase::locked);
 }
 
+// ---- Size guard (SPEC §5.6, issue 25) -------------------------------------------------------
+
+// A compaction whose result would hold at least as many tokens as its input.
+compaction_outcome grown(int64_t before, int64_t after, bool fallback) {
+  compaction_outcome o{trigger::t1_pre_call, before, after, false, fallback, fallback, {}};
+  o.grew = true;
+  return o;
+}
+
+struct grew_case {
+  int64_t before;
+  int64_t after;
+  bool fallback;
+};
+std::ostream& operator<<(std::ostream& os, const grew_case& c) {
+  return os << c.before << "->" << c.after << " fallback=" << c.fallback;
+}
+
+BOOST_DATA_TEST_CASE_F(protection_fixture,
+                       a_compaction_that_grew_commits_nothing_and_is_a_strike,
+                       data::make(std::vector<grew_case>{
+                         {3218, 3304, true},   // the issue's fallback on an 8K window
+                         {2333, 2815, true},   // the issue's fake at the 2,000 floor
+                         {5000, 5000, false},  // equal is not smaller
+                         {100, 100000, false},
+                       }),
+                       c) {
+  auto o = grown(c.before, c.after, c.fallback);
+  BOOST_TEST(!o.committed());
+  BOOST_TEST(!is_effective(o, params));
+  done(o);
+  BOOST_TEST(state.anti_thrash_strikes == 1);
+  BOOST_TEST(state.compaction_count == 0);
+  BOOST_TEST(state.fallback_streak == 0);
+  done(o);
+  BOOST_TEST(phase() == anti_thrash_phase::locked);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_grown_probe_rearms_the_lock, protection_fixture) {
+  lock_by_two_strikes();
+  advance_ms(300 * second);
+  BOOST_REQUIRE(phase() == anti_thrash_phase::probe);
+  done(grown(1000, 1200, false));
+  BOOST_TEST(phase() == anti_thrash_phase::locked);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_grown_fallback_after_a_failed_summary_still_arms_the_cooldown,
+                        protection_fixture) {
+  auto o = grown(2333, 2815, true);
+  o.failure_reason = "server_error";
+  done(o);
+  BOOST_TEST(in_cooldown(state, now));
+  BOOST_TEST(state.compaction_count == 0);
+}
+
+BOOST_AUTO_TEST_CASE(grew_with_a_no_op_or_a_shrink_is_rejected) {
+  auto noop = grown(100, 100, false);
+  noop.nothing_to_compact = true;
+  BOOST_TEST(validate(noop) == outcome_error::grew_but_shrank);
+  BOOST_TEST(validate(grown(100, 99, false)) == outcome_error::grew_but_shrank);
+  BOOST_TEST(validate(grown(100, 100, false)) == outcome_error::none);
+}
+
 BOOST_FIXTURE_TEST_CASE(an_effective_compaction_clears_the_strikes, protection_fixture) {
   done(weak());
   done(effective());

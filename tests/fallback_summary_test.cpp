@@ -11,7 +11,9 @@
 
 #include "policies/fallback_summary.hpp"
 #include "policies/summary_markers.hpp"
+#include "policies/summary_budget.hpp"
 #include "policies/summary_request.hpp"
+#include "policies/token_estimate.hpp"
 #include "tests/message_builders.hpp"
 
 BOOST_AUTO_TEST_SUITE(fallback_summary_test)
@@ -218,6 +220,46 @@ BOOST_AUTO_TEST_CASE(the_fallback_survives_wrapping_and_unwrapping_unchanged) {
   middle.push_back(msg(msg_role::user, std::string{summary_end_line} + " quoted by the user"));
   const std::string body = build_fallback_summary(middle);
   BOOST_TEST(unwrap_summary(wrap_summary(body)) == body);
+}
+
+// ---- The fallback held to the summary budget (SPEC §5.6, issue 25) ---------------------------
+
+// Table over the issue's windows: a 300-exchange middle (far over any cap) gets a
+// fallback within the budget of its window, smaller than the middle it replaces.
+BOOST_DATA_TEST_CASE(the_fallback_stays_within_the_budget_of_every_window,
+                     data::make({int64_t{4096}, int64_t{8192}, int64_t{32768}, int64_t{131072},
+                                 int64_t{200000}, int64_t{1000000}}),
+                     window) {
+  auto middle = conversation(300);
+  const int64_t middle_tokens = estimate_messages_tokens(middle);
+  auto budget = compute_summary_budget(middle_tokens, window);
+  BOOST_REQUIRE(budget.ok());
+  auto text = build_fallback_summary_within(middle, budget.tokens);
+  BOOST_TEST(estimate_text_tokens(text) <= budget.tokens);
+  BOOST_TEST(estimate_text_tokens(text) < middle_tokens);
+  BOOST_TEST(utf8_char_count(text) <= 8000u);
+  BOOST_TEST(text.find("chars omitted") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_budget_of_2000_or_more_leaves_the_8000_char_fallback_unchanged) {
+  auto middle = conversation(300);
+  BOOST_TEST(build_fallback_summary_within(middle, 2000) == build_fallback_summary(middle));
+  BOOST_TEST(build_fallback_summary_within(middle, 10000) == build_fallback_summary(middle));
+}
+
+BOOST_AUTO_TEST_CASE(a_cjk_middle_is_shrunk_until_its_estimate_fits_the_budget) {
+  std::vector<message> middle;
+  std::string line;
+  for (int k = 0; k < 60; ++k) line += cjk;
+  for (int i = 0; i < 40; ++i) middle.push_back(msg(msg_role::user, line));
+  auto text = build_fallback_summary_within(middle, 400);
+  BOOST_TEST(estimate_text_tokens(text) <= 400);
+  BOOST_TEST(valid_utf8(text));
+}
+
+BOOST_AUTO_TEST_CASE(a_small_middle_fits_whole_and_is_the_plain_fallback) {
+  auto middle = conversation(2);
+  BOOST_TEST(build_fallback_summary_within(middle, 400) == build_fallback_summary(middle));
 }
 
 BOOST_AUTO_TEST_SUITE_END() // fallback_summary_test

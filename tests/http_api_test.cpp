@@ -161,7 +161,10 @@ BOOST_AUTO_TEST_CASE(compaction_whole_and_around_a_message_answers_the_report) {
   std::vector<int64_t> ids;
   for (int i = 0; i < 60; ++i)
     ids.push_back(append("c", i % 2 ? "assistant" : "user",
-                         "line " + std::to_string(i) + " of the quarterly budget review"));
+                         "line " + std::to_string(i) + " of the quarterly budget review"
+                           + std::string(400, 'x')));
+  // (long rows: a summary of five short rows would not be smaller, and the size guard
+  // would refuse to commit it)
   auto local = post("/v1/sessions/c/compact", json{{"around_id", ids[30]}, {"radius", 2}});
   BOOST_REQUIRE_MESSAGE(local.status == 200, local.text);
   BOOST_TEST(local.body["trigger"] == "T13_manual_local");

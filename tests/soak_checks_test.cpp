@@ -113,6 +113,14 @@ BOOST_DATA_TEST_CASE(live_bound_is_factor_times_threshold_plus_one_turn, bdata::
   BOOST_TEST(derived_live_bound(c.threshold, c.factor, c.largest, c.answer) == c.expected);
 }
 
+BOOST_AUTO_TEST_CASE(the_live_bound_is_the_window_unless_the_scenario_names_one) {
+  for (int64_t w : {int64_t{4096}, int64_t{8192}, int64_t{32768}, int64_t{131072},
+                    int64_t{200000}, int64_t{1000000}}) {
+    BOOST_TEST(window_live_bound(w, 0) == w);
+    BOOST_TEST(window_live_bound(w, 5000) == 5000);
+  }
+}
+
 BOOST_DATA_TEST_CASE(max_in_window_counts_the_busiest_window, bdata::make(window_cases), c) {
   BOOST_TEST(max_in_window(c.times, c.window) == c.expected);
 }

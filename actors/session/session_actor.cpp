@@ -15,7 +15,13 @@
 //     huge output in the protected head makes every turn exhaust and every reset copy
 //     it again (a reset loop: 48 resets of one key in a flaky soak run);
 //   - any other model failure ends the turn with that error; the user's message stays
-//     stored.
+//     stored;
+//   - the window guard (SPEC §5.6, policies/window_guard.hpp) runs inside call_model,
+//     so it covers every model call (first call, retries after T6-T9); its
+//     compactions are reported as T1 with window_guard: true, skip the lock check and
+//     spend no turn attempt (a grown or weak one still strikes), and at most
+//     max_window_guard_passes run per call. Tools cost 0: this session's chat requests
+//     carry no tool schemas.
 #include "actors/session/session_actor.hpp"
 
 #include <cassert>
@@ -29,6 +35,8 @@
 #include "policies/request_pairing.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/tool_pairing.hpp"
+#include "policies/split.hpp"
+#include "policies/window_guard.hpp"
 
 namespace mneme {
 
@@ -271,7 +279,7 @@ void on_answer(session_ptr self, chat_answer answer) {
              [self](caf::error err) { end_turn(self, std::move(err)); });
 }
 
-void call_model(session_ptr self) {
+void send_model_call(session_ptr self) {
   auto& st = self->state;
   chat_request req;
   req.model = st.params.model.name;
@@ -286,6 +294,90 @@ void call_model(session_ptr self) {
   self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
     .then([self](chat_answer& a) { on_answer(self, std::move(a)); },
           [self](caf::error& err) { on_model_error(self, std::move(err)); });
+}
+
+// The live context a compaction with `params` would leave at most: head + the largest
+// summary it can commit + tail (the live tokens when there is nothing to compact).
+int64_t tokens_after_plan(const session_state& st, const compression_params& params) {
+  auto plan = plan_compaction(st.live, params, st.window);
+  if (plan.nothing_to_compact())
+    return st.live_tokens;
+  return plan.head_tokens + plan.tail_tokens
+         + summary_bound_tokens(summary_budget_of(st, plan.middle_tokens));
+}
+
+window_guard_inputs guard_inputs_of(const session_state& st, int passes) {
+  window_guard_inputs in;
+  in.context_window = st.window;
+  in.output_reserve = guard_output_reserve(st.window, st.params.model.max_tokens);
+  in.tools_tokens = 0;
+  in.live_tokens = st.live_tokens;
+  in.passes_done = passes;
+  in.summarizer_allowed = !in_cooldown(st.record.triggers, st.now());
+  if (in.live_tokens + in.output_reserve > in.context_window) { // plan only when needed
+    in.planned_tokens = tokens_after_plan(st, st.params.compression);
+    in.minimal_tokens = tokens_after_plan(st, minimal_tail_params(st.params.compression));
+  }
+  return in;
+}
+
+// The window guard before every model call (SPEC §5.6): send what fits, compact first
+// what can fit (whatever the locks and attempts say), fail what cannot.
+void call_model_guarded(session_ptr self, int passes) {
+  auto& st = self->state;
+  if (st.compacting) {
+    st.after_compaction.emplace_back([self, passes] { call_model_guarded(self, passes); });
+    return;
+  }
+  auto in = guard_inputs_of(st, passes);
+  auto d = decide_window_guard(in);
+  auto* metrics = st.params.metrics.get();
+  switch (d.action) {
+    case window_guard_action::send:
+      send_model_call(self);
+      return;
+    case window_guard_action::bad_input:
+      end_turn(self, caf::make_error(errc::internal, "session " + st.record.id
+                                                       + ": window guard input is invalid"));
+      return;
+    case window_guard_action::unfittable:
+      if (metrics)
+        metrics->record_window_guard(window_guard_label::unfittable);
+      st.log().warn("session={} event=window_guard outcome=unfittable needed={} window={} "
+                    "minimal={} passes={}", st.record.id, d.needed_tokens, in.context_window,
+                    d.minimal_needed_tokens, passes);
+      end_turn(self, caf::make_error(errc::context_unfittable,
+                                     "session " + st.record.id + ": "
+                                       + describe_unfittable(in, d)));
+      return;
+    case window_guard_action::compact_summarizer:
+    case window_guard_action::compact_fallback:
+      break;
+  }
+  st.log().info("session={} event=window_guard action={} needed={} window={} minimal_tail={} "
+                "passes={}", st.record.id, to_string(d.action), d.needed_tokens,
+                in.context_window, d.minimal_tail, passes);
+  lock_decision lock;
+  lock.fallback_only = d.action == window_guard_action::compact_fallback;
+  st.guard_requested = true;
+  st.guard_minimal_tail = d.minimal_tail;
+  start_compaction(self, trigger::t1_pre_call, lock, {}, std::nullopt,
+                   [self, passes](compaction_report r, caf::error err) {
+                     auto& st = self->state;
+                     if (st.params.metrics)
+                       st.params.metrics->record_window_guard(
+                         r.used_fallback ? window_guard_label::compacted_fallback
+                                         : window_guard_label::compacted_summarizer);
+                     if (err)
+                       st.log().warn("session={} event=window_guard_compaction_failed "
+                                     "error={}", st.record.id, render_error(err));
+                     st.reply.compactions.push_back(r);
+                     call_model_guarded(self, passes + 1);
+                   });
+}
+
+void call_model(session_ptr self) {
+  call_model_guarded(self, 0);
 }
 
 void start_next_turn(session_ptr self) {

@@ -40,6 +40,7 @@
 #include "policies/split.hpp"
 #include "policies/split_apply.hpp"
 #include "policies/summary_budget.hpp"
+#include "policies/summary_cut.hpp"
 #include "policies/summary_failure.hpp"
 #include "policies/summary_markers.hpp"
 #include "policies/summary_request.hpp"
@@ -68,6 +69,7 @@ compaction_report report_of(const compaction_outcome& out, const compression_par
   r.effective = is_effective(out, params);
   r.tokens_before = out.tokens_before;
   r.tokens_after = out.tokens_after;
+  r.grew = out.grew;
   return r;
 }
 
@@ -76,6 +78,8 @@ void finish(session_ptr self, compaction_report report, caf::error err,
             const compaction_done& done) {
   auto& st = self->state;
   st.compacting = false;
+  report.window_guard = st.pipeline_guard;
+  st.pipeline_guard = false;
   report.messages_after = static_cast<int64_t>(st.live.size());
   auto total = std::chrono::duration_cast<std::chrono::microseconds>(
     std::chrono::steady_clock::now() - st.compaction_started);
@@ -83,6 +87,7 @@ void finish(session_ptr self, compaction_report report, caf::error err,
   if (st.params.metrics) {
     auto outcome = err                       ? compaction_outcome_label::failed
                    : report.nothing_to_compact ? compaction_outcome_label::nothing
+                   : report.grew               ? compaction_outcome_label::grew
                    : !report.committed         ? compaction_outcome_label::failed
                    : report.used_fallback      ? compaction_outcome_label::fallback
                                                : compaction_outcome_label::committed;
@@ -109,8 +114,9 @@ void finish_uncommitted(session_ptr self, compaction_outcome out, caf::error err
   (void) rejected;
   persist_triggers(self);
   st.log().info("session={} event=compaction by={} committed=false nothing_to_compact={} "
-                "summary_failed={}", st.record.id, to_string(out.by), out.nothing_to_compact,
-                out.summary_failed);
+                "summary_failed={} grew={} tokens_before={} tokens_after={}", st.record.id,
+                to_string(out.by), out.nothing_to_compact, out.summary_failed, out.grew,
+                out.tokens_before, out.tokens_after);
   finish(self, report_of(out, st.params.compression), std::move(err), done);
 }
 
@@ -202,6 +208,13 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
   // Rows appended since planning are not part of what was compacted.
   int64_t appended_since_plan = sum_tokens(st.live, plan.transcript_size);
   out.tokens_after = sum_tokens(applied.live) - appended_since_plan;
+  if (out.tokens_after >= out.tokens_before) {
+    // The size guard (SPEC §5.6): a compaction that does not shrink the context is not
+    // committed; the rows stay live and it counts as an ineffective attempt (a strike).
+    out.grew = true;
+    finish_uncommitted(self, out, caf::error{}, done);
+    return;
+  }
   trigger_state next = st.record.triggers;
   auto rejected = on_compaction_done(next, out, st.now(), st.params.compression);
   assert(rejected == outcome_error::none);
@@ -256,10 +269,10 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
 // the failure counted, the runtime's summarizer health auth_failed, and one
 // error line per endpoint per minute across all sessions (the endpoint without
 // credentials; the key is never logged: the LLM client redacts it from errors).
-void abort_for_auth(session_ptr self, compaction_outcome out, bool hygiene,
-                    const compaction_done& done) {
+// Counts and logs (once per endpoint per minute) a summarizer answer refusing the
+// credentials or quota; the cooldown reason names it. Returns the endpoint as logged.
+std::string note_auth_failure(session_ptr self, compaction_outcome& out, bool hygiene) {
   auto& st = self->state;
-  out.auth_failed = true;
   const std::string detail = out.failure_reason;
   out.failure_reason = auth_cooldown_reason_for(detail);
   const auto& url = hygiene && !st.params.hygiene_endpoint.empty() ? st.params.hygiene_endpoint
@@ -278,6 +291,15 @@ void abort_for_auth(session_ptr self, compaction_outcome out, bool hygiene,
   else
     st.log().debug("session={} event=summarizer_auth_failed endpoint={} by={}", st.record.id,
                    endpoint, to_string(out.by));
+  return endpoint;
+}
+
+// The auth/quota abort: nothing committed, no fallback row, the session cools down.
+void abort_for_auth(session_ptr self, compaction_outcome out, bool hygiene,
+                    const compaction_done& done) {
+  const std::string detail = out.failure_reason;
+  const std::string endpoint = note_auth_failure(self, out, hygiene);
+  out.auth_failed = true;
   finish_uncommitted(self, out,
                      caf::make_error(errc::compaction_failed,
                                      "summary refused (credentials or quota of the summarizer "
@@ -292,6 +314,20 @@ std::vector<message> middle_of(const std::vector<message>& live, const compactio
 
 } // namespace
 
+int64_t summary_budget_of(const session_state& st, int64_t middle_tokens) {
+  auto b = compute_summary_budget(middle_tokens, st.window, st.params.compression.target_ratio);
+  if (b.ok())
+    return b.tokens;
+  return std::max<int64_t>(1, std::min(summary_budget_floor_tokens, middle_tokens / 2));
+}
+
+compression_params minimal_tail_params(compression_params p) {
+  p.tail_mode = tail_mode::count;
+  p.protect_last_n = 1;
+  p.min_tail_user_messages = 1;
+  return p;
+}
+
 void start_compaction(session_ptr self, trigger by, lock_decision lock, std::string focus,
                       local_window local, compaction_done done) {
   auto& st = self->state;
@@ -302,10 +338,16 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   st.compacting = true;
   st.compaction_started = std::chrono::steady_clock::now();
   st.summary_wait = std::chrono::microseconds{0};
+  const bool guard = st.guard_requested;
+  const bool minimal_tail = guard && st.guard_minimal_tail;
+  st.pipeline_guard = guard;
+  st.guard_requested = st.guard_minimal_tail = false;
   const auto& params = st.params.compression;
   auto plan = local ? plan_local_compaction(st.live, local->first, local->second, params,
                                             st.window)
-                    : plan_compaction(st.live, params, st.window);
+                    : plan_compaction(st.live,
+                                      minimal_tail ? minimal_tail_params(params) : params,
+                                      st.window);
   compaction_outcome out;
   out.by = by;
   out.tokens_before = st.live_tokens;
@@ -328,16 +370,19 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   }
   plan.orphan_fixes.clear(); // applied per request instead (see the header comment)
   auto middle = middle_of(st.live, plan);
+  // Summary and fallback share one budget that scales with the window and never
+  // exceeds half the middle (SPEC §5.6 size guard; policies/summary_budget.hpp).
+  const int64_t budget_tokens = summary_budget_of(st, plan.middle_tokens);
   if (lock.fallback_only) {
     out.used_fallback = true;
-    commit(self, std::move(plan), wrap_summary(build_fallback_summary(middle)), out,
+    commit(self, std::move(plan),
+           wrap_summary(build_fallback_summary_within(middle, budget_tokens)), out,
            std::move(done));
     return;
   }
-  auto budget = compute_summary_budget(plan.middle_tokens, st.window, params.target_ratio);
   summary_request_params rp;
   rp.model = st.params.summary_model.empty() ? st.params.model.name : st.params.summary_model;
-  rp.budget_tokens = budget.ok() ? budget.tokens : summary_budget_floor_tokens;
+  rp.budget_tokens = budget_tokens;
   rp.focus = std::move(focus);
   auto request = uses_compaction_endpoint(st)
                    ? endpoint_compaction_request(st, middle, rp.budget_tokens, rp.focus)
@@ -359,28 +404,35 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   const bool hygiene = (by == trigger::t3_hygiene_message_cap
                         || by == trigger::t4_hygiene_tokens)
                        && st.deps.hygiene;
-  auto on_failure = [self, plan, middle, out, done, hygiene](std::string reason,
-                                                             llm_error_kind kind) mutable {
+  auto on_failure = [self, plan, middle, out, done, hygiene, guard,
+                     budget_tokens](std::string reason, llm_error_kind kind) mutable {
     auto& st = self->state;
     out.summary_failed = true;
     out.failure_reason = reason;
     const auto action = on_summary_failure(kind, st.params.compression.abort_on_summary_failure);
+    // The window guard needs room now: it takes the fallback even when the summarizer
+    // refused its credentials or abort_on_summary_failure would leave the transcript
+    // unchanged (SPEC §5.6); the refusal is still counted and logged.
     if (action == summary_failure_action::abort_auth) {
-      abort_for_auth(self, std::move(out), hygiene, done);
-      return;
-    }
-    if (st.params.metrics)
+      if (!guard) {
+        abort_for_auth(self, std::move(out), hygiene, done);
+        return;
+      }
+      note_auth_failure(self, out, hygiene);
+    } else if (st.params.metrics) {
       st.params.metrics->record_summarizer(summarizer_event::other_failure);
+    }
     st.log().warn("session={} event=summary_failed by={} reason={}", st.record.id,
                   to_string(out.by), reason);
-    if (action == summary_failure_action::abort) {
+    if (action == summary_failure_action::abort && !guard) {
       finish_uncommitted(self, out,
                          caf::make_error(errc::compaction_failed, "summary failed: " + reason),
                          done);
       return;
     }
     out.used_fallback = true;
-    commit(self, std::move(plan), wrap_summary(build_fallback_summary(middle)), out,
+    commit(self, std::move(plan),
+           wrap_summary(build_fallback_summary_within(middle, budget_tokens)), out,
            std::move(done));
   };
   // The gateway's hygiene compactions call the hygiene pool (its own, usually
@@ -389,8 +441,8 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   auto timeout = hygiene ? st.params.hygiene_timeout : st.params.summary_timeout;
   self->request(pool, timeout, llm_call_atom_v, std::move(request))
     .then(
-      [self, plan, out, done, on_failure, waited,
-       count_failure](chat_answer& answer) mutable {
+      [self, plan, out, done, on_failure, waited, count_failure,
+       budget_tokens](chat_answer& answer) mutable {
         waited();
         if (answer.content.empty()) {
           count_failure(errc::llm_empty_answer);
@@ -399,7 +451,13 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
         }
         if (self->state.params.metrics)
           self->state.params.metrics->record_summarizer(summarizer_event::answered);
-        commit(self, std::move(plan), wrap_summary(answer.content), out, std::move(done));
+        // An answer longer than budget x 1.5 is cut at a line before the size guard.
+        auto cut = cut_summary_to_tokens(answer.content, summary_cut_limit(budget_tokens));
+        if (cut.cut)
+          self->state.log().info("session={} event=summary_cut budget={} tokens_before={} "
+                                 "tokens_after={}", self->state.record.id, budget_tokens,
+                                 cut.tokens_before, cut.tokens_after);
+        commit(self, std::move(plan), wrap_summary(cut.text), out, std::move(done));
       },
       [on_failure, waited, count_failure](caf::error& err) mutable {
         waited();

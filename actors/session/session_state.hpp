@@ -61,6 +61,12 @@ struct session_state {
   std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(16, 0);
   std::chrono::steady_clock::time_point compaction_started; // for overhead_us
   std::chrono::microseconds summary_wait{0};               // summarizer round trip
+  // The window guard (SPEC §5.6; session_actor.cpp) asks the next start_compaction for a
+  // guard compaction: no abort without a fallback, the minimal tail when asked. The
+  // request is consumed when the pipeline starts; `pipeline_guard` marks the running one.
+  bool guard_requested = false;
+  bool guard_minimal_tail = false;
+  bool pipeline_guard = false;
   // in_place: false (session_compaction.cpp): while the store ends this session and
   // opens its child, new appends wait here and then go to the child.
   bool switching_to_child = false;
@@ -104,6 +110,14 @@ using compaction_done = std::function<void(compaction_report, caf::error)>;
 
 // Where a local compaction (T13) centers: live index and radius.
 using local_window = std::optional<std::pair<size_t, size_t>>;
+
+// The summary budget of a middle of `middle_tokens` on the session's window
+// (policies/summary_budget; 1 when the inputs give none).
+int64_t summary_budget_of(const session_state& st, int64_t middle_tokens);
+
+// The compression parameters of a plan with the minimal tail: the last real user
+// message and everything after it (the window guard's smallest context).
+compression_params minimal_tail_params(compression_params p);
 
 // Runs one compaction end to end. REQUIRES: !st.compacting, st.ready.
 void start_compaction(session_ptr self, trigger by, lock_decision lock, std::string focus,

@@ -51,6 +51,7 @@ int http_status_of(errc code) {
     case errc::compaction_exhausted:
     case errc::nothing_to_compact:
     case errc::compaction_in_flight: return 409;
+    case errc::context_unfittable: return 413; // the request cannot be made to fit
   }
   return 500;
 }

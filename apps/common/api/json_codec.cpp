@@ -91,7 +91,9 @@ json to_json(const compaction_report& r) {
           {"archived_rows", r.archived_rows},
           {"summary_id", r.summary_id},
           {"messages_after", r.messages_after},
-          {"overhead_us", r.overhead_us}};
+          {"overhead_us", r.overhead_us},
+          {"grew", r.grew},
+          {"window_guard", r.window_guard}};
 }
 
 json to_json(const turn_reply& r) {

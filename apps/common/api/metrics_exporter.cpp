@@ -230,6 +230,13 @@ void add_path_counters(families& f, const runtime_metrics& rm) {
                   {{"mode", std::string{to_string(static_cast<compactor>(m))}},
                    {"outcome", to_label(static_cast<external_outcome_label>(o))}});
     }
+  const char* guard_help = "Window guard activations (SPEC 5.6): a request over the window "
+                           "compacted first, or the turn failed as unfittable.";
+  f.family("mneme_window_guard_total", guard_help, MetricType::Counter);
+  for (size_t i = 0; i < runtime_metrics::window_guard_slots; ++i)
+    f.counter("mneme_window_guard_total", guard_help,
+              static_cast<double>(rm.window_guard[i].load(std::memory_order_relaxed)),
+              {{"outcome", to_label(static_cast<window_guard_label>(i))}});
   f.counter("mneme_skill_loads_total", "Skills appended to a session.", value(rm.skill_loads));
   f.counter("mneme_skill_unloads_total", "Skills replaced by their unload marker.",
             value(rm.skill_unloads));

@@ -151,6 +151,7 @@ response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
   c.model = call.model;
   c.created = facts.created_s;
   c.prompt_tokens = facts.prompt_tokens;
+  c.report_usage = settings.report_usage;
   c.server_compacted = facts.server_compacted;
   c.compacted_tokens_before = facts.server_compacted ? facts.prompt_tokens : 0;
   c.compacted_tokens_after = facts.server_compacted_tokens_after;

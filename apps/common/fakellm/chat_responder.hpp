@@ -25,6 +25,8 @@ namespace mneme::fakellm {
 struct answer_settings {
   int64_t window_tokens = 200000;         // prompts above it get the overflow 400
   int64_t answer_tokens = 64;             // size of chat answers
+  bool report_usage = true;               // false: answers carry no "usage" (as some
+                                          // self-hosted servers do)
   int64_t default_summary_tokens = 2000;  // target when a summary prompt names none
   size_t stream_piece_bytes = 64;         // content bytes per SSE chunk
   // Model-name substrings that compact server-side when asked (server_compaction.hpp).

@@ -22,6 +22,7 @@ std::string stats_json(const fake_llm_stats& s, double elapsed_s) {
                             {"control", s.control_requests}, {"bad", s.bad_requests}}},
               {"server_compactions", s.server_compactions},
               {"window_overflows", s.window_overflows},
+              {"max_chat_prompt_tokens", s.max_chat_prompt_tokens},
               {"injected", std::move(injected)},
               {"connections", {{"accepted", s.connections_accepted}, {"open", s.connections_open}}},
               {"elapsed_s", elapsed_s},

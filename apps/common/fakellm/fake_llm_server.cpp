@@ -55,6 +55,7 @@ answer_settings fake_llm_server::impl::settings_locked() const {
   auto settings = opts.answers;
   if (scn.window_tokens) settings.window_tokens = *scn.window_tokens;
   if (scn.answer_tokens) settings.answer_tokens = *scn.answer_tokens;
+  if (scn.report_usage) settings.report_usage = *scn.report_usage;
   if (scn.native_compaction_models) settings.native_compaction_models = *scn.native_compaction_models;
   return settings;
 }
@@ -142,6 +143,9 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     std::lock_guard<std::mutex> guard{mtx};
     facts.seq = next_seq++;
     (facts.is_summary ? counters.summary_requests : counters.chat_requests)++;
+    if (!facts.is_summary)
+      counters.max_chat_prompt_tokens =
+        std::max(counters.max_chat_prompt_tokens, facts.prompt_tokens);
     settings = settings_locked();
     // Server-side compaction works on a scratch copy of this conversation's memory:
     // it only takes effect when the request is answered normally.

@@ -62,6 +62,9 @@ struct fake_llm_stats {
   int64_t control_requests = 0;          // /health and /control/*
   int64_t bad_requests = 0;              // malformed HTTP or JSON, unknown paths
   int64_t window_overflows = 0;          // rejected by the window (not by a fault)
+  // The largest chat-purpose prompt received (its token estimate, policies/token_estimate),
+  // answered or not: what a test asserts "nothing was sent over the window" on.
+  int64_t max_chat_prompt_tokens = 0;
   int64_t connections_accepted = 0;
   int64_t connections_open = 0;
   std::array<int64_t, fault_kind_count> injected{};  // indexed by fault_kind

@@ -130,7 +130,7 @@ json yaml_to_json(const YAML::Node& n) {
 caf::expected<scenario> parse_scenario(const json& doc, const std::string& root) {
   if (!doc.is_object()) return invalid(root, "must be a mapping");
   if (auto bad_key = check_keys(doc, {"seed", "window_tokens", "answer_tokens",
-                                         "native_compaction_models", "faults"}, root);
+                                         "report_usage", "native_compaction_models", "faults"}, root);
       !bad_key.empty())
     return invalid(bad_key, "unknown key");
   scenario s;
@@ -146,6 +146,10 @@ caf::expected<scenario> parse_scenario(const json& doc, const std::string& root)
     if (!it->is_number_integer() || it->get<int64_t>() < 1)
       return invalid(root + "." + key, "must be a positive integer");
     *out = it->get<int64_t>();
+  }
+  if (auto it = doc.find("report_usage"); it != doc.end()) {
+    if (!it->is_boolean()) return invalid(root + ".report_usage", "must be true or false");
+    s.report_usage = it->get<bool>();
   }
   if (auto it = doc.find("native_compaction_models"); it != doc.end()) {
     if (!it->is_array())
@@ -199,6 +203,7 @@ json to_json(const scenario& s) {
   json doc = {{"seed", s.plan.seed}};
   if (s.window_tokens) doc["window_tokens"] = *s.window_tokens;
   if (s.answer_tokens) doc["answer_tokens"] = *s.answer_tokens;
+  if (s.report_usage) doc["report_usage"] = *s.report_usage;
   if (s.native_compaction_models) doc["native_compaction_models"] = *s.native_compaction_models;
   auto faults = json::array();
   const fault_rule defaults;

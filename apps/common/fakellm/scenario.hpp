@@ -6,6 +6,7 @@
 //   seed: 42                 # PRNG seed of fractions and jitter (default 1)
 //   window_tokens: 200000    # optional: context window; prompts above it get a 400
 //   answer_tokens: 64        # optional: size of chat answers
+//   report_usage: true       # optional: false = answers carry no "usage"
 //   native_compaction_models: [gpt-5, codex]  # optional: model-name substrings that
 //                            # compact server-side (server_compaction.hpp)
 //   faults:                  # rules in priority order, see fault_plan.hpp
@@ -37,6 +38,7 @@ struct scenario {
   fault_plan plan;
   std::optional<int64_t> window_tokens;
   std::optional<int64_t> answer_tokens;
+  std::optional<bool> report_usage;
   std::optional<std::vector<std::string>> native_compaction_models;
 };
 

@@ -181,6 +181,7 @@ std::string completion_body(const completion& c) {
               {"choices", json::array({{{"index", 0}, {"message", std::move(msg)},
                                         {"finish_reason", c.finish_reason}}})},
               {"usage", usage_json(c)}};
+  if (!c.report_usage) doc.erase("usage");
   if (c.server_compacted) doc["compaction"] = compaction_marker(c);
   return dump(doc);
 }
@@ -194,7 +195,7 @@ std::vector<std::string> completion_events(const completion& c, size_t piece_byt
   for (auto& p : pieces(c.content, piece_bytes))
     out.push_back(sse(chunk_json(c, {{"content", std::move(p)}}, nullptr)));
   auto last = chunk_json(c, json::object(), c.finish_reason);
-  last["usage"] = usage_json(c);
+  if (c.report_usage) last["usage"] = usage_json(c);
   if (c.server_compacted) last["compaction"] = compaction_marker(c);
   out.push_back(sse(last));
   out.push_back("data: [DONE]\n\n");

@@ -41,6 +41,7 @@ struct completion {
   // Set when the server compacted during this request: the answer carries
   // "compaction": {"type": "compaction", "id", "encrypted_content",
   // "tokens_before", "tokens_after"} (top level; in a stream, on the final chunk).
+  bool report_usage = true;       // false: no "usage" member (nor on the final chunk)
   bool server_compacted = false;
   int64_t compacted_tokens_before = 0;
   int64_t compacted_tokens_after = 0;

@@ -228,6 +228,7 @@ call_result<session_poll> daemon_client::state(const std::string& key) {
     p.session_id = j.at("session").at("id").get<std::string>();
     p.live_tokens = j.at("live_tokens").get<int64_t>();
     p.threshold_tokens = j.value("threshold_tokens", int64_t{0});
+    p.context_window = j.value("context_window", int64_t{0});
     for (const auto& n : j.at("compactions_by_trigger"))
       p.compactions += n.get<int64_t>();
     return p;

@@ -86,6 +86,7 @@ std::optional<session_poll> inprocess_target::poll_session(const std::string& ke
         for (auto c : snap.compactions_by_trigger)
           p.compactions += c;
         p.threshold_tokens = snap.threshold_tokens;
+        p.context_window = snap.context_window;
         out = std::move(p);
       },
       [&](caf::error&) {});

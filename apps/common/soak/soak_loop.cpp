@@ -67,14 +67,16 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
   target.start_driving(plan);
 
   // The live bound of a target whose threshold shows only in a session's state.
-  auto learn_threshold = [&](int64_t threshold) {
-    if (result.live_bound > 0 || threshold <= 0)
+  // The bound is the session's window (SPEC §5.6 window guard); answer_tokens no
+  // longer enters it.
+  (void) answer_tokens;
+  auto learn_threshold = [&](int64_t threshold, int64_t context_window) {
+    if (result.live_bound > 0 || context_window <= 0)
       return;
     result.threshold_tokens = threshold;
-    result.live_bound = derived_live_bound(threshold, sc.invariants.live_bound_factor,
-                                           largest_message_tokens(sc.mix), answer_tokens);
+    result.live_bound = window_live_bound(context_window, sc.invariants.max_live_tokens);
     out << (tty ? "\r\033[K" : "")
-        << fmt::format("live bound  {} tokens (derived from the target's threshold {})\n",
+        << fmt::format("live bound  {} tokens (the target's window; threshold {})\n",
                        result.live_bound, threshold);
   };
   int64_t poll_cursor = 0;
@@ -114,7 +116,7 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
       auto snap = target.poll_session(key);
       if (!snap)
         continue;
-      learn_threshold(snap->threshold_tokens);
+      learn_threshold(snap->threshold_tokens, snap->context_window);
       ledger->observe_live(user, key, snap->live_tokens);
       auto& seen = compactions_seen[key];
       // A new session actor (reset, rehydration) starts its counts anew.

@@ -119,11 +119,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
 
   auto th = compute_threshold(rc.compression, rc.model);
   int64_t answer_tokens = fo.answers.answer_tokens;
-  int64_t live_bound =
-    sc.invariants.max_live_tokens > 0
-      ? sc.invariants.max_live_tokens
-      : derived_live_bound(th.threshold, sc.invariants.live_bound_factor,
-                           largest_message_tokens(sc.mix), answer_tokens);
+  int64_t live_bound = window_live_bound(rc.model.context_length, sc.invariants.max_live_tokens);
 
   out << fmt::format("mneme soak: scenario {} ({}), {} users for {:.0f} s\n", sc.name, sc.origin,
                      sc.users, sc.duration_s);
@@ -132,7 +128,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
   out << fmt::format("database    {}\n", rc.database.path);
   out << fmt::format("threshold   {}\n", describe(th));
   out << fmt::format("live bound  {} tokens{}\n", live_bound,
-                     sc.invariants.max_live_tokens > 0 ? " (scenario)" : " (derived)");
+                     sc.invariants.max_live_tokens > 0 ? " (scenario)" : " (the window)");
   out.flush();
 
   soak_result result;

@@ -42,6 +42,7 @@ struct session_poll {
   int64_t live_tokens = 0;
   int64_t compactions = 0;        // committed by this session actor, every trigger
   int64_t threshold_tokens = 0;   // the session's compaction threshold
+  int64_t context_window = 0;     // the session's window: the live-context bound (SPEC §5.6)
 };
 
 // Committed compactions since the target started, by trigger (the runtime's counters).
