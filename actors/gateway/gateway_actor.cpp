@@ -148,8 +148,8 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
           self, key,
           [self, key, message_id, radius, rp, fail]() mutable {
             auto& st = self->state;
-            self->request(st.keys[key].handle, st.cfg.storage_timeout, ss_live_atom_v)
-              .then(
+            then_forgetting(self,
+                self->request(st.keys[key].handle, st.cfg.storage_timeout, ss_live_atom_v),
                 [self, key, message_id, radius, rp, fail](std::vector<message>& live) mutable {
                   auto it = std::find_if(live.begin(), live.end(), [&](const message& m) {
                     return m.id == message_id;
@@ -192,10 +192,11 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
           self, key,
           [self, key, name, rp, fail]() mutable {
             auto& st = self->state;
-            self->request(st.storage, st.cfg.storage_timeout, st_checkpoint_atom_v,
-                          st.keys[key].session_id, name, st.cfg.clock())
-              .then([rp](checkpoint_record& c) mutable { rp.deliver(std::move(c)); },
-                    fail_with(fail));
+            then_forgetting(
+              self,
+              self->request(st.storage, st.cfg.storage_timeout, st_checkpoint_atom_v,
+                            st.keys[key].session_id, name, st.cfg.clock()),
+              [rp](checkpoint_record& c) mutable { rp.deliver(std::move(c)); }, fail_with(fail));
           },
           fail);
         return rp;

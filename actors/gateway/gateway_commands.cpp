@@ -63,8 +63,8 @@ void rollback(gateway_ptr self, const std::string& key, std::string name,
   auto& st = self->state;
   auto id = st.keys[key].session_id;
   assert(!id.empty());
-  self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, std::move(name))
-    .then(
+  then_forgetting(self,
+      self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, std::move(name)),
       [self, key, done](std::vector<message>& live) {
         auto& e = self->state.keys[key];
         // The actor's transcript is stale: restart it from the store.
@@ -124,8 +124,8 @@ void channel_search(gateway_ptr self, const std::string& key, const std::string&
                                            std::chrono::steady_clock::now() - started)
                                            .count());
   };
-  self->request(st.cfg.recall, st.cfg.search_timeout, rc_search_atom_v, std::move(req))
-    .then(
+  then_forgetting(self,
+      self->request(st.cfg.recall, st.cfg.search_timeout, rc_search_atom_v, std::move(req)),
       [rp, reply, query, observe](const recall_result& res) mutable {
         observe();
         reply.notice = "Found " + std::to_string(res.hits.size())

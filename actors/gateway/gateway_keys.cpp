@@ -38,14 +38,12 @@ void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on
 void attach(gateway_ptr self, const std::string& key, on_error fail) {
   auto& st = self->state;
   auto id = st.keys[key].session_id;
-  self->request(st.supervisor, st.cfg.storage_timeout, sv_spawn_atom_v, id)
-    .then(
+  then_forgetting(self, self->request(st.supervisor, st.cfg.storage_timeout, sv_spawn_atom_v, id),
       [self, key, fail](caf::actor& a) {
         auto& st = self->state;
         auto handle = caf::actor_cast<session_actor>(a);
         st.keys[key].handle = handle;
-        self->request(handle, st.cfg.storage_timeout, ss_state_atom_v)
-          .then(
+        then_forgetting(self, self->request(handle, st.cfg.storage_timeout, ss_state_atom_v),
             [self, key](session_snapshot& s) {
               auto& e = self->state.keys[key];
               e.live_messages = s.live_messages;
@@ -67,8 +65,8 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
   rec.user_id = st.keys[key].user_id;
   rec.session_key = key;
   rec.model = st.cfg.model.name;
-  self->request(st.storage, st.cfg.storage_timeout, st_new_session_atom_v, rec, st.cfg.clock())
-    .then(
+  then_forgetting(self,
+      self->request(st.storage, st.cfg.storage_timeout, st_new_session_atom_v, rec, st.cfg.clock()),
       [self, key, fail](session_record& created) {
         auto& st = self->state;
         st.keys[key].session_id = created.id;
@@ -84,8 +82,9 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
         sys.content = std::move(prompt);
         sys.timestamp_ms = st.cfg.clock();
         sys.token_estimate = estimate_message_tokens(sys);
-        self->request(st.storage, st.cfg.storage_timeout, st_append_atom_v, sys)
-          .then([self, key, fail](int64_t) { attach(self, key, fail); },
+        then_forgetting(self,
+            self->request(st.storage, st.cfg.storage_timeout, st_append_atom_v, sys),
+          [self, key, fail](int64_t) { attach(self, key, fail); },
                 [self, key, fail](caf::error& err) {
                   failed_to_open(self, key, std::move(err), fail);
                 });
@@ -138,8 +137,8 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
     attach(self, key, fail);
     return;
   }
-  self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key))
-    .then(
+  then_forgetting(self,
+      self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key)),
       [self, key, fail](std::vector<session_record>& found) {
         if (found.empty()) {
           create(self, key, fail);
@@ -163,8 +162,8 @@ void with_existing(gateway_ptr self, const std::string& key, std::function<void(
     with_session(self, key, i->second.user_id, std::move(fn), std::move(fail));
     return;
   }
-  self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key))
-    .then(
+  then_forgetting(self,
+      self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key)),
       [self, key, fn, fail](std::vector<session_record>& found) {
         auto& st = self->state;
         auto i = st.keys.find(key);
@@ -200,10 +199,11 @@ void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
   e.waiting.push_back(then);
   st.log().warn("key={} session={} event=reset reason=compaction_exhausted", log_quoted(key),
                 old_id);
-  self->request(st.storage, st.cfg.storage_timeout, st_reset_atom_v, old_id,
-                static_cast<int32_t>(st.cfg.compression.protect_first_n), st.cfg.clock(),
-                std::string{"compaction_exhausted"})
-    .then(
+  then_forgetting(
+    self,
+    self->request(st.storage, st.cfg.storage_timeout, st_reset_atom_v, old_id,
+                  static_cast<int32_t>(st.cfg.compression.protect_first_n), st.cfg.clock(),
+                  std::string{"compaction_exhausted"}),
       [self, key](session_record& fresh) {
         if (auto& m = self->state.cfg.metrics)
           m->exhaustion_resets.fetch_add(1, std::memory_order_relaxed);
@@ -243,14 +243,27 @@ void with_current_id(gateway_ptr self, const std::string& key, session_actor han
     fn(std::move(known));
     return;
   }
-  self->request(handle, st.cfg.storage_timeout, ss_state_atom_v)
-    .then(
+  then_forgetting(self, self->request(handle, st.cfg.storage_timeout, ss_state_atom_v),
       [self, key, known, fn](session_snapshot& s) {
         follow_child(self, key, known, s.record.id);
         fn(s.record.id);
       },
       [known, fn](caf::error&) { fn(known); });
 }
+
+namespace {
+
+// An evicted key whose entry holds nothing the store cannot answer: no request or
+// open in progress and no hygiene cooldown running. Its entry is dropped, so an
+// evicted session costs the gateway nothing; the next message for the key finds its
+// open session (and its owner, for the tenant check) in the store by the key's index,
+// as after a restart.
+bool forgettable(const key_entry& e, time_ms now) {
+  return !e.handle && !e.opening && e.in_flight == 0 && e.waiting.empty()
+         && e.hygiene_cooldown_until_ms <= now;
+}
+
+} // namespace
 
 void sweep(gateway_ptr self) {
   auto& st = self->state;
@@ -260,12 +273,15 @@ void sweep(gateway_ptr self) {
     if (!e.handle || e.opening || e.in_flight > 0 || now - e.last_activity_ms < idle_ms)
       continue;
     auto handle = e.handle;
-    self->request(handle, st.cfg.storage_timeout, ss_evict_atom_v)
-      .then(
+    then_forgetting(self, self->request(handle, st.cfg.storage_timeout, ss_evict_atom_v),
         [self, key = key, handle](bool evicted) {
-          auto& e = self->state.keys[key];
-          if (evicted && e.handle == handle)
-            e.handle = nullptr;
+          auto& st = self->state;
+          auto i = st.keys.find(key);
+          if (!evicted || i == st.keys.end() || i->second.handle != handle)
+            return;
+          i->second.handle = nullptr;
+          if (forgettable(i->second, st.cfg.clock()))
+            st.keys.erase(i);
         },
         [](caf::error&) {});
   }

@@ -10,6 +10,9 @@
 //      such request goes through request_session, which keeps the count.
 //   2. opening implies handle is null or about to be replaced, and `waiting` runs in
 //      order once the open ends (success or failure).
+//   3. keys holds the resident keys and those with work in progress; an evicted key's
+//      entry is dropped when nothing in it is beyond what the store answers
+//      (gateway_keys.cpp, forgettable), so a million evicted sessions cost no entry.
 #pragma once
 
 #include <chrono>
@@ -27,6 +30,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "actors/gateway/gateway_actor.hpp"
+#include "actors/request_timeouts.hpp"
 
 namespace mneme::gateway_detail {
 
@@ -36,7 +40,7 @@ struct key_entry {
   session_actor handle;          // null while evicted
   bool opening = false;          // spawn / rehydrate / reset in progress
   // Run in order once opened. A vector, not a deque: an empty libstdc++ deque
-  // allocates ~600 bytes, paid by every key ever seen (evicted ones included).
+  // allocates ~600 bytes, paid by every key in the table.
   std::vector<std::function<void()>> waiting;
   int64_t live_messages = 0;     // as last reported by the session
   int64_t live_tokens = 0;
@@ -109,8 +113,7 @@ void request_session(gateway_ptr self, const std::string& key,
                      Ts&&... xs) {
   auto& e = self->state.keys[key];
   ++e.in_flight;
-  self->request(e.handle, timeout, std::forward<Ts>(xs)...)
-    .then(
+  then_forgetting(self, self->request(e.handle, timeout, std::forward<Ts>(xs)...),
       [self, key, on_value](T& answer) mutable {
         --self->state.keys[key].in_flight;
         on_value(answer);

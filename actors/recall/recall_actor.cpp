@@ -9,6 +9,7 @@
 
 #include "caf/all.hpp"
 
+#include "actors/request_timeouts.hpp"
 #include "store/recall.hpp"
 #include "store/store_reader.hpp"
 #include "policies/client_text.hpp"
@@ -86,9 +87,10 @@ void pump(pool_pointer self) {
       self->state.idle.push_back(reader);
       pump(self);
     };
-    self->request(reader, st.params.reader_timeout, rc_search_atom_v, j.req)
-      .then([=](recall_result& r) mutable { finish(std::move(r)); },
-            [=](caf::error& err) mutable { finish(std::move(err)); });
+    then_forgetting(
+      self, self->request(reader, st.params.reader_timeout, rc_search_atom_v, j.req),
+      [=](recall_result& r) mutable { finish(std::move(r)); },
+      [=](caf::error& err) mutable { finish(std::move(err)); });
   }
 }
 

@@ -20,16 +20,24 @@
 // cannot run, the JSON says so (lost_check) and lost_messages is null.
 // Memory: peak RSS (VmHWM) over the whole run; per session of the population, per
 // distinct session the gateway hosted, and with --evict the RSS after the final sweep
-// with and without malloc_trim(0). The bench's own bookkeeping is allocated before the
-// baseline is read.
+// with and without malloc_trim(0), and the heap left per evicted session (heap in use
+// after the final sweep minus before the run, over the hosted sessions). The bench's
+// own bookkeeping is allocated before the baseline is read.
+// Latency: turn_ms_* is a turn's time from send to its reply being read, under a group
+// of --active concurrent turns. With --evict, --probes P sessions spread evenly over
+// the population are then sent one turn at a time: first while evicted (rehydrate_ms_*:
+// the store lookup, the respawn and the turn against the fake), then at once again
+// while resident (resident_turn_ms_*); the difference is what a rehydration costs
+// alone, without the queueing of a group.
 // Options:
-//   --sessions N          sessions in the population (default 10000, at most 100000)
+//   --sessions N          sessions in the population (default 10000, at most 1000000)
 //   --messages M          messages per session, user + answer (default 200)
 //   --active W            sessions driven (and resident) at once (default N)
 //   --threshold-tokens T  threshold cap (default 4000)
 //   --user-chars C        size of each user message (default 400)
 //   --retries R           times a failed turn is sent again (default 2)
 //   --evict               evict idle sessions after every group
+//   --probes P            with --evict: lone turns to evicted sessions (default 200)
 //   --json                one JSON object on stdout
 // The flags are declared, with their ranges, at the registration at the end of this
 // file (`mneme-bench runtime --help`). Only this program links this file.
@@ -87,7 +95,7 @@ heap_figures heap_now() {
           static_cast<int64_t>(sqlite3_memory_used())};
 }
 
-constexpr int max_sessions = 100000;
+constexpr int max_sessions = 1000000;
 
 struct options {
   int sessions = 10000;
@@ -97,6 +105,7 @@ struct options {
   int64_t user_chars = 400;
   int retries = 2;
   bool evict = false;
+  int probes = 200;
   bool json = false;
 };
 
@@ -275,10 +284,18 @@ int run(options o) {
   auto offset = std::make_shared<std::atomic<int64_t>>(0);
   rc.clock = [offset] { return system_clock_ms() + offset->load(); };
 
-  const int turns = o.messages / 2;
+  const int wave_turns = o.messages / 2;
+  const int probes = o.evict ? std::min(o.probes, o.sessions) : 0;
+  // A probed session gets two more turns (evicted, then resident), numbered after the
+  // waves' turns; every session has room for them so the store check stays one index.
+  const int turns = wave_turns + (probes > 0 ? 2 : 0);
   const auto population = static_cast<size_t>(o.sessions);
   // Bookkeeping first, so that the baseline includes it (value-initialised: touched).
   std::vector<uint8_t> turns_state(population * static_cast<size_t>(turns), 0);
+  std::vector<int64_t> turn_us, rehydrate_us, resident_us;
+  turn_us.reserve(population * static_cast<size_t>(wave_turns));
+  rehydrate_us.reserve(static_cast<size_t>(probes));
+  resident_us.reserve(static_cast<size_t>(probes));
   std::vector<uint64_t> session_hash(population, 0); // of the session id last answering
   std::vector<int64_t> overhead_us;
   overhead_us.reserve(population * 2);
@@ -320,8 +337,49 @@ int run(options o) {
     std::vector<pending_turn> pending;
     pending.reserve(static_cast<size_t>(o.active));
     std::vector<int> todo, again;
+    // Records an acknowledged turn (session s, turn t) from its reply.
+    auto acknowledge = [&](int s, int t, const turn_reply& r) {
+      ++acknowledged_turns;
+      turns_state[static_cast<size_t>(s) * static_cast<size_t>(turns) + static_cast<size_t>(t)] |=
+        acknowledged;
+      auto h = std::hash<std::string>{}(r.session_id);
+      if (session_hash[static_cast<size_t>(s)] != h) {
+        session_hash[static_cast<size_t>(s)] = h;
+        ++hosted_sessions;
+      }
+      for (const auto& c : r.compactions)
+        if (c.committed)
+          overhead_us.push_back(c.overhead_us);
+    };
+    auto count_error = [&](const caf::error& e) {
+      auto kind = error_kind(e);
+      if (error_counts[kind]++ == 0)
+        error_examples[kind] = render_error(e);
+    };
+    // Every idle session evicted (the gateway's clock moved past idle_evict_seconds);
+    // waits until the supervisor hosts none.
+    auto evict_all = [&] {
+      auto sweep_begin = std::chrono::steady_clock::now();
+      *offset += 61'000;
+      caf::anon_send(rt.gateway(), gw_evict_atom_v, uint64_t{0});
+      bool emptied = false;
+      for (int i = 0; i < 6000 && !emptied; ++i) {
+        auto st = supervisor();
+        emptied = st && st->hosted == 0;
+        if (!emptied)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      incomplete_sweeps += emptied ? 0 : 1;
+      sweep_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_begin)
+                   .count();
+    };
+    auto us_since = [](std::chrono::steady_clock::time_point t0) {
+      return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now() - t0)
+        .count();
+    };
     auto begin = std::chrono::steady_clock::now();
-    for (int t = 0; t < turns; ++t) {
+    for (int t = 0; t < wave_turns; ++t) {
       for (int first = 0; first < o.sessions; first += o.active) {
         int last = std::min(o.sessions, first + o.active);
         todo.clear();
@@ -331,6 +389,7 @@ int run(options o) {
           if (attempt > 0)
             retried += static_cast<int64_t>(todo.size());
           pending.clear();
+          auto sent_at = std::chrono::steady_clock::now();
           for (int s : todo)
             pending.push_back(self->request(rt.gateway(), wait, gw_message_atom_v, key_of(s),
                                             std::string{"u"}, text_of(s, t, filler)));
@@ -339,48 +398,48 @@ int run(options o) {
             int s = todo[i];
             pending[i].receive(
               [&](turn_reply& r) {
-                ++acknowledged_turns;
-                turns_state[static_cast<size_t>(s) * static_cast<size_t>(turns)
-                            + static_cast<size_t>(t)] |= acknowledged;
-                auto h = std::hash<std::string>{}(r.session_id);
-                if (session_hash[static_cast<size_t>(s)] != h) {
-                  session_hash[static_cast<size_t>(s)] = h;
-                  ++hosted_sessions;
-                }
-                for (const auto& c : r.compactions)
-                  if (c.committed)
-                    overhead_us.push_back(c.overhead_us);
+                turn_us.push_back(us_since(sent_at));
+                acknowledge(s, t, r);
               },
               [&](caf::error& e) {
-                auto kind = error_kind(e);
-                if (error_counts[kind]++ == 0)
-                  error_examples[kind] = render_error(e);
+                count_error(e);
                 again.push_back(s);
               });
+            // The bench's own request timeouts leave the clock too (actors/request_timeouts.hpp).
+            sys.clock().cancel_request_timeout(self.ptr(), pending[i].id());
           }
           std::swap(todo, again);
         }
         failed += static_cast<int64_t>(todo.size());
         if (auto st = supervisor())
           max_resident = std::max(max_resident, st->hosted);
-        if (o.evict) {
-          auto sweep_begin = std::chrono::steady_clock::now();
-          *offset += 61'000;
-          caf::anon_send(rt.gateway(), gw_evict_atom_v, uint64_t{0});
-          bool emptied = false;
-          for (int i = 0; i < 6000 && !emptied; ++i) {
-            auto st = supervisor();
-            emptied = st && st->hosted == 0;
-            if (!emptied)
-              std::this_thread::sleep_for(std::chrono::milliseconds(5));
-          }
-          incomplete_sweeps += emptied ? 0 : 1;
-          sweep_s += std::chrono::duration<double>(std::chrono::steady_clock::now()
-                                                   - sweep_begin).count();
-        }
+        if (o.evict)
+          evict_all();
       }
     }
     elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    // Lone turns: each probed session once while evicted, then once while resident.
+    for (int p = 0; p < probes; ++p) {
+      int s = static_cast<int>(static_cast<int64_t>(p) * o.sessions / probes);
+      for (int k = 0; k < 2; ++k) {
+        int t = wave_turns + k;
+        auto sent_at = std::chrono::steady_clock::now();
+        auto h = self->request(rt.gateway(), wait, gw_message_atom_v, key_of(s),
+                               std::string{"u"}, text_of(s, t, filler));
+        h.receive(
+          [&](turn_reply& r) {
+            (k == 0 ? rehydrate_us : resident_us).push_back(us_since(sent_at));
+            acknowledge(s, t, r);
+          },
+          [&](caf::error& e) {
+            count_error(e);
+            ++failed;
+          });
+        sys.clock().cancel_request_timeout(self.ptr(), h.id());
+      }
+    }
+    if (probes > 0)
+      evict_all();
     peak_rss = proc_status_bytes("/proc/self", "VmHWM:");
     if (o.evict) {
       rss_after_evict = rss_bytes();
@@ -398,6 +457,9 @@ int run(options o) {
   std::filesystem::remove_all(dir);
 
   int64_t lost = 0, stored_unacknowledged = 0, stored_twice_count = 0;
+  auto ms = [](const std::vector<int64_t>& us, double p) {
+    return static_cast<double>(percentile(us, p)) / 1000.0;
+  };
   for (auto st : turns_state) {
     lost += (st & acknowledged) && !(st & stored) ? 1 : 0;
     stored_unacknowledged += !(st & acknowledged) && (st & stored) ? 1 : 0;
@@ -405,11 +467,11 @@ int run(options o) {
   }
   const bool checked = check.error.empty();
 
-  const int64_t sent = static_cast<int64_t>(o.sessions) * turns;
+  const int64_t sent = static_cast<int64_t>(o.sessions) * wave_turns + 2 * probes;
   nlohmann::json j;
   j["sessions"] = o.sessions;
   j["active_sessions"] = o.active;
-  j["messages_per_session"] = turns * 2;
+  j["messages_per_session"] = wave_turns * 2;
   j["threshold_tokens"] = o.threshold_tokens;
   j["user_chars"] = o.user_chars;
   j["evict"] = o.evict;
@@ -419,7 +481,16 @@ int run(options o) {
   j["turns_sent"] = sent;
   j["turns_acknowledged"] = acknowledged_turns;
   j["turns_retried"] = retried;
-  j["turns_failed"] = failed; // not acknowledged after every retry
+  j["turns_failed"] = failed; // not acknowledged after every retry (a probe: at once)
+  j["turn_ms_p50"] = ms(turn_us, 0.5);
+  j["turn_ms_p99"] = ms(turn_us, 0.99);
+  j["probes"] = probes;
+  if (probes > 0) {
+    j["rehydrate_ms_p50"] = ms(rehydrate_us, 0.5);
+    j["rehydrate_ms_p99"] = ms(rehydrate_us, 0.99);
+    j["resident_turn_ms_p50"] = ms(resident_us, 0.5);
+    j["resident_turn_ms_p99"] = ms(resident_us, 0.99);
+  }
   j["turn_errors"] = error_counts;
   j["turn_error_examples"] = error_examples;
   j["hosted_sessions"] = hosted_sessions;
@@ -436,6 +507,8 @@ int run(options o) {
     j["rss_after_trim_bytes"] = rss_after_trim;
     j["evicted_bytes_per_session"] = (rss_after_evict - rss_before) / o.sessions;
     j["heap_in_use_after_evict_bytes"] = heap_after_evict.in_use;
+    j["heap_bytes_per_evicted_session"] =
+      hosted_sessions > 0 ? (heap_after_evict.in_use - heap_before.in_use) / hosted_sessions : 0;
     j["heap_free_after_evict_bytes"] = heap_after_evict.free;
     j["sqlite_heap_after_evict_bytes"] = heap_after_evict.sqlite;
   }
@@ -484,6 +557,9 @@ MNEME_BENCH("runtime", "sessions x messages through the whole runtime against th
               cmd.add_option("--retries", o->retries, "times a failed turn is sent again")
                 ->check(integer_range(0));
               cmd.add_flag("--evict", o->evict, "evict idle sessions after every group");
+              cmd.add_option("--probes", o->probes,
+                             "with --evict: sessions then sent lone turns, evicted and resident")
+                ->check(integer_range(0, max_sessions));
               cmd.add_flag("--json", o->json, "one JSON object on stdout");
               return [o] { return run(*o); };
             });
