@@ -43,14 +43,19 @@ struct turn_input {
   // A user turn while tool calls are pending: store a stub result per pending call
   // instead of refusing the turn with errc::tool_results_pending.
   bool abandon_pending = false;
+  // A channel message (gw_message_atom: CLI, soak users, channel commands): pending calls
+  // are neither refused nor answered in the store; the request sent to the model answers
+  // them with a stub (policies/request_pairing.hpp), as before agent turns.
+  bool repair_pending = false;
   turn_options options;
 
   bool is_continuation() const { return !tool_results.empty(); }
 
-  // A plain user message (channel text, the soak's users).
+  // A channel message (see repair_pending).
   static turn_input text(std::string content) {
     turn_input in;
     in.content = std::move(content);
+    in.repair_pending = true;
     return in;
   }
 };

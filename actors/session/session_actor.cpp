@@ -416,6 +416,19 @@ void start_next_turn(session_ptr self) {
   begin_turn(self, std::move(job.input));
 }
 
+// Queues a turn behind the running one (errc::overloaded when the queue is full).
+caf::result<turn_reply> enqueue_turn(session_ptr self, turn_input in) {
+  auto& st = self->state;
+  if (st.pending_turns.size() >= st.params.max_pending_turns)
+    return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
+                                               + std::to_string(st.pending_turns.size())
+                                               + " turns waiting");
+  auto promise = self->make_response_promise<turn_reply>();
+  st.pending_turns.push_back(pending_turn{std::move(in), promise});
+  start_next_turn(self);
+  return promise;
+}
+
 void on_idle_tick(session_ptr self, uint64_t generation) {
   auto& st = self->state;
   if (generation != st.idle_generation || st.turn_running || st.compacting)
@@ -613,26 +626,10 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
     load(self, session_id);
     return {
       [self](ss_turn_atom, std::string& text) -> caf::result<turn_reply> {
-        auto& st = self->state;
-        if (st.pending_turns.size() >= st.params.max_pending_turns)
-          return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
-                                                     + std::to_string(st.pending_turns.size())
-                                                     + " turns waiting");
-        auto promise = self->make_response_promise<turn_reply>();
-        st.pending_turns.push_back(pending_turn{turn_input::text(std::move(text)), promise});
-        start_next_turn(self);
-        return promise;
+        return enqueue_turn(self, turn_input::text(std::move(text)));
       },
       [self](ss_turn_atom, turn_input& in) -> caf::result<turn_reply> {
-        auto& st = self->state;
-        if (st.pending_turns.size() >= st.params.max_pending_turns)
-          return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
-                                                     + std::to_string(st.pending_turns.size())
-                                                     + " turns waiting");
-        auto promise = self->make_response_promise<turn_reply>();
-        st.pending_turns.push_back(pending_turn{std::move(in), promise});
-        start_next_turn(self);
-        return promise;
+        return enqueue_turn(self, std::move(in));
       },
       [self](ss_append_atom, message& m) -> caf::result<int64_t> {
         auto promise = self->make_response_promise<int64_t>();

@@ -12,6 +12,10 @@
 //      (the results stay stored, so nothing is left pending).
 //
 // Decisions where the SPEC is silent:
+//   - a channel message (gw_message_atom: the CLI, the soak, channel commands) keeps the
+//     behaviour from before agent turns: calls left pending (a client that crashed
+//     mid-tool) are answered by a stub in the request only, nothing is refused; the
+//     409 tool_results_pending is for the turns route;
 //   - the sampling fields and tool_choice apply to the request that carries them only;
 //     a continuation sends its own (like a stateless chat-completions client); only
 //     the tools are kept, per session key;
@@ -98,7 +102,7 @@ void begin_turn(session_ptr self, turn_input in) {
     auto rounds = tool_rounds_in_loop(st.live);
     capped = decide_next_round(rounds, std::max<int64_t>(1, st.params.max_tool_rounds))
              == round_verdict::cap_reached;
-  } else {
+  } else if (!in.repair_pending) {
     switch (decide_user_turn(pending, in.abandon_pending)) {
       case user_turn_verdict::refuse_pending:
         end_turn(self, caf::make_error(
@@ -115,6 +119,8 @@ void begin_turn(session_ptr self, turn_input in) {
       case user_turn_verdict::proceed:
         break;
     }
+  }
+  if (!in.is_continuation()) {
     message user;
     user.role = msg_role::user;
     user.content = std::move(in.content);
