@@ -16,6 +16,7 @@ session_params session_params_of(const runtime_config& cfg) {
   p.chat_timeout = llm::caller_timeout(cfg.chat);
   p.summary_timeout = llm::caller_timeout(cfg.summarizer);
   p.hygiene_timeout = llm::caller_timeout(cfg.hygiene ? *cfg.hygiene : cfg.summarizer);
+  p.max_tool_rounds = cfg.gateway.max_tool_rounds;
   p.clock = cfg.clock;
   p.log = cfg.log;
   p.metrics = cfg.metrics;

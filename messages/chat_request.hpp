@@ -27,8 +27,16 @@ struct chat_request {
   // when > 0 (policies/external_compaction.hpp, server_first). Chat requests only.
   int64_t server_compact_threshold = 0;
   std::string instructions;          // compaction requests: the endpoint's instructions
+  // Agent turns (chat requests only): the tools offered to the model, a JSON array sent
+  // verbatim as "tools" ("" or "[]" = none), and a JSON object of further fields sent
+  // verbatim (tool_choice, top_p, response_format, stop, seed, parallel_tool_calls;
+  // the tool fields only when tools are sent).
+  std::string tools_json;
+  std::string extra_json;
 };
 
+// One answer of the model, however it travelled: a whole JSON body, or (later) the
+// deltas of a stream assembled into the same fields.
 struct chat_answer {
   std::string content;               // <think> blocks and reasoning fields stripped
   std::string finish_reason;

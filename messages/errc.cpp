@@ -44,6 +44,8 @@ std::string to_string(errc x) {
     case errc::nothing_to_compact: return "nothing_to_compact";
     case errc::compaction_in_flight: return "compaction_in_flight";
     case errc::context_unfittable: return "context_unfittable";
+    case errc::tool_results_pending: return "tool_results_pending";
+    case errc::tool_round_cap: return "tool_round_cap";
   }
   return "unknown(" + std::to_string(static_cast<int>(x)) + ")";
 }

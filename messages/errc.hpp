@@ -63,6 +63,10 @@ enum class errc : uint8_t {
   compaction_in_flight = 94,  // another compaction of this session is running
   context_unfittable = 95,    // window guard: even head + summary + last user message exceed
                               // the window; the turn fails and nothing is sent (SPEC §5.6)
+
+  // --- agent turns (110..129; SPEC §8.1, policies/tool_loop.hpp)
+  tool_results_pending = 110, // a user turn while the model's tool calls wait for results
+  tool_round_cap = 111,       // the turn's tool loop reached gateway.max_tool_rounds
 };
 
 std::string to_string(errc x);

@@ -37,7 +37,7 @@ typename Inspector::result_type inspect(Inspector& f, chat_request& x) {
   });
   return f(caf::meta::type_name("mneme::chat_request"), x.model, x.messages, has_max_tokens,
            max_tokens, has_temperature, temperature, x.stream, x.purpose,
-           x.server_compact_threshold, x.instructions, restore);
+           x.server_compact_threshold, x.instructions, x.tools_json, x.extra_json, restore);
 }
 
 template <class Inspector>

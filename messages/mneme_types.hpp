@@ -153,6 +153,15 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_facts_atom, "st_facts")
   CAF_ADD_ATOM(mneme, mneme, st_import_atom, "st_import")
 
+  // --- agent turns (issue 29: tools, tool loops): add below this line
+  CAF_ADD_TYPE_ID(mneme, (mneme::tool_result_input))
+  CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::tool_result_input>))
+  CAF_ADD_TYPE_ID(mneme, (mneme::turn_options))
+  CAF_ADD_TYPE_ID(mneme, (mneme::turn_input))
+  CAF_ADD_ATOM(mneme, mneme, gw_turn_atom, "gw_turn")
+  CAF_ADD_ATOM(mneme, mneme, st_tools_put_atom, "st_toolput")
+  CAF_ADD_ATOM(mneme, mneme, st_tools_get_atom, "st_toolget")
+
 CAF_END_TYPE_ID_BLOCK(mneme)
 
 namespace mneme {

@@ -12,6 +12,7 @@
 
 #include "caf/meta/type_name.hpp"
 
+#include "messages/agent_turn.hpp"
 #include "messages/transcript.hpp"
 #include "messages/trigger.hpp"
 
@@ -51,6 +52,12 @@ struct turn_reply {
   int64_t live_messages = 0;     // live rows after the turn
   int64_t live_tokens = 0;       // local estimate of the live context after the turn
   int64_t prompt_tokens = 0;     // usage.prompt_tokens of the model call, 0 if none
+  // Agent turns (SPEC §8.1): the calls of the model's answer, exactly as it sent them,
+  // now pending until the client sends their results; empty for a text answer.
+  std::vector<tool_call> tool_calls;
+  // "tool_calls" when tool_calls is not empty, "length" when the model stopped at
+  // max_tokens, else "stop"; empty when no model answered (channel commands, a reset).
+  std::string finish_reason;
 };
 
 // A session's numbers at one moment (ss_state_atom).
@@ -90,7 +97,26 @@ typename Inspector::result_type inspect(Inspector& f, compaction_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_reply& x) {
   return f(caf::meta::type_name("mneme::turn_reply"), x.session_id, x.answer, x.notice,
-           x.compactions, x.live_messages, x.live_tokens, x.prompt_tokens);
+           x.compactions, x.live_messages, x.live_tokens, x.prompt_tokens, x.tool_calls,
+           x.finish_reason);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tool_result_input& x) {
+  return f(caf::meta::type_name("mneme::tool_result_input"), x.tool_call_id, x.content,
+           x.is_error);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, turn_options& x) {
+  return f(caf::meta::type_name("mneme::turn_options"), x.has_max_tokens, x.max_tokens,
+           x.has_temperature, x.temperature, x.extra_json);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, turn_input& x) {
+  return f(caf::meta::type_name("mneme::turn_input"), x.content, x.tool_results, x.set_tools,
+           x.tools_json, x.abandon_pending, x.repair_pending, x.options);
 }
 
 template <class Inspector>

@@ -84,6 +84,23 @@ std::size_t extend_tail_to_last_reply(const std::vector<message>& live, std::siz
   return tail_begin;
 }
 
+// A final reply: the model answered text without asking for tools.
+bool is_final_reply(const message& m) { return is_visible_reply(m) && !m.has_tool_calls(); }
+
+// Step 3c: the last real user message joins the tail while its turn is in progress.
+std::size_t extend_tail_to_open_turn(const std::vector<message>& live, std::size_t head_end,
+                                     std::size_t tail_begin) {
+  for (std::size_t i = live.size(); i > 0; --i) {
+    const message& m = live[i - 1];
+    if (is_final_reply(m)) return tail_begin;
+    if (is_real_user_message(m)) {
+      const std::size_t user = i - 1;
+      return user >= head_end && user < tail_begin ? user : tail_begin;
+    }
+  }
+  return tail_begin;
+}
+
 cuts protected_cuts(const std::vector<message>& live, const compression_params& params,
                     int64_t context_window, const tool_group_map& groups) {
   const std::size_t n = live.size();
@@ -99,6 +116,7 @@ cuts protected_cuts(const std::vector<message>& live, const compression_params& 
   c.tail_begin = extend_tail_to_user_messages(live, c.head_end, c.tail_begin,
                                               non_negative(params.min_tail_user_messages));
   c.tail_begin = extend_tail_to_last_reply(live, c.head_end, c.tail_begin);
+  c.tail_begin = extend_tail_to_open_turn(live, c.head_end, c.tail_begin);
   // head_end itself never splits a group, so this stops there at the latest.
   while (c.tail_begin > c.head_end && groups.cut_splits_group(c.tail_begin)) --c.tail_begin;
   return c;

@@ -31,6 +31,17 @@
 //      user message after the head this is already so; the rule matters when
 //      the last user message sits in the protected head (or the user rule is
 //      off). Like step 3 it may leave the middle empty.
+//   3c. Both modes: the turn in progress stays whole. When no final reply (an
+//      assistant row with text and no tool_calls, not a summary) follows the last
+//      real user message, that message — the one that started the current tool
+//      loop, or the turn now being answered — joins the tail if it lies after the
+//      head, with every row after it (the loop's calls and results). A compaction
+//      between two rounds of a tool loop (T1 before the next model call, T2 after an
+//      answer with calls) therefore never summarizes the request the model is
+//      working on, whatever min_tail_user_messages or tail_mode say. When that
+//      message sits in the protected head, the head keeps it and the loop's earlier
+//      rounds after the head may be summarized (groups whole), so a long agent task
+//      that began the session can still be compacted.
 //   4. If tail_begin would split a tool group, it moves back (the tail grows)
 //      until the group is whole: the recent context stays verbatim.
 //   5. tail_begin is never below head_end; middle = [head_end, tail_begin).

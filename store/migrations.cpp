@@ -18,6 +18,7 @@
 //   message_rows   a view joining the two, for readers (position resolved).
 //   checkpoints    named rollback points (§6).
 //   facts          per-user facts (§7); see v6 below.
+//   session_tools  the tools of agent turns per session key (§8.1); see v8 below.
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
 // is ever deleted (triggers abort a DELETE); active and compacted are never both 1.
@@ -238,6 +239,23 @@ UPDATE fts_state SET words_through = indexed_through, cjk_through = indexed_thro
   trigram_through = indexed_through;
 )sql";
 
+// Agent turns (issue 29; store/session_tools.hpp): the tools a session key offers its
+// model, one row per setting, the newest row of a key wins. Never updated or deleted.
+constexpr const char* v8_sql = R"sql(
+CREATE TABLE session_tools(
+  id          INTEGER PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  session_id  TEXT NOT NULL,
+  tools       TEXT NOT NULL,
+  set_at_ms   INTEGER NOT NULL
+);
+CREATE INDEX session_tools_by_key ON session_tools(session_key, id);
+CREATE TRIGGER session_tools_are_never_deleted BEFORE DELETE ON session_tools
+BEGIN SELECT RAISE(ABORT, 'mneme never deletes session tools'); END;
+CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites session tools; set new ones'); END;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -256,6 +274,7 @@ const std::vector<migration>& schema_migrations() {
     {5, "recall: indexes filled in batches behind a watermark", v5_sql},
     {6, "memory: facts with full-text indexes, cold-storage mark", v6_sql},
     {7, "recall: a watermark per index, one index per indexing tick", v7_sql},
+    {8, "agent turns: the tools of each session key", v8_sql},
   };
   return list;
 }

@@ -185,6 +185,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.default_user);
   SAME(gateway.system_prompt);
   SAME(gateway.skills_dir);
+  SAME(gateway.max_tool_rounds);
   SAME(gateway.io_threads);
   SAME(gateway.max_connections);
   SAME(gateway.header_timeout_seconds);

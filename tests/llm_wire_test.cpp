@@ -516,4 +516,62 @@ BOOST_AUTO_TEST_CASE(an_unresolved_builtin_endpoint_or_bad_bound_is_a_config_err
   BOOST_TEST(render_error(s.error()).find("max_concurrency") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(an_agent_request_carries_its_tools_and_fields_verbatim) {
+  chat_request req;
+  req.model = "m";
+  req.messages = {message{}};
+  req.tools_json = R"([{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}])";
+  req.extra_json = R"({"tool_choice":"auto","top_p":0.5,"seed":7,"stop":["END"],)"
+                   R"("parallel_tool_calls":false,"model":"other"})";
+  req.max_tokens = 300;
+  auto j = nlohmann::json::parse(llm::to_wire_json(req));
+  BOOST_TEST(j["tools"] == nlohmann::json::parse(req.tools_json));
+  BOOST_TEST(j["tool_choice"] == "auto");
+  BOOST_TEST(j["top_p"] == 0.5);
+  BOOST_TEST(j["seed"] == 7);
+  BOOST_TEST(j["stop"][0] == "END");
+  BOOST_TEST(j["parallel_tool_calls"] == false);
+  BOOST_TEST(j["max_tokens"] == 300);
+  BOOST_TEST(j["model"] == "m"); // an extra field never overrides the request's own
+  // Without tools (none set, or cleared with "[]") the tool fields are left out.
+  for (const char* none : {"", "[]"}) {
+    req.tools_json = none;
+    auto k = nlohmann::json::parse(llm::to_wire_json(req));
+    BOOST_TEST(!k.contains("tools"));
+    BOOST_TEST(!k.contains("tool_choice"));
+    BOOST_TEST(!k.contains("parallel_tool_calls"));
+    BOOST_TEST(k["seed"] == 7);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(agent_fields_and_turn_inputs_survive_caf_serialization) {
+  chat_request req;
+  req.tools_json = "[1]";
+  req.extra_json = "{\"seed\":1}";
+  auto back = round_trip(req);
+  BOOST_TEST(back.tools_json == req.tools_json);
+  BOOST_TEST(back.extra_json == req.extra_json);
+  turn_input in;
+  in.tool_results = {tool_result_input{"c1", "out", true}};
+  in.set_tools = true;
+  in.tools_json = "[]";
+  in.options.has_max_tokens = true;
+  in.options.max_tokens = 9;
+  in.options.extra_json = "{}";
+  auto got = round_trip(in);
+  BOOST_REQUIRE(got.tool_results.size() == 1u);
+  BOOST_TEST(got.tool_results[0].tool_call_id == "c1");
+  BOOST_TEST(got.tool_results[0].is_error);
+  BOOST_TEST(got.set_tools);
+  BOOST_TEST(got.options.max_tokens == 9);
+  BOOST_TEST(got.options.extra_json == "{}");
+  turn_reply r;
+  r.tool_calls = {tool_call{"c1", "f", "{\"a\":1}"}};
+  r.finish_reason = "tool_calls";
+  auto rr = round_trip(r);
+  BOOST_REQUIRE(rr.tool_calls.size() == 1u);
+  BOOST_TEST(rr.tool_calls[0].arguments == "{\"a\":1}");
+  BOOST_TEST(rr.finish_reason == "tool_calls");
+}
+
 BOOST_AUTO_TEST_SUITE_END() // llm_wire_test

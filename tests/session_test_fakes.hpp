@@ -28,6 +28,7 @@ struct fake_db {
   int commits = 0;
   int trigger_writes = 0;
   bool fail_commits = false;
+  std::map<std::string, std::string> tools; // per session key (store/session_tools.hpp)
 
   std::vector<message> live(const std::string& sid) const {
     std::vector<message> out;
@@ -150,6 +151,15 @@ inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> 
       db->sessions[sid].triggers = t;
       ++db->trigger_writes;
       return caf::ok_atom_v;
+    },
+    [db](st_tools_put_atom, const std::string& key, const std::string&,
+         const std::string& tools, int64_t) -> caf::ok_atom {
+      db->tools[key] = tools;
+      return caf::ok_atom_v;
+    },
+    [db](st_tools_get_atom, const std::string& key) -> std::string {
+      auto i = db->tools.find(key);
+      return i == db->tools.end() ? std::string{} : i->second;
     },
   };
 }

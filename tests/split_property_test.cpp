@@ -11,6 +11,10 @@
 //     part after the head has them; head and tail protections hold;
 //   - the last visible reply (assistant text after the last real user message)
 //     is never in the middle, even after a long tool loop;
+//   - the turn in progress (the last real user message when no final text reply
+//     follows it: the start of an open tool loop) is never in the middle, nor is
+//     any row after it when it lies after the head, whatever min_tail_user_messages
+//     or the tail mode say;
 //   - the summary row sits between rows of another role.
 // The checks below are written independently of the implementation.
 #include <boost/test/unit_test.hpp>
@@ -72,7 +76,8 @@ class generator {
         push(live, msg_role::assistant);
       }
     }
-    if (chance(10)) tool_group(live, /*pending=*/true);
+    if (target > 0 && chance(15)) open_loop(live);
+    else if (chance(10)) tool_group(live, /*pending=*/true);
     // Some ids out of order, as after an earlier summary got a fresh id.
     if (chance(20) && !live.empty()) live[below(live.size())].id += 1000000;
     return live;
@@ -137,6 +142,14 @@ class generator {
       t.tool_call_id = ids[k];
       t.tool_name = "fn";
     }
+  }
+
+  // An agent turn in progress: a user message, 1-12 tool rounds without a final
+  // reply, sometimes a last round still waiting for its results.
+  void open_loop(std::vector<message>& live) {
+    push(live, msg_role::user);
+    for (std::size_t k = 1 + below(12); k > 0; --k) tool_group(live, /*pending=*/false);
+    if (chance(50)) tool_group(live, /*pending=*/true);
   }
 
   std::mt19937_64 rng_;
@@ -218,9 +231,22 @@ long last_visible_reply(const std::vector<message>& live) {
   return -1;
 }
 
+// Index of the last real user message when no final reply (assistant text without
+// tool calls, not a summary) follows it; -1 otherwise.
+long open_turn_start(const std::vector<message>& live) {
+  for (std::size_t i = live.size(); i-- > 0;) {
+    const message& m = live[i];
+    if (m.role == msg_role::user && !m.is_summary) return static_cast<long>(i);
+    if (m.role == msg_role::assistant && !m.is_summary && m.tool_calls.empty()
+        && m.content.find_first_not_of(" \t\r\n") != std::string::npos)
+      return -1;
+  }
+  return -1;
+}
+
 struct coverage {
   int compacted = 0, nothing = 0, merged = 0, dropped = 0, answered = 0, previous = 0,
-      local = 0, tokens_mode = 0, reply_kept_past_tail = 0;
+      local = 0, tokens_mode = 0, reply_kept_past_tail = 0, open_turn_kept_past_tail = 0;
 };
 
 // The checks that hold for every plan, compacting or not.
@@ -258,7 +284,30 @@ void check_protections(const std::vector<message>& live, const compaction_plan& 
     if (reply >= 0)
       BOOST_TEST((side_of(p, static_cast<std::size_t>(reply)) != side::middle),
                  "the last visible reply " << reply << " is summarized");
+    // When that message sits in the protected head, the head keeps it and the loop's
+    // earlier rounds after the head may be summarized (tool groups whole).
+    const long open = open_turn_start(live);
+    if (open >= 0)
+      BOOST_TEST((side_of(p, static_cast<std::size_t>(open)) != side::middle));
+    if (open >= 0 && static_cast<std::size_t>(open) >= p.head_end)
+      for (std::size_t i = static_cast<std::size_t>(open); i < n; ++i)
+        BOOST_TEST((side_of(p, i) != side::middle),
+                   "row " << i << " of the turn in progress (from " << open << ") is summarized");
   }
+}
+
+// The open-turn rule did work: without it (count mode: the last protect_last_n rows and
+// min_tail_user_messages; tokens mode: at most 8 rows) the turn's start was in reach.
+bool open_turn_kept_past_tail(const std::vector<message>& live, const compaction_plan& p,
+                              const compression_params& params) {
+  const long open = open_turn_start(live);
+  if (open < 0) return false;
+  const auto o = static_cast<std::size_t>(open);
+  const std::size_t n = live.size();
+  const std::size_t keep = params.tail_mode == tail_mode::count
+                             ? static_cast<std::size_t>(params.protect_last_n)
+                             : k_tail_max_messages;
+  return o >= p.head_end && o + keep < n && params.min_tail_user_messages == 0;
 }
 
 // The reply rule did work: the protections alone (count mode: the last
@@ -360,6 +409,7 @@ BOOST_AUTO_TEST_CASE(every_generated_transcript_compacts_into_a_well_formed_live
     check_cuts(live, plan, where);
     check_protections(live, plan, params, where);
     seen.reply_kept_past_tail += reply_kept_past_count_tail(live, plan, params) ? 1 : 0;
+    seen.open_turn_kept_past_tail += open_turn_kept_past_tail(live, plan, params) ? 1 : 0;
     BOOST_TEST((plan.nothing_to_compact() == (plan.head_end == plan.tail_begin)), where);
     if (plan.nothing_to_compact()) {
       ++seen.nothing;
@@ -391,7 +441,8 @@ BOOST_AUTO_TEST_CASE(every_generated_transcript_compacts_into_a_well_formed_live
                      << " synthetic_answers=" << seen.answered
                      << " previous_summary=" << seen.previous << " local=" << seen.local
                      << " tokens_mode=" << seen.tokens_mode
-                     << " reply_kept_past_tail=" << seen.reply_kept_past_tail);
+                     << " reply_kept_past_tail=" << seen.reply_kept_past_tail
+                     << " open_turn_kept_past_tail=" << seen.open_turn_kept_past_tail);
   BOOST_TEST(seen.compacted > k_transcripts / 2);
   BOOST_TEST(seen.nothing > 100);
   BOOST_TEST(seen.merged > 100);
@@ -401,6 +452,7 @@ BOOST_AUTO_TEST_CASE(every_generated_transcript_compacts_into_a_well_formed_live
   BOOST_TEST(seen.local > 1000);
   BOOST_TEST(seen.tokens_mode > 1000);
   BOOST_TEST(seen.reply_kept_past_tail > 50);
+  BOOST_TEST(seen.open_turn_kept_past_tail > 20);
 }
 
 BOOST_AUTO_TEST_CASE(a_plan_applied_to_a_grown_transcript_keeps_the_new_rows_after_the_tail) {

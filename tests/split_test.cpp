@@ -261,11 +261,43 @@ BOOST_DATA_TEST_CASE(
   BOOST_TEST(plan.tail_begin == want, text << " -> " << plan);
 }
 
+BOOST_DATA_TEST_CASE(
+  the_tail_keeps_the_user_message_of_the_turn_in_progress_and_its_whole_tool_loop,
+  data::make(std::vector<std::string>{
+    // _0 a loop of three rounds after the user at 5, the user rule off: the tail
+    //    reaches back to 5 (without the rule it would be the last 2 rows).
+    "s u a u a u x:c1 t:c1 x:c2 t:c2 x:c3 t:c3",
+    // _1 the last round is pending with one of its two calls unanswered: still 5.
+    "s u a u a u x:c1 t:c1 x:c2,c3 t:c2",
+    // _2 a call made, no result yet (the request is pending at the client): 5.
+    "s u a u a u a u x:c1",
+    // _3 the loop ended with a text answer: only the reply joins (user rule off).
+    "s u a u a u x:c1 t:c1 x:c2 t:c2 a",
+    // _4 the turn's user message is in the head: the tail stays.
+    "s u x:c1 t:c1 x:c2 t:c2 x:c3 t:c3",
+    // _5 a calling answer with text is not a final reply: 5.
+    "s u a u a u a:c1 t:c1 x:c2 t:c2"}) ^
+    data::make({3, 3, 3, 3, 1, 3}) ^ data::make({2, 1, 1, 1, 2, 1}) ^
+    data::make({0u, 0u, 0u, 0u, 0u, 0u}) ^ data::make({5u, 5u, 7u, 10u, 6u, 5u}),
+  text, first, last, users, want) {
+  const auto live = parse(text);
+  const auto plan = plan_compaction(live, with_counts(first, last, static_cast<int>(users)),
+                                    k_window);
+  BOOST_TEST(plan.tail_begin == want, text << " -> " << plan);
+  compression_params tokens = tokens_mode();
+  tokens.min_tail_user_messages = 0;
+  const auto by_tokens = plan_compaction(live, tokens, k_window);
+  if (want < live.size() - 1 && live[want].role == msg_role::user)
+    BOOST_TEST(by_tokens.tail_begin <= want, text << " tokens mode -> " << by_tokens);
+}
+
 BOOST_AUTO_TEST_CASE(whitespace_only_assistant_text_is_not_a_visible_reply) {
   auto live = parse("s u a u a u a x:c1 t:c1 x:c2 t:c2");
   live[6].content = " \n\t ";
   const auto plan = plan_compaction(live, with_counts(3, 2, 0), k_window);
-  BOOST_TEST(plan.tail_begin == 9u, plan);  // only the last 2 rows and no reply to keep
+  // No reply to keep: the turn of the user at 5 is still in progress (rule 3c), so the
+  // tail starts there; a visible reply at 6 would have made it 6.
+  BOOST_TEST(plan.tail_begin == 5u, plan);
 }
 
 BOOST_AUTO_TEST_CASE(the_tokens_tail_also_keeps_the_last_reply_after_a_long_tool_loop) {

@@ -58,6 +58,43 @@ caf::result<T> ask_session(gateway_ptr self, const std::string& key,
   return rp;
 }
 
+// One inbound turn: a channel command (a user message that sends no tools), or a turn
+// after the hygiene check.
+caf::result<turn_reply> inbound_turn(gateway_ptr self, const std::string& key,
+                                     const std::string& user, turn_input in) {
+  auto promise = self->make_response_promise<turn_reply>();
+  reply_promise rp{promise, self->state.cfg.metrics};
+  if (key.empty()) {
+    rp.deliver(caf::make_error(errc::bad_request, "message: the session key is empty"));
+    return promise;
+  }
+  bool commands = !in.is_continuation() && !in.set_tools;
+  if (commands) {
+    if (auto q = command_arg(in.content, "/search")) {
+      channel_search(self, key, user, *q, rp);
+      return promise;
+    }
+  }
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  with_session(
+    self, key, user,
+    [self, key, in = std::move(in), commands, rp]() mutable {
+      if (commands) {
+        if (auto focus = command_arg(in.content, "/compress")) {
+          channel_compress(self, key, *focus, rp);
+          return;
+        }
+        if (auto name = command_arg(in.content, "/rollback"); name && !name->empty()) {
+          channel_rollback(self, key, *name, rp);
+          return;
+        }
+      }
+      hygiene_then_turn(self, key, std::move(in), rp);
+    },
+    fail);
+  return promise;
+}
+
 } // namespace
 
 } // namespace gateway_detail
@@ -76,29 +113,11 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
     return {
       [self](gw_message_atom, std::string& key, std::string& user,
              std::string& text) -> caf::result<turn_reply> {
-        auto promise = self->make_response_promise<turn_reply>();
-        reply_promise rp{promise, self->state.cfg.metrics};
-        if (key.empty()) {
-          rp.deliver(caf::make_error(errc::bad_request, "message: the session key is empty"));
-          return promise;
-        }
-        if (auto q = command_arg(text, "/search")) {
-          channel_search(self, key, user, *q, rp);
-          return promise;
-        }
-        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
-        with_session(
-          self, key, user,
-          [self, key, text, rp]() mutable {
-            if (auto focus = command_arg(text, "/compress"))
-              channel_compress(self, key, *focus, rp);
-            else if (auto name = command_arg(text, "/rollback"); name && !name->empty())
-              channel_rollback(self, key, *name, rp);
-            else
-              hygiene_then_turn(self, key, text, rp);
-          },
-          fail);
-        return promise;
+        return inbound_turn(self, key, user, turn_input::text(std::move(text)));
+      },
+      [self](gw_turn_atom, std::string& key, std::string& user,
+             turn_input& in) -> caf::result<turn_reply> {
+        return inbound_turn(self, key, user, std::move(in));
       },
       [self](gw_command_atom, std::string& key, trigger by,
              std::string& focus) -> caf::result<compaction_report> {

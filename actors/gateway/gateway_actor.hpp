@@ -50,6 +50,10 @@ namespace mneme {
 using gateway_actor = caf::typed_actor<
   // One inbound message of a channel: (session key, user id, text).
   caf::replies_to<gw_message_atom, std::string, std::string, std::string>::with<turn_reply>,
+  // An agent turn (SPEC §8.1): (session key, user id, input). A user message runs like
+  // gw_message_atom (channel commands included, when it sends no tools); tool_results
+  // continue the key's tool loop. Refusals: see session_actor.hpp.
+  caf::replies_to<gw_turn_atom, std::string, std::string, turn_input>::with<turn_reply>,
   // A compaction asked through the gateway (T11 engine, T12 CLI, T15 ACP): (key, trigger,
   // focus). The key's session must exist (errc::not_found otherwise).
   caf::replies_to<gw_command_atom, std::string, trigger, std::string>::with<compaction_report>,

@@ -151,7 +151,7 @@ void arm_eviction(gateway_ptr self);
 
 // gateway_turns.cpp
 // T3/T4 before the turn (count and local estimate only), then the turn.
-void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string text,
+void hygiene_then_turn(gateway_ptr self, const std::string& key, turn_input text,
                        reply_promise rp);
 
 // gateway_commands.cpp

@@ -2,6 +2,8 @@
 // turn, the turn itself, and the reset that follows an exhausted one.
 #include "actors/gateway/gateway_state.hpp"
 
+#include <utility>
+
 #include "policies/client_text.hpp"
 #include "policies/hygiene_gate.hpp"
 #include "policies/threshold.hpp"
@@ -12,13 +14,30 @@ namespace mneme::gateway_detail {
 
 namespace {
 
+// The rows a turn stores before its model call and their estimate: the user message,
+// or one tool row per result.
+std::pair<int64_t, int64_t> stored_estimate(const turn_input& in) {
+  if (!in.is_continuation())
+    return {1, estimate_text_tokens(in.content) + message_overhead_tokens};
+  int64_t tokens = 0;
+  for (const auto& r : in.tool_results)
+    tokens += estimate_text_tokens(r.content) + message_overhead_tokens;
+  return {static_cast<int64_t>(in.tool_results.size()), tokens};
+}
+
+// Errors of an agent turn that stored nothing (session_agent.cpp).
+bool refused_before_storing(const caf::error& err) {
+  return err == errc::bad_request || err == errc::tool_results_pending
+         || err == errc::overloaded;
+}
+
 void record_reply(gateway_ptr self, const std::string& key, const turn_reply& r) {
   auto& e = self->state.keys[key];
   e.live_messages = r.live_messages;
   e.live_tokens = r.live_tokens;
 }
 
-void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_promise rp) {
+void run_turn(gateway_ptr self, const std::string& key, turn_input in, reply_promise rp) {
   auto& st = self->state;
   auto& e = st.keys[key];
   e.last_activity_ms = st.cfg.clock();
@@ -31,13 +50,16 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
       record_reply(self, key, r);
       rp.deliver(std::move(r));
     },
-    [self, key, old_id, turn_handle, text, rp](caf::error& err) mutable {
+    [self, key, old_id, turn_handle, stored = stored_estimate(in), rp](caf::error& err) mutable {
       auto& e = self->state.keys[key];
       if (err != errc::compaction_exhausted) {
         // The user's message is stored even when the model failed: count it, so the
-        // hygiene check sees the session grow during an outage (SPEC §5.4).
-        ++e.live_messages;
-        e.live_tokens += estimate_text_tokens(text) + message_overhead_tokens;
+        // hygiene check sees the session grow during an outage (SPEC §5.4). A refused
+        // agent turn stored nothing.
+        if (!refused_before_storing(err)) {
+          e.live_messages += stored.first;
+          e.live_tokens += stored.second;
+        }
         rp.deliver(std::move(err));
         return;
       }
@@ -54,12 +76,12 @@ void run_turn(gateway_ptr self, const std::string& key, std::string text, reply_
         });
       });
     },
-    ss_turn_atom_v, text);
+    ss_turn_atom_v, std::move(in));
 }
 
 } // namespace
 
-void hygiene_then_turn(gateway_ptr self, const std::string& key, std::string text,
+void hygiene_then_turn(gateway_ptr self, const std::string& key, turn_input text,
                        reply_promise rp) {
   auto& st = self->state;
   auto& e = st.keys[key];

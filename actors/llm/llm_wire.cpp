@@ -68,6 +68,32 @@ std::string string_or_empty(const json& obj, const char* key) {
   return obj[key].get<std::string>();
 }
 
+// The tools and the verbatim fields of an agent turn. Both texts were validated as JSON
+// by the HTTP front; text that does not parse is left out rather than thrown.
+void add_agent_fields(const chat_request& req, json& j) {
+  bool tools = false;
+  if (!req.tools_json.empty()) {
+    auto t = json::parse(req.tools_json, nullptr, false);
+    if (t.is_array() && !t.empty()) {
+      j["tools"] = std::move(t);
+      tools = true;
+    }
+  }
+  if (req.extra_json.empty())
+    return;
+  auto extra = json::parse(req.extra_json, nullptr, false);
+  if (!extra.is_object())
+    return;
+  for (auto it = extra.begin(); it != extra.end(); ++it) {
+    bool tool_field = it.key() == "tool_choice" || it.key() == "parallel_tool_calls";
+    if (tool_field && !tools)
+      continue; // APIs refuse tool_choice without tools
+    if (j.contains(it.key()))
+      continue; // never overrides model, messages, stream
+    j[it.key()] = it.value();
+  }
+}
+
 } // namespace
 
 std::string to_wire_json(const chat_request& req) {
@@ -82,6 +108,7 @@ std::string to_wire_json(const chat_request& req) {
   if (req.temperature)
     j["temperature"] = *req.temperature;
   j["stream"] = false;
+  add_agent_fields(req, j);
   if (req.server_compact_threshold > 0)
     j["context_management"] = json::array(
       {{{"type", "compaction"}, {"compact_threshold", req.server_compact_threshold}}});

@@ -26,7 +26,9 @@ namespace mneme::llm {
 // The request body: model, messages (role, content, tool_calls, tool_call_id, name),
 // max_tokens and temperature only when set, "stream": false (the client reads whole
 // answers; a request's `stream` flag is ignored), and when server_compact_threshold > 0
-// "context_management": [{"type": "compaction", "compact_threshold": N}].
+// "context_management": [{"type": "compaction", "compact_threshold": N}]. Agent turns:
+// "tools" = tools_json when it is a non-empty array; every member of extra_json that is
+// not already set (tool_choice and parallel_tool_calls only together with tools).
 std::string to_wire_json(const chat_request& req);
 
 // `text` without reasoning blocks: every <think>...</think>, <thinking>...</thinking>

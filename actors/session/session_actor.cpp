@@ -20,8 +20,9 @@
 //     so it covers every model call (first call, retries after T6-T9); its
 //     compactions are reported as T1 with window_guard: true, skip the lock check and
 //     spend no turn attempt (a grown or weak one still strikes), and at most
-//     max_window_guard_passes run per call. Tools cost 0: this session's chat requests
-//     carry no tool schemas.
+//     max_window_guard_passes run per call. The tools sent with a request cost the
+//     token estimate of their JSON; the output reserve is the request's max_tokens
+//     when the turn set one, else model.max_tokens.
 #include "actors/session/session_actor.hpp"
 
 #include <cassert>
@@ -36,6 +37,7 @@
 #include "policies/token_estimate.hpp"
 #include "policies/tool_pairing.hpp"
 #include "policies/split.hpp"
+#include "policies/tool_loop.hpp"
 #include "policies/window_guard.hpp"
 
 namespace mneme {
@@ -73,7 +75,8 @@ void touch(session_ptr self) {
                        ++st.idle_generation);
 }
 
-// Appends one row through the storage actor; on success it joins the live context.
+} // namespace
+
 void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
                 std::function<void(caf::error)> fail) {
   auto& st = self->state;
@@ -117,7 +120,9 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
       });
 }
 
+namespace {
 void start_next_turn(session_ptr self);
+} // namespace
 
 void end_turn(session_ptr self, caf::error err) {
   auto& st = self->state;
@@ -131,9 +136,12 @@ void end_turn(session_ptr self, caf::error err) {
     st.turn_promise.deliver(std::move(st.reply));
   }
   st.reply = turn_reply{};
+  st.turn_opts = turn_options{};
   st.turn_running = false;
   start_next_turn(self);
 }
+
+namespace {
 
 void report_exhausted(session_ptr self) {
   auto& st = self->state;
@@ -166,6 +174,8 @@ trigger_inputs inputs_of(const session_state& st, eval_phase phase) {
 
 void call_model(session_ptr self);
 
+} // namespace
+
 void pre_call_check(session_ptr self) {
   auto& st = self->state;
   if (st.compacting) {
@@ -196,6 +206,8 @@ void pre_call_check(session_ptr self) {
   }
   call_model(self);
 }
+
+namespace {
 
 void post_call_check(session_ptr self) {
   auto& st = self->state;
@@ -267,6 +279,8 @@ void on_model_error(session_ptr self, caf::error err) {
 void on_answer(session_ptr self, chat_answer answer) {
   auto& st = self->state;
   st.reply.answer = answer.content;
+  st.reply.tool_calls = answer.tool_calls;
+  st.reply.finish_reason = finish_reason_of(!answer.tool_calls.empty(), answer.finish_reason);
   st.reply.prompt_tokens = answer.prompt_tokens;
   st.record.triggers.last_prompt_tokens = answer.prompt_tokens;
   note_chat_answer(st, answer);
@@ -290,6 +304,12 @@ void send_model_call(session_ptr self) {
                   " stubbed_calls={}", st.record.id, repaired.dropped_results,
                   repaired.stubbed_calls);
   req.purpose = llm_purpose::chat;
+  req.tools_json = tools_to_send(st);
+  req.extra_json = st.turn_opts.extra_json;
+  if (st.turn_opts.has_max_tokens)
+    req.max_tokens = st.turn_opts.max_tokens;
+  if (st.turn_opts.has_temperature)
+    req.temperature = st.turn_opts.temperature;
   decorate_chat_request(st, req);
   self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
     .then([self](chat_answer& a) { on_answer(self, std::move(a)); },
@@ -309,8 +329,9 @@ int64_t tokens_after_plan(const session_state& st, const compression_params& par
 window_guard_inputs guard_inputs_of(const session_state& st, int passes) {
   window_guard_inputs in;
   in.context_window = st.window;
-  in.output_reserve = guard_output_reserve(st.window, st.params.model.max_tokens);
-  in.tools_tokens = 0;
+  in.output_reserve = guard_output_reserve(
+    st.window, st.turn_opts.has_max_tokens ? st.turn_opts.max_tokens : st.params.model.max_tokens);
+  in.tools_tokens = estimate_text_tokens(tools_to_send(st));
   in.live_tokens = st.live_tokens;
   in.passes_done = passes;
   in.summarizer_allowed = !in_cooldown(st.record.triggers, st.now());
@@ -392,11 +413,20 @@ void start_next_turn(session_ptr self) {
   st.reply.session_id = st.record.id;
   st.attempts.new_turn();
   st.preflight_passes = 0;
-  message m;
-  m.role = msg_role::user;
-  m.content = std::move(job.text);
-  append_row(self, std::move(m), [self](int64_t) { pre_call_check(self); },
-             [self](caf::error err) { end_turn(self, std::move(err)); });
+  begin_turn(self, std::move(job.input));
+}
+
+// Queues a turn behind the running one (errc::overloaded when the queue is full).
+caf::result<turn_reply> enqueue_turn(session_ptr self, turn_input in) {
+  auto& st = self->state;
+  if (st.pending_turns.size() >= st.params.max_pending_turns)
+    return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
+                                               + std::to_string(st.pending_turns.size())
+                                               + " turns waiting");
+  auto promise = self->make_response_promise<turn_reply>();
+  st.pending_turns.push_back(pending_turn{std::move(in), promise});
+  start_next_turn(self);
+  return promise;
 }
 
 void on_idle_tick(session_ptr self, uint64_t generation) {
@@ -518,16 +548,25 @@ void load(session_ptr self, const std::string& session_id) {
         bool repaired = repair(st.record.triggers) != 0;
         self->request(st.deps.storage, st.params.storage_timeout, st_live_atom_v, session_id)
           .await(
-            [self, repaired](std::vector<message>& live) {
+            [self, repaired, fail](std::vector<message>& live) {
               auto& st = self->state;
               st.live_tokens = sum_estimates(live);
               st.live = std::move(live);
-              st.ready = true;
-              if (repaired)
-                persist_triggers(self);
-              touch(self);
-              st.log().debug("session={} event=loaded live={} tokens={}", st.record.id,
-                             st.live.size(), st.live_tokens);
+              self->request(st.deps.storage, st.params.storage_timeout, st_tools_get_atom_v,
+                            st.record.session_key)
+                .await(
+                  [self, repaired](std::string& tools) {
+                    auto& st = self->state;
+                    st.tools_json = std::move(tools);
+                    st.ready = true;
+                    if (repaired)
+                      persist_triggers(self);
+                    touch(self);
+                    st.log().debug("session={} event=loaded live={} tokens={} tools_bytes={}",
+                                   st.record.id, st.live.size(), st.live_tokens,
+                                   st.tools_json.size());
+                  },
+                  fail);
             },
             fail);
       },
@@ -587,15 +626,10 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
     load(self, session_id);
     return {
       [self](ss_turn_atom, std::string& text) -> caf::result<turn_reply> {
-        auto& st = self->state;
-        if (st.pending_turns.size() >= st.params.max_pending_turns)
-          return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
-                                                     + std::to_string(st.pending_turns.size())
-                                                     + " turns waiting");
-        auto promise = self->make_response_promise<turn_reply>();
-        st.pending_turns.push_back(pending_turn{std::move(text), promise});
-        start_next_turn(self);
-        return promise;
+        return enqueue_turn(self, turn_input::text(std::move(text)));
+      },
+      [self](ss_turn_atom, turn_input& in) -> caf::result<turn_reply> {
+        return enqueue_turn(self, std::move(in));
       },
       [self](ss_append_atom, message& m) -> caf::result<int64_t> {
         auto promise = self->make_response_promise<int64_t>();

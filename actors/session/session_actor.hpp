@@ -26,6 +26,12 @@
 // id, child id, session key) to the supervisor, and the turn that compacted goes on in
 // the child (its reply names the child). Appends arriving meanwhile wait and land in
 // the child.
+// Agent turns (SPEC §8.1; session_agent.cpp): a turn may offer tools (kept per session
+// key through the storage actor, read back when the session loads) and continue a tool
+// loop with the results of the model's calls; the pending calls are derived from the
+// live rows (policies/tool_loop.hpp), so a rehydrated session continues the same loop.
+// Every model call of a loop runs the same checks as a first call (T1, the window
+// guard, T2 after the answer, T6-T9 on an error).
 // Exhaustion (SPEC §5.3): the session sends (sv_exhaust_atom, session id, session key)
 // to the supervisor and answers the turn with errc::compaction_exhausted.
 //
@@ -52,6 +58,13 @@ using session_actor = caf::typed_actor<
   // A turn: the user's text -> the model's answer (errc::compaction_exhausted,
   // the model's llm_* error, storage errors, errc::overloaded).
   caf::replies_to<ss_turn_atom, std::string>::with<turn_reply>,
+  // An agent turn (SPEC §8.1; session_agent.cpp): a user message or the results of the
+  // pending tool calls, with tools and sampling fields. Besides the errors above:
+  // errc::bad_request naming a tool_results problem (nothing stored),
+  // errc::tool_results_pending for a user message while calls wait (nothing stored),
+  // errc::tool_round_cap when the results of the max_tool_rounds-th round arrive (the
+  // results are stored, the model is not called).
+  caf::replies_to<ss_turn_atom, turn_input>::with<turn_reply>,
   // Appends a row without calling the model (system prompt, tool rows, imports): its id.
   caf::replies_to<ss_append_atom, message>::with<int64_t>,
   // Compaction by trigger: T3/T4 (the gateway's hygiene check), T11 (engine request),
@@ -85,7 +98,10 @@ using session_storage_actor = caf::typed_actor<
   caf::replies_to<st_child_atom, compaction_commit, int64_t>::with<std::vector<message>>,
   caf::replies_to<st_replace_atom, replacement_commit>::with<std::vector<message>>,
   caf::replies_to<st_session_atom, std::string>::with<session_record>,
-  caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>>;
+  caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
+  caf::replies_to<st_tools_put_atom, std::string, std::string, std::string,
+                  int64_t>::with<caf::ok_atom>,
+  caf::replies_to<st_tools_get_atom, std::string>::with<std::string>>;
 
 // Milliseconds since the Unix epoch from the system clock (the default clock).
 time_ms system_clock_ms();
@@ -101,6 +117,7 @@ struct session_params {
   std::chrono::milliseconds summary_timeout{305000}; // > the summarizer pool's deadline
   std::chrono::milliseconds hygiene_timeout{305000}; // > the hygiene pool's deadline
   size_t max_pending_turns = 64;
+  int64_t max_tool_rounds = 64;             // gateway.max_tool_rounds (policies/tool_loop.hpp)
   std::function<time_ms()> clock = system_clock_ms; // test seam: tests set the time
   std::shared_ptr<spdlog::logger> log;      // null = no logging
   std::shared_ptr<runtime_metrics> metrics; // null = not counted

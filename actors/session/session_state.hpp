@@ -29,7 +29,7 @@
 namespace mneme::session_detail {
 
 struct pending_turn {
-  std::string text;
+  turn_input input;
   caf::typed_response_promise<turn_reply> promise;
 };
 
@@ -54,6 +54,11 @@ struct session_state {
   turn_attempts attempts{3};
   int preflight_passes = 0;
   int appends_in_flight = 0;
+
+  // Agent turns (session_agent.cpp): the key's tools (a JSON array, "" or "[]" = none;
+  // read at load) and the model settings of the running turn's request.
+  std::string tools_json;
+  turn_options turn_opts;
 
   // Compaction.
   bool compacting = false;
@@ -93,6 +98,32 @@ struct session_state {
 };
 
 using session_ptr = session_actor::stateful_pointer<session_state>;
+
+// --- Turns (session_actor.cpp)
+
+// Appends one row through the storage actor; on success it joins the live context and
+// `ok` gets its id, else `fail` the error (a tool row answering no live call is refused
+// with errc::bad_request before anything is stored).
+void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
+                std::function<void(caf::error)> fail);
+
+// Ends the running turn with its reply (no error) or `err`; starts the next turn.
+// REQUIRES: st.turn_running.
+void end_turn(session_ptr self, caf::error err);
+
+// The checks before a model call (T1, T10, pruning, exhaustion), then the guarded call.
+void pre_call_check(session_ptr self);
+
+// --- Agent turns (session_agent.cpp)
+
+// Validates the turn against the pending tool calls (policies/tool_loop.hpp), stores
+// what it brings (tools, stub results, the user row or the tool rows) and goes on with
+// pre_call_check, or ends the turn with the refusal. REQUIRES: st.turn_running.
+void begin_turn(session_ptr self, turn_input in);
+
+// The tools sent with a chat request now: the key's tools when they are a non-empty
+// array, else "".
+const std::string& tools_to_send(const session_state& st);
 
 // The figures the trigger rules compare against, for the session's current window.
 trigger_limits limits_of(const session_state& st);

@@ -19,6 +19,7 @@
 #include "store/facts.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/jsonl_import.hpp"
+#include "store/session_tools.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme {
@@ -501,6 +502,18 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
           return err;
         return caf::ok_atom_v;
       });
+    },
+    [=](st_tools_put_atom, const std::string& key, const std::string& sid,
+        const std::string& tools, int64_t now) {
+      return run_op(self, "tools_put", [&]() -> caf::expected<caf::ok_atom> {
+        if (auto err = put_session_tools(self->state.store->connection(), key, sid, tools, now))
+          return err;
+        return caf::ok_atom_v;
+      });
+    },
+    [=](st_tools_get_atom, const std::string& key) {
+      return run_op(self, "tools_get",
+                    [&] { return session_tools_of(self->state.store->connection(), key); });
     },
     [=](st_get_triggers_atom, const std::string& sid) {
       return run_op(self, "get_triggers", [&] { return self->state.store->triggers(sid); });

@@ -86,6 +86,11 @@ using storage_actor = caf::typed_actor<
   // Trigger state (SPEC §5).
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
   caf::replies_to<st_get_triggers_atom, std::string>::with<trigger_state>,
+  // Tools of agent turns per session key (store/session_tools.hpp): set (key, session
+  // id, tools JSON, now), get (key) -> the newest tools JSON, "" when none.
+  caf::replies_to<st_tools_put_atom, std::string, std::string, std::string,
+                  int64_t>::with<caf::ok_atom>,
+  caf::replies_to<st_tools_get_atom, std::string>::with<std::string>,
   // JSONL of every row of a session (see store/jsonl_export.hpp).
   caf::replies_to<st_export_atom, std::string>::with<std::string>,
   // Memory tiers (SPEC §7): facts put (user_id, key, value, source_session; now) ->

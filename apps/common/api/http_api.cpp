@@ -514,8 +514,8 @@ void turn(const call_ptr& c) {
     return fail(c, in.error());
   if (!check_optional_user(c, "field 'user'", in->user))
     return;
-  ask<turn_reply>(c, c->api->gateway, c->api->turn_timeout, gw_message_atom_v, key,
-                  std::move(in->user), std::move(in->content))
+  ask<turn_reply>(c, c->api->gateway, c->api->turn_timeout, gw_turn_atom_v, key,
+                  std::move(in->user), std::move(in->input))
     .then([c](caf::expected<turn_reply> reply) {
       if (!reply)
         return fail(c, reply.error());

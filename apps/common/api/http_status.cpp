@@ -52,6 +52,8 @@ int http_status_of(errc code) {
     case errc::nothing_to_compact:
     case errc::compaction_in_flight: return 409;
     case errc::context_unfittable: return 413; // the request cannot be made to fit
+    case errc::tool_results_pending:
+    case errc::tool_round_cap: return 409;
   }
   return 500;
 }

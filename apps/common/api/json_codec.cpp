@@ -97,6 +97,9 @@ json to_json(const compaction_report& r) {
 }
 
 json to_json(const turn_reply& r) {
+  auto calls = json::array();
+  for (const auto& c : r.tool_calls)
+    calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
   auto compactions = json::array();
   for (auto& c : r.compactions)
     compactions.push_back(to_json(c));
@@ -106,7 +109,9 @@ json to_json(const turn_reply& r) {
           {"compactions", std::move(compactions)},
           {"live_messages", r.live_messages},
           {"live_tokens", r.live_tokens},
-          {"prompt_tokens", r.prompt_tokens}};
+          {"prompt_tokens", r.prompt_tokens},
+          {"finish_reason", r.finish_reason},
+          {"tool_calls", calls}};
 }
 
 json to_json(const session_snapshot& s) {

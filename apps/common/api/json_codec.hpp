@@ -28,6 +28,9 @@ json to_json(const session_record& s);
 json to_json(const session_stats& s);
 json to_json(const checkpoint_record& c);
 json to_json(const compaction_report& r);
+// {"session_id","answer","notice","compactions":[..],"live_messages","live_tokens",
+//  "prompt_tokens","finish_reason":"stop|tool_calls|length|...","tool_calls":[{"id","name",
+//  "arguments"}]}
 json to_json(const turn_reply& r);
 json to_json(const session_snapshot& s); // compactions_by_trigger as {"T1": n, ...}
 json to_json(const recall_hit& h);

@@ -15,6 +15,7 @@
 
 #include "caf/expected.hpp"
 
+#include "messages/agent_turn.hpp"
 #include "messages/errc.hpp"
 #include "messages/transcript.hpp"
 #include "policies/facts_context.hpp"
@@ -27,10 +28,12 @@ struct append_request {
   message row;        // role, content, tool_call_id, tool_name, tool_calls
 };
 
-// POST /v1/sessions/{key}/turns
+// POST /v1/sessions/{key}/turns (docs/api.md "Agent turns"): a user message (`content`,
+// not empty) or the results of the pending tool calls (`tool_results`, not empty), never
+// both; `tools`, `tool_choice` and the sampling fields validated by type and range.
 struct turn_request {
   std::string user;
-  std::string content; // not empty
+  turn_input input;
 };
 
 inline constexpr int64_t default_local_radius = 5;

@@ -141,6 +141,7 @@ std::vector<config_field> gateway_fields() {
     text("gateway.default_user", g, &p::default_user, non_empty()),
     text("gateway.system_prompt", g, &p::system_prompt),
     text("gateway.skills_dir", g, &p::skills_dir),
+    integer("gateway.max_tool_rounds", g, &p::max_tool_rounds, {1, 10000}),
     integer("gateway.io_threads", g, &p::io_threads, {1, 64}),
     integer("gateway.max_connections", g, &p::max_connections, {1, 1000000}),
     integer("gateway.header_timeout_seconds", g, &p::header_timeout_seconds, {1, 3600}),

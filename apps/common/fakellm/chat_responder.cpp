@@ -5,6 +5,7 @@
 #include <cassert>
 
 #include "apps/common/fakellm/fake_answer.hpp"
+#include "apps/common/fakellm/fake_tool_calls.hpp"
 #include "apps/common/fakellm/http_response.hpp"
 #include "policies/token_estimate.hpp"
 
@@ -136,7 +137,10 @@ std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_d
 }
 
 std::string answer_text(const chat_call& call, bool is_summary, const answer_settings& settings) {
-  if (!is_summary) return fake_chat_answer(call.messages, settings.answer_tokens);
+  if (!is_summary) {
+    if (auto quoted = quote_tool_results(call.messages)) return *quoted;
+    return fake_chat_answer(call.messages, settings.answer_tokens);
+  }
   auto target = find_summary_target(call.messages).value_or(settings.default_summary_tokens);
   return fake_summary(call.messages, std::max(target, min_summary_target_tokens));
 }
@@ -155,11 +159,17 @@ response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
   c.server_compacted = facts.server_compacted;
   c.compacted_tokens_before = facts.server_compacted ? facts.prompt_tokens : 0;
   c.compacted_tokens_after = facts.server_compacted_tokens_after;
-  auto text = answer_text(call, facts.is_summary, settings);
+  bool content_fault = fault == fault_kind::empty_content || fault == fault_kind::reasoning_only;
+  if (!facts.is_summary && !content_fault)
+    c.tool_calls = fake_tool_calls(
+      call, tool_call_settings{settings.seed, settings.tool_call_fraction, settings.tool_rounds});
+  auto text = c.tool_calls.empty() ? answer_text(call, facts.is_summary, settings) : std::string{};
   if (fault == fault_kind::reasoning_only) c.reasoning_content = "Thinking it over. " + text;
-  if (fault != fault_kind::empty_content && fault != fault_kind::reasoning_only)
-    c.content = std::move(text);
+  if (!content_fault) c.content = std::move(text);
+  if (!c.tool_calls.empty()) c.finish_reason = "tool_calls";
   c.completion_tokens = estimate_text_tokens(c.content) + estimate_text_tokens(c.reasoning_content);
+  for (const auto& tc : c.tool_calls)
+    c.completion_tokens += estimate_text_tokens(tc.name) + estimate_text_tokens(tc.arguments);
   auto p = answer_plan(c, call, facts, fault, rule, settings);
   p.delay_ms = decision.delay_ms;
   return p;

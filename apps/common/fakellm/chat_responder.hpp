@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/fakellm/fake_tool_calls.hpp"
 #include "apps/common/fakellm/fault_plan.hpp"
 #include "apps/common/fakellm/server_compaction.hpp"
 #include "apps/common/fakellm/wire_format.hpp"
@@ -29,6 +30,12 @@ struct answer_settings {
                                           // self-hosted servers do)
   int64_t default_summary_tokens = 2000;  // target when a summary prompt names none
   size_t stream_piece_bytes = 64;         // content bytes per SSE chunk
+  // Agent answers (fake_tool_calls.hpp): the share of answers to requests offering
+  // tools that call them, the rounds per user message after which it answers text, and
+  // the scenario seed the decision hashes.
+  double tool_call_fraction = default_tool_call_fraction;
+  int64_t tool_rounds = default_fake_tool_rounds;
+  uint64_t seed = 1;
   // Model-name substrings that compact server-side when asked (server_compaction.hpp).
   std::vector<std::string> native_compaction_models = default_native_compaction_models;
 };

@@ -57,6 +57,9 @@ answer_settings fake_llm_server::impl::settings_locked() const {
   if (scn.answer_tokens) settings.answer_tokens = *scn.answer_tokens;
   if (scn.report_usage) settings.report_usage = *scn.report_usage;
   if (scn.native_compaction_models) settings.native_compaction_models = *scn.native_compaction_models;
+  if (scn.tool_call_fraction) settings.tool_call_fraction = *scn.tool_call_fraction;
+  if (scn.tool_rounds) settings.tool_rounds = *scn.tool_rounds;
+  settings.seed = scn.plan.seed;
   return settings;
 }
 
@@ -131,6 +134,8 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   facts.is_summary = purpose != nullptr ? iequals(*purpose, "summary")
                                         : find_summary_target(call->messages).has_value();
   facts.prompt_tokens = estimate_messages_tokens(call->messages);
+  for (const auto& t : call->tools) // a provider counts the tool schemas it was sent
+    facts.prompt_tokens += t.schema_bytes / latin_chars_per_token;
   facts.body_bytes = static_cast<int64_t>(req.body.size());
   facts.created_s = static_cast<int64_t>(std::time(nullptr));
   facts.keep_alive = req.keep_alive;

@@ -130,7 +130,8 @@ json yaml_to_json(const YAML::Node& n) {
 caf::expected<scenario> parse_scenario(const json& doc, const std::string& root) {
   if (!doc.is_object()) return invalid(root, "must be a mapping");
   if (auto bad_key = check_keys(doc, {"seed", "window_tokens", "answer_tokens",
-                                         "report_usage", "native_compaction_models", "faults"}, root);
+                                         "report_usage", "native_compaction_models",
+                                         "tool_call_fraction", "tool_rounds", "faults"}, root);
       !bad_key.empty())
     return invalid(bad_key, "unknown key");
   scenario s;
@@ -139,8 +140,14 @@ caf::expected<scenario> parse_scenario(const json& doc, const std::string& root)
     if (!ok) return invalid(root + ".seed", "must be a non-negative integer");
     s.plan.seed = it->get<uint64_t>();
   }
+  if (auto it = doc.find("tool_call_fraction"); it != doc.end()) {
+    if (!it->is_number() || it->get<double>() < 0.0 || it->get<double>() > 1.0)
+      return invalid(root + ".tool_call_fraction", "must be a number between 0 and 1");
+    s.tool_call_fraction = it->get<double>();
+  }
   for (auto [key, out] : {std::pair{"window_tokens", &s.window_tokens},
-                          std::pair{"answer_tokens", &s.answer_tokens}}) {
+                          std::pair{"answer_tokens", &s.answer_tokens},
+                          std::pair{"tool_rounds", &s.tool_rounds}}) {
     auto it = doc.find(key);
     if (it == doc.end()) continue;
     if (!it->is_number_integer() || it->get<int64_t>() < 1)
@@ -205,6 +212,8 @@ json to_json(const scenario& s) {
   if (s.answer_tokens) doc["answer_tokens"] = *s.answer_tokens;
   if (s.report_usage) doc["report_usage"] = *s.report_usage;
   if (s.native_compaction_models) doc["native_compaction_models"] = *s.native_compaction_models;
+  if (s.tool_call_fraction) doc["tool_call_fraction"] = *s.tool_call_fraction;
+  if (s.tool_rounds) doc["tool_rounds"] = *s.tool_rounds;
   auto faults = json::array();
   const fault_rule defaults;
   for (const auto& r : s.plan.rules) {

@@ -9,6 +9,9 @@
 //   report_usage: true       # optional: false = answers carry no "usage"
 //   native_compaction_models: [gpt-5, codex]  # optional: model-name substrings that
 //                            # compact server-side (server_compaction.hpp)
+//   tool_call_fraction: 0.5  # optional: share of answers to requests offering tools
+//                            # that call them (fake_tool_calls.hpp), 0..1
+//   tool_rounds: 3           # optional: tool rounds per user message, then text
 //   faults:                  # rules in priority order, see fault_plan.hpp
 //     - kind: unavailable
 //       fraction: 0.25
@@ -40,6 +43,8 @@ struct scenario {
   std::optional<int64_t> answer_tokens;
   std::optional<bool> report_usage;
   std::optional<std::vector<std::string>> native_compaction_models;
+  std::optional<double> tool_call_fraction; // answers to requests offering tools that call them
+  std::optional<int64_t> tool_rounds;       // tool rounds per user message, then text
 };
 
 // `root` names the document in error paths (e.g. "scenario" or the file name).

@@ -143,6 +143,23 @@ caf::expected<chat_call> parse_chat_call(std::string_view body) {
     if (!m) return std::move(m.error());
     call.messages.push_back(std::move(*m));
   }
+  if (auto tools = doc.find("tools"); tools != doc.end() && !tools->is_null()) {
+    if (!tools->is_array()) return bad("tools must be an array");
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const auto& t = (*tools)[i];
+      auto where = "tools[" + std::to_string(i) + "]";
+      auto fn = t.is_object() ? t.find("function") : t.end();
+      if (!t.is_object() || fn == t.end() || !fn->is_object() || !fn->contains("name")
+          || !(*fn)["name"].is_string())
+        return bad(where + " must be an object with function.name");
+      offered_tool tool;
+      tool.name = (*fn)["name"].get<std::string>();
+      tool.schema_bytes = static_cast<int64_t>(dump(t).size());
+      if (auto p = fn->find("parameters"); p != fn->end() && p->is_object())
+        tool.parameters_json = dump(*p);
+      call.tools.push_back(std::move(tool));
+    }
+  }
   if (auto s = doc.find("stream"); s != doc.end() && !s->is_null()) {
     if (!s->is_boolean()) return bad("stream must be a boolean");
     call.stream = s->get<bool>();
@@ -171,8 +188,29 @@ caf::expected<chat_call> parse_chat_call(std::string_view body) {
   return call;
 }
 
+namespace {
+
+json tool_calls_json(const completion& c, bool with_index) {
+  auto calls = json::array();
+  for (size_t i = 0; i < c.tool_calls.size(); ++i) {
+    const auto& tc = c.tool_calls[i];
+    json j = {{"id", tc.id},
+              {"type", "function"},
+              {"function", {{"name", tc.name}, {"arguments", tc.arguments}}}};
+    if (with_index) j["index"] = i;
+    calls.push_back(std::move(j));
+  }
+  return calls;
+}
+
+} // namespace
+
 std::string completion_body(const completion& c) {
   json msg = {{"role", "assistant"}, {"content", c.content}};
+  if (!c.tool_calls.empty()) {
+    if (c.content.empty()) msg["content"] = nullptr;
+    msg["tool_calls"] = tool_calls_json(c, false);
+  }
   if (!c.reasoning_content.empty()) msg["reasoning_content"] = c.reasoning_content;
   json doc = {{"id", c.id},
               {"object", "chat.completion"},
@@ -194,6 +232,11 @@ std::vector<std::string> completion_events(const completion& c, size_t piece_byt
     out.push_back(sse(chunk_json(c, {{"reasoning_content", std::move(p)}}, nullptr)));
   for (auto& p : pieces(c.content, piece_bytes))
     out.push_back(sse(chunk_json(c, {{"content", std::move(p)}}, nullptr)));
+  if (!c.tool_calls.empty()) {
+    auto calls = tool_calls_json(c, true);
+    for (auto& call : calls)
+      out.push_back(sse(chunk_json(c, {{"tool_calls", json::array({std::move(call)})}}, nullptr)));
+  }
   auto last = chunk_json(c, json::object(), c.finish_reason);
   if (c.report_usage) last["usage"] = usage_json(c);
   if (c.server_compacted) last["compaction"] = compaction_marker(c);

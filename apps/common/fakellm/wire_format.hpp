@@ -15,8 +15,16 @@
 
 namespace mneme::fakellm {
 
+// A function tool a request offers (its "tools" entries).
+struct offered_tool {
+  std::string name;
+  std::string parameters_json; // the JSON schema of its arguments; "" = none
+  int64_t schema_bytes = 0;    // the size of the whole tool entry as sent
+};
+
 struct chat_call {
   std::string model;
+  std::vector<offered_tool> tools;
   std::vector<message> messages;
   bool stream = false;
   std::optional<int64_t> max_tokens;  // max_tokens or max_completion_tokens
@@ -38,6 +46,9 @@ struct completion {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   std::string finish_reason = "stop";
+  // Tool calls: the message carries "tool_calls" (content null when empty) and the
+  // finish_reason should be "tool_calls"; a stream sends one delta per call.
+  std::vector<tool_call> tool_calls;
   // Set when the server compacted during this request: the answer carries
   // "compaction": {"type": "compaction", "id", "encrypted_content",
   // "tokens_before", "tokens_after"} (top level; in a stream, on the final chunk).

@@ -1,0 +1,170 @@
+// The fake LLM's tool calls; see fake_tool_calls.hpp.
+#include "apps/common/fakellm/fake_tool_calls.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/common/fakellm/fault_plan.hpp"
+
+namespace mneme::fakellm {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr uint64_t decide_salt = 0x71;
+constexpr uint64_t count_salt = 0x72;
+constexpr uint64_t pick_salt = 0x73;
+constexpr size_t max_parallel_calls = 3;
+
+// FNV-1a over the roles, contents and tool fields of the messages.
+uint64_t messages_hash(const std::vector<message>& msgs) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const std::string& s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  for (const auto& m : msgs) {
+    mix(std::string{to_string(m.role)});
+    mix(m.content);
+    mix(m.tool_call_id);
+    for (const auto& c : m.tool_calls)
+      mix(c.id);
+  }
+  return h;
+}
+
+int64_t rounds_since_user(const std::vector<message>& msgs) {
+  int64_t rounds = 0;
+  for (auto it = msgs.rbegin(); it != msgs.rend(); ++it) {
+    if (it->role == msg_role::user)
+      break;
+    if (it->role == msg_role::assistant && it->has_tool_calls())
+      ++rounds;
+  }
+  return rounds;
+}
+
+json value_for(const json& schema, const std::string& name, int depth);
+
+json object_for(const json& schema, int depth) {
+  json out = json::object();
+  if (!schema.is_object() || depth > 8)
+    return out;
+  auto props = schema.find("properties");
+  auto required = schema.find("required");
+  if (required == schema.end() || !required->is_array())
+    return out;
+  for (const auto& r : *required) {
+    if (!r.is_string())
+      continue;
+    auto name = r.get<std::string>();
+    json prop = props != schema.end() && props->is_object() && props->contains(name)
+                  ? (*props)[name]
+                  : json::object();
+    out[name] = value_for(prop, name, depth + 1);
+  }
+  return out;
+}
+
+json value_for(const json& schema, const std::string& name, int depth) {
+  if (!schema.is_object())
+    return nullptr;
+  if (auto e = schema.find("enum"); e != schema.end() && e->is_array() && !e->empty())
+    return (*e)[0];
+  std::string type;
+  if (auto t = schema.find("type"); t != schema.end()) {
+    if (t->is_string())
+      type = t->get<std::string>();
+    else if (t->is_array() && !t->empty() && (*t)[0].is_string())
+      type = (*t)[0].get<std::string>();
+  }
+  auto minimum = schema.find("minimum");
+  bool has_min = minimum != schema.end() && minimum->is_number();
+  if (type == "string")
+    return name + "-" + std::to_string(depth);
+  if (type == "integer")
+    return has_min ? json(static_cast<int64_t>(minimum->get<double>())) : json(1);
+  if (type == "number")
+    return has_min ? json(minimum->get<double>()) : json(1.5);
+  if (type == "boolean")
+    return true;
+  if (type == "array")
+    return json::array();
+  if (type == "object")
+    return object_for(schema, depth);
+  return nullptr;
+}
+
+std::string hex8(uint64_t h) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(8, '0');
+  for (int i = 7; i >= 0; --i, h >>= 4)
+    out[static_cast<size_t>(i)] = digits[h & 0xf];
+  return out;
+}
+
+} // namespace
+
+std::string schema_arguments(const std::string& parameters_json, const std::string& tool_name) {
+  (void)tool_name;
+  if (parameters_json.empty())
+    return "{}";
+  auto schema = json::parse(parameters_json, nullptr, false);
+  if (schema.is_discarded())
+    return "{}";
+  return object_for(schema, 0).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::vector<tool_call> fake_tool_calls(const chat_call& call, const tool_call_settings& s) {
+  std::vector<tool_call> out;
+  if (call.tools.empty() || rounds_since_user(call.messages) >= s.max_rounds)
+    return out;
+  auto h = messages_hash(call.messages);
+  if (uniform01(s.seed, h, 0, decide_salt) >= s.fraction)
+    return out;
+  size_t most = std::min(max_parallel_calls, call.tools.size());
+  auto count = 1 + static_cast<size_t>(uniform01(s.seed, h, 1, count_salt) * most);
+  count = std::min(count, most);
+  auto first = static_cast<size_t>(uniform01(s.seed, h, 2, pick_salt) * call.tools.size());
+  for (size_t k = 0; k < count; ++k) {
+    const auto& tool = call.tools[(first + k) % call.tools.size()];
+    tool_call c;
+    c.id = "call_" + hex8(h) + "_" + std::to_string(k);
+    c.name = tool.name;
+    c.arguments = schema_arguments(tool.parameters_json, tool.name);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::optional<std::string> quote_tool_results(const std::vector<message>& msgs) {
+  if (msgs.empty() || msgs.back().role != msg_role::tool)
+    return std::nullopt;
+  auto begin = msgs.size();
+  while (begin > 0 && msgs[begin - 1].role == msg_role::tool)
+    --begin;
+  std::string text = "Tool results: ";
+  for (auto i = begin; i < msgs.size(); ++i) {
+    const auto& m = msgs[i];
+    if (i > begin)
+      text += "; ";
+    text += (m.tool_name.empty() ? m.tool_call_id : m.tool_name) + ": ";
+    if (m.content.size() <= tool_quote_chars) {
+      text += m.content;
+      continue;
+    }
+    size_t cut = tool_quote_chars; // not inside a UTF-8 sequence
+    while (cut > 0 && (static_cast<unsigned char>(m.content[cut]) & 0xC0) == 0x80)
+      --cut;
+    text += m.content.substr(0, cut) + "...";
+  }
+  return text;
+}
+
+} // namespace mneme::fakellm

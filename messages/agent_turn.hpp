@@ -1,0 +1,63 @@
+// The input of one agent turn (SPEC §8.1, issue 29): what a client sends to
+// POST /v1/sessions/{key}/turns after validation, carried unchanged from the HTTP front
+// through the gateway to the session actor. Either a user message (`content`) or the
+// results of the model's pending tool calls (`tool_results`), plus the tools offered to
+// the model and the per-request sampling fields. Plain values, standard library only
+// (the CAF inspect() overloads are in messages/session_messages.hpp). Safe from any
+// thread; no shared state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mneme {
+
+// One result of a pending tool call, stored as a `tool` row answering it.
+struct tool_result_input {
+  std::string tool_call_id;
+  std::string content;
+  bool is_error = false; // the tool failed: the row's content says so
+};
+
+// The model settings of one request (not kept with the session). CAF 0.17 carries no
+// std::optional: presence is a flag.
+struct turn_options {
+  bool has_max_tokens = false;
+  int64_t max_tokens = 0;      // sent as max_tokens and kept free as the output reserve
+  bool has_temperature = false;
+  double temperature = 0.0;
+  // A JSON object of the other request fields passed to the model verbatim:
+  // tool_choice, top_p, response_format, stop, seed, parallel_tool_calls. "" = none.
+  std::string extra_json;
+};
+
+// Exactly one of `content` (a user turn) and `tool_results` (a continuation) is set.
+struct turn_input {
+  std::string content;
+  std::vector<tool_result_input> tool_results;
+  // `tools` was sent: the session's tools become `tools_json` (a JSON array of OpenAI
+  // function tools, verbatim; "[]" clears them) before the model is called.
+  bool set_tools = false;
+  std::string tools_json;
+  // A user turn while tool calls are pending: store a stub result per pending call
+  // instead of refusing the turn with errc::tool_results_pending.
+  bool abandon_pending = false;
+  // A channel message (gw_message_atom: CLI, soak users, channel commands): pending calls
+  // are neither refused nor answered in the store; the request sent to the model answers
+  // them with a stub (policies/request_pairing.hpp), as before agent turns.
+  bool repair_pending = false;
+  turn_options options;
+
+  bool is_continuation() const { return !tool_results.empty(); }
+
+  // A channel message (see repair_pending).
+  static turn_input text(std::string content) {
+    turn_input in;
+    in.content = std::move(content);
+    in.repair_pending = true;
+    return in;
+  }
+};
+
+} // namespace mneme
