@@ -18,6 +18,9 @@ struct gateway_params {
   std::string default_user = "default";
   std::string system_prompt = "You are a helpful assistant.";
   std::string skills_dir;               // folder of <name>/SKILL.md; empty = no skills
+  // After a reset for compaction exhaustion the unanswered message is re-run once in the
+  // new session (true), or the notice asks the user to send it again (false).
+  bool replay_after_reset = true;
   // The HTTP front (apps/common/api/http_front.hpp).
   int64_t io_threads = 2;                  // the front's own threads, whatever the clients
   int64_t max_connections = 10000;         // open connections; more are closed at once

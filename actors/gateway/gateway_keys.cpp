@@ -7,6 +7,7 @@
 
 #include "actors/gateway/skills_loader.hpp"
 #include "policies/client_text.hpp"
+#include "policies/oversized_row.hpp"
 #include "policies/token_estimate.hpp"
 
 namespace mneme::gateway_detail {
@@ -202,7 +203,8 @@ void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
                 old_id);
   self->request(st.storage, st.cfg.storage_timeout, st_reset_atom_v, old_id,
                 static_cast<int32_t>(st.cfg.compression.protect_first_n), st.cfg.clock(),
-                std::string{"compaction_exhausted"})
+                std::string{"compaction_exhausted"},
+                max_row_tokens(st.cfg.model.context_length, st.cfg.compression.max_row_share))
     .then(
       [self, key](session_record& fresh) {
         if (auto& m = self->state.cfg.metrics)
