@@ -219,9 +219,7 @@ BOOST_AUTO_TEST_CASE(an_exhausted_turn_and_its_failed_re_run_count_two_reports_a
   seed("spent", 60);
   say("spent", "hello");
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
-  auto r = say_to("spent", "one more");
-  BOOST_REQUIRE(!r);
-  BOOST_REQUIRE(turn_reply_of(r.error()));
+  exhausted_turn("spent", "one more");
 
   auto m = render();
   BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 2);

@@ -14,6 +14,7 @@
 #include "policies/row_replacement.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/utf8.hpp"
+#include "tests/message_builders.hpp"
 
 BOOST_AUTO_TEST_SUITE(oversized_row_test)
 
@@ -31,11 +32,10 @@ std::ostream& operator<<(std::ostream& os, const limit_case& c) {
   return os << c.window << " x " << c.share;
 }
 
+// A stored row (id != 0) with its token estimate.
 message oversized_row_of(msg_role role, std::string content, int64_t id) {
-  message m;
+  auto m = testing::msg(role, std::move(content));
   m.id = id;
-  m.role = role;
-  m.content = std::move(content);
   m.token_estimate = estimate_message_tokens(m);
   return m;
 }

@@ -239,22 +239,18 @@ BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_
   BOOST_REQUIRE(say_to("spent", "hello"));
   auto old_rows = all_rows(old_sid).size();
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
-  auto failed = say_to("spent", "one more");
-  BOOST_REQUIRE(!failed);
-  BOOST_TEST(failed.error() == errc::compaction_exhausted);
-  auto r = turn_reply_of(failed.error());
-  BOOST_REQUIRE(r);
-  BOOST_TEST(r->notice.find("please send it again") != std::string::npos);
-  BOOST_TEST(r->session_id != old_sid);
+  auto r = exhausted_turn("spent", "one more");
+  BOOST_TEST(r.notice.find("please send it again") != std::string::npos);
+  BOOST_TEST(r.session_id != old_sid);
   auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
   BOOST_TEST(sv->exhausted == 1);
   auto old = call<session_record>(rt->storage(), st_session_atom_v, old_sid);
   BOOST_TEST(old->ended_at_ms > 0);
-  auto fresh = call<session_record>(rt->storage(), st_session_atom_v, r->session_id);
+  auto fresh = call<session_record>(rt->storage(), st_session_atom_v, r.session_id);
   BOOST_TEST(fresh->session_key == "spent");
   BOOST_TEST(fresh->parent_id == old_sid);
   // New live context: the head and the latest summary.
-  auto rows = stored_live(r->session_id);
+  auto rows = stored_live(r.session_id);
   BOOST_TEST(rows.size() <= 1u + 3u + 1u);
   bool has_summary = false;
   for (const auto& m : rows)
@@ -264,7 +260,7 @@ BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_
   llm.clear_faults();
   auto next = say_to("spent", "fresh start");
   BOOST_REQUIRE_MESSAGE(next, err_of(next));
-  BOOST_TEST(next->session_id == r->session_id);
+  BOOST_TEST(next->session_id == r.session_id);
 }
 
 // A tool output the model refuses as too large (413) sits in the protected head, where
