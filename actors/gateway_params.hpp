@@ -19,6 +19,9 @@ struct gateway_params {
   std::string system_prompt = "You are a helpful assistant.";
   std::string skills_dir;               // folder of <name>/SKILL.md; empty = no skills
   int64_t max_tool_rounds = 64;         // model answers with tool calls per user turn
+  // After a reset for compaction exhaustion the unanswered message is re-run once in the
+  // new session (true), or the notice asks the user to send it again (false).
+  bool replay_after_reset = true;
   // The HTTP front (apps/common/api/http_front.hpp).
   int64_t io_threads = 2;                  // the front's own threads, whatever the clients
   int64_t max_connections = 10000;         // open connections; more are closed at once

@@ -150,6 +150,7 @@ struct runtime_metrics {
   static constexpr size_t external_slots = static_cast<size_t>(external_outcome_label::count_);
   std::atomic<uint64_t> evicted_outputs{0};     // tool outputs replaced by the marker
   std::atomic<int64_t> eviction_chars_reclaimed{0}; // their characters minus the markers'
+  std::atomic<uint64_t> oversized_rows{0};      // rows over max_row_share replaced by a marker
   std::array<std::atomic<uint64_t>, prune_slots> prune_runs{}; // by prune_outcome_label
   std::atomic<int64_t> prune_tokens_reclaimed{0}; // planned reclaim of committed runs
   std::atomic<uint64_t> micro_folds{0};         // rolling-summary folds applied

@@ -58,7 +58,7 @@ std::string render_error(const caf::error& err) {
   auto str = "mneme::" + to_string(static_cast<errc>(err.code()));
   const auto& ctx = err.context();
   if (!ctx.empty()) {
-    if (ctx.match_elements<std::string>())
+    if (ctx.match_element<std::string>(0)) // the text; what follows is data for callers
       str += ": " + ctx.get_as<std::string>(0);
     else
       str += ": " + caf::to_string(ctx);

@@ -16,4 +16,11 @@ void register_mneme_types(caf::actor_system_config& cfg) {
                          });
 }
 
+std::optional<turn_reply> turn_reply_of(const caf::error& err) {
+  const auto& ctx = err.context();
+  if (ctx.size() < 2 || !ctx.match_element<turn_reply>(1))
+    return std::nullopt;
+  return ctx.get_as<turn_reply>(1);
+}
+
 } // namespace mneme

@@ -4,6 +4,7 @@
 // assigned by position, so nothing is persisted by id.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,5 +170,10 @@ namespace mneme {
 // Registers the mneme type-ID block and the error renderer on an actor system
 // config. Call once per actor_system_config before constructing the system.
 void register_mneme_types(caf::actor_system_config& cfg);
+
+// The turn reply an error carries after its text, as an exhausted turn does
+// (errc::compaction_exhausted with (text, turn_reply): the compactions it tried, the
+// notice); nullopt when it carries none.
+std::optional<turn_reply> turn_reply_of(const caf::error& err);
 
 } // namespace mneme

@@ -37,6 +37,8 @@ struct compression_params {
   int64_t proactive_prune_min_result_chars = 8000;
   int64_t proactive_prune_min_reclaim_tokens = 4096;
   int64_t tool_output_eviction_chars = 16000; // evict answered tool outputs larger; 0 = off
+  double max_row_share = 0.5;                // a row above this share of the window enters
+                                             // the live context as a marker (oversized_row.hpp)
   bool micro_compact = false;
   int micro_compact_every_n_turns = 1;
   int64_t micro_compact_defrag_threshold_tokens = 2000;

@@ -72,6 +72,10 @@ replaced_transcript apply_replacements(const std::vector<message>& live,
   }
   for (const auto& r : plan) {
     out.live[r.index] = replacement_row(live[r.index], r.content);
+    if (r.drop_tool_calls) {
+      out.live[r.index].tool_calls.clear();
+      out.live[r.index].token_estimate = estimate_message_tokens(out.live[r.index]);
+    }
     out.archived_ids.push_back(r.original_id);
   }
   out.status = replace_status::applied;

@@ -21,7 +21,8 @@
 //
 // Invariants of a replaced_transcript with status applied:
 //   1. live has the same length as the input and the same roles, tool_call_ids
-//      and tool_calls at every index.
+//      and tool_calls at every index, except that a replacement planned with
+//      drop_tool_calls has none.
 //   2. archived_ids are the original ids of the replaced rows, in index order.
 //   3. every replaced row has id 0, is_summary, and a one-row provenance range.
 #pragma once
@@ -43,10 +44,13 @@ struct row_replacement {
   int64_t original_id = 0;       // id of the row at `index`; never 0
   std::string content;           // the new live content (one line)
   int64_t tokens_reclaimed = 0;  // estimate(original) - estimate(replacement), > 0
+  // The replacement carries no tool calls (policies/oversized_row.hpp: an assistant
+  // row whose calls alone cannot fit the window). False for every other plan.
+  bool drop_tool_calls = false;
 
   friend bool operator==(const row_replacement& a, const row_replacement& b) {
     return a.index == b.index && a.original_id == b.original_id && a.content == b.content
-           && a.tokens_reclaimed == b.tokens_reclaimed;
+           && a.tokens_reclaimed == b.tokens_reclaimed && a.drop_tool_calls == b.drop_tool_calls;
   }
 };
 

@@ -20,13 +20,6 @@ std::optional<double> percentile(std::vector<double> values, double p) {
   return values[std::min(rank, values.size()) - 1];
 }
 
-int64_t derived_live_bound(int64_t threshold, double factor, int64_t largest_message_tokens,
-                           int64_t answer_tokens) {
-  assert(threshold > 0 && factor >= 1 && largest_message_tokens >= 0 && answer_tokens >= 0);
-  return static_cast<int64_t>(std::ceil(factor * static_cast<double>(threshold)))
-         + largest_message_tokens + answer_tokens;
-}
-
 int64_t window_live_bound(int64_t context_window, int64_t scenario_max_live_tokens) {
   assert(context_window > 0 || scenario_max_live_tokens > 0);
   return scenario_max_live_tokens > 0 ? scenario_max_live_tokens : context_window;

@@ -19,19 +19,9 @@ namespace mneme::soak {
 // p = 0 gives the minimum, p = 100 the maximum.
 std::optional<double> percentile(std::vector<double> values, double p);
 
-// The largest live context a session may report (local token estimate after a turn).
-// A compaction leaves head + summary + tail below the threshold; between two checks a
-// session grows by one turn at most: the user's message and the answer. So
-//   bound = factor x threshold + largest_message_tokens + answer_tokens.
-// REQUIRES: threshold > 0, factor >= 1, the token counts >= 0.
-int64_t derived_live_bound(int64_t threshold, double factor, int64_t largest_message_tokens,
-                           int64_t answer_tokens);
-
 // The live-context bound of the soak's checks (SPEC §5.6, issue 25): the window guard
 // keeps every session's live context within its model window, outage or not, so the
 // bound is the window itself; a scenario's explicit max_live_tokens (> 0) wins.
-// (derived_live_bound above was the bound before the window guard; it stays for
-// scenarios' live_bound_factor, which no longer decides the bound.)
 // REQUIRES: context_window > 0 or scenario_max_live_tokens > 0.
 int64_t window_live_bound(int64_t context_window, int64_t scenario_max_live_tokens);
 

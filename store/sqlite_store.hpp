@@ -88,8 +88,12 @@ public:
   // the slice is archived in the parent. The child's live context (every row's
   // session_id is the child's id). Refusals as commit_compaction, plus now < 0.
   caf::expected<std::vector<message>> continue_in_child(const compaction_commit& c, time_ms now);
+  // The reset after exhaustion (SPEC §5.3): ends the session and opens a new one under
+  // its key (parent_id link) holding copies of the head and the latest summary, never
+  // a row above max_row_tokens (0 = no limit; policies/reset_plan.hpp).
   caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
-                                              time_ms now, const std::string& reason);
+                                              time_ms now, const std::string& reason,
+                                              int64_t max_row_tokens = 0);
   caf::expected<checkpoint_record> create_checkpoint(const std::string& session_id,
                                                      const std::string& name, time_ms now);
   caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,

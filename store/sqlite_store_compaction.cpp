@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "policies/reset_plan.hpp"
 #include "store/compaction_checks.hpp"
 #include "store/row_codec.hpp"
 #include "store/sqlite_error.hpp"
@@ -85,9 +86,12 @@ caf::error sqlite_store::archive_rows(const std::vector<int64_t>& ids,
 
 caf::expected<session_record> sqlite_store::reset_session(const std::string& session_id,
                                                           int head_count, time_ms now,
-                                                          const std::string& reason) {
+                                                          const std::string& reason,
+                                                          int64_t max_row_tokens) {
   if (head_count < 0 || head_count > 1000)
     return bad_request("reset: head_count must be 0..1000");
+  if (max_row_tokens < 0)
+    return bad_request("reset: max_row_tokens must be >= 0");
   if (now < 0)
     return bad_request("reset: now must be >= 0");
   write_transaction txn{*db_};
@@ -101,19 +105,11 @@ caf::expected<session_record> sqlite_store::reset_session(const std::string& ses
   auto live = load_live_context(*db_, session_id);
   if (!live)
     return std::move(live.error());
-  // Head: a leading system row, the next head_count rows, and the tool rows that
-  // directly follow them (answers to calls made in the head).
-  size_t head_end = 0;
-  if (!live->empty() && live->front().role == msg_role::system)
-    head_end = 1;
-  head_end = std::min(live->size(), head_end + static_cast<size_t>(head_count));
-  while (head_end < live->size() && (*live)[head_end].role == msg_role::tool)
-    ++head_end;
-  std::vector<message> kept(live->begin(), live->begin() + static_cast<ptrdiff_t>(head_end));
-  auto latest = std::find_if(live->rbegin(), live->rend() - static_cast<ptrdiff_t>(head_end),
-                             [](const message& m) { return m.is_summary; });
-  if (latest != live->rend() - static_cast<ptrdiff_t>(head_end))
-    kept.push_back(*latest);
+  // The head and the latest summary, without any row that cannot fit
+  // (policies/reset_plan.hpp).
+  std::vector<message> kept;
+  for (auto i : plan_reset_copy(*live, head_count, max_row_tokens))
+    kept.push_back((*live)[i]);
   session_record child;
   child.id = ids_.next(now);
   child.user_id = old->user_id;

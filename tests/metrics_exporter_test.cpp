@@ -213,16 +213,16 @@ BOOST_AUTO_TEST_CASE(a_summarizer_outage_counts_a_fallback_a_failure_kind_and_a_
 
 // A model that refuses every request as too long: each refusal compacts (T9) until the
 // turn's attempts are spent, the session reports compaction_exhausted to the
-// supervisor and the gateway resets it under the same key.
-BOOST_AUTO_TEST_CASE(an_exhausted_turn_counts_one_exhaustion_report_and_one_reset) {
+// supervisor and the gateway resets it under the same key; the message's re-run in the
+// new session is refused the same way and reported, but not reset again.
+BOOST_AUTO_TEST_CASE(an_exhausted_turn_and_its_failed_re_run_count_two_reports_and_one_reset) {
   seed("spent", 60);
   say("spent", "hello");
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
-  auto r = say("spent", "one more");
-  BOOST_REQUIRE(r.notice == std::string{reset_notice});
+  exhausted_turn("spent", "one more");
 
   auto m = render();
-  BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 1);
+  BOOST_TEST(m.at("mneme_compaction_exhausted_total") == 2);
   BOOST_TEST(m.at("mneme_exhaustion_resets_total") == 1);
   auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
   BOOST_REQUIRE_MESSAGE(sv, err_of(sv));

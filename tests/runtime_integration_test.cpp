@@ -166,9 +166,12 @@ BOOST_AUTO_TEST_CASE(the_gateway_hygiene_check_fires_t4_at_85_percent_of_the_win
   BOOST_REQUIRE_MESSAGE(r, err_of(r));
   auto s = snapshot("t4");
   // The gateway compacted before the turn; the session then stood under T1's threshold.
+  // The turn's reply lists the hygiene compaction, and nothing of its own.
   BOOST_TEST(compactions_of(s, trigger::t4_hygiene_tokens) == 1);
   BOOST_TEST(compactions_of(s, trigger::t1_pre_call) == 0);
-  BOOST_TEST(r->compactions.empty());
+  BOOST_REQUIRE_EQUAL(r->compactions.size(), 1u);
+  BOOST_TEST(r->compactions[0].by == trigger::t4_hygiene_tokens);
+  BOOST_TEST(r->compactions[0].committed);
 }
 
 BOOST_AUTO_TEST_CASE(channel_commands_compress_roll_back_and_search) {
@@ -230,24 +233,24 @@ BOOST_AUTO_TEST_CASE(an_idle_session_is_evicted_and_rehydrates_on_the_next_messa
 }
 
 BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_every_row) {
+  rc.gateway.replay_after_reset = false; // one exhaustion, the reset's reply as an error
   start();
   auto old_sid = seed("spent", 60, 50);
   BOOST_REQUIRE(say_to("spent", "hello"));
   auto old_rows = all_rows(old_sid).size();
   faults({rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat)});
-  auto r = say_to("spent", "one more");
-  BOOST_REQUIRE_MESSAGE(r, err_of(r));
-  BOOST_TEST(r->notice == std::string{reset_notice});
-  BOOST_TEST(r->session_id != old_sid);
+  auto r = exhausted_turn("spent", "one more");
+  BOOST_TEST(r.notice.find("please send it again") != std::string::npos);
+  BOOST_TEST(r.session_id != old_sid);
   auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
   BOOST_TEST(sv->exhausted == 1);
   auto old = call<session_record>(rt->storage(), st_session_atom_v, old_sid);
   BOOST_TEST(old->ended_at_ms > 0);
-  auto fresh = call<session_record>(rt->storage(), st_session_atom_v, r->session_id);
+  auto fresh = call<session_record>(rt->storage(), st_session_atom_v, r.session_id);
   BOOST_TEST(fresh->session_key == "spent");
   BOOST_TEST(fresh->parent_id == old_sid);
   // New live context: the head and the latest summary.
-  auto rows = stored_live(r->session_id);
+  auto rows = stored_live(r.session_id);
   BOOST_TEST(rows.size() <= 1u + 3u + 1u);
   bool has_summary = false;
   for (const auto& m : rows)
@@ -257,7 +260,7 @@ BOOST_AUTO_TEST_CASE(exhaustion_resets_the_session_under_the_same_key_and_keeps_
   llm.clear_faults();
   auto next = say_to("spent", "fresh start");
   BOOST_REQUIRE_MESSAGE(next, err_of(next));
-  BOOST_TEST(next->session_id == r->session_id);
+  BOOST_TEST(next->session_id == r.session_id);
 }
 
 // A tool output the model refuses as too large (413) sits in the protected head, where

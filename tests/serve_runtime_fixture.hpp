@@ -125,6 +125,18 @@ struct serve_runtime_fixture {
                                    const std::string& user = "u") {
     return call<turn_reply>(rt->gateway(), gw_message_atom_v, key, user, text);
   }
+  // A turn under `key` that must end in compaction exhaustion: the error's code is
+  // compaction_exhausted and it carries the turn reply (the notice, the new session, the
+  // compactions tried), which is returned.
+  turn_reply exhausted_turn(const std::string& key, const std::string& text,
+                            const std::string& user = "u") {
+    auto r = say_to(key, text, user);
+    BOOST_REQUIRE(!r);
+    BOOST_TEST(r.error() == errc::compaction_exhausted);
+    auto carried = turn_reply_of(r.error());
+    BOOST_REQUIRE(carried);
+    return *carried;
+  }
   session_snapshot snapshot(const std::string& key) {
     auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
     BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));

@@ -31,23 +31,6 @@ const percentile_case percentile_cases[] = {
   {{3, 1, 2}, 34, 2},                          // ceil(0.34 * 3) = 2nd value
 };
 
-struct bound_case {
-  int64_t threshold;
-  double factor;
-  int64_t largest;
-  int64_t answer;
-  int64_t expected;
-};
-std::ostream& operator<<(std::ostream& os, const bound_case& c) {
-  return os << c.threshold << "x" << c.factor << "+" << c.largest << "+" << c.answer;
-}
-const bound_case bound_cases[] = {
-  {6000, 2.0, 0, 0, 12000},
-  {6000, 2.0, 50000, 64, 62064},
-  {1000, 1.5, 10, 0, 1510},
-  {3, 1.5, 0, 0, 5},           // rounds up
-};
-
 struct window_case {
   std::vector<double> times;
   double window;
@@ -106,11 +89,6 @@ BOOST_DATA_TEST_CASE(percentile_follows_the_nearest_rank_rule, bdata::make(perce
 
 BOOST_AUTO_TEST_CASE(percentile_of_nothing_is_absent) {
   BOOST_TEST(!percentile({}, 99).has_value());
-}
-
-BOOST_DATA_TEST_CASE(live_bound_is_factor_times_threshold_plus_one_turn, bdata::make(bound_cases),
-                     c) {
-  BOOST_TEST(derived_live_bound(c.threshold, c.factor, c.largest, c.answer) == c.expected);
 }
 
 BOOST_AUTO_TEST_CASE(the_live_bound_is_the_window_unless_the_scenario_names_one) {

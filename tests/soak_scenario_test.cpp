@@ -67,13 +67,28 @@ BOOST_AUTO_TEST_CASE(every_problem_of_a_scenario_is_reported_at_once) {
   BOOST_TEST(text.find("mix.marker_every") != std::string::npos);
 }
 
+// live_bound_factor decided the live bound before the window guard; older scenario
+// files that still name it load, with a warning naming the key and what replaced it.
+BOOST_AUTO_TEST_CASE(the_retired_live_bound_factor_loads_with_a_deprecation_warning) {
+  auto s = parse_soak_scenario("invariants: {live_bound_factor: 2.0, max_live_tokens: 9000}\n",
+                               "old.yaml");
+  BOOST_REQUIRE(s);
+  BOOST_TEST(s->invariants.max_live_tokens == 9000);
+  BOOST_REQUIRE_EQUAL(s->warnings.size(), 1u);
+  BOOST_TEST(s->warnings[0].find("invariants.live_bound_factor") == 0u);
+  BOOST_TEST(s->warnings[0].find("max_live_tokens") != std::string::npos);
+  auto typo = parse_soak_scenario("invariants: {live_bound_factr: 2.0}\n", "old.yaml");
+  BOOST_TEST(!typo); // only the retired key is tolerated; the loader stays strict
+}
+
 BOOST_AUTO_TEST_CASE(an_empty_mapping_gives_the_documented_defaults) {
   auto s = parse_soak_scenario("{}", "configs/soak/mine.yaml");
   BOOST_REQUIRE(s);
   BOOST_TEST(s->name == "mine");
   BOOST_TEST(s->users == 300);
   BOOST_TEST(s->duration_s == 60);
-  BOOST_TEST(s->invariants.live_bound_factor == 2.0);
+  BOOST_TEST(s->invariants.max_live_tokens == 0);
+  BOOST_TEST(s->warnings.empty());
   BOOST_TEST(s->invariants.max_compactions_per_hour == 240);
   BOOST_TEST(s->invariants.rss_max_growth == 0.25);
   BOOST_TEST(s->mix.marker_every == 4);

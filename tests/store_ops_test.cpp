@@ -333,6 +333,24 @@ BOOST_AUTO_TEST_CASE(reset_without_summary_keeps_the_head_and_its_tool_answers) 
   BOOST_TEST(live->back().tool_call_id == "c1");
 }
 
+// Issue 25 item 8: a head row that cannot fit the window stays in the old session
+// (whole, searchable there) and is not copied; without a limit the head is copied as is.
+BOOST_AUTO_TEST_CASE(reset_never_copies_a_row_over_the_row_limit) {
+  add(msg_role::system, "sys");
+  add(msg_role::user, std::string(40000, 'x')); // about 10,000 tokens
+  add(msg_role::assistant, "ok");
+  add(msg_role::user, "later");
+  auto child = store->reset_session(sid, 2, 5000, "compaction_exhausted", 4096);
+  BOOST_REQUIRE_MESSAGE(child, err_of(child));
+  auto live = store->live_context(child->id);
+  BOOST_REQUIRE(live);
+  BOOST_REQUIRE_EQUAL(live->size(), 2u); // sys, ok
+  BOOST_TEST(live->at(0).content == "sys");
+  BOOST_TEST(live->at(1).content == "ok");
+  BOOST_TEST(store->live_context(sid)->at(1).content.size() == 40000u); // kept in the old one
+  BOOST_TEST((store->reset_session(child->id, 2, 6000, "x", -1).error() == errc::bad_request));
+}
+
 BOOST_AUTO_TEST_CASE(rollback_restores_the_live_context_of_the_checkpoint_even_across_a_compaction) {
   auto ids = conversation(8);
   auto at_checkpoint = store->live_context(sid);

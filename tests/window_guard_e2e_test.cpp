@@ -90,13 +90,17 @@ BOOST_AUTO_TEST_CASE(two_hundred_turns_never_send_or_keep_more_than_the_window) 
   BOOST_TEST(stored_stats(s.record.id).live_token_estimate <= window);
 }
 
+// A message over compression.max_row_share of the window would become a marker with an
+// excerpt (docs/compaction-rules.md): with the share at 1, a message just under the
+// window fits no request once the answer reserve is added.
 BOOST_AUTO_TEST_CASE(a_turn_that_cannot_fit_fails_as_unfittable_and_sends_nothing) {
+  rc.compression.max_row_share = 1.0;
   start();
   outage_without_usage();
   auto first = say_to("huge", "hello");
   BOOST_REQUIRE_MESSAGE(first, err_of(first));
   const auto chats_before = llm.stats().chat_requests;
-  auto r = say_to("huge", text_of(1, window + 100));
+  auto r = say_to("huge", text_of(1, window - 150));
   BOOST_REQUIRE(!r);
   BOOST_TEST(r.error() == errc::context_unfittable);
   auto text = render_error(r.error());

@@ -28,6 +28,7 @@
 
 #include "actors/gateway/gateway_state.hpp"
 #include "actors/gateway/skills_loader.hpp"
+#include "policies/client_text.hpp"
 
 namespace mneme {
 
@@ -239,6 +240,11 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
         auto i = st.keys.find(key);
         if (i == st.keys.end() || i->second.session_id != session_id)
           return;
+        if (i->second.replaying_in == session_id) { // the re-run after a reset ran out
+          st.log().warn("key={} session={} event=replay_exhausted reset=skipped",
+                        log_quoted(key), session_id);
+          return;
+        }
         reset(self, key, session_id, [] {});
       },
       [self](gw_child_atom, std::string& parent_id, std::string& child_id, std::string& key) {

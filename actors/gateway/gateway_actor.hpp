@@ -15,8 +15,14 @@
 //                       recall, i.e. with an in-memory database)
 // The reset (errc::compaction_exhausted from a turn, or gw_exhausted_atom from the
 // supervisor, whichever comes first; done once): the storage actor starts a new session
-// under the same key whose live context is the head plus the latest summary; the old
-// actor stops; the user gets reset_notice. Nothing is deleted.
+// under the same key whose live context is the head plus the latest summary, without a
+// row that cannot fit (policies/reset_plan.hpp); the old actor stops. Nothing is
+// deleted. The unanswered message is then re-run once in the new session
+// (gateway.replay_after_reset) and the reply carries policies/exhaustion_notice.hpp's
+// notice and every compaction the turn tried; without the re-run, or when it fails,
+// the answer is the error (errc::compaction_exhausted or the re-run's) whose context is
+// (text, turn_reply) with that notice (messages/mneme_types.hpp turn_reply_of).
+// A turn's reply lists the compactions the hygiene check ran before it first.
 //
 // Child sessions (compression.in_place: false): a compaction may end the key's session
 // and continue in a child; the gateway follows (parent -> child) when a turn reply names
@@ -83,10 +89,6 @@ using gateway_actor = caf::typed_actor<
   caf::reacts_to<gw_child_atom, std::string, std::string, std::string>,
   // Eviction sweep: generation 0 = sweep now (tests, admin), else the timer's tick.
   caf::reacts_to<gw_evict_atom, uint64_t>>;
-
-inline constexpr std::string_view reset_notice =
-  "This conversation grew past what could be compacted, so it was restarted. The earlier "
-  "messages are kept and searchable; the new session starts from their latest summary.";
 
 struct gateway_config {
   compression_params compression;

@@ -7,6 +7,7 @@
 
 #include "actors/gateway/skills_loader.hpp"
 #include "policies/client_text.hpp"
+#include "policies/oversized_row.hpp"
 #include "policies/token_estimate.hpp"
 
 namespace mneme::gateway_detail {
@@ -203,7 +204,8 @@ void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
     self,
     self->request(st.storage, st.cfg.storage_timeout, st_reset_atom_v, old_id,
                   static_cast<int32_t>(st.cfg.compression.protect_first_n), st.cfg.clock(),
-                  std::string{"compaction_exhausted"}),
+                  std::string{"compaction_exhausted"},
+                  max_row_tokens(st.cfg.model.context_length, st.cfg.compression.max_row_share)),
       [self, key](session_record& fresh) {
         if (auto& m = self->state.cfg.metrics)
           m->exhaustion_resets.fetch_add(1, std::memory_order_relaxed);
@@ -254,13 +256,14 @@ void with_current_id(gateway_ptr self, const std::string& key, session_actor han
 namespace {
 
 // An evicted key whose entry holds nothing the store cannot answer: no request or
-// open in progress and no hygiene cooldown running. Its entry is dropped, so an
+// open in progress, no hygiene cooldown running and no re-run after a reset whose
+// exhaustion signal may still come. Its entry is dropped, so an
 // evicted session costs the gateway nothing; the next message for the key finds its
 // open session (and its owner, for the tenant check) in the store by the key's index,
 // as after a restart.
 bool forgettable(const key_entry& e, time_ms now) {
   return !e.handle && !e.opening && e.in_flight == 0 && e.waiting.empty()
-         && e.hygiene_cooldown_until_ms <= now;
+         && e.hygiene_cooldown_until_ms <= now && e.replaying_in.empty();
 }
 
 } // namespace

@@ -49,6 +49,11 @@ struct key_entry {
   // Until then no hygiene LLM summary is asked for this key (policies/hygiene_gate.hpp);
   // 0 = none. In memory only: a new process starts without it.
   time_ms hygiene_cooldown_until_ms = 0;
+  // The session re-running a message after a reset (gateway_turns.cpp): the
+  // supervisor's exhaustion signal for it does not reset the key again (re-run once,
+  // no reset loop); cleared when the re-run answered. A later turn's own exhaustion
+  // still resets (gateway_turns.cpp calls reset itself). Empty = none.
+  std::string replaying_in;
 };
 
 struct gateway_state {

@@ -149,11 +149,17 @@ void report_exhausted(session_ptr self) {
                 st.record.id, st.attempts.used(), st.live_tokens, st.threshold);
   if (st.deps.supervisor)
     caf::anon_send(st.deps.supervisor, sv_exhaust_atom_v, st.record.id, st.record.session_key);
+  // The turn's reply so far rides along (the compactions it tried, issue 25 item 6).
+  auto tried = st.reply;
+  tried.session_id = st.record.id;
+  tried.live_messages = static_cast<int64_t>(st.live.size());
+  tried.live_tokens = st.live_tokens;
   end_turn(self, caf::make_error(errc::compaction_exhausted,
                                  "session " + st.record.id + ": "
                                    + std::to_string(st.attempts.used())
                                    + " compaction attempts spent, context still "
-                                   + std::to_string(st.live_tokens) + " tokens"));
+                                   + std::to_string(st.live_tokens) + " tokens",
+                                 std::move(tried)));
 }
 
 void record_attempt(session_state& st, const compaction_report& r, const caf::error& err) {

@@ -33,7 +33,11 @@
 // Every model call of a loop runs the same checks as a first call (T1, the window
 // guard, T2 after the answer, T6-T9 on an error).
 // Exhaustion (SPEC §5.3): the session sends (sv_exhaust_atom, session id, session key)
-// to the supervisor and answers the turn with errc::compaction_exhausted.
+// to the supervisor and answers the turn with errc::compaction_exhausted, whose context
+// is (text, turn_reply): the reply so far, i.e. the compactions the turn tried.
+// A row that cannot fit (larger than compression.max_row_share of the window, policies/
+// oversized_row.hpp) is replaced by a marker with an excerpt before the turn's
+// compaction checks and after every answer; the original stays stored and searchable.
 //
 // Thread: a CAF event-based actor; talk to it only by messages.
 #pragma once

@@ -7,7 +7,9 @@
 //      model sees them);
 //   3. the rows, one after the other: stub results of abandoned calls then the user
 //      row, or the tool rows in the order of the results;
-//   4. the model call through pre_call_check (T1, the window guard), unless the loop
+//   4. rows over compression.max_row_share of the window replaced by their markers
+//      (evict_oversized_rows), then the model call through pre_call_check (T1, the
+//      window guard), unless the loop
 //      reached gateway.max_tool_rounds: then the turn ends with errc::tool_round_cap
 //      (the results stay stored, so nothing is left pending).
 //
@@ -131,7 +133,8 @@ void begin_turn(session_ptr self, turn_input in) {
     append_rows(self, rows, 0, [self, capped] {
       auto& st = self->state;
       if (!capped) {
-        pre_call_check(self);
+        // A row over compression.max_row_share of the window lives as a marker first.
+        evict_oversized_rows(self, [self] { pre_call_check(self); });
         return;
       }
       st.log().warn("session={} event=tool_round_cap rounds={}", st.record.id,

@@ -31,6 +31,7 @@
 #include "actors/session/session_state.hpp"
 #include "policies/eviction_plan.hpp"
 #include "policies/micro_compaction.hpp"
+#include "policies/oversized_row.hpp"
 #include "policies/prune_plan.hpp"
 #include "policies/row_replacement.hpp"
 #include "policies/token_estimate.hpp"
@@ -395,8 +396,35 @@ void run_eviction(session_ptr self, std::function<void()> next) {
 
 void run_answer_paths(session_ptr self, std::function<void()> next) {
   ++self->state.turns_since_fold;
-  run_eviction(self, [self, next] {
-    run_prune(self, [self, next] { run_micro(self, next); });
+  evict_oversized_rows(self, [self, next] {
+    run_eviction(self, [self, next] {
+      run_prune(self, [self, next] { run_micro(self, next); });
+    });
+  });
+}
+
+void evict_oversized_rows(session_ptr self, std::function<void()> next) {
+  auto& st = self->state;
+  if (st.compacting) {
+    st.after_compaction.emplace_back([self, next] { evict_oversized_rows(self, next); });
+    return;
+  }
+  auto limit = max_row_tokens(st.window, st.params.compression.max_row_share);
+  auto plan = plan_oversized_rows(st.live, limit);
+  if (plan.empty()) {
+    next();
+    return;
+  }
+  int64_t largest = 0;
+  for (const auto& r : plan)
+    largest = std::max(largest, st.live[r.index].token_estimate);
+  st.log().warn("session={} event=oversized_row_eviction rows={} largest_tokens={} "
+                "limit_tokens={}", st.record.id, plan.size(), largest, limit);
+  auto rows = static_cast<uint64_t>(plan.size());
+  commit_replacements(self, "oversized_row_eviction", plan, [self, next, rows](bool committed) {
+    if (auto& m = self->state.params.metrics; committed && m)
+      m->oversized_rows.fetch_add(rows, std::memory_order_relaxed);
+    next(); // a failed commit leaves the row live: the window guard then refuses the call
   });
 }
 

@@ -161,6 +161,12 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
 // actor, then `next`. Waits for a running pipeline first.
 void run_answer_paths(session_ptr self, std::function<void()> next);
 
+// Before a turn's compaction checks (and first among the answer paths): every live row
+// larger than compression.max_row_share of the window is replaced by a marker with an
+// excerpt (policies/oversized_row.hpp), committed through the storage actor; then
+// `next` (also when the commit failed). Waits for a running pipeline first.
+void evict_oversized_rows(session_ptr self, std::function<void()> next);
+
 // Before a model call whose compaction did not run: starts proactive pruning when
 // it is due and returns true (then calls `next` once it ended, committed or not);
 // false when nothing was started.

@@ -479,6 +479,14 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       sweep_cold_copies(*self->state.store, self->state.log, now, self->state.metrics.get());
       return r;
     },
+    [=](st_reset_atom, const std::string& sid, int32_t head, int64_t now,
+        const std::string& reason, int64_t max_row_tokens) {
+      auto r = run_op(self, "reset", [&] {
+        return self->state.store->reset_session(sid, head, now, reason, max_row_tokens);
+      });
+      sweep_cold_copies(*self->state.store, self->state.log, now, self->state.metrics.get());
+      return r;
+    },
     [=](st_child_atom, const compaction_commit& c, int64_t now) {
       auto r = run_op(self, "child",
                       [&] { return self->state.store->continue_in_child(c, now); });

@@ -76,6 +76,9 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_end_atom, std::string, int64_t, std::string>::with<session_record>,
   // Reset (old id, head_count, now, reason): the new session.
   caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string>::with<session_record>,
+  // The same with max_row_tokens: no row above it is copied (0 = no limit).
+  caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string,
+                  int64_t>::with<session_record>,
   // Compaction with in_place: false (compaction, now): the parent ends, the child's
   // live context (head + summary + tail; sqlite_store::continue_in_child).
   caf::replies_to<st_child_atom, compaction_commit, int64_t>::with<std::vector<message>>,

@@ -161,6 +161,8 @@ int run_runtime(const run_options& opt) {
           },
           [&](caf::error& err) {
             ++totals.failed;
+            if (turn_reply_of(err)) // exhausted: reset, the message not answered
+              ++totals.resets;
             std::cerr << "turn failed: " << render_error(err) << "\n";
           },
           caf::after(rt.turn_timeout()) >> [&] { ++totals.failed; });

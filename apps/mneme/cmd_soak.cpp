@@ -75,6 +75,8 @@ int run_soak_command(const soak_cli& cli) {
     std::cerr << render_error(sc.error()) << "\n";
     return exit_usage;
   }
+  for (const auto& w : sc->warnings)
+    std::cerr << "mneme soak: warning: " << path << ": " << w << "\n";
   soak::soak_options opt;
   opt.report_dir = cli.report_dir;
   opt.config_file = cli.config_file;

@@ -192,7 +192,14 @@ void fail(const call_ptr& c, const caf::error& err) {
   if (status >= 500)
     api.log->warn("method={} path={} status={} error={}", c->req.method,
                   log_quoted(raw_path(c->req)), status, log_quoted(render_error(err)));
-  send_error(c, status, error_code_of(err), error_message_of(err));
+  auto body = error_json(error_code_of(err), error_message_of(err));
+  if (auto r = turn_reply_of(err)) { // an exhausted turn: the new session, the notice,
+    auto turn = to_json(*r);         // the compactions it tried
+    turn.erase("answer");
+    turn.erase("prompt_tokens");
+    body.update(turn);
+  }
+  send_json(c, status, body);
 }
 
 // Runs f inside the request actor, turning an exception into a 500 (a route never

@@ -76,7 +76,7 @@ std::string error_code_of(const caf::error& err) {
 
 std::string error_message_of(const caf::error& err) {
   const auto& ctx = err.context();
-  if (is_mneme(err) && ctx.match_elements<std::string>())
+  if (is_mneme(err) && !ctx.empty() && ctx.match_element<std::string>(0))
     return ctx.get_as<std::string>(0);
   if (is_mneme(err))
     return render_error(err);

@@ -205,6 +205,9 @@ void add_path_counters(families& f, const runtime_metrics& rm) {
   f.counter("mneme_tool_output_eviction_chars_reclaimed_total",
             "Characters of evicted tool outputs minus those of their markers.",
             value(rm.eviction_chars_reclaimed));
+  f.counter("mneme_oversized_rows_total",
+            "Rows larger than compression.max_row_share of the window replaced by a marker.",
+            value(rm.oversized_rows));
   for (size_t i = 0; i < runtime_metrics::prune_slots; ++i)
     f.counter("mneme_proactive_prunes_total", "Proactive pruning attempts by outcome.",
               value(rm.prune_runs[i]),

@@ -132,8 +132,9 @@ const std::set<std::string> top_keys{"name",  "users",   "duration_s", "seed",  
 const std::set<std::string> mix_keys{"chinese_share", "tool_small_share", "tool_large_share",
                                      "tool_large_kb", "user_chars",       "marker_every"};
 const std::set<std::string> invariant_keys{
-  "live_bound_factor", "max_live_tokens", "max_compactions_per_hour", "rss_max_growth",
-  "check_every_s",     "drain_s",         "require_fallback_in_outage"};
+  "max_live_tokens", "max_compactions_per_hour", "rss_max_growth",
+  "check_every_s",   "drain_s",                  "require_fallback_in_outage",
+  "live_bound_factor"}; // deprecated: accepted with a warning, decides nothing
 
 } // namespace
 
@@ -195,7 +196,10 @@ caf::expected<soak_scenario> parse_soak_scenario(std::string_view yaml, std::str
   }
   if (auto inv = root["invariants"]; inv && r.mapping(inv, "invariants", invariant_keys)) {
     auto& b = s.invariants;
-    r.number(inv, "live_bound_factor", "invariants", b.live_bound_factor, 1, 1000);
+    if (inv["live_bound_factor"])
+      s.warnings.push_back("invariants.live_bound_factor: deprecated and ignored (the live"
+                           " bound is the model window; set invariants.max_live_tokens to"
+                           " bound it otherwise); remove the key");
     r.integer(inv, "max_live_tokens", "invariants", b.max_live_tokens, 0, 1'000'000'000);
     r.integer(inv, "max_compactions_per_hour", "invariants", b.max_compactions_per_hour, 1,
               1'000'000);

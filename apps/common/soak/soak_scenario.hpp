@@ -22,8 +22,7 @@
 //                                # seed, window_tokens, answer_tokens, faults with
 //                                # kind/purpose/fraction/start_s/end_s and parameters
 //   invariants:
-//     live_bound_factor: 2.0     # live bound = factor x threshold + one turn
-//     max_live_tokens: 0         # an absolute bound instead (0 = derived)
+//     max_live_tokens: 0         # the live-context bound (0 = the model window)
 //     max_compactions_per_hour: 240   # per session, in any sliding hour
 //     rss_max_growth: 0.25       # RSS growth over the second half (fraction)
 //     check_every_s: 5           # continuous checks
@@ -55,9 +54,11 @@ struct message_mix {
   int64_t marker_every = 4;
 };
 
+// Deprecated keys are accepted with a warning (soak_scenario::warnings) so older
+// scenario files keep loading: invariants.live_bound_factor (the bound is the model
+// window since the window guard; max_live_tokens overrides it).
 struct invariant_bounds {
-  double live_bound_factor = 2.0;
-  int64_t max_live_tokens = 0;          // 0 = derived from the threshold
+  int64_t max_live_tokens = 0;          // 0 = the model window (window guard, SPEC §5.6)
   int64_t max_compactions_per_hour = 240;
   double rss_max_growth = 0.25;
   double check_every_s = 5;
@@ -76,6 +77,7 @@ struct soak_scenario {
   std::string config_yaml;       // mneme configuration overrides as YAML ("" = none)
   fakellm::scenario fake_llm;
   invariant_bounds invariants;
+  std::vector<std::string> warnings; // "path: reason" of each deprecated key found
 };
 
 // Parses scenario text; `origin` names it in errors. Errors: errc::config_invalid with
