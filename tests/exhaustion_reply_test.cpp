@@ -136,4 +136,47 @@ BOOST_FIXTURE_TEST_CASE(the_hygiene_compaction_before_a_turn_is_listed_in_its_re
   BOOST_TEST(!r->answer.empty());
 }
 
+BOOST_FIXTURE_TEST_CASE(an_exhausted_tool_results_continuation_is_not_re_run,
+                        exhaustion_fixture) {
+  serve();
+  seed_spent();
+  fakellm::scenario agent;
+  agent.plan.seed = 25;
+  agent.tool_call_fraction = 1.0; // every answer to a request offering tools calls them
+  BOOST_REQUIRE(!llm.set_scenario(agent));
+  auto tool = json::parse(R"({"type":"function","function":{"name":"read_log",
+    "parameters":{"type":"object","properties":{"stage":{"type":"integer"}},
+    "required":["stage"]}}})");
+  auto first = post("/v1/sessions/spent/turns",
+                    json{{"user", "u"}, {"content", "read the log of stage 7"},
+                         {"tools", json::array({tool})}});
+  BOOST_REQUIRE_MESSAGE(first.status == 200, first.body.dump());
+  BOOST_REQUIRE(first.body["finish_reason"] == "tool_calls");
+  auto results = json::array();
+  for (const auto& c : first.body["tool_calls"])
+    results.push_back({{"tool_call_id", c["id"]}, {"content", "stage 7 passed"}});
+  auto calls_session = first.body["session_id"].get<std::string>();
+  // From now on every prompt over 4,000 tokens is refused: the continuation runs out.
+  auto r = rule(fakellm::fault_kind::overflow_400, fakellm::purpose_filter::chat);
+  r.min_prompt_tokens = 4000;
+  agent.plan.rules = {r};
+  BOOST_REQUIRE(!llm.set_scenario(agent));
+  auto a = post("/v1/sessions/spent/turns", json{{"user", "u"}, {"tool_results", results}});
+  BOOST_TEST(a.status == 409);
+  BOOST_TEST(a.body["error"]["code"] == "compaction_exhausted");
+  auto notice = a.body["notice"].get<std::string>();
+  auto carried = "the results of " + std::to_string(results.size()) + " tool call";
+  BOOST_TEST(notice.find(carried) != std::string::npos, notice);
+  auto fresh = a.body["session_id"].get<std::string>();
+  BOOST_TEST(fresh != calls_session);
+  // The results stay with their calls in the session that ran out; nothing is re-run.
+  int stored_results = 0;
+  for (const auto& m : all_rows(calls_session))
+    stored_results += m.role == msg_role::tool && m.content == "stage 7 passed" ? 1 : 0;
+  BOOST_TEST(stored_results == static_cast<int>(results.size()));
+  for (const auto& m : all_rows(fresh))
+    BOOST_TEST(m.content != "stage 7 passed");
+  BOOST_TEST(resets() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // exhaustion_reply_test
