@@ -101,8 +101,8 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
     m.timestamp_ms = st.now();
   m.token_estimate = estimate_message_tokens(m);
   ++st.appends_in_flight;
-  self->request(st.deps.storage, st.params.storage_timeout, st_append_atom_v, m)
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_append_atom_v, m),
       [self, m, ok](int64_t id) mutable {
         auto& st = self->state;
         --st.appends_in_flight;
@@ -317,9 +317,10 @@ void send_model_call(session_ptr self) {
   if (st.turn_opts.has_temperature)
     req.temperature = st.turn_opts.temperature;
   decorate_chat_request(st, req);
-  self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req))
-    .then([self](chat_answer& a) { on_answer(self, std::move(a)); },
-          [self](caf::error& err) { on_model_error(self, std::move(err)); });
+  then_forgetting(
+    self, self->request(st.deps.chat, st.params.chat_timeout, llm_call_atom_v, std::move(req)),
+    [self](chat_answer& a) { on_answer(self, std::move(a)); },
+    [self](caf::error& err) { on_model_error(self, std::move(err)); });
 }
 
 // The live context a compaction with `params` would leave at most: head + the largest
@@ -606,13 +607,15 @@ void set_window(session_state& st, int64_t window) {
 
 void persist_triggers(session_ptr self) {
   auto& st = self->state;
-  self->request(st.deps.storage, st.params.storage_timeout, st_put_triggers_atom_v,
-                st.record.id, st.record.triggers)
-    .then([](caf::ok_atom) {},
-          [self](caf::error& err) {
-            self->state.log().warn("session={} event=persist_triggers_failed error={}",
-                                   self->state.record.id, render_error(err));
-          });
+  then_forgetting(
+    self,
+    self->request(st.deps.storage, st.params.storage_timeout, st_put_triggers_atom_v,
+                  st.record.id, st.record.triggers),
+    [](caf::ok_atom) {},
+    [self](caf::error& err) {
+      self->state.log().warn("session={} event=persist_triggers_failed error={}",
+                             self->state.record.id, render_error(err));
+    });
 }
 
 } // namespace session_detail

@@ -63,10 +63,10 @@ void store_tools_then(session_ptr self, const turn_input& in, std::function<void
     next();
     return;
   }
-  self
-    ->request(st.deps.storage, st.params.storage_timeout, st_tools_put_atom_v,
-              st.record.session_key, st.record.id, in.tools_json, st.now())
-    .then(
+  then_forgetting(
+    self,
+    self->request(st.deps.storage, st.params.storage_timeout, st_tools_put_atom_v,
+                  st.record.session_key, st.record.id, in.tools_json, st.now()),
       [self, tools = in.tools_json, next](caf::ok_atom) {
         auto& st = self->state;
         st.tools_json = tools;

@@ -143,8 +143,9 @@ void commit_in_child(session_ptr self, compaction_commit cc, trigger_state next,
   auto archived = static_cast<int64_t>(cc.archive_ids.size());
   auto [lo, hi] = std::minmax_element(cc.archive_ids.begin(), cc.archive_ids.end());
   auto range = std::make_pair(*lo, *hi);
-  self->request(st.deps.storage, st.params.storage_timeout, st_child_atom_v, std::move(cc), now)
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_child_atom_v, std::move(cc),
+                    now),
       [self, now, next, out, archived, range, done](std::vector<message>& live) {
         auto& st = self->state;
         auto summary = std::find_if(live.begin(), live.end(), [&](const message& m) {
@@ -233,8 +234,8 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
   auto summary_index = applied.summary_index;
   auto new_live = std::make_shared<std::vector<message>>(std::move(applied.live));
   auto archived = static_cast<int64_t>(cc.archive_ids.size());
-  self->request(st.deps.storage, st.params.storage_timeout, st_compact_atom_v, std::move(cc))
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_compact_atom_v, std::move(cc)),
       [self, new_live, summary_index, live_size_at_apply, next, out, archived,
        done](message& stored) {
         auto& st = self->state;
@@ -439,8 +440,7 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   // shorter, timeouts) when the runtime has one.
   const auto& pool = hygiene ? st.deps.hygiene : st.deps.summarizer;
   auto timeout = hygiene ? st.params.hygiene_timeout : st.params.summary_timeout;
-  self->request(pool, timeout, llm_call_atom_v, std::move(request))
-    .then(
+  then_forgetting(self, self->request(pool, timeout, llm_call_atom_v, std::move(request)),
       [self, plan, out, done, on_failure, waited, count_failure,
        budget_tokens](chat_answer& answer) mutable {
         waited();

@@ -94,8 +94,8 @@ void commit_replacements(session_ptr self, const char* path,
   for (const auto& r : plan)
     indices->push_back(r.index);
   auto rows = static_cast<int64_t>(plan.size());
-  self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c))
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c)),
       [self, path, new_live, indices, size_at_apply, rows, reclaimed,
        done](std::vector<message>& stored) {
         auto& st = self->state;
@@ -172,8 +172,8 @@ std::vector<int64_t> places_for(const std::vector<message>& memory,
 // micro_debt on success. The caller holds the pipeline (st.compacting).
 void reconcile_store(session_ptr self, std::function<void()> next) {
   auto& st = self->state;
-  self->request(st.deps.storage, st.params.storage_timeout, st_live_atom_v, st.record.id)
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_live_atom_v, st.record.id),
       [self, next](std::vector<message>& db_live) {
         auto& st = self->state;
         std::vector<int64_t> db_ids;
@@ -214,9 +214,10 @@ void reconcile_store(session_ptr self, std::function<void()> next) {
           }
         auto indices = rec.insert_indices;
         auto archived = c.archive_ids.size();
-        self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v,
-                      std::move(c))
-          .then(
+        then_forgetting(
+          self,
+          self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v,
+                        std::move(c)),
             [self, next, indices, archived](std::vector<message>& stored) {
               auto& st = self->state;
               for (size_t i = 0; i < stored.size() && i < indices.size(); ++i)
@@ -296,8 +297,8 @@ void run_micro(session_ptr self, std::function<void()> next) {
   c.archive_ids = archived_ids;
   c.rows = {st.live[summary_index]};
   c.positions = {plan.folded_ids.front()};
-  self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c))
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c)),
       [self, summary_index, finish](std::vector<message>& stored) {
         auto& st = self->state;
         if (!stored.empty() && summary_index < st.live.size())

@@ -46,8 +46,8 @@ caf::result<int64_t> load(session_ptr self, const std::string& name) {
   row.content = loaded_skill_content(*found);
   auto promise = self->make_response_promise<int64_t>();
   auto me = caf::actor_cast<session_actor>(self);
-  self->request(me, st.params.storage_timeout, ss_append_atom_v, std::move(row))
-    .then(
+  then_forgetting(self,
+      self->request(me, st.params.storage_timeout, ss_append_atom_v, std::move(row)),
       [self, promise](int64_t id) mutable {
         if (self->state.params.metrics)
           self->state.params.metrics->skill_loads.fetch_add(1, std::memory_order_relaxed);
@@ -90,8 +90,8 @@ caf::result<int64_t> unload(session_ptr self, const std::string& name) {
     for (auto& w : waiting)
       w();
   };
-  self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c))
-    .then(
+  then_forgetting(self,
+      self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c)),
       [self, promise, finish, originals, name](std::vector<message>& stored) mutable {
         auto& st = self->state;
         // Rows appended meanwhile sit after the tail; each original is found by id.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/request_timeouts.hpp"
 #include "actors/session/session_actor.hpp"
 #include "policies/external_compaction.hpp"
 #include "policies/failure_protection.hpp"
