@@ -19,6 +19,7 @@ struct gateway_params {
   std::string system_prompt = "You are a helpful assistant.";
   std::string skills_dir;               // folder of <name>/SKILL.md; empty = no skills
   int64_t max_tool_rounds = 64;         // model answers with tool calls per user turn
+  int64_t max_tool_calls_per_message = 128; // a stored row's tool_calls (policies/tool_call_rules)
   // After a reset for compaction exhaustion the unanswered message is re-run once in the
   // new session (true), or the notice asks the user to send it again (false).
   bool replay_after_reset = true;

@@ -17,6 +17,7 @@ session_params session_params_of(const runtime_config& cfg) {
   p.summary_timeout = llm::caller_timeout(cfg.summarizer);
   p.hygiene_timeout = llm::caller_timeout(cfg.hygiene ? *cfg.hygiene : cfg.summarizer);
   p.max_tool_rounds = cfg.gateway.max_tool_rounds;
+  p.max_tool_calls_per_message = cfg.gateway.max_tool_calls_per_message;
   p.clock = cfg.clock;
   p.log = cfg.log;
   p.metrics = cfg.metrics;

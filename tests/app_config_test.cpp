@@ -186,6 +186,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.system_prompt);
   SAME(gateway.skills_dir);
   SAME(gateway.max_tool_rounds);
+  SAME(gateway.max_tool_calls_per_message);
   SAME(gateway.io_threads);
   SAME(gateway.max_connections);
   SAME(gateway.header_timeout_seconds);
@@ -278,6 +279,7 @@ const std::vector<spec_default> spec_defaults = {
   {"model.max_tokens", "0"},
   {"model.backend", "chat_completions"},
   {"gateway.host", "\"127.0.0.1\""},
+  {"gateway.max_tool_calls_per_message", "128"},
 };
 
 BOOST_DATA_TEST_CASE(the_shipped_file_states_the_spec_numbers, bdata::make(spec_defaults), d) {

@@ -62,4 +62,29 @@ BOOST_FIXTURE_TEST_CASE(an_orphan_tool_row_is_refused_until_its_call_is_live, ap
   BOOST_TEST(!append(tool_result("")));
 }
 
+// Issue 30: two answers to one call sent back to back; the second is refused whether
+// the first is still being stored (in flight) or already live.
+BOOST_FIXTURE_TEST_CASE(of_two_answers_sent_at_once_to_one_call_only_the_first_is_stored,
+                        append_fixture) {
+  start();
+  message call_row;
+  call_row.role = msg_role::assistant;
+  call_row.tool_calls.push_back(tool_call{"c7", "lookup", "{}"});
+  BOOST_REQUIRE(append(call_row));
+  auto before = live_rows();
+  caf::scoped_actor self{*sys};
+  auto first = self->request(rt->gateway(), call_timeout, gw_append_atom_v, std::string{"k"},
+                             std::string{"alice"}, tool_result("c7"));
+  auto second = self->request(rt->gateway(), call_timeout, gw_append_atom_v,
+                              std::string{"k"}, std::string{"alice"}, tool_result("c7"));
+  int stored = 0;
+  std::string refusal;
+  for (auto* h : {&first, &second})
+    h->receive([&](int64_t) { ++stored; },
+               [&](caf::error& e) { refusal = render_error(e); });
+  BOOST_TEST(stored == 1);
+  BOOST_TEST(refusal.find("call_already_answered") != std::string::npos, refusal);
+  BOOST_TEST(live_rows() == before + 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // tool_append_test

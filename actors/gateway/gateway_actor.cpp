@@ -29,6 +29,7 @@
 #include "actors/gateway/gateway_state.hpp"
 #include "actors/gateway/skills_loader.hpp"
 #include "policies/client_text.hpp"
+#include "policies/tool_call_rules.hpp"
 
 namespace mneme {
 
@@ -133,6 +134,11 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
              message& row) -> caf::result<int64_t> {
         if (key.empty())
           return caf::make_error(errc::bad_request, "append: the session key is empty");
+        // Before a session is opened for the key: a refused row leaves nothing behind.
+        if (auto c = check_tool_call_structure(
+              row, std::max<int64_t>(1, self->state.cfg.gateway.max_tool_calls_per_message));
+            !c.ok())
+          return caf::make_error(errc::bad_request, "append: " + describe_tool_call_refusal(c));
         auto rp = self->make_response_promise<int64_t>();
         with_session(
           self, key, user,

@@ -25,6 +25,7 @@
 //     when the turn set one, else model.max_tokens.
 #include "actors/session/session_actor.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 #include <spdlog/sinks/null_sink.h>
@@ -34,6 +35,7 @@
 #include "actors/session/session_state.hpp"
 #include "messages/llm_errc.hpp"
 #include "policies/request_pairing.hpp"
+#include "policies/tool_call_rules.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/tool_pairing.hpp"
 #include "policies/split.hpp"
@@ -75,6 +77,13 @@ void touch(session_ptr self) {
                        ++st.idle_generation);
 }
 
+// Drops one in-flight answer of `call_id` (its append was answered).
+void forget_answer_in_flight(session_state& st, const std::string& call_id) {
+  auto& v = st.answers_in_flight;
+  if (auto it = std::find(v.begin(), v.end(), call_id); it != v.end())
+    v.erase(it);
+}
+
 } // namespace
 
 void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
@@ -93,6 +102,12 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
                                               + describe_tool_row_refusal(verdict, m)));
     return;
   }
+  // Issue 30: a call is answered once, counting answers the store has not acked yet.
+  if (auto c = check_answered_once(st.live, st.answers_in_flight, m); !c.ok()) {
+    fail(caf::make_error(errc::bad_request, "append to session " + st.record.id + ": "
+                                              + describe_tool_call_refusal(c)));
+    return;
+  }
   m.session_id = st.record.id;
   m.id = 0;
   m.active = true;
@@ -101,11 +116,16 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
     m.timestamp_ms = st.now();
   m.token_estimate = estimate_message_tokens(m);
   ++st.appends_in_flight;
+  bool answer = m.role == msg_role::tool;
+  if (answer)
+    st.answers_in_flight.push_back(m.tool_call_id);
   then_forgetting(self,
       self->request(st.deps.storage, st.params.storage_timeout, st_append_atom_v, m),
-      [self, m, ok](int64_t id) mutable {
+      [self, m, ok, answer](int64_t id) mutable {
         auto& st = self->state;
         --st.appends_in_flight;
+        if (answer)
+          forget_answer_in_flight(st, m.tool_call_id);
         m.id = id;
         if (m.session_id == st.record.id) { // else the child's context holds its copy
           st.live_tokens += m.token_estimate;
@@ -114,8 +134,10 @@ void append_row(session_ptr self, message m, std::function<void(int64_t)> ok,
         touch(self);
         ok(id);
       },
-      [self, fail](caf::error& err) {
+      [self, fail, answer, call_id = m.tool_call_id](caf::error& err) {
         --self->state.appends_in_flight;
+        if (answer)
+          forget_answer_in_flight(self->state, call_id);
         fail(std::move(err));
       });
 }
@@ -641,6 +663,11 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
         return enqueue_turn(self, std::move(in));
       },
       [self](ss_append_atom, message& m) -> caf::result<int64_t> {
+        if (auto c = check_tool_call_structure(
+              m, std::max<int64_t>(1, self->state.params.max_tool_calls_per_message));
+            !c.ok())
+          return caf::make_error(errc::bad_request, "append to session " + self->state.record.id
+                                                      + ": " + describe_tool_call_refusal(c));
         auto promise = self->make_response_promise<int64_t>();
         append_row(self, std::move(m), [promise](int64_t id) mutable { promise.deliver(id); },
                    [promise](caf::error err) mutable { promise.deliver(std::move(err)); });

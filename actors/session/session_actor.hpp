@@ -122,6 +122,7 @@ struct session_params {
   std::chrono::milliseconds hygiene_timeout{305000}; // > the hygiene pool's deadline
   size_t max_pending_turns = 64;
   int64_t max_tool_rounds = 64;             // gateway.max_tool_rounds (policies/tool_loop.hpp)
+  int64_t max_tool_calls_per_message = 128; // gateway.max_tool_calls_per_message
   std::function<time_ms()> clock = system_clock_ms; // test seam: tests set the time
   std::shared_ptr<spdlog::logger> log;      // null = no logging
   std::shared_ptr<runtime_metrics> metrics; // null = not counted

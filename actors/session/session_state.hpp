@@ -55,6 +55,9 @@ struct session_state {
   turn_attempts attempts{3};
   int preflight_passes = 0;
   int appends_in_flight = 0;
+  // tool_call_id of each tool row whose append the store has not answered yet
+  // (check_answered_once: a second answer sent before the first is stored is refused).
+  std::vector<std::string> answers_in_flight;
 
   // Agent turns (session_agent.cpp): the key's tools (a JSON array, "" or "[]" = none;
   // read at load) and the model settings of the running turn's request.

@@ -143,6 +143,8 @@ std::vector<config_field> gateway_fields() {
     text("gateway.system_prompt", g, &p::system_prompt),
     text("gateway.skills_dir", g, &p::skills_dir),
     integer("gateway.max_tool_rounds", g, &p::max_tool_rounds, {1, 10000}),
+    integer("gateway.max_tool_calls_per_message", g, &p::max_tool_calls_per_message,
+            {1, 10000}),
     boolean("gateway.replay_after_reset", g, &p::replay_after_reset),
     integer("gateway.io_threads", g, &p::io_threads, {1, 64}),
     integer("gateway.max_connections", g, &p::max_connections, {1, 1000000}),
