@@ -1,9 +1,10 @@
 // End to end, a single row that cannot fit the window (SPEC §5.6, issue 25 item 8), with
 // an 8,192-token model window and compression.max_row_share 0.5: a 3.9 MB user turn, and
-// an assistant row with 10,000 tool calls. Each is stored in full (nothing deleted, the
-// original archived and searchable) but lives as a marker with an excerpt — also when it
-// sits in the protected head — so the turns after it are answered in the same session:
-// no exhaustion, no reset, no empty answer.
+// an assistant row with 10,000 tool calls (gateway.max_tool_calls_per_message raised to
+// its largest value, 10,000; the default 128 refuses such a row at the door). Each is
+// stored in full (nothing deleted, the original archived and searchable) but lives as a
+// marker with an excerpt — also when it sits in the protected head — so the turns after
+// it are answered in the same session: no exhaustion, no reset, no empty answer.
 #include <boost/test/unit_test.hpp>
 
 #include <string>
