@@ -83,12 +83,10 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
         sys.content = std::move(prompt);
         sys.timestamp_ms = st.cfg.clock();
         sys.token_estimate = estimate_message_tokens(sys);
-        then_forgetting(self,
-            self->request(st.storage, st.cfg.storage_timeout, st_append_atom_v, sys),
+        then_forgetting(
+          self, self->request(st.storage, st.cfg.storage_timeout, st_append_atom_v, sys),
           [self, key, fail](int64_t) { attach(self, key, fail); },
-                [self, key, fail](caf::error& err) {
-                  failed_to_open(self, key, std::move(err), fail);
-                });
+          [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
       },
       [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
 }

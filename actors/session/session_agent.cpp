@@ -9,9 +9,8 @@
 //      row, or the tool rows in the order of the results;
 //   4. rows over compression.max_row_share of the window replaced by their markers
 //      (evict_oversized_rows), then the model call through pre_call_check (T1, the
-//      window guard), unless the loop
-//      reached gateway.max_tool_rounds: then the turn ends with errc::tool_round_cap
-//      (the results stay stored, so nothing is left pending).
+//      window guard), unless the loop reached gateway.max_tool_rounds: then the turn
+//      ends with errc::tool_round_cap (the results stay stored, nothing is left pending).
 //
 // Decisions where the SPEC is silent:
 //   - a channel message (gw_message_atom: the CLI, the soak, channel commands) keeps the
@@ -67,13 +66,13 @@ void store_tools_then(session_ptr self, const turn_input& in, std::function<void
     self,
     self->request(st.deps.storage, st.params.storage_timeout, st_tools_put_atom_v,
                   st.record.session_key, st.record.id, in.tools_json, st.now()),
-      [self, tools = in.tools_json, next](caf::ok_atom) {
-        auto& st = self->state;
-        st.tools_json = tools;
-        st.log().info("session={} event=tools_set bytes={}", st.record.id, tools.size());
-        next();
-      },
-      [self](caf::error& err) { end_turn(self, std::move(err)); });
+    [self, tools = in.tools_json, next](caf::ok_atom) {
+      auto& st = self->state;
+      st.tools_json = tools;
+      st.log().info("session={} event=tools_set bytes={}", st.record.id, tools.size());
+      next();
+    },
+    [self](caf::error& err) { end_turn(self, std::move(err)); });
 }
 
 } // namespace
