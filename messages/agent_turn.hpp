@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "messages/answer_stream.hpp"
+
 namespace mneme {
 
 // One result of a pending tool call, stored as a `tool` row answering it.
@@ -48,6 +50,9 @@ struct turn_input {
   // them with a stub (policies/request_pairing.hpp), as before agent turns.
   bool repair_pending = false;
   turn_options options;
+  // `"stream": true`: the model's answer is handed to this receiver piece by piece as it
+  // arrives (messages/answer_stream.hpp). Local only: not part of the inspected fields.
+  answer_stream_ptr stream;
 
   bool is_continuation() const { return !tool_results.empty(); }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/answer_stream.hpp"
 #include "messages/transcript.hpp"
 
 namespace mneme {
@@ -33,6 +34,9 @@ struct chat_request {
   // the tool fields only when tools are sent).
   std::string tools_json;
   std::string extra_json;
+  // stream = true asks the upstream for a stream (chat requests only); the pieces go to
+  // `sink` when it is set. Local only: `sink` is not part of the inspected fields.
+  answer_stream_ptr sink;
 };
 
 // One answer of the model, however it travelled: a whole JSON body, or (later) the

@@ -56,6 +56,12 @@ struct transfer {
       return 0; // curl fails the transfer with CURLE_WRITE_ERROR
     }
     t->outcome.body.append(ptr, size * n);
+    if (t->call.on_body_piece) {
+      long status = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      if (status >= 200 && status <= 299)
+        t->call.on_body_piece(std::string_view{ptr, size * n});
+    }
     return size * n;
   }
 

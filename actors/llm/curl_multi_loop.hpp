@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "messages/llm_error_kind.hpp"
@@ -29,6 +30,10 @@ struct http_call {
   std::string body;                   // POSTed as is
   std::chrono::milliseconds idle_timeout{60000};
   std::chrono::milliseconds total_timeout{300000};
+  // Set: called ON THE LOOP THREAD with each piece of a 2xx answer's body as it arrives
+  // (a streamed answer is read while it streams); the body is collected all the same.
+  // Must not block.
+  std::function<void(std::string_view)> on_body_piece;
 };
 
 struct http_outcome {

@@ -8,6 +8,7 @@
 #include "actors/llm/compaction_wire.hpp"
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/llm_wire.hpp"
+#include "actors/llm/sse_answer.hpp"
 #include "policies/error_classifier.hpp"
 
 namespace mneme::llm {
@@ -19,7 +20,8 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
   http_call call;
   call.url = endpoint.url;
   call.headers.emplace_back("Content-Type: application/json");
-  call.headers.emplace_back("Accept: application/json");
+  bool stream = req.stream && req.purpose == llm_purpose::chat;
+  call.headers.emplace_back(stream ? "Accept: text/event-stream" : "Accept: application/json");
   if (!endpoint.api_key.empty())
     call.headers.emplace_back("Authorization: Bearer " + endpoint.api_key);
   call.headers.emplace_back("X-Mneme-Purpose: " + std::string{to_string(req.purpose)});
@@ -39,7 +41,7 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
 }
 
 caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
-                                             const std::string& api_key) {
+                                             const std::string& api_key, sse_answer* stream) {
   auto elapsed = fmt::format("after {:.3f} s", out.elapsed.count() / 1e6);
   if (out.transport != llm_error_kind::none)
     return make_llm_error(out.transport, out.transport_detail + " " + elapsed, out.status,
@@ -60,7 +62,10 @@ caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpos
                           out.status, out.body, api_key);
   }
   auto parsed = purpose == llm_purpose::compaction ? parse_compaction_answer(out.body)
+                : stream && stream->saw_events()   ? stream->finish(purpose)
                                                    : parse_chat_answer(out.body, purpose);
+  if (stream && !stream->saw_events() && parsed.kind == llm_error_kind::none)
+    stream->relay_whole(parsed.answer);
   if (parsed.kind != llm_error_kind::none)
     return make_llm_error(parsed.kind, parsed.detail + " " + elapsed, out.status, out.body,
                           api_key);

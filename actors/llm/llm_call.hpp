@@ -20,13 +20,19 @@ namespace mneme::llm {
 http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
                           std::chrono::milliseconds total_timeout);
 
+class sse_answer;
+
 // The answer of a finished call, or its failure: transport kinds as reported by the
 // loop; HTTP non-2xx through policies' classify_http_answer(status, body); a 2xx error
 // object likewise with its embedded status; a 2xx body through parse_chat_answer.
 // The error context names the failure, the elapsed time, the HTTP status and a body
 // excerpt with `api_key` redacted. Compaction answers are read by
-// parse_compaction_answer.
+// parse_compaction_answer. A call that asked for a stream passes the `stream` that read
+// its body while it arrived: a 2xx body that was a stream is its assembled answer; one
+// that was a whole JSON answer (the upstream ignored "stream") is parsed as such and
+// handed to the stream's sink in one piece.
 caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
-                                             const std::string& api_key);
+                                             const std::string& api_key,
+                                             sse_answer* stream = nullptr);
 
 } // namespace mneme::llm

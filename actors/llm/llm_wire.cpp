@@ -42,19 +42,6 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-// The text of a content field: a string, or an array of parts whose "text" members
-// are concatenated; anything else (null) is empty.
-std::string content_text(const json& content) {
-  if (content.is_string())
-    return content.get<std::string>();
-  std::string out;
-  if (content.is_array())
-    for (const auto& part : content)
-      if (part.is_object() && part.contains("text") && part["text"].is_string())
-        out += part["text"].get<std::string>();
-  return out;
-}
-
 int64_t int_or_zero(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key))
     return 0;
@@ -96,6 +83,17 @@ void add_agent_fields(const chat_request& req, json& j) {
 
 } // namespace
 
+std::string content_text(const json& content) {
+  if (content.is_string())
+    return content.get<std::string>();
+  std::string out;
+  if (content.is_array())
+    for (const auto& part : content)
+      if (part.is_object() && part.contains("text") && part["text"].is_string())
+        out += part["text"].get<std::string>();
+  return out;
+}
+
 std::string to_wire_json(const chat_request& req) {
   json j;
   j["model"] = req.model;
@@ -107,7 +105,9 @@ std::string to_wire_json(const chat_request& req) {
     j["max_tokens"] = *req.max_tokens;
   if (req.temperature)
     j["temperature"] = *req.temperature;
-  j["stream"] = false;
+  j["stream"] = req.stream;
+  if (req.stream) // the token counts come on the stream's last chunk
+    j["stream_options"] = {{"include_usage", true}};
   add_agent_fields(req, j);
   if (req.server_compact_threshold > 0)
     j["context_management"] = json::array(
@@ -185,16 +185,21 @@ parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose) {
   }
   ans.content = strip_reasoning_blocks(msg.contains("content") ? content_text(msg["content"])
                                                                : std::string{});
-  bool tool_answer = purpose == llm_purpose::chat && !ans.tool_calls.empty();
-  if (ans.content.empty() && !tool_answer) {
-    out.kind = llm_error_kind::empty_answer;
-    bool has_reasoning = !string_or_empty(msg, "reasoning_content").empty()
-                         || !string_or_empty(msg, "reasoning").empty();
-    out.detail = has_reasoning ? "answer holds reasoning only, content is empty"
-                               : "answer content is empty";
-    out.detail += " (finish_reason=" + ans.finish_reason + ")";
-  }
+  check_answer_content(out, purpose,
+                       !string_or_empty(msg, "reasoning_content").empty()
+                         || !string_or_empty(msg, "reasoning").empty());
   return out;
+}
+
+void check_answer_content(parsed_answer& out, llm_purpose purpose, bool had_reasoning) {
+  const auto& ans = out.answer;
+  bool tool_answer = purpose == llm_purpose::chat && !ans.tool_calls.empty();
+  if (!ans.content.empty() || tool_answer)
+    return;
+  out.kind = llm_error_kind::empty_answer;
+  out.detail = had_reasoning ? "answer holds reasoning only, content is empty"
+                             : "answer content is empty";
+  out.detail += " (finish_reason=" + ans.finish_reason + ")";
 }
 
 int error_status_in_body(std::string_view body) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "messages/chat_request.hpp"
 #include "messages/llm_error_kind.hpp"
 
@@ -24,8 +26,8 @@ inline std::string_view to_string(llm_purpose p) {
 namespace mneme::llm {
 
 // The request body: model, messages (role, content, tool_calls, tool_call_id, name),
-// max_tokens and temperature only when set, "stream": false (the client reads whole
-// answers; a request's `stream` flag is ignored), and when server_compact_threshold > 0
+// max_tokens and temperature only when set, "stream" as the request says (a stream also
+// sends "stream_options": {"include_usage": true}), and when server_compact_threshold > 0
 // "context_management": [{"type": "compaction", "compact_threshold": N}]. Agent turns:
 // "tools" = tools_json when it is a non-empty array; every member of extra_json that is
 // not already set (tool_choice and parallel_tool_calls only together with tools).
@@ -48,6 +50,15 @@ struct parsed_answer {
 // A top-level "compaction" object of type "compaction" (the server compacted) sets
 // answer.server_compacted.
 parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose);
+
+// The check every chat answer passes, whole or streamed: content empty after stripping
+// reasoning -> empty_answer (with a detail naming finish_reason and whether the model
+// produced reasoning only), except a chat answer that carries tool calls.
+void check_answer_content(parsed_answer& out, llm_purpose purpose, bool had_reasoning);
+
+// The text of a content field: a string, or an array of parts whose "text" members are
+// concatenated; anything else (null) is empty.
+std::string content_text(const nlohmann::json& content);
 
 // For a 2xx body that is an error object ({"error": {"code": 429, ...}}): the numeric
 // code when it is in 400..599, else 0. Providers use this for upstream failures.

@@ -159,6 +159,7 @@ void end_turn(session_ptr self, caf::error err) {
   }
   st.reply = turn_reply{};
   st.turn_opts = turn_options{};
+  st.turn_stream = nullptr;
   st.turn_running = false;
   start_next_turn(self);
 }
@@ -268,6 +269,14 @@ void post_call_check(session_ptr self) {
 void on_model_error(session_ptr self, caf::error err) {
   auto& st = self->state;
   auto kind = kind_of(err);
+  if (st.turn_stream && st.turn_stream->relayed()) {
+    // The client saw part of this answer: a compaction and a retry would show it a
+    // second, different answer after the first. The turn ends with the error; the
+    // partial answer is not stored.
+    st.log().warn("session={} event=stream_failed kind={}", st.record.id, to_string(kind));
+    end_turn(self, std::move(err));
+    return;
+  }
   auto in = inputs_of(st, eval_phase::post_call);
   in.last_error = kind;
   auto d = evaluate_triggers(in, limits_of(st), st.params.compression, st.record.triggers,
@@ -334,6 +343,8 @@ void send_model_call(session_ptr self) {
   req.purpose = llm_purpose::chat;
   req.tools_json = tools_to_send(st);
   req.extra_json = st.turn_opts.extra_json;
+  req.sink = st.turn_stream;
+  req.stream = req.sink != nullptr;
   if (st.turn_opts.has_max_tokens)
     req.max_tokens = st.turn_opts.max_tokens;
   if (st.turn_opts.has_temperature)

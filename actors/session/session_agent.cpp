@@ -128,6 +128,7 @@ void begin_turn(session_ptr self, turn_input in) {
     rows->push_back(std::move(user));
   }
   st.turn_opts = in.options;
+  st.turn_stream = in.stream;
   store_tools_then(self, in, [self, rows, capped] {
     append_rows(self, rows, 0, [self, capped] {
       auto& st = self->state;

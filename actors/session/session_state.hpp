@@ -63,6 +63,9 @@ struct session_state {
   // read at load) and the model settings of the running turn's request.
   std::string tools_json;
   turn_options turn_opts;
+  // The running turn's stream receiver (`"stream": true`), null otherwise: every model
+  // call of the turn streams into it.
+  answer_stream_ptr turn_stream;
 
   // Compaction.
   bool compacting = false;

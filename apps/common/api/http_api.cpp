@@ -48,6 +48,7 @@
 #include "apps/common/api/metrics_exporter.hpp"
 #include "apps/common/api/request_decoder.hpp"
 #include "apps/common/api/route_table.hpp"
+#include "apps/common/api/turn_stream.hpp"
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
 #include "policies/log_rate.hpp"
@@ -136,6 +137,11 @@ struct http_api::impl {
 
   void complete(uint64_t id, const http_reply& reply, http_response res) {
     reply.answer(std::move(res));
+    forget(id);
+  }
+
+  // The request was completed another way (a stream that ended).
+  void forget(uint64_t id) {
     std::lock_guard lock{pending_mu};
     pending.erase(id);
   }
@@ -183,11 +189,11 @@ void send_error(const call_ptr& c, int status, const std::string& code, const st
 
 std::string raw_path(const http_request& req) { return std::string{raw_path_of(req.target)}; }
 
-// The error answer of a failed ask (or decode).
-void fail(const call_ptr& c, const caf::error& err) {
+// The status and JSON body of a failed ask (or decode).
+std::pair<int, json> error_answer(const call_ptr& c, const caf::error& err) {
   auto& api = *c->api;
   if (api.shutting_down.load() && err != errc::bad_request && err != errc::not_found)
-    return send_error(c, 503, "shutting_down", "the daemon is shutting down");
+    return {503, error_json("shutting_down", "the daemon is shutting down")};
   auto status = http_status_of(err);
   if (status >= 500)
     api.log->warn("method={} path={} status={} error={}", c->req.method,
@@ -199,6 +205,11 @@ void fail(const call_ptr& c, const caf::error& err) {
     turn.erase("prompt_tokens");
     body.update(turn);
   }
+  return {status, std::move(body)};
+}
+
+void fail(const call_ptr& c, const caf::error& err) {
+  auto [status, body] = error_answer(c, err);
   send_json(c, status, body);
 }
 
@@ -521,12 +532,27 @@ void turn(const call_ptr& c) {
     return fail(c, in.error());
   if (!check_optional_user(c, "field 'user'", in->user))
     return;
+  std::shared_ptr<turn_event_relay> relay;
+  if (in->stream) {
+    relay = std::make_shared<turn_event_relay>(c->reply);
+    in->input.stream = relay;
+  }
   ask<turn_reply>(c, c->api->gateway, c->api->turn_timeout, gw_turn_atom_v, key,
                   std::move(in->user), std::move(in->input))
-    .then([c](caf::expected<turn_reply> reply) {
-      if (!reply)
-        return fail(c, reply.error());
-      send_json(c, 200, to_json(*reply));
+    .then([c, relay](caf::expected<turn_reply> reply) {
+      if (!relay) {
+        if (!reply)
+          return fail(c, reply.error());
+        return send_json(c, 200, to_json(*reply));
+      }
+      if (reply) {
+        relay->finish(to_json(*reply));
+      } else {
+        auto [status, body] = error_answer(c, reply.error());
+        if (!relay->fail(body))
+          return send_json(c, status, body); // nothing streamed yet: a plain HTTP error
+      }
+      c->api->forget(c->id); // the stream completed the request
     });
 }
 

@@ -350,7 +350,8 @@ caf::expected<turn_request> decode_turn(std::string_view body) {
     return j.error();
   if (auto err = only_fields(*j, {"user", "content", "tool_results", "abandon_pending", "tools",
                                   "tool_choice", "temperature", "top_p", "max_tokens",
-                                  "response_format", "stop", "seed", "parallel_tool_calls"}))
+                                  "response_format", "stop", "seed", "parallel_tool_calls",
+                                  "stream"}))
     return err;
   turn_request out;
   auto& in = out.input;
@@ -371,6 +372,8 @@ caf::expected<turn_request> decode_turn(std::string_view body) {
     return err;
   }
   if (auto err = bool_field(*j, "abandon_pending", in.abandon_pending))
+    return err;
+  if (auto err = bool_field(*j, "stream", out.stream))
     return err;
   if (in.abandon_pending && has_results)
     return bad("field 'abandon_pending' goes with 'content', not with 'tool_results'");

@@ -190,17 +190,29 @@ caf::expected<chat_call> parse_chat_call(std::string_view body) {
 
 namespace {
 
-json tool_calls_json(const completion& c, bool with_index) {
+json tool_calls_json(const completion& c) {
   auto calls = json::array();
+  for (const auto& tc : c.tool_calls)
+    calls.push_back({{"id", tc.id},
+                     {"type", "function"},
+                     {"function", {{"name", tc.name}, {"arguments", tc.arguments}}}});
+  return calls;
+}
+
+// The deltas of tool calls as OpenAI streams them: per call, a first fragment with index,
+// id, type and name and empty arguments, then the arguments in pieces with the index only.
+std::vector<json> tool_call_deltas(const completion& c, size_t piece_bytes) {
+  std::vector<json> out;
   for (size_t i = 0; i < c.tool_calls.size(); ++i) {
     const auto& tc = c.tool_calls[i];
-    json j = {{"id", tc.id},
-              {"type", "function"},
-              {"function", {{"name", tc.name}, {"arguments", tc.arguments}}}};
-    if (with_index) j["index"] = i;
-    calls.push_back(std::move(j));
+    out.push_back({{"index", i},
+                   {"id", tc.id},
+                   {"type", "function"},
+                   {"function", {{"name", tc.name}, {"arguments", ""}}}});
+    for (auto& p : pieces(tc.arguments, piece_bytes))
+      out.push_back({{"index", i}, {"function", {{"arguments", std::move(p)}}}});
   }
-  return calls;
+  return out;
 }
 
 } // namespace
@@ -209,7 +221,7 @@ std::string completion_body(const completion& c) {
   json msg = {{"role", "assistant"}, {"content", c.content}};
   if (!c.tool_calls.empty()) {
     if (c.content.empty()) msg["content"] = nullptr;
-    msg["tool_calls"] = tool_calls_json(c, false);
+    msg["tool_calls"] = tool_calls_json(c);
   }
   if (!c.reasoning_content.empty()) msg["reasoning_content"] = c.reasoning_content;
   json doc = {{"id", c.id},
@@ -232,11 +244,8 @@ std::vector<std::string> completion_events(const completion& c, size_t piece_byt
     out.push_back(sse(chunk_json(c, {{"reasoning_content", std::move(p)}}, nullptr)));
   for (auto& p : pieces(c.content, piece_bytes))
     out.push_back(sse(chunk_json(c, {{"content", std::move(p)}}, nullptr)));
-  if (!c.tool_calls.empty()) {
-    auto calls = tool_calls_json(c, true);
-    for (auto& call : calls)
-      out.push_back(sse(chunk_json(c, {{"tool_calls", json::array({std::move(call)})}}, nullptr)));
-  }
+  for (auto& delta : tool_call_deltas(c, piece_bytes))
+    out.push_back(sse(chunk_json(c, {{"tool_calls", json::array({std::move(delta)})}}, nullptr)));
   auto last = chunk_json(c, json::object(), c.finish_reason);
   if (c.report_usage) last["usage"] = usage_json(c);
   if (c.server_compacted) last["compaction"] = compaction_marker(c);

@@ -47,7 +47,8 @@ struct completion {
   int64_t completion_tokens = 0;
   std::string finish_reason = "stop";
   // Tool calls: the message carries "tool_calls" (content null when empty) and the
-  // finish_reason should be "tool_calls"; a stream sends one delta per call.
+  // finish_reason should be "tool_calls"; a stream sends each call as OpenAI does: a
+  // first delta with index, id and name, then the arguments in pieces.
   std::vector<tool_call> tool_calls;
   // Set when the server compacted during this request: the answer carries
   // "compaction": {"type": "compaction", "id", "encrypted_content",

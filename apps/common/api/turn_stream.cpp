@@ -1,0 +1,73 @@
+// The SSE relay of a streamed turn; see turn_stream.hpp.
+#include "apps/common/api/turn_stream.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace mneme::api {
+
+using nlohmann::json;
+
+std::string sse_event(std::string_view name, const json& data) {
+  std::string out = "event: ";
+  out.append(name);
+  out += "\ndata: ";
+  out += data.dump(-1, ' ', false, json::error_handler_t::replace);
+  out += "\n\n";
+  return out;
+}
+
+void turn_event_relay::on_text(std::string_view delta) {
+  std::lock_guard lock{mu_};
+  push_locked(sse_event("delta", {{"content", delta}}));
+}
+
+void turn_event_relay::on_tool_call(size_t index, std::string_view id, std::string_view name,
+                                    std::string_view arguments_delta) {
+  json call = {{"index", index}};
+  if (!id.empty())
+    call["id"] = id;
+  if (!name.empty())
+    call["name"] = name;
+  call["arguments"] = arguments_delta;
+  std::lock_guard lock{mu_};
+  push_locked(sse_event("delta", {{"tool_call", std::move(call)}}));
+}
+
+void turn_event_relay::finish(const json& reply) {
+  std::lock_guard lock{mu_};
+  push_locked(sse_event("reply", reply));
+  end_locked();
+}
+
+bool turn_event_relay::fail(const json& error_body) {
+  std::lock_guard lock{mu_};
+  if (!stream_)
+    return false;
+  push_locked(sse_event("error", error_body));
+  end_locked();
+  return true;
+}
+
+void turn_event_relay::push_locked(std::string bytes) {
+  if (ended_)
+    return;
+  if (!stream_) {
+    stream_ = reply_.stream(200, "text/event-stream",
+                            {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}});
+    if (!stream_) { // the request was already answered (e.g. a shutdown's 503)
+      ended_ = true;
+      return;
+    }
+  }
+  stream_->push(std::move(bytes));
+}
+
+void turn_event_relay::end_locked() {
+  if (ended_ || !stream_)
+    return;
+  stream_->push("data: [DONE]\n\n");
+  stream_->end();
+  ended_ = true;
+}
+
+} // namespace mneme::api
