@@ -1,6 +1,8 @@
 // The LLM pool against the in-process fake LLM server (apps/common/fakellm): every
 // fault the server injects comes back as its project error code before a generous
 // bound; a purpose-targeted fault hits summary traffic only; a real answer round-trips.
+// Streamed calls: the pieces handed on make the answer, text and tool calls alike; a
+// stream cut or stalled mid-way fails after some pieces were handed on.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -12,6 +14,7 @@
 
 #include "actors/llm/llm_pool.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
+#include "tests/recording_stream.hpp"
 #include "tests/test_print.hpp"
 
 BOOST_AUTO_TEST_SUITE(llm_fakellm_test)
@@ -111,9 +114,63 @@ errc code_of(const caf::expected<chat_answer>& r) {
   return r ? errc{} : static_cast<errc>(r.error().code());
 }
 
+// A chat request asking for a stream into `sink`, offering one tool when `tools`.
+chat_request streamed(const std::shared_ptr<test::recording_stream>& sink, bool tools = false) {
+  auto req = request(llm_purpose::chat, "tell me about the 数据库 migration plan in detail");
+  req.stream = true;
+  req.sink = sink;
+  if (tools)
+    req.tools_json = R"([{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}}}])";
+  return req;
+}
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(llm_fakellm, fake_fixture)
+
+BOOST_AUTO_TEST_CASE(a_streamed_answer_is_handed_on_in_pieces_that_make_the_stored_content) {
+  auto sink = std::make_shared<test::recording_stream>();
+  auto res = call(pool_config(5s, 10s), streamed(sink));
+  BOOST_REQUIRE_MESSAGE(res, describe(res));
+  BOOST_TEST(res->content.size() > 64u); // more than one piece of the fake's stream
+  BOOST_TEST(sink->text_pieces().size() > 1u);
+  BOOST_TEST(sink->text() == res->content);
+  BOOST_TEST(res->prompt_tokens > 0); // usage asked for with stream_options
+  BOOST_TEST(res->finish_reason == "stop");
+}
+
+BOOST_AUTO_TEST_CASE(streamed_tool_calls_assemble_from_their_fragments) {
+  fakellm::scenario s;
+  s.tool_call_fraction = 1.0;
+  BOOST_REQUIRE(!server.set_scenario(s));
+  auto sink = std::make_shared<test::recording_stream>();
+  auto res = call(pool_config(5s, 10s), streamed(sink, true));
+  BOOST_REQUIRE_MESSAGE(res, describe(res));
+  BOOST_REQUIRE(!res->tool_calls.empty());
+  BOOST_TEST(res->finish_reason == "tool_calls");
+  std::vector<tool_call> assembled;
+  for (const auto& f : sink->call_fragments()) {
+    if (assembled.size() <= f.index)
+      assembled.resize(f.index + 1);
+    assembled[f.index].id += f.id;
+    assembled[f.index].name += f.name;
+    assembled[f.index].arguments += f.arguments;
+  }
+  BOOST_TEST(assembled == res->tool_calls);
+  BOOST_TEST(sink->call_fragments().size() > res->tool_calls.size()); // arguments come apart
+}
+
+BOOST_DATA_TEST_CASE_F(fake_fixture, a_stream_cut_or_stalled_mid_way_fails_after_pieces_were_handed_on,
+                       bdata::make({std::string{"truncated_body"}, std::string{"trickle"}})
+                         ^ bdata::make({errc::llm_network, errc::llm_idle_timeout}),
+                       kind, want) {
+  set_fault(kind, fakellm::purpose_filter::chat);
+  auto sink = std::make_shared<test::recording_stream>();
+  auto res = call(pool_config(800ms, 10s), streamed(sink));
+  BOOST_REQUIRE_MESSAGE(!res, "fault " << kind << " gave " << describe(res));
+  BOOST_TEST(code_of(res) == want, describe(res));
+  BOOST_TEST(sink->relayed()); // the client saw the first half
+}
 
 BOOST_AUTO_TEST_CASE(a_summary_from_the_fake_server_keeps_identifiers_and_reports_usage) {
   auto res = call(pool_config(5s, 10s),

@@ -96,6 +96,18 @@ std::string reasoning_filter::feed(std::string_view piece) {
   return shown;
 }
 
+std::string reasoning_filter::flush() {
+  std::string out;
+  if (closing_.empty() && (started_ || held_.find_first_not_of(" \t\r\n") != std::string::npos))
+    out = held_;
+  held_.clear();
+  if (!started_ && !out.empty()) {
+    out.erase(0, out.find_first_not_of(" \t\r\n"));
+    started_ = true;
+  }
+  return out;
+}
+
 void sse_answer::feed(std::string_view bytes) {
   for (char c : bytes) {
     if (after_cr_) {
@@ -235,6 +247,8 @@ parsed_answer sse_answer::finish(llm_purpose purpose) {
     out.detail = "the stream ended before its last event (no finish_reason, no [DONE])";
     return out;
   }
+  if (sink_)
+    sink_->text(filter_.flush());
   out.answer = std::move(answer_);
   out.answer.content = strip_reasoning_blocks(content_);
   for (auto& c : calls_)

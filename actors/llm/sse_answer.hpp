@@ -38,6 +38,9 @@ namespace mneme::llm {
 class reasoning_filter {
  public:
   std::string feed(std::string_view piece);
+  // The text ended: what was held back as a possible tag start is text after all (empty
+  // inside an unclosed block, whose rest is dropped).
+  std::string flush();
 
  private:
   std::string held_;            // not yet shown: may be (the start of) a tag

@@ -50,10 +50,11 @@ response_plan answer_plan(const completion& c, const chat_call& call, const chat
       p.close_after = true;
       return p;
     }
-    if (fault == fault_kind::trickle) {
-      p.first = stream_bytes(events, 1, keep, false);
+    if (fault == fault_kind::trickle) { // a stall mid-stream: half the events, silence, the rest
+      auto half = std::max<size_t>(1, events.size() / 2);
+      p.first = stream_bytes(events, half, keep, false);
       p.pause_ms = rule->silence_ms;
-      for (size_t i = 1; i < events.size(); ++i) p.rest += http_chunk(events[i]);
+      for (size_t i = half; i < events.size(); ++i) p.rest += http_chunk(events[i]);
       p.rest += http_chunk("");
       p.close_after = !keep;
       return p;

@@ -20,10 +20,12 @@
 //   overflow_400       400 context_length_exceeded, whatever the window says
 //   malformed_json     200 whose body (or SSE chunk) is not JSON
 //   truncated_body     200 announcing the full Content-Length, half sent, then close
+//                      (a stream: half its events, then close: a cut mid-stream)
 //   empty_content      200 with content ""
 //   reasoning_only     200 with content "" and reasoning_content set
-//   trickle            the first bytes of the answer, then silence for silence_ms,
-//                      then the rest (trips a client's idle timeout)
+//   trickle            the first bytes of the answer (of a stream: half its events),
+//                      then silence for silence_ms, then the rest (trips a client's
+//                      idle timeout; a stall mid-stream)
 //   output_too_large_400  400 saying the requested max_tokens does not fit in what
 //                      is left of the window (the provider's T8 answer)
 //
