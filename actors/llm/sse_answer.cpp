@@ -108,69 +108,27 @@ std::string reasoning_filter::flush() {
   return out;
 }
 
-void sse_answer::feed(std::string_view bytes) {
-  for (char c : bytes) {
-    if (after_cr_) {
-      after_cr_ = false;
-      if (c == '\n')
-        continue; // the \n of a \r\n: the line already ended
-    }
-    if (c == '\r' || c == '\n') {
-      after_cr_ = c == '\r';
-      line(partial_line_);
-      partial_line_.clear();
-      continue;
-    }
-    partial_line_.push_back(c);
-  }
+sse_answer::sse_answer(answer_stream_ptr sink)
+  : sink_(std::move(sink)), reader_([this](const sse_event_view& e) { event(e); }) {}
+
+void sse_answer::feed(std::string_view bytes) { reader_.feed(bytes); }
+
+void sse_answer::event(const sse_event_view& e) {
+  ++events_;
+  if (e.data == "[DONE]")
+    done_ = true;
+  else if (failure_ == llm_error_kind::none)
+    chunk(e.data, e.name == "error");
 }
 
-void sse_answer::line(std::string_view text) {
-  if (text.empty()) {
-    dispatch();
-    return;
-  }
-  if (text.front() == ':')
-    return; // a comment (keep-alive)
-  auto colon = text.find(':');
-  auto field = text.substr(0, colon);
-  std::string_view value;
-  if (colon != std::string_view::npos) {
-    value = text.substr(colon + 1);
-    if (!value.empty() && value.front() == ' ')
-      value.remove_prefix(1);
-  }
-  if (field == "data") {
-    if (has_data_)
-      data_.push_back('\n');
-    data_.append(value);
-    has_data_ = true;
-  } else if (field == "event") {
-    error_event_ = value == "error";
-  }
-}
-
-void sse_answer::dispatch() {
-  if (has_data_) {
-    ++events_;
-    if (data_ == "[DONE]")
-      done_ = true;
-    else if (failure_ == llm_error_kind::none)
-      chunk(data_);
-  }
-  data_.clear();
-  has_data_ = false;
-  error_event_ = false;
-}
-
-void sse_answer::chunk(std::string_view payload) {
+void sse_answer::chunk(std::string_view payload, bool error_event) {
   auto doc = json::parse(payload, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     failure_ = llm_error_kind::malformed;
     failure_detail_ = "a stream event is not a JSON object";
     return;
   }
-  if (error_event_ || member(doc, "error")) {
+  if (error_event || member(doc, "error")) {
     auto status = error_status_in_body(payload);
     failure_ = status ? classify_http_answer(status, payload) : llm_error_kind::none;
     if (failure_ == llm_error_kind::none)
@@ -235,7 +193,7 @@ void sse_answer::chunk(std::string_view payload) {
 }
 
 parsed_answer sse_answer::finish(llm_purpose purpose) {
-  feed("\n\n"); // a last event without its blank line
+  reader_.finish(); // a last event without its blank line
   parsed_answer out;
   if (failure_ != llm_error_kind::none) {
     out.kind = failure_;

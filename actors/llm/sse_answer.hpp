@@ -26,6 +26,7 @@
 
 #include "actors/llm/llm_wire.hpp"
 #include "messages/answer_stream.hpp"
+#include "policies/sse_reader.hpp"
 
 namespace mneme::llm {
 
@@ -51,7 +52,9 @@ class reasoning_filter {
 class sse_answer {
  public:
   // `sink` may be null: the answer is then only assembled.
-  explicit sse_answer(answer_stream_ptr sink) : sink_(std::move(sink)) {}
+  explicit sse_answer(answer_stream_ptr sink);
+  sse_answer(const sse_answer&) = delete; // the reader calls back into this object
+  sse_answer& operator=(const sse_answer&) = delete;
 
   void feed(std::string_view bytes);
 
@@ -70,17 +73,12 @@ class sse_answer {
   struct call_parts {
     std::string id, name, arguments;
   };
-  void line(std::string_view text);
-  void dispatch();
-  void chunk(std::string_view payload);
+  void event(const sse_event_view& e);
+  void chunk(std::string_view payload, bool error_event);
 
   answer_stream_ptr sink_;
   reasoning_filter filter_;
-  std::string partial_line_;
-  bool after_cr_ = false;       // the previous byte was \r (a following \n is its pair)
-  std::string data_;            // data lines of the event being read
-  bool has_data_ = false;
-  bool error_event_ = false;    // `event: error`
+  sse_reader reader_;
   size_t events_ = 0;
   bool done_ = false;           // [DONE] read
   bool has_finish_ = false;

@@ -13,7 +13,8 @@ bool unreserved(unsigned char c) {
   return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
 }
 
-// "code: message" from the contract's {"error":{"code","message"}}, else the raw body.
+} // namespace
+
 std::string describe_error_body(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
@@ -24,8 +25,6 @@ std::string describe_error_body(const std::string& body) {
   }
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
-
-} // namespace
 
 std::string url_encode(std::string_view s) {
   std::string out;
@@ -114,6 +113,45 @@ maybe_failure daemon_client::post_json(const std::string& path, const nlohmann::
   if (out.is_discarded())
     return failure::failed("the daemon at " + base_url_ + " answered POST " + path
                            + " with a body that is not JSON");
+  return std::nullopt;
+}
+
+maybe_failure daemon_client::post_events(
+  const std::string& path, const nlohmann::json& body,
+  const std::function<void(const sse_event_view&)>& on_event,
+  const std::function<bool()>& keep_going) {
+  if (!http_->is_valid())
+    return failure::input("--server " + base_url_ + " is not a URL like http://127.0.0.1:8077");
+  bool events = false;
+  std::string plain; // the body of an answer that is not a stream (an error)
+  sse_reader reader{on_event};
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  req.set_header("Accept", "text/event-stream");
+  req.response_handler = [&](const httplib::Response& r) {
+    events = r.status == 200
+             && r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (events)
+      reader.feed(std::string_view{data, n});
+    else
+      plain.append(data, n);
+    return keep_going();
+  };
+  auto res = http_->send(req);
+  if (!res && res.error() == httplib::Error::Canceled)
+    return failure::failed("POST " + path + " cancelled");
+  if (res)
+    res->body = std::move(plain);
+  if (auto f = check(res, "POST " + path))
+    return f;
+  if (events)
+    reader.finish();
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/cli/cli_failure.hpp"
+#include "policies/sse_reader.hpp"
 
 namespace httplib {
 class Client;
@@ -29,6 +31,10 @@ std::string url_encode(std::string_view s);
 
 // "?a=1&b=x%20y" from name/value pairs (values encoded); "" when empty.
 std::string query_string(const std::vector<std::pair<std::string, std::string>>& params);
+
+// "code: message" from the API's {"error":{"code","message"}}, else the body's first 200
+// bytes.
+std::string describe_error_body(const std::string& body);
 
 class daemon_client {
  public:
@@ -46,6 +52,14 @@ class daemon_client {
   // POST path with a JSON body -> the JSON body of a 2xx answer.
   maybe_failure post_json(const std::string& path, const nlohmann::json& body,
                           nlohmann::json& out);
+
+  // POST path with a JSON body asking for a text/event-stream answer: each event goes to
+  // `on_event` as it arrives. A plain (JSON) answer is checked like post_json's: a
+  // non-2xx one is the failure. `keep_going` is asked between pieces: false cancels
+  // the request (the failure says so).
+  maybe_failure post_events(const std::string& path, const nlohmann::json& body,
+                            const std::function<void(const sse_event_view&)>& on_event,
+                            const std::function<bool()>& keep_going);
 
   // PUT path with a JSON body -> the JSON body of a 2xx answer.
   maybe_failure put_json(const std::string& path, const nlohmann::json& body,
