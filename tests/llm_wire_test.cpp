@@ -49,8 +49,8 @@ BOOST_AUTO_TEST_CASE(request_json_carries_model_messages_and_stream_false_withou
   chat_request req;
   req.model = "m1";
   req.messages = {msg(msg_role::system, "sys"), msg(msg_role::user, "hello")};
-  req.stream = true; // ignored: the client reads whole answers
   auto j = json::parse(to_wire_json(req));
+  BOOST_TEST(!j.contains("stream_options"));
   BOOST_TEST(j["model"] == "m1");
   BOOST_TEST(j["messages"].size() == 2u);
   BOOST_TEST(j["messages"][0]["role"] == "system");
@@ -58,6 +58,16 @@ BOOST_AUTO_TEST_CASE(request_json_carries_model_messages_and_stream_false_withou
   BOOST_TEST(j["stream"] == false);
   BOOST_TEST(!j.contains("max_tokens"));
   BOOST_TEST(!j.contains("temperature"));
+}
+
+BOOST_AUTO_TEST_CASE(a_streamed_request_asks_for_the_stream_and_its_usage) {
+  chat_request req;
+  req.model = "m1";
+  req.messages = {msg(msg_role::user, "hello")};
+  req.stream = true;
+  auto j = json::parse(to_wire_json(req));
+  BOOST_TEST(j["stream"] == true);
+  BOOST_TEST(j["stream_options"]["include_usage"] == true);
 }
 
 BOOST_AUTO_TEST_CASE(request_json_has_max_tokens_and_temperature_only_when_set) {

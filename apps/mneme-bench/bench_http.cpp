@@ -71,6 +71,7 @@
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/http_load.hpp"
+#include "apps/mneme-bench/inprocess_runtime.hpp"
 #include "messages/errc.hpp"
 
 namespace mneme::bench {
@@ -144,16 +145,6 @@ http_load_options load_options_of(const options& o) {
   return l;
 }
 
-// Sockets: each client, slow connection and probe holds one here, and in process the
-// server, the chat pool and the fake LLM hold more.
-void raise_file_limit() {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-    lim.rlim_cur = lim.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &lim);
-  }
-}
-
 // The fake LLM's scenario: chat calls answered after `delay_ms`.
 fakellm::scenario chat_delay(int delay_ms) {
   fakellm::scenario sc;
@@ -165,32 +156,6 @@ fakellm::scenario chat_delay(int delay_ms) {
     sc.plan.rules.push_back(latency);
   }
   return sc;
-}
-
-// The runtime against the fake LLM at `llm_url`: the chat pool admits every client at
-// once (it is not what is measured), and the compaction threshold (90% of the window)
-// is far above what the turns add, so no session compacts.
-caf::expected<runtime_config> runtime_config_of(const options& o, const std::string& llm_url,
-                                                const std::string& db_path) {
-  runtime_config rc;
-  rc.compression.threshold = 0.9;
-  rc.model.base_url = llm_url;
-  chat_pool_params cp;
-  cp.max_concurrency = std::max<int64_t>(cp.max_concurrency, o.clients);
-  cp.max_queue = std::max<int64_t>(cp.max_queue, o.clients);
-  summarizer_params sp;
-  sp.base_url = llm_url;
-  auto chat = llm::make_chat_pool_config(rc.model, cp);
-  if (!chat)
-    return chat.error();
-  auto summary = llm::make_summary_pool_config(sp, rc.model, rc.compression);
-  if (!summary)
-    return summary.error();
-  rc.chat = *chat;
-  rc.summarizer = *summary;
-  rc.database.path = db_path;
-  rc.database.synchronous_full = false; // a file under /tmp; fsync is not what is measured
-  return rc;
 }
 
 // How long the server gets to stop before the bench gives up on it.
@@ -244,7 +209,7 @@ run_in_process(const options& o,
     }
   } cleanup{dir};
 
-  auto rc = runtime_config_of(o, fake.base_url(), dir + "/bench.db");
+  auto rc = bench_runtime_config(o.clients, fake.base_url(), dir + "/bench.db");
   if (!rc)
     return rc.error();
   caf::actor_system_config cfg;
