@@ -19,6 +19,7 @@
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/token_file.hpp"
 #include "apps/common/api/token_store.hpp"
+#include "tests/store_test_util.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(token_store_test)
@@ -89,7 +90,7 @@ BOOST_DATA_TEST_CASE(a_bad_line_makes_the_file_invalid_naming_the_line, data::ma
 
 BOOST_AUTO_TEST_CASE(comments_blank_lines_and_crlf_are_accepted) {
   auto set = api::token_set::parse("# tokens\r\n\r\n0a1b2c3d " TOKEN_STORE_HASH " user:a b\r\n#last", "F");
-  BOOST_REQUIRE_MESSAGE(set, render_error(set.error()));
+  BOOST_REQUIRE_MESSAGE(set, testing::err_of(set));
   BOOST_REQUIRE(set->size() == 1u);
   BOOST_TEST(set->entries()[0].id == "0a1b2c3d");
   BOOST_TEST((set->entries()[0].scope == access_scope::of_user("a b")));
@@ -132,9 +133,9 @@ BOOST_AUTO_TEST_CASE(add_writes_the_hash_only_and_revoke_removes_one_line) {
   testing::temp_dir dir{"mneme-tokens"};
   auto path = dir.file("tokens.list");
   auto alice = api::add_token(path, access_scope::of_user("alice"));
-  BOOST_REQUIRE_MESSAGE(alice, render_error(alice.error()));
+  BOOST_REQUIRE_MESSAGE(alice, testing::err_of(alice));
   auto admin = api::add_token(path, access_scope::admin());
-  BOOST_REQUIRE_MESSAGE(admin, render_error(admin.error()));
+  BOOST_REQUIRE_MESSAGE(admin, testing::err_of(admin));
   auto text = read_all(path);
   BOOST_TEST(text.find(alice->token) == std::string::npos);
   BOOST_TEST(text.find(alice->token.substr(15)) == std::string::npos); // not even the secret
@@ -149,7 +150,7 @@ BOOST_AUTO_TEST_CASE(add_writes_the_hash_only_and_revoke_removes_one_line) {
 
   // By ID; then by the whole token; a third time finds nothing.
   auto gone = api::revoke_token(path, alice->entry.id);
-  BOOST_REQUIRE_MESSAGE(gone, render_error(gone.error()));
+  BOOST_REQUIRE_MESSAGE(gone, testing::err_of(gone));
   BOOST_TEST((gone->scope == access_scope::of_user("alice")));
   auto after = read_all(path);
   BOOST_TEST(after.find(alice->entry.id) == std::string::npos);

@@ -143,7 +143,8 @@ struct http_api::impl {
     }
     if (opt.auth_token.empty() && !scoped)
       return access_scope::admin();
-    auto presented = bearer_token(req.header("Authorization"));
+    const auto authorization = req.header("Authorization"); // presented points into it
+    auto presented = bearer_token(authorization);
     if (!presented)
       return std::nullopt;
     if (!opt.auth_token.empty() && constant_time_equals(*presented, opt.auth_token))

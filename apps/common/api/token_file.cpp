@@ -60,18 +60,32 @@ class file_lock {
   int fd_;
 };
 
-// The file's text; "" (and exists = false) when there is no file yet.
-caf::expected<std::string> read_text(const std::string& path, bool& exists) {
+// The file as a change finds it under its lock.
+struct current_file {
+  bool exists = false; // false: no file yet (text and tokens empty)
+  std::string text;
+  token_set tokens;
+};
+
+caf::expected<current_file> read_locked(const std::string& path, const file_lock& lock) {
+  if (!lock.held())
+    return io_error(path + ".lock", "cannot lock");
+  current_file out;
   std::error_code ec;
-  exists = std::filesystem::exists(path, ec);
-  if (!exists)
-    return std::string{};
+  out.exists = std::filesystem::exists(path, ec);
+  if (!out.exists)
+    return out;
   std::ifstream in{path, std::ios::binary};
   if (!in)
     return io_error(path, "cannot open the tokens file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return ss.str();
+  out.text = ss.str();
+  auto parsed = token_set::parse(out.text, path);
+  if (!parsed)
+    return parsed.error();
+  out.tokens = std::move(*parsed);
+  return out;
 }
 
 // Replaces the file with `text`: temporary file, fsync, rename, fsync of the folder.
@@ -138,13 +152,7 @@ caf::expected<issued_token> add_token(const std::string& path, const access_scop
                              describe_name_problem(v, "the user", user_max_bytes));
   }
   file_lock lock{path};
-  if (!lock.held())
-    return io_error(path + ".lock", "cannot lock");
-  bool exists = false;
-  auto text = read_text(path, exists);
-  if (!text)
-    return text.error();
-  auto current = token_set::parse(*text, path);
+  auto current = read_locked(path, lock);
   if (!current)
     return current.error();
   issued_token out;
@@ -156,37 +164,30 @@ caf::expected<issued_token> add_token(const std::string& path, const access_scop
     out.token = std::move(*token);
     out.entry.id = *token_id_of(out.token);
     clash = false;
-    for (const auto& e : current->entries())
+    for (const auto& e : current->tokens.entries())
       clash = clash || e.id == out.entry.id;
   }
   out.entry.sha256_hex = sha256_hex(out.token);
   out.entry.scope = scope;
-  if (!exists)
-    *text = new_file_header;
-  if (!text->empty() && text->back() != '\n')
-    *text += '\n';
-  *text += token_line(out.entry) + "\n";
-  if (auto err = write_atomically(path, *text))
+  auto text = current->exists ? current->text : std::string{new_file_header};
+  if (!text.empty() && text.back() != '\n')
+    text += '\n';
+  text += token_line(out.entry) + "\n";
+  if (auto err = write_atomically(path, text))
     return err;
   return out;
 }
 
 caf::expected<token_entry> revoke_token(const std::string& path, const std::string& id_or_token) {
   file_lock lock{path};
-  if (!lock.held())
-    return io_error(path + ".lock", "cannot lock");
-  bool exists = false;
-  auto text = read_text(path, exists);
-  if (!text)
-    return text.error();
-  if (!exists)
-    return caf::make_error(errc::not_found, path + ": no such tokens file");
-  auto current = token_set::parse(*text, path);
+  auto current = read_locked(path, lock);
   if (!current)
     return current.error();
+  if (!current->exists)
+    return caf::make_error(errc::not_found, path + ": no such tokens file");
   auto hash = sha256_hex(id_or_token);
   const token_entry* gone = nullptr;
-  for (const auto& e : current->entries())
+  for (const auto& e : current->tokens.entries())
     if (e.id == id_or_token || e.sha256_hex == hash)
       gone = &e;
   if (!gone)
@@ -195,7 +196,7 @@ caf::expected<token_entry> revoke_token(const std::string& path, const std::stri
   // Keep every line but the revoked one, byte for byte.
   auto line = token_line(*gone);
   std::string kept;
-  std::string_view rest{*text};
+  std::string_view rest{current->text};
   while (!rest.empty()) {
     auto end = rest.find('\n');
     auto one = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
