@@ -10,8 +10,11 @@ namespace mneme {
 struct gateway_params {
   std::string host = "127.0.0.1";
   int64_t port = 8077;
-  std::string auth_token;               // empty = no bearer token required
+  std::string auth_token;               // the admin token; empty = none
   std::string auth_token_file;
+  std::string tokens_file;              // scoped tokens (apps/common/api/token_store.hpp)
+  // Listen on a non-loopback host with no credential configured (policies/listen_guard).
+  bool allow_unauthenticated = false;
   int64_t max_body_bytes = 4 * 1024 * 1024;
   int64_t idle_evict_seconds = 600;     // resident session actors idle this long are evicted
   int64_t request_timeout_seconds = 330;// longer than any LLM timeout so the precise error wins

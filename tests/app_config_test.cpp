@@ -179,6 +179,8 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.port);
   SAME(gateway.auth_token);
   SAME(gateway.auth_token_file);
+  SAME(gateway.tokens_file);
+  SAME(gateway.allow_unauthenticated);
   SAME(gateway.max_body_bytes);
   SAME(gateway.idle_evict_seconds);
   SAME(gateway.request_timeout_seconds);

@@ -7,6 +7,12 @@
 //   mneme serve: listening on http://HOST:PORT (db FILE)
 // (--port 0 binds a free port, printed there).
 //
+// Credentials (docs/api.md "Authentication"): gateway.auth_token (or auth_token_file)
+// is the admin token; gateway.tokens_file holds scoped tokens, read at start (a bad
+// line: exit 2 naming it) and again on SIGHUP (a bad file then keeps the tokens in use
+// and logs the error). With no credential at all the daemon refuses to listen on a
+// non-loopback host unless gateway.allow_unauthenticated is true (exit 2).
+//
 // SIGINT/SIGTERM: the listener closes and new requests get 503 shutting_down; requests
 // in flight may finish for gateway.shutdown_drain_seconds; then every request still
 // waiting is answered 503 shutting_down, the runtime stops (the writer flushes, the
@@ -18,8 +24,8 @@
 // so lines never interleave; flushed at warn and every second.
 //
 // Exit codes: 0 clean shutdown, 1 the runtime or the listener failed, 2 bad
-// configuration. Threads: main starts everything with SIGINT/SIGTERM blocked (every
-// thread inherits the mask) and then waits for them in sigwait.
+// configuration. Threads: main starts everything with SIGINT/SIGTERM/SIGHUP blocked
+// (every thread inherits the mask) and then waits for them in sigwait.
 #include <cctype>
 #include <csignal>
 #include <signal.h>
@@ -36,10 +42,14 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/common/api/http_server.hpp"
+#include "apps/common/api/http_status.hpp"
+#include "apps/common/api/token_store.hpp"
 #include "apps/common/host/runtime_host.hpp"
 #include "apps/common/config/app_config.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme/command_registry.hpp"
+#include "policies/client_text.hpp"
+#include "policies/listen_guard.hpp"
 
 namespace mneme::cli {
 
@@ -99,6 +109,33 @@ std::optional<std::string> auth_token_of(const gateway_params& g) {
   return token;
 }
 
+// The scoped tokens of gateway.tokens_file; null when none is configured.
+caf::expected<std::shared_ptr<const api::token_set>> tokens_of(const gateway_params& g) {
+  if (g.tokens_file.empty())
+    return std::shared_ptr<const api::token_set>{};
+  auto set = api::token_set::load(g.tokens_file);
+  if (!set)
+    return set.error();
+  return std::make_shared<const api::token_set>(std::move(*set));
+}
+
+// SIGHUP: the tokens file again; a file that does not load keeps the tokens in use.
+void reload_tokens(const gateway_params& g, api::http_api& api, spdlog::logger& log) {
+  if (g.tokens_file.empty()) {
+    log.info("event=sighup tokens_file=none");
+    return;
+  }
+  auto tokens = tokens_of(g);
+  if (!tokens) {
+    log.error("event=tokens_reload_failed error={} kept=previous",
+              log_quoted(api::error_message_of(tokens.error())));
+    return;
+  }
+  log.info("event=tokens_reloaded file={} tokens={}", log_quoted(g.tokens_file),
+           (*tokens)->size());
+  api.set_tokens(std::move(*tokens));
+}
+
 int serve(const serve_options& opt) {
   auto loaded = config_or_defaults(opt.config_file, std::cerr);
   if (!loaded)
@@ -116,6 +153,20 @@ int serve(const serve_options& opt) {
               << " cannot be read\n";
     return exit_usage;
   }
+  auto tokens = tokens_of(cfg.gateway);
+  if (!tokens) {
+    std::cerr << "mneme serve: gateway.tokens_file: " << api::error_message_of(tokens.error())
+              << "\n";
+    return exit_usage;
+  }
+  bool credentials = !token->empty() || *tokens;
+  if (!may_listen(cfg.gateway.host, credentials, cfg.gateway.allow_unauthenticated)) {
+    std::cerr << "mneme serve: gateway.host " << cfg.gateway.host
+              << " is not a loopback address and no token is configured "
+                 "(gateway.auth_token, gateway.auth_token_file or gateway.tokens_file); "
+                 "configure one, or set gateway.allow_unauthenticated: true\n";
+    return exit_usage;
+  }
   auto sink = make_sink(cfg.logging);
   if (!sink)
     return exit_usage;
@@ -124,11 +175,12 @@ int serve(const serve_options& opt) {
 
   // Every thread started from here on inherits the blocked signals; main takes them
   // with sigwait.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   spdlog::flush_every(std::chrono::seconds{1}); // a thread: started with the signals blocked
 
@@ -159,6 +211,7 @@ int serve(const serve_options& opt) {
     auto& rt = (*host)->rt();
     api::http_api_options ao;
     ao.auth_token = *token;
+    ao.tokens = *tokens;
     ao.max_body_bytes = cfg.gateway.max_body_bytes;
     ao.default_user = cfg.gateway.default_user;
     ao.version = MNEME_VERSION;
@@ -178,7 +231,8 @@ int serve(const serve_options& opt) {
               cfg.database.path);
 
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    for (sigwait(&signals, &sig); sig == SIGHUP; sigwait(&signals, &sig))
+      reload_tokens(cfg.gateway, server.api(), *log);
     log->info("event=shutdown signal={} in_flight={}", sig, server.api().in_flight());
     server.begin_shutdown();
     if (!server.wait_idle(std::chrono::seconds{cfg.gateway.shutdown_drain_seconds})) {

@@ -20,19 +20,24 @@ bool constant_time_equals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-bool bearer_matches(std::string_view authorization, std::string_view token) {
-  assert(!token.empty());
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
   constexpr std::string_view scheme = "bearer";
   if (authorization.size() <= scheme.size()
       || !contains_ignoring_case(authorization.substr(0, scheme.size()), scheme))
-    return false;
+    return std::nullopt;
   auto rest = authorization.substr(scheme.size());
   if (rest.front() != ' ')
-    return false;
+    return std::nullopt;
   auto start = rest.find_first_not_of(' ');
   if (start == std::string_view::npos)
-    return false;
-  return constant_time_equals(rest.substr(start), token);
+    return std::nullopt;
+  return rest.substr(start);
+}
+
+bool bearer_matches(std::string_view authorization, std::string_view token) {
+  assert(!token.empty());
+  auto presented = bearer_token(authorization);
+  return presented && constant_time_equals(*presented, token);
 }
 
 } // namespace mneme::api

@@ -20,7 +20,13 @@
 //     of a key without an active fact is 404;
 //   - POST /v1/sessions/{key}/facts puts the facts of the session's own user into it
 //     (a "user" naming someone else is refused: facts never cross tenants); a key that
-//     is not open starts a session for "user" (or gateway.default_user) like an append.
+//     is not open starts a session for "user" (or gateway.default_user) like an append;
+//   - scopes (policies/access_scope.hpp): the owner of a {key} is looked up in the
+//     store as checkpoints and export resolve it (never starting a session actor); a
+//     key without a stored session is open to a user token (an append opens it for the
+//     token's user). GET /v1/sessions with a user token lists that user's sessions
+//     (?user=another is 403). Two users racing to open the same new key: the loser's
+//     write is refused by the gateway (400, as without tokens).
 //
 // Every route below is a chain of asks: `ask<T>(c, actor, timeout, args...).then(f)`
 // sends the request from the call's actor and runs f(expected<T>) in that actor when
@@ -31,6 +37,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cassert>
 #include <fstream>
 #include <limits>
 #include <mutex>
@@ -49,6 +56,7 @@
 #include "apps/common/api/request_decoder.hpp"
 #include "apps/common/api/route_table.hpp"
 #include "apps/common/api/turn_stream.hpp"
+#include "policies/access_scope.hpp"
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
 #include "policies/log_rate.hpp"
@@ -72,6 +80,7 @@ using route_fn = void (*)(const call_ptr&);
 struct route_entry {
   route_fn fn;
   route_kind kind;
+  route_access access; // what the route needs of the caller's scope
 };
 
 } // namespace
@@ -94,6 +103,9 @@ struct http_api::impl {
   mutable std::mutex unauthorized_mu; // guards unauthorized_logs
   mutable log_rate_gate unauthorized_logs;
   mutable std::atomic<int64_t> unauthorized{0};
+  std::atomic<int64_t> refused_by_scope{0}; // 403s and hidden 404s of user tokens
+  mutable std::mutex tokens_mu; // guards tokens
+  std::shared_ptr<const token_set> tokens;
   boost::asio::thread_pool blocking{1};
 
   // A request not yet completed, and the actor that serves it (once spawned).
@@ -119,7 +131,27 @@ struct http_api::impl {
       log(opt.log ? opt.log
                   : std::make_shared<spdlog::logger>(
                     "api", std::make_shared<spdlog::sinks::null_sink_mt>())),
-      unauthorized_logs{opt.unauthorized_logs_per_second} {}
+      unauthorized_logs{opt.unauthorized_logs_per_second},
+      tokens(opt.tokens) {}
+
+  // The scope of the request's bearer token; nullopt when none is valid. Every caller
+  // is admin when neither gateway.auth_token nor a tokens file is configured.
+  std::optional<access_scope> scope_of(const http_request& req) const {
+    std::shared_ptr<const token_set> scoped;
+    {
+      std::lock_guard lock{tokens_mu};
+      scoped = tokens;
+    }
+    if (opt.auth_token.empty() && !scoped)
+      return access_scope::admin();
+    const auto authorization = req.header("Authorization"); // presented points into it
+    auto presented = bearer_token(authorization);
+    if (!presented)
+      return std::nullopt;
+    if (!opt.auth_token.empty() && constant_time_equals(*presented, opt.auth_token))
+      return access_scope::admin();
+    return scoped ? scoped->find(*presented) : std::nullopt;
+  }
 
   uint64_t track(http_reply reply) {
     std::lock_guard lock{pending_mu};
@@ -157,6 +189,7 @@ struct call {
   http_request req;
   query_params query;
   std::vector<std::string> path; // the decoded captures of the route
+  access_scope who;               // the scope of the request's token
   uint64_t id = 0;
   http_reply reply;
   caf::event_based_actor* self = nullptr; // valid inside the request actor only
@@ -278,9 +311,31 @@ bool check_key(const call_ptr& c, const std::string& key) {
   return check(c, "the session key", key, session_key_max_bytes);
 }
 
-// A user from a body or query: empty means the default (or the key's owner).
-bool check_optional_user(const call_ptr& c, std::string_view what, const std::string& user) {
-  return user.empty() || check(c, what, user, user_max_bytes);
+void refuse_scope(const call_ptr& c, const std::string& why) {
+  c->api->refused_by_scope.fetch_add(1);
+  c->api->log->debug("event=forbidden scope={} method={} path={}", log_quoted(to_string(c->who)),
+                     c->req.method, log_quoted(raw_path(c->req)));
+  send_error(c, 403, "forbidden", why);
+}
+
+// A user the request names, against the token's scope: a user token may name only its
+// own user, and naming none means it (policies/access_scope.hpp). False when the 403
+// was sent.
+bool scoped_user(const call_ptr& c, std::string_view what, std::string& user) {
+  access_question q{route_access::user_named, c->who, user, std::nullopt};
+  if (decide_access(q) != access_verdict::allow) {
+    refuse_scope(c, std::string{what} + ": a token of " + to_string(c->who)
+                      + " may not act for another user");
+    return false;
+  }
+  user = acting_user(c->who, user);
+  return true;
+}
+
+// A user from a body or query: empty means the default (or the key's owner), or the
+// token's user for a user token.
+bool check_optional_user(const call_ptr& c, std::string_view what, std::string& user) {
+  return (user.empty() || check(c, what, user, user_max_bytes)) && scoped_user(c, what, user);
 }
 
 // A {key} of a read route: any stored key, but bounded.
@@ -293,10 +348,14 @@ bool check_read_key(const call_ptr& c, const std::string& key) {
   return false;
 }
 
-// The session id behind {key} in the store: the newest open session under the key,
-// else a stored session with that id.
+std::string unknown_key_message(const std::string& key) {
+  return "no session under key or id '" + key + "'";
+}
+
+// The session behind {key} in the store: the newest open session under the key, else
+// a stored session with that id.
 template <class F>
-void stored_session_id(const call_ptr& c, const std::string& key, F then) {
+void stored_session(const call_ptr& c, const std::string& key, F then) {
   session_filter f;
   f.session_key = key;
   f.open_only = true;
@@ -304,19 +363,48 @@ void stored_session_id(const call_ptr& c, const std::string& key, F then) {
   ask<std::vector<session_record>>(c, c->api->storage, read_timeout(c), st_list_atom_v, f)
     .then([c, key, then](caf::expected<std::vector<session_record>> found) {
       if (!found)
-        return then(caf::expected<std::string>{found.error()});
+        return then(caf::expected<session_record>{found.error()});
       if (!found->empty())
-        return then(caf::expected<std::string>{found->front().id});
+        return then(caf::expected<session_record>{std::move(found->front())});
       ask<session_record>(c, c->api->storage, read_timeout(c), st_session_atom_v, key)
         .then([key, then](caf::expected<session_record> rec) {
-          if (rec)
-            return then(caf::expected<std::string>{rec->id});
-          if (rec.error() == errc::not_found)
-            return then(caf::expected<std::string>{
-              caf::make_error(errc::not_found, "no session under key or id '" + key + "'")});
-          then(caf::expected<std::string>{rec.error()});
+          if (!rec && rec.error() == errc::not_found)
+            return then(caf::expected<session_record>{
+              caf::make_error(errc::not_found, unknown_key_message(key))});
+          then(std::move(rec));
         });
     });
+}
+
+// The id of stored_session().
+template <class F>
+void stored_session_id(const call_ptr& c, const std::string& key, F then) {
+  stored_session(c, key, [then](caf::expected<session_record> rec) {
+    if (!rec)
+      return then(caf::expected<std::string>{rec.error()});
+    then(caf::expected<std::string>{rec->id});
+  });
+}
+
+// Runs `fn` when the token may reach the session {key} names: always for an admin; for
+// a user token when the stored session is its own or none is stored (a 404 as for an
+// unknown key otherwise: whether the key exists is not revealed).
+void with_owned_key(const call_ptr& c, route_fn fn) {
+  if (c->who.is_admin())
+    return fn(c);
+  auto key = c->path[0];
+  stored_session(c, key, [c, key, fn](caf::expected<session_record> rec) {
+    if (!rec && rec.error() != errc::not_found)
+      return fail(c, rec.error());
+    access_question q{route_access::key_owned, c->who, {}, std::nullopt};
+    if (rec)
+      q.key_owner = rec->user_id;
+    if (decide_access(q) != access_verdict::allow) {
+      c->api->refused_by_scope.fetch_add(1);
+      return send_error(c, 404, "not_found", unknown_key_message(key));
+    }
+    fn(c);
+  });
 }
 
 // Optional query parameters: false when the 400 was sent.
@@ -390,7 +478,12 @@ void metrics(const call_ptr& c) {
   text += "# HELP mneme_http_unauthorized_total Requests refused for a missing or wrong token\n"
           "# TYPE mneme_http_unauthorized_total counter\n"
           "mneme_http_unauthorized_total "
-          + std::to_string(c->api->unauthorized.load()) + "\n";
+          + std::to_string(c->api->unauthorized.load()) + "\n"
+          "# HELP mneme_http_forbidden_total Requests of user tokens refused for their scope "
+          "(403, and 404 for another user's session)\n"
+          "# TYPE mneme_http_forbidden_total counter\n"
+          "mneme_http_forbidden_total "
+          + std::to_string(c->api->refused_by_scope.load()) + "\n";
   c->finish(http_response{200, "text/plain; version=0.0.4", std::move(text), {}, false});
 }
 
@@ -446,7 +539,7 @@ void stored_state(const call_ptr& c, const std::string& key, bool with_live) {
     .then([c, key, with_live](caf::expected<session_record> rec) {
       if (!rec) {
         if (rec.error() == errc::not_found)
-          return send_error(c, 404, "not_found", "no session under key or id '" + key + "'");
+          return send_error(c, 404, "not_found", unknown_key_message(key));
         return fail(c, rec.error());
       }
       auto id = rec->id;
@@ -680,12 +773,17 @@ void search(const call_ptr& c) {
     return send_error(c, 400, "bad_request", "parameter 'q' is missing or empty");
   if (!utf8_param(c, "q", rq.query))
     return;
-  rq.user_id = c->query.value_or("user", api.opt.default_user);
+  const auto* named = c->query.find("user");
+  rq.user_id = named ? *named : std::string{};
   // A limit above the maximum is clamped and the answer says so; a limit below
   // 1 or not an integer is a 400 (policies/recall_grouping.hpp).
   int64_t limit = recall_default_sessions;
-  if (!check(c, "parameter 'user'", rq.user_id, user_max_bytes)
-      || !int_param(c, "limit", 1, std::numeric_limits<int64_t>::max(), limit)
+  if ((named && !check(c, "parameter 'user'", rq.user_id, user_max_bytes))
+      || !scoped_user(c, "parameter 'user'", rq.user_id))
+    return;
+  if (rq.user_id.empty())
+    rq.user_id = api.opt.default_user;
+  if (!int_param(c, "limit", 1, std::numeric_limits<int64_t>::max(), limit)
       || !bool_param(c, "include_inactive", rq.include_inactive))
     return;
   const auto clamped = clamp_recall_limit(limit, recall_max_sessions);
@@ -830,30 +928,53 @@ http_response error_response(int status, const std::string& code, const std::str
   return json_response(status, error_json(code, msg));
 }
 
+// The refusal of a request without a valid token (counted; logged at most
+// unauthorized_logs_per_second times a second).
+http_response unauthorized_response(const impl& api, const http_request& head) {
+  api.unauthorized.fetch_add(1);
+  int64_t suppressed = 0;
+  bool logged = false;
+  {
+    std::lock_guard lock{api.unauthorized_mu};
+    logged = api.unauthorized_logs.allow(api.clock(), suppressed);
+  }
+  if (logged)
+    api.log->info("event=unauthorized client={} method={} path={} suppressed_before={}",
+                  log_quoted(head.remote), log_quoted(head.method),
+                  log_quoted(raw_path_of(head.target)), suppressed);
+  auto r = error_response(401, "unauthorized", "a valid 'Authorization: Bearer TOKEN' is required");
+  r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return r;
+}
+
+// Every route and what it needs of the caller's scope (policies/access_scope.hpp):
+// key_owned routes take the {key} as their first capture, user_named routes with a
+// capture take the {user} there (others name it in the query or body).
 void add_routes(impl& api) {
   auto add = [&api](const char* method, std::string_view pattern, route_fn fn,
-                    route_kind kind = route_kind::actor) {
+                    route_access access, route_kind kind = route_kind::actor) {
     api.routes.add(method, pattern);
-    api.entries.push_back({fn, kind});
+    api.entries.push_back({fn, kind, access});
   };
+  using a = route_access;
   const std::string s = "/v1/sessions/{}";
-  add("GET", "/v1/health", health);
-  add("GET", "/metrics", metrics, route_kind::blocking);
-  add("GET", "/v1/sessions", list_sessions);
-  add("GET", "/v1/search", search);
-  add("GET", s, session_state);
-  add("POST", s + "/messages", append);
-  add("POST", s + "/turns", turn);
-  add("POST", s + "/compact", compact);
-  add("POST", s + "/checkpoints", create_checkpoint);
-  add("GET", s + "/checkpoints", list_checkpoints);
-  add("POST", s + "/rollback", rollback);
-  add("GET", s + "/export", export_jsonl);
-  add("POST", s + "/facts", inject_facts);
+  add("GET", "/v1/health", health, a::open);
+  add("GET", "/metrics", metrics, a::admin_only, route_kind::blocking);
+  add("GET", "/v1/sessions", list_sessions, a::user_named);
+  add("GET", "/v1/search", search, a::user_named);
+  add("GET", s, session_state, a::key_owned);
+  add("POST", s + "/messages", append, a::key_owned);
+  add("POST", s + "/turns", turn, a::key_owned);
+  add("POST", s + "/compact", compact, a::key_owned);
+  add("POST", s + "/checkpoints", create_checkpoint, a::key_owned);
+  add("GET", s + "/checkpoints", list_checkpoints, a::key_owned);
+  add("POST", s + "/rollback", rollback, a::key_owned);
+  add("GET", s + "/export", export_jsonl, a::key_owned);
+  add("POST", s + "/facts", inject_facts, a::key_owned);
   const std::string u = "/v1/users/{}/facts";
-  add("GET", u, list_facts);
-  add("PUT", u + "/{*}", put_fact_route);
-  add("DELETE", u + "/{*}", remove_fact_route);
+  add("GET", u, list_facts, a::user_named);
+  add("PUT", u + "/{*}", put_fact_route, a::user_named);
+  add("DELETE", u + "/{*}", remove_fact_route, a::user_named);
 }
 
 } // namespace
@@ -869,24 +990,8 @@ std::optional<http_response> http_api::admit(const http_request& head) const {
   auto& api = *impl_;
   auto path = raw_path_of(head.target);
   bool is_health = (head.method == "GET" || head.method == "HEAD") && path == "/v1/health";
-  if (!api.opt.auth_token.empty() && !is_health
-      && !bearer_matches(head.header("Authorization"), api.opt.auth_token)) {
-    api.unauthorized.fetch_add(1);
-    int64_t suppressed = 0;
-    bool logged = false;
-    {
-      std::lock_guard lock{api.unauthorized_mu};
-      logged = api.unauthorized_logs.allow(api.clock(), suppressed);
-    }
-    if (logged)
-      api.log->info("event=unauthorized client={} method={} path={} suppressed_before={}",
-                    log_quoted(head.remote), log_quoted(head.method), log_quoted(path),
-                    suppressed);
-    auto r = error_response(401, "unauthorized",
-                            "a valid 'Authorization: Bearer TOKEN' is required");
-    r.headers.emplace_back("WWW-Authenticate", "Bearer");
-    return r;
-  }
+  if (!is_health && !api.scope_of(head))
+    return unauthorized_response(api, head);
   if (api.shutting_down.load())
     return error_response(503, "shutting_down", "the daemon is shutting down");
   auto found = api.routes.find(head.method, path);
@@ -923,14 +1028,34 @@ void http_api::handle(http_request req, http_reply reply) {
   c->path = std::move(found.args);
   c->query = parse_query(c->req.target);
   auto entry = api->entries[*found.route];
+  // The token again: a reload between admit() and now may have revoked it.
+  auto who = api->scope_of(c->req);
+  access_question q{entry.access, who, {}, std::nullopt};
+  if (entry.access == route_access::user_named && !c->path.empty())
+    q.named_user = c->path[0];
+  switch (decide_access(q)) {
+    case access_verdict::allow: break;
+    case access_verdict::unauthorized: return c->finish(unauthorized_response(*api, c->req));
+    case access_verdict::forbidden:
+    case access_verdict::hidden:
+      c->who = *who;
+      return refuse_scope(c, entry.access == route_access::admin_only
+                               ? "this route needs an admin token"
+                               : "the path's user: a token of " + to_string(*who)
+                                   + " may not act for another user");
+  }
+  c->who = who ? *who : access_scope::admin();
   if (entry.kind == route_kind::blocking) {
     boost::asio::post(api->blocking, [c, fn = entry.fn] { guarded(c, fn, c); });
     return;
   }
   auto id = c->id;
-  auto actor = api->sys.spawn([c, fn = entry.fn](caf::event_based_actor* self) {
+  auto actor = api->sys.spawn([c, entry](caf::event_based_actor* self) {
     c->self = self;
-    guarded(c, fn, c);
+    if (entry.access == route_access::key_owned)
+      guarded(c, with_owned_key, c, entry.fn);
+    else
+      guarded(c, entry.fn, c);
   });
   api->served_by(id, actor.address());
 }
@@ -962,5 +1087,11 @@ size_t http_api::fail_pending() {
 }
 
 const http_api_options& http_api::options() const { return impl_->opt; }
+
+void http_api::set_tokens(std::shared_ptr<const token_set> tokens) {
+  assert(tokens);
+  std::lock_guard lock{impl_->tokens_mu};
+  impl_->tokens = std::move(tokens);
+}
 
 } // namespace mneme::api

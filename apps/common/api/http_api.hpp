@@ -5,10 +5,18 @@
 // {"error":{"code","message"}} with the status of http_status.hpp.
 //
 // admit() is the front's verdict on a request head, before any body byte is read: 401
-// without the bearer token (every route but GET /v1/health when a token is set), 404 an
+// without a valid bearer token (every route but GET /v1/health when a credential is
+// configured: gateway.auth_token means admin, gateway.tokens_file holds scoped tokens,
+// token_store.hpp), 404 an
 // unknown path, 405 + Allow a known path under another method (204 + Allow for
 // OPTIONS), 503 shutting_down once shutdown began. Routing is route_table.hpp's on the
 // raw path (an encoded '/' in a key works).
+//
+// Scopes (policies/access_scope.hpp, docs/api.md "Authentication"): handle() resolves
+// the token again and decides per route before the route runs: /metrics is admin-only
+// (403), a user token naming another user in a path, query or body is 403, and a user
+// token on a {key} whose stored session belongs to another user is 404 as an unknown
+// key; the user of a user token's request is the token's user.
 //
 // Names are strict (policies/client_text.hpp): the {key} of every route that writes,
 // every user (path, query or body), checkpoint names and fact keys must be 1..N bytes of
@@ -23,7 +31,7 @@
 //
 // Threads: admit() and handle() on the front's I/O threads (neither blocks: /metrics,
 // which reads SQLite, runs on one thread of this object's own); continuations on CAF's
-// scheduler; begin_shutdown(), in_flight() and fail_pending() from any thread. The actor
+// scheduler; begin_shutdown(), in_flight(), fail_pending() and set_tokens() from any thread. The actor
 // handles are copied at construction, so no route reads the runtime object while it
 // stops (except /metrics, which the daemon serves only before it stops the runtime).
 #pragma once
@@ -41,11 +49,15 @@
 
 #include "actors/runtime.hpp"
 #include "apps/common/api/http_exchange.hpp"
+#include "apps/common/api/token_store.hpp"
 
 namespace mneme::api {
 
 struct http_api_options {
-  std::string auth_token;                          // empty = no token required
+  std::string auth_token;                          // the admin token; empty = none
+  // The scoped tokens of gateway.tokens_file; null = no tokens file. With neither a
+  // token nor a tokens file every caller is admin.
+  std::shared_ptr<const token_set> tokens;
   int64_t max_body_bytes = 4 * 1024 * 1024;        // larger bodies: 413
   std::string default_user = "default";            // search without ?user=
   std::string version;                             // reported by /v1/health
@@ -80,6 +92,10 @@ class http_api {
   size_t fail_pending();
 
   const http_api_options& options() const;
+
+  // Replaces the scoped tokens (the daemon's SIGHUP reload); requests admitted from now
+  // on are checked against `tokens`. REQUIRES: tokens is not null.
+  void set_tokens(std::shared_ptr<const token_set> tokens);
 
   struct impl; // the routes' shared state (http_api.cpp)
 

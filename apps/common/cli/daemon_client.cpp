@@ -75,8 +75,9 @@ maybe_failure daemon_client::check(const httplib::Result& res, const std::string
                                       base_url_, detail));
   auto message = fmt::format("the daemon at {} answered {} to {}: {}", base_url_, status,
                              what, detail);
-  // The caller's fault: unknown session/checkpoint, bad request, body too large.
-  if (status == 400 || status == 404 || status == 413)
+  // The caller's fault: unknown session/checkpoint, bad request, a token's scope that
+  // does not reach the data, body too large.
+  if (status == 400 || status == 403 || status == 404 || status == 413)
     return failure::input(message);
   return failure::failed(message);
 }

@@ -136,6 +136,8 @@ std::vector<config_field> gateway_fields() {
     integer("gateway.port", g, &p::port, {1, 65535}),
     secret("gateway.auth_token", g, &p::auth_token),
     existing_file("gateway.auth_token_file", g, &p::auth_token_file),
+    existing_file("gateway.tokens_file", g, &p::tokens_file),
+    boolean("gateway.allow_unauthenticated", g, &p::allow_unauthenticated),
     integer("gateway.max_body_bytes", g, &p::max_body_bytes, {1024, 1LL << 30}),
     integer("gateway.idle_evict_seconds", g, &p::idle_evict_seconds, {1, thirty_days_s}),
     integer("gateway.request_timeout_seconds", g, &p::request_timeout_seconds, {1, one_day_s}),
