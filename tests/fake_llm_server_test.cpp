@@ -376,6 +376,36 @@ BOOST_AUTO_TEST_CASE(stats_count_requests_by_purpose_and_faults_by_kind) {
   BOOST_TEST(st["server_threads"] == 1);
 }
 
+BOOST_AUTO_TEST_CASE(stats_count_orphan_tool_rows_of_the_requests_received) {
+  auto call = [](const std::string& id) {
+    return json{{"role", "assistant"}, {"content", nullptr},
+                {"tool_calls", json::array({{{"id", id}, {"type", "function"},
+                                             {"function", {{"name", "f"}, {"arguments", "{}"}}}}})}};
+  };
+  auto result = [](const std::string& id) {
+    return json{{"role", "tool"}, {"tool_call_id", id}, {"content", "r"}};
+  };
+  auto send = [&](json msgs) {
+    return roundtrip(port, post_request("/v1/chat/completions",
+                                        json{{"model", "m"}, {"messages", std::move(msgs)}}.dump()));
+  };
+  json user = {{"role", "user"}, {"content", "q"}};
+  send(json::array({user, call("a"), result("a")}));                      // paired
+  BOOST_TEST(server.stats().requests_with_orphans == 0);
+  // A call without its result, and a result whose call is not in the request: each is
+  // counted, and the request is still answered.
+  BOOST_TEST(send(json::array({user, call("b")})).status == 200);
+  BOOST_TEST(send(json::array({user, result("ghost")})).status == 200);
+  auto st = server.stats();
+  BOOST_TEST(st.orphan_tool_calls == 1);
+  BOOST_TEST(st.orphan_tool_results == 1);
+  BOOST_TEST(st.requests_with_orphans == 2);
+  auto doc = json::parse(roundtrip(port, get_request("/control/stats")).body);
+  BOOST_TEST(doc["tool_pairing"]["orphan_calls"] == 1);
+  BOOST_TEST(doc["tool_pairing"]["orphan_results"] == 1);
+  BOOST_TEST(doc["tool_pairing"]["requests_with_orphans"] == 2);
+}
+
 BOOST_DATA_TEST_CASE_F(server_fixture, bad_input_gets_a_json_error_and_the_server_lives_on,
                        data::make({std::string("NONSENSE\r\n\r\n"),
                                    std::string("POST /v1/chat/completions HTTP/1.1\r\n"

@@ -7,6 +7,8 @@
 // daemon's own threshold is the one checked; a wrong token and a scenario with faults
 // but no --fakellm are refused with exit 2 before anything runs; --no-faults runs
 // without them and says so; a daemon killed in the middle fails the run with exit 1.
+// The users play model tool loops over the turn route; an orphan tool row sent to the
+// fake LLM by another client during the run fails it with exit 1 (orphan_tool_row).
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/child_program.hpp"
@@ -128,6 +131,38 @@ BOOST_AUTO_TEST_CASE(a_soak_against_a_running_daemon_loses_nothing_finds_every_m
   BOOST_TEST(j["live_bound"].get<int64_t>() > daemon_threshold_tokens);
   BOOST_TEST(j["compactions"]["total"].get<int64_t>() > 0);
   BOOST_TEST(j["target"].get<std::string>().find(rig.daemon_url) != std::string::npos);
+  // Model tool loops over POST .../turns: tools offered, results sent back, no orphan.
+  BOOST_TEST(j["tool_loops"]["started"].get<int64_t>() > 0);
+  BOOST_TEST(j["tool_loops"]["ended"] == j["tool_loops"]["started"]);
+  BOOST_TEST(j["tool_loops"]["results"]["sent"].get<int64_t>() > 0);
+  BOOST_TEST(j["tool_loops"]["results"]["lost"] == 0);
+  BOOST_TEST(j["tool_loops"]["pairing"]["audited"] == true);
+  BOOST_TEST(j["tool_loops"]["pairing"]["orphan_calls"] == 0);
+  BOOST_TEST(rig.daemon.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_orphan_tool_row_reaching_the_fake_llm_fails_the_run_with_exit_1) {
+  daemon_rig rig;
+  auto running = std::async(std::launch::async,
+                            [&] { return run_soak(server_args(rig), rig.dir); });
+  std::this_thread::sleep_for(2500ms);
+  // A client other than mneme sends the fake LLM a result whose call is not in the
+  // request: the fake counts it, the runner's check must see it.
+  httplib::Client llm{rig.fakellm_url};
+  json orphan = {{"model", "gpt-test"},
+                 {"messages", json::array({{{"role", "user"}, {"content", "q"}},
+                                           {{"role", "tool"}, {"tool_call_id", "ghost"},
+                                            {"content", "a result nobody asked for"}}})}};
+  auto res = llm.Post("/v1/chat/completions", orphan.dump(), "application/json");
+  BOOST_TEST(static_cast<bool>(res));
+  auto r = running.get();
+  BOOST_TEST(r.exit_code == 1, r.output);
+  BOOST_REQUIRE(r.report.is_object());
+  bool named = false;
+  for (const auto& v : r.report["violations"])
+    named = named || v["invariant"] == "orphan_tool_row";
+  BOOST_TEST(named, r.report["violations"].dump());
+  BOOST_TEST(r.report["tool_loops"]["pairing"]["orphan_results"] == 1);
   BOOST_TEST(rig.daemon.stop() == 0);
 }
 

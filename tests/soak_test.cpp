@@ -1,12 +1,14 @@
 // Integration test of `mneme soak` (the program in MNEME_BINARY_DIR): the quick
 // scenario, shortened, passes every invariant and writes the report with the figures
 // the scenario promises (compactions, injected faults, a fallback compaction inside the
-// summarizer outage); a scenario whose live bound cannot hold fails with exit 1 and
+// summarizer outage; model tool loops ended by text and by the round cap, no orphan tool
+// row at the fake LLM, tool rounds per turn and the loop p99); a scenario whose live bound cannot hold fails with exit 1 and
 // names the violation in report.json; a bad scenario is refused with exit 2.
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -62,7 +64,31 @@ BOOST_AUTO_TEST_CASE(the_quick_scenario_passes_and_reports_its_figures) {
   BOOST_TEST(j["compactions"]["fallback_in_outage"].get<int64_t>() > 0);
   BOOST_TEST(j["faults"]["injected"].get<int64_t>() > 0);
   BOOST_TEST(j["max_live_tokens"].get<int64_t>() <= j["live_bound"].get<int64_t>());
+  // Model tool loops: every prose turn offers tools; loops end with text and with the
+  // round cap (3 in the quick scenario), the fake LLM saw no orphan, every acknowledged
+  // result is stored once.
+  const auto& tl = j["tool_loops"];
+  BOOST_TEST(tl["started"].get<int64_t>() > 0);
+  BOOST_TEST(tl["ended"] == tl["started"]);
+  BOOST_TEST(tl["by_end"]["text"].get<int64_t>() > 0);
+  BOOST_TEST(tl["by_end"]["round_cap"].get<int64_t>() > 0);
+  BOOST_TEST(tl["round_cap"] == 3);
+  BOOST_TEST(tl["rounds_per_turn"]["loops_by_rounds"]["1"].get<int64_t>() > 0);
+  BOOST_TEST(tl["rounds_per_turn"]["p99"].get<int64_t>() <= 3);
+  BOOST_TEST(tl["rounds_per_turn"]["mean"].get<double>() > 0);
+  BOOST_TEST(tl["loop_ms"]["p99"].get<double>() > 0);
+  BOOST_TEST(tl["results"]["sent"].get<int64_t>() > 0);
+  BOOST_TEST(tl["results"]["lost"] == 0);
+  BOOST_TEST(tl["results"]["duplicated"] == 0);
+  BOOST_TEST(tl["pairing"]["audited"] == true);
+  BOOST_TEST(tl["pairing"]["orphan_calls"] == 0);
+  BOOST_TEST(tl["pairing"]["orphan_results"] == 0);
   BOOST_TEST(fs::exists(report / "report.md"));
+  std::ifstream md_in(report / "report.md");
+  std::string md{std::istreambuf_iterator<char>(md_in), {}};
+  for (const char* row : {"tool rounds per turn: mean / p99", "tool loop time p50 / p99",
+                          "orphan tool calls / results at the fake LLM"})
+    BOOST_TEST(md.find(row) != std::string::npos, "report.md lacks " << row);
   BOOST_TEST(fs::exists(report / "live_tokens.dat"));
   BOOST_TEST(fs::exists(report / "live_tokens.gp"));
 }

@@ -25,6 +25,9 @@ std::string stats_json(const fake_llm_stats& s, double elapsed_s) {
               {"max_chat_prompt_tokens", s.max_chat_prompt_tokens},
               {"injected", std::move(injected)},
               {"connections", {{"accepted", s.connections_accepted}, {"open", s.connections_open}}},
+              {"tool_pairing", {{"orphan_calls", s.orphan_tool_calls},
+                                {"orphan_results", s.orphan_tool_results},
+                                {"requests_with_orphans", s.requests_with_orphans}}},
               {"elapsed_s", elapsed_s},
               {"server_threads", 1}};
   return doc.dump();

@@ -118,6 +118,16 @@ fault_decision fake_llm_server::impl::decide_locked(const request_facts& rf,
   return decision;
 }
 
+void fake_llm_server::impl::count_orphans_locked(const soak::pairing_audit& audit, uint64_t seq) {
+  if (audit.clean())
+    return;
+  counters.orphan_tool_calls += audit.orphan_calls;
+  counters.orphan_tool_results += audit.orphan_results;
+  ++counters.requests_with_orphans;
+  log->warn("req={} event=tool_pairing_violation orphan_calls={} orphan_results={}", seq,
+            audit.orphan_calls, audit.orphan_results);
+}
+
 response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   auto call = parse_chat_call(req.body);
   if (!call) {
@@ -140,6 +150,7 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   facts.created_s = static_cast<int64_t>(std::time(nullptr));
   facts.keep_alive = req.keep_alive;
   facts.max_tokens = call->max_tokens.value_or(0);
+  auto pairing = soak::audit_tool_pairing(call->messages);
 
   fault_decision decision;
   std::optional<fault_rule> rule;
@@ -148,6 +159,7 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     std::lock_guard<std::mutex> guard{mtx};
     facts.seq = next_seq++;
     (facts.is_summary ? counters.summary_requests : counters.chat_requests)++;
+    count_orphans_locked(pairing, facts.seq);
     if (!facts.is_summary)
       counters.max_chat_prompt_tokens =
         std::max(counters.max_chat_prompt_tokens, facts.prompt_tokens);

@@ -13,7 +13,8 @@
 //   DELETE /control/faults  drop every fault rule and restart the scenario clock
 //   GET    /control/stats   requests served per purpose (chat, summary,
 //                           compaction), server compactions, faults injected per
-//                           kind, window overflows, bad requests, connections
+//                           kind, window overflows, bad requests, connections,
+//                           tool_pairing: orphan calls and results received
 //
 // One event-loop thread (epoll, non-blocking sockets, timer heap) serves every
 // connection: delayed answers and trickles are timers, never sleeping threads.
@@ -67,6 +68,12 @@ struct fake_llm_stats {
   int64_t max_chat_prompt_tokens = 0;
   int64_t connections_accepted = 0;
   int64_t connections_open = 0;
+  // The tool-pairing audit of every valid chat-completions request (summaries too;
+  // policies/soak_tool_checks.hpp): calls without their results, results without their
+  // call, and the requests that had either. A client that pairs correctly keeps all 0.
+  int64_t orphan_tool_calls = 0;
+  int64_t orphan_tool_results = 0;
+  int64_t requests_with_orphans = 0;
   std::array<int64_t, fault_kind_count> injected{};  // indexed by fault_kind
   int64_t injected_of(fault_kind k) const { return injected[static_cast<size_t>(k)]; }
 };

@@ -17,6 +17,7 @@
 
 #include "apps/common/fakellm/event_loop.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
+#include "policies/soak_tool_checks.hpp"
 
 namespace mneme::fakellm {
 
@@ -101,6 +102,9 @@ struct fake_llm_server::impl {
   // the answering rule. REQUIRES: mtx held.
   fault_decision decide_locked(const request_facts& rf, std::optional<fault_rule>& rule);
   response_plan handle_control(const http_request& req);
+  // Adds one request's tool-pairing audit to the counters; an unclean one is logged at
+  // warn with the request's sequence number. REQUIRES: mtx held.
+  void count_orphans_locked(const soak::pairing_audit& audit, uint64_t seq);
 };
 
 // A whole JSON response (used for control answers and HTTP-level errors).

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/common/soak/soak_agent_driver.hpp"
 #include "messages/mneme_types.hpp"
 
 namespace mneme::soak {
@@ -15,6 +16,7 @@ namespace {
 struct user_state {
   std::mt19937_64 rng;
   int64_t next_seq = 0;
+  bool left_pending = false;   // the last tool loop ended with an error
 };
 
 struct driver_state {
@@ -22,20 +24,11 @@ struct driver_state {
   std::mt19937_64 think_rng;
 };
 
-// "llm_unavailable" for "mneme::llm_unavailable: ...", else CAF's own name.
-std::string error_name(const caf::error& err) {
-  auto text = render_error(err);
-  if (text.rfind("mneme::", 0) == 0)
-    text = text.substr(7);
-  auto cut = text.find_first_of(":(");
-  return cut == std::string::npos ? text : text.substr(0, cut);
-}
-
 void driver_impl(caf::stateful_actor<driver_state>* self, driver_params p) {
   auto& st = self->state;
   st.think_rng.seed(p.seed ^ 0x5eed);
   for (int64_t u = 0; u < p.users; ++u)
-    st.users.push_back({user_rng(p.seed, u), 0});
+    st.users.push_back({user_rng(p.seed, u), 0, false});
   auto think = [self, p] {
     std::uniform_int_distribution<int64_t> d(p.think_ms.min, p.think_ms.max);
     return std::chrono::milliseconds(d(self->state.think_rng));
@@ -95,9 +88,25 @@ void driver_impl(caf::stateful_actor<driver_state>* self, driver_params p) {
           fail(false));
       return;
     }
+    if (offers_tools(p.mix, p.seed, user, seq)) {
+      auto loop = std::make_shared<agent_loop>(
+        agent_context{p.ledger, p.mix, p.seed, user, seq, key, uid, *msg, p.t0});
+      auto in = loop->first_input(us.left_pending);
+      play_agent_loop(self, p.gateway, p.turn_timeout, std::move(loop), std::move(in),
+                      [self, p, user, next](bool left_pending) {
+                        self->state.users[static_cast<size_t>(user)].left_pending = left_pending;
+                        p.ledger->in_flight.fetch_sub(1);
+                        next();
+                      });
+      return;
+    }
     self->request(p.gateway, p.turn_timeout, gw_message_atom_v, key, uid, msg->content)
       .then(
-        [p, user, seq, key, uid, msg, latency, next](turn_reply& r) {
+        [self, p, user, seq, key, uid, msg, latency, next](turn_reply& r) {
+          // The key keeps the tools of its agent turns: calls this user does not run
+          // stay pending until its next agent turn abandons them.
+          if (!r.tool_calls.empty())
+            self->state.users[static_cast<size_t>(user)].left_pending = true;
           p.ledger->answered(user, seq, key, *msg, uid, r, seconds_since(p.t0), latency());
           p.ledger->in_flight.fetch_sub(1);
           next();
@@ -107,6 +116,14 @@ void driver_impl(caf::stateful_actor<driver_state>* self, driver_params p) {
 }
 
 } // namespace
+
+std::string error_name(const caf::error& err) {
+  auto text = render_error(err);
+  if (text.rfind("mneme::", 0) == 0)
+    text = text.substr(7);
+  auto cut = text.find_first_of(":(");
+  return cut == std::string::npos ? text : text.substr(0, cut);
+}
 
 std::string user_key(int64_t user) { return fmt::format("soak-{}", user); }
 std::string user_id(int64_t user) { return fmt::format("u{}", user); }

@@ -6,6 +6,8 @@
 // the shared ledger. When the ledger's `stopping` flag is set no new message leaves;
 // the turns in flight finish (ledger.in_flight counts them).
 //
+// A prose turn offers the users' tools with a share mix.tools_offered_share and then plays
+// the model's tool loop to its end (soak_agent_driver.hpp, gw_turn_atom).
 // A tool turn is two appends without a model call (gw_append_atom): the assistant's
 // tool call and the tagged tool result; the user's next message is the turn after them.
 //
@@ -43,6 +45,10 @@ struct driver_params {
 // user its own tenant, so a recall search sees only that user's sessions.
 std::string user_key(int64_t user);
 std::string user_id(int64_t user);
+
+// "llm_unavailable" for "mneme::llm_unavailable: ...", else CAF's own name: the name a
+// failed call is counted under.
+std::string error_name(const caf::error& err);
 
 // Spawns the driver; the first message of every user leaves within one think time.
 caf::actor spawn_driver(caf::actor_system& sys, driver_params params);

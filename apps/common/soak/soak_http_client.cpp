@@ -191,13 +191,40 @@ call_result<int64_t> daemon_client::append(const std::string& key, const std::st
 
 call_result<turn_reply> daemon_client::turn(const std::string& key, const std::string& user,
                                             const std::string& content) {
-  auto r = post_json("/v1/sessions/" + encode_path_segment(key) + "/turns",
-                     {{"user", user}, {"content", content}});
+  return post_turn(key, {{"user", user}, {"content", content}});
+}
+
+call_result<turn_reply> daemon_client::agent_turn(const std::string& key, const std::string& user,
+                                                  const turn_input& in) {
+  json body{{"user", user}};
+  if (in.is_continuation()) {
+    auto results = json::array();
+    for (const auto& r : in.tool_results)
+      results.push_back({{"tool_call_id", r.tool_call_id}, {"content", r.content},
+                         {"is_error", r.is_error}});
+    body["tool_results"] = std::move(results);
+  } else {
+    body["content"] = in.content;
+    if (in.abandon_pending)
+      body["abandon_pending"] = true;
+  }
+  if (in.set_tools)
+    body["tools"] = json::parse(in.tools_json);
+  return post_turn(key, body);
+}
+
+call_result<turn_reply> daemon_client::post_turn(const std::string& key, const json& body) {
+  auto r = post_json("/v1/sessions/" + encode_path_segment(key) + "/turns", body);
   if (!r)
     return r.error();
   return guarded_decode([&]() -> call_result<turn_reply> {
     const auto& j = *r;
     turn_reply t;
+    t.finish_reason = j.value("finish_reason", "");
+    if (auto calls = j.find("tool_calls"); calls != j.end() && calls->is_array())
+      for (const auto& c : *calls)
+        t.tool_calls.push_back({c.at("id").get<std::string>(), c.value("name", ""),
+                                c.value("arguments", "")});
     t.session_id = j.at("session_id").get<std::string>();
     t.answer = j.value("answer", "");
     t.notice = j.value("notice", "");
@@ -338,6 +365,12 @@ call_result<fakellm_counts> fakellm_control::stats() {
       c.injected[kind] = n.get<int64_t>();
     c.chat_requests = r->at("requests").at("chat").get<int64_t>();
     c.summary_requests = r->at("requests").at("summary").get<int64_t>();
+    if (auto tp = r->find("tool_pairing"); tp != r->end() && tp->is_object()) {
+      c.pairing_audited = true;
+      c.orphan_tool_calls = tp->value("orphan_calls", int64_t{0});
+      c.orphan_tool_results = tp->value("orphan_results", int64_t{0});
+      c.requests_with_orphans = tp->value("requests_with_orphans", int64_t{0});
+    }
     return c;
   });
 }

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/soak/soak_target.hpp"
+#include "messages/agent_turn.hpp"
 #include "messages/session_messages.hpp"
 #include "messages/transcript.hpp"
 
@@ -87,6 +88,10 @@ class daemon_client {
   // POST /v1/sessions/{key}/turns -> the turn's reply.
   call_result<turn_reply> turn(const std::string& key, const std::string& user,
                                const std::string& content);
+  // POST /v1/sessions/{key}/turns as an agent turn: the user message with `tools` and
+  // abandon_pending, or `tool_results` -> the reply with its tool_calls.
+  call_result<turn_reply> agent_turn(const std::string& key, const std::string& user,
+                                     const turn_input& in);
   // GET /v1/sessions/{key}?live=false -> the session's numbers.
   call_result<session_poll> state(const std::string& key);
   // GET /v1/sessions?user=U&limit=N -> the ids of the user's sessions, ended ones too.
@@ -109,6 +114,7 @@ class daemon_client {
  private:
   call_result<nlohmann::json> get_json(const std::string& path);
   call_result<nlohmann::json> post_json(const std::string& path, const nlohmann::json& body);
+  call_result<turn_reply> post_turn(const std::string& key, const nlohmann::json& body);
 
   std::unique_ptr<httplib::Client> http_;
   std::chrono::milliseconds read_timeout_;
@@ -119,6 +125,11 @@ struct fakellm_counts {
   std::map<std::string, int64_t> injected;   // by fault kind
   int64_t chat_requests = 0;
   int64_t summary_requests = 0;
+  // tool_pairing (a fake LLM that audits pairing; pairing_audited = false otherwise).
+  bool pairing_audited = false;
+  int64_t orphan_tool_calls = 0;
+  int64_t orphan_tool_results = 0;
+  int64_t requests_with_orphans = 0;
 };
 
 class fakellm_control {

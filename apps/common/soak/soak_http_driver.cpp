@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/common/soak/soak_agent.hpp"
 #include "apps/common/soak/soak_driver.hpp"
 #include "apps/common/soak/soak_text.hpp"
 
@@ -24,7 +25,7 @@ http_driver::http_driver(http_driver_params params) : p_(std::move(params)) {
   assert(p_.connections >= 1 && p_.plan.users >= 1 && p_.plan.ledger);
   think_rng_.seed(p_.plan.seed ^ 0x5eed);
   for (int64_t u = 0; u < p_.plan.users; ++u)
-    users_.push_back({user_rng(p_.plan.seed, u), 0});
+    users_.push_back({user_rng(p_.plan.seed, u), 0, false});
   {
     std::lock_guard<std::mutex> lock{mu_};
     // The first messages spread over one think time so the users do not start in step.
@@ -121,9 +122,31 @@ void http_driver::play(daemon_client& client, int64_t user) {
     ledger.in_flight.fetch_sub(1);
     return;
   }
+  if (offers_tools(p_.plan.mix, p_.plan.seed, user, seq)) {
+    agent_loop loop{{p_.plan.ledger, p_.plan.mix, p_.plan.seed, user, seq, key, uid, msg,
+                     p_.plan.t0}};
+    auto in = loop.first_input(us.left_pending);
+    for (;;) {
+      auto reply = client.agent_turn(key, uid, in);
+      if (!reply) {
+        us.left_pending = loop.on_error(reply.error().code, reply.error().timed_out);
+        break;
+      }
+      auto next = loop.on_reply(*reply);
+      us.left_pending = false;
+      if (!next)
+        break;
+      in = std::move(*next);
+    }
+    ledger.in_flight.fetch_sub(1);
+    return;
+  }
   auto reply = client.turn(key, uid, msg.content);
   if (!reply)
     return failed(reply.error(), true);
+  // The key keeps the tools of its agent turns: calls this user does not run stay
+  // pending until its next agent turn abandons them.
+  us.left_pending = us.left_pending || !reply->tool_calls.empty();
   ledger.answered(user, seq, key, msg, uid, *reply, seconds_since(p_.plan.t0), ms_since(started));
   ledger.in_flight.fetch_sub(1);
 }

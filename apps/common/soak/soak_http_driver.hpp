@@ -1,6 +1,7 @@
 // The HTTP soak driver: plays every simulated user against a running daemon through its
 // API, the way the in-process driver (soak_driver.hpp) plays them through the gateway:
-// a user sends a message (POST .../turns; a tool turn is two POST .../messages, the
+// a user sends a message (POST .../turns, offering tools and playing the model's tool loop
+// to its end for a share of them, soak_agent.hpp; a tool turn is two POST .../messages, the
 // assistant's call and the tagged result), waits for the answer, thinks for the
 // scenario's think time and sends the next; each user's messages in order, the users
 // at once up to `connections` calls in flight (one blocking client per worker thread).
@@ -57,6 +58,7 @@ class http_driver {
   struct user_state {
     std::mt19937_64 rng;
     int64_t next_seq = 0;
+    bool left_pending = false;   // the last tool loop ended with an error
   };
 
   void work(daemon_client& client);

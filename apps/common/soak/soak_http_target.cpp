@@ -151,6 +151,10 @@ fault_figures http_target::faults() {
   }
   f.chat_requests = now->chat_requests - llm_baseline_.chat_requests;
   f.summary_requests = now->summary_requests - llm_baseline_.summary_requests;
+  f.pairing_audited = now->pairing_audited;
+  f.orphan_tool_calls = now->orphan_tool_calls - llm_baseline_.orphan_tool_calls;
+  f.orphan_tool_results = now->orphan_tool_results - llm_baseline_.orphan_tool_results;
+  f.requests_with_orphans = now->requests_with_orphans - llm_baseline_.requests_with_orphans;
   last_faults_ = f;
   return f;
 }

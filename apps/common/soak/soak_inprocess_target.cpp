@@ -75,6 +75,8 @@ void inprocess_target::stop_driving() {
 
 std::chrono::milliseconds inprocess_target::turn_timeout() const { return rt_->turn_timeout(); }
 
+int64_t inprocess_target::max_tool_rounds() const { return rc_.gateway.max_tool_rounds; }
+
 std::optional<session_poll> inprocess_target::poll_session(const std::string& key) {
   std::optional<session_poll> out;
   (*self_)->request(rt_->gateway(), std::chrono::milliseconds(500), gw_state_atom_v, key)
@@ -128,6 +130,10 @@ fault_figures inprocess_target::faults() {
   }
   f.chat_requests = st.chat_requests;
   f.summary_requests = st.summary_requests;
+  f.pairing_audited = true;
+  f.orphan_tool_calls = st.orphan_tool_calls;
+  f.orphan_tool_results = st.orphan_tool_results;
+  f.requests_with_orphans = st.requests_with_orphans;
   return f;
 }
 

@@ -30,6 +30,7 @@ class inprocess_target final : public soak_target {
   void start_driving(const drive_plan& plan) override;
   void stop_driving() override;
   std::chrono::milliseconds turn_timeout() const override;
+  int64_t max_tool_rounds() const override;
   std::optional<session_poll> poll_session(const std::string& key) override;
   std::optional<compaction_counts> compactions() override;
   std::optional<supervisor_stats> supervisor() override;

@@ -22,18 +22,68 @@ void soak_ledger::answered(int64_t user, int64_t seq, const std::string& key,
   sent_[static_cast<size_t>(user)][static_cast<size_t>(seq)].acknowledged = true;
   ++totals_.answered;
   turns_.push_back({static_cast<float>(t_s), static_cast<float>(latency_ms), true});
-  if (session_ids_.count(key) == 0)
-    ++totals_.sessions;
-  auto& known = session_ids_[key];
-  if (!known.empty() && known != r.session_id)
-    ++totals_.resets;
-  known = r.session_id;
+  note_session_locked(key, r.session_id);
   if (!m.latin_marker.empty())
     markers_.push_back({m.latin_marker, user_id, r.session_id, false, m.tag});
   if (!m.cjk_marker.empty())
     markers_.push_back({m.cjk_marker, user_id, r.session_id, true, m.tag});
   (void)t_s;
   observe_live_locked(user, key, r.live_tokens);
+}
+
+void soak_ledger::note_session_locked(const std::string& key, const std::string& session_id) {
+  if (session_ids_.count(key) == 0)
+    ++totals_.sessions;
+  auto& known = session_ids_[key];
+  if (!known.empty() && known != session_id)
+    ++totals_.resets;
+  known = session_id;
+}
+
+void soak_ledger::continued(int64_t user, const std::string& key, const turn_reply& r,
+                            double t_s, double latency_ms) {
+  std::lock_guard<std::mutex> lock{mu_};
+  ++totals_.answered;
+  turns_.push_back({static_cast<float>(t_s), static_cast<float>(latency_ms), true});
+  note_session_locked(key, r.session_id);
+  observe_live_locked(user, key, r.live_tokens);
+}
+
+size_t soak_ledger::tool_results_sent(std::vector<sent_record> records) {
+  std::lock_guard<std::mutex> lock{mu_};
+  auto first = tool_sent_.size();
+  ++totals_.tool_rounds;
+  totals_.tool_results += static_cast<int64_t>(records.size());
+  for (auto& r : records)
+    tool_sent_.push_back(std::move(r));
+  return first;
+}
+
+void soak_ledger::tool_results_acknowledged(size_t first, size_t n) {
+  std::lock_guard<std::mutex> lock{mu_};
+  for (size_t i = first; i < first + n && i < tool_sent_.size(); ++i)
+    tool_sent_[i].acknowledged = true;
+}
+
+void soak_ledger::loop_started() {
+  std::lock_guard<std::mutex> lock{mu_};
+  ++totals_.loops_started;
+}
+
+void soak_ledger::loop_ended(const tool_loop_record& r) {
+  std::lock_guard<std::mutex> lock{mu_};
+  ++totals_.loops_ended;
+  loops_.push_back(r);
+}
+
+std::vector<sent_record> soak_ledger::tool_records() const {
+  std::lock_guard<std::mutex> lock{mu_};
+  return tool_sent_;
+}
+
+std::vector<tool_loop_record> soak_ledger::loops() const {
+  std::lock_guard<std::mutex> lock{mu_};
+  return loops_;
 }
 
 void soak_ledger::observe_live(int64_t user, const std::string& key, int64_t live_tokens) {
@@ -120,7 +170,11 @@ int64_t soak_ledger::approx_bytes() const {
   std::lock_guard<std::mutex> lock{mu_};
   size_t n = turns_.capacity() * sizeof(turn_event)
              + compactions_.capacity() * sizeof(compaction_event)
-             + markers_.capacity() * sizeof(planted_marker);
+             + markers_.capacity() * sizeof(planted_marker)
+             + tool_sent_.capacity() * sizeof(sent_record)
+             + loops_.capacity() * sizeof(tool_loop_record);
+  for (const auto& r : tool_sent_)
+    n += r.tag.capacity();
   for (const auto& v : sent_)
     n += v.capacity() * sizeof(sent_entry);
   for (const auto& m : markers_)

@@ -15,6 +15,7 @@
 #include "apps/common/soak/soak_text.hpp"
 #include "messages/session_messages.hpp"
 #include "policies/soak_checks.hpp"
+#include "policies/soak_tool_checks.hpp"
 
 namespace mneme::soak {
 
@@ -75,10 +76,22 @@ class soak_ledger {
   void failed(const std::string& error_name, double t_s, double latency_ms, bool timed_out,
               bool was_turn);
 
+  // Model tool loops (soak_agent.hpp), driver side.
+  // A reply to tool_results: an answered turn of the loop (session, live tokens, latency).
+  void continued(int64_t user, const std::string& key, const turn_reply& r, double t_s,
+                 double latency_ms);
+  // The results the runner sends (one record each, not acknowledged yet); returns the
+  // index of the first, for tool_results_acknowledged.
+  size_t tool_results_sent(std::vector<sent_record> records);
+  void tool_results_acknowledged(size_t first, size_t n);
+  void loop_started();
+  void loop_ended(const tool_loop_record& r);
+
   // Main-thread side (copies under the lock).
   struct progress {
     int64_t sent = 0, answered = 0, appended = 0, failed = 0, failed_appends = 0, timeouts = 0,
             resets = 0, compactions = 0, fallback_compactions = 0, sessions = 0;
+    int64_t loops_started = 0, loops_ended = 0, tool_rounds = 0, tool_results = 0;
     int64_t max_live_tokens = 0;
     std::string max_live_key;
   };
@@ -92,6 +105,8 @@ class soak_ledger {
   std::vector<turn_event> turns() const;
   std::map<std::string, int64_t> live_peaks() const;  // largest live tokens by key
   std::map<std::string, std::string> last_session_ids() const; // key -> session id
+  std::vector<sent_record> tool_records() const;        // every tool result sent
+  std::vector<tool_loop_record> loops() const;          // every loop that ended
   // The ledger's own heap use, estimated: the RSS check subtracts it, so the runner's
   // growing records do not read as a leak of the runtime.
   int64_t approx_bytes() const;
@@ -101,6 +116,8 @@ class soak_ledger {
 
  private:
   void observe_live_locked(int64_t user, const std::string& key, int64_t live_tokens);
+  // The session that answered a turn of `key`: a new id under a known key is a reset.
+  void note_session_locked(const std::string& key, const std::string& session_id);
 
   mutable std::mutex mu_;
   struct sent_entry {
@@ -115,6 +132,8 @@ class soak_ledger {
   std::map<std::string, int64_t> peaks_;
   std::map<std::string, std::string> session_ids_;
   std::vector<int64_t> last_live_;
+  std::vector<sent_record> tool_sent_;
+  std::vector<tool_loop_record> loops_;
   progress totals_;
 };
 

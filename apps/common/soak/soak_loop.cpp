@@ -13,6 +13,7 @@
 #include "apps/common/soak/soak_driver.hpp"
 #include "apps/common/soak/soak_figures.hpp"
 #include "apps/common/soak/soak_text.hpp"
+#include "apps/common/soak/soak_tool_invariants.hpp"
 #include "policies/soak_checks.hpp"
 
 namespace mneme::soak {
@@ -140,6 +141,8 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
                       fmt::format("{} turns got no answer within {} ms", snap.timeouts,
                                   target.turn_timeout().count()), t},
                      tty);
+    if (auto orphans = orphan_violation(target.faults(), t))
+      violations.add(*orphans, tty);
     if (auto sv = target.supervisor(); sv && sv->restarts > 0)
       violations.add({"actor_failure", "",
                       fmt::format("{} session actors crashed and were restarted",
@@ -198,9 +201,11 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
     auto eta = draining ? std::string{"draining"}
                         : fmt::format("ETA {:.0f} s", std::max(0.0, sc.duration_s - t));
     auto line = fmt::format(
-      "t={:>5.0f}s sessions {} turns {} ({:.1f}/s) tool rows {} failed {} compactions {} "
+      "t={:>5.0f}s sessions {} turns {} ({:.1f}/s) tool rows {} loops {} rounds {} failed {} "
+      "compactions {} "
       "({} fallback) resets {} faults {} {} max-live {} {} violations {}",
-      t, snap.sessions, snap.answered, rate, snap.appended, snap.failed + snap.failed_appends,
+      t, snap.sessions, snap.answered, rate, snap.appended, snap.loops_ended, snap.tool_rounds,
+      snap.failed + snap.failed_appends,
       snap.compactions, snap.fallback_compactions, snap.resets, target.faults().total,
       progress_p99(lat), snap.max_live_tokens, eta, violations.all().size());
     if (tty)
@@ -267,6 +272,9 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
   std::vector<stored_rows> stored;
   for (const auto& [tag, rows] : by_tag)
     stored.push_back(rows);
+  for (auto& v : check_tool_invariants(*ledger, stored, faults, target.max_tool_rounds(), t_end,
+                                       result.tools))
+    violations.add(std::move(v), false);
   result.ledger = compare_ledger(ledger->sent_records(), stored);
   if (result.ledger.lost > 0)
     violations.add({"lost_message", "",
@@ -279,6 +287,7 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
                                 result.ledger.altered, result.ledger.examples.front()), t_end},
                    false);
 
+  double rows_s = since(t0) - t_end;
   auto markers = ledger->markers();
   result.markers_planted = static_cast<int64_t>(markers.size());
   for (const auto& mk : markers) {
@@ -309,6 +318,8 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
     }
     result.markers_found_archived += archived ? 1 : 0;
   }
+  out << fmt::format("checked     the store in {:.1f} s, {} markers in {:.1f} s\n", rows_s,
+                     markers.size(), since(t0) - t_end - rows_s);
   target.shutdown();
   result.totals = ledger->snapshot();
   result.errors = ledger->errors();

@@ -246,6 +246,7 @@ json report_json(const soak_result& r) {
                 {"set_by_runner", r.faults_set}};
   j["llm_requests"] = {{"chat", r.llm_chat_requests}, {"summary", r.llm_summary_requests}};
   j["supervisor"] = {{"restarts", r.supervisor_restarts}, {"exhausted", r.supervisor_exhausted}};
+  j["tool_loops"] = tool_loops_json(r.tools);
   json windows = json::array();
   for (const auto& w : outage_windows(s))
     windows.push_back({{"from_s", w.from_s}, {"to_s", w.to_s}, {"kind", w.kind},
@@ -330,6 +331,8 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
   row("turns answered / failed", fmt::format("{} / {}", r.totals.answered, r.totals.failed));
   row("tool rows appended / failed",
       fmt::format("{} / {}", r.totals.appended, r.totals.failed_appends));
+  for (const auto& [k, v] : tool_loop_rows(r.tools))
+    row(k, v);
   row("throughput", fmt::format("{} msgs/s", j["throughput_msgs_per_s"].dump()));
   row("turn latency p50 / p90 / p99 / max (ms)",
       fmt::format("{} / {} / {} / {}", markdown_figure(j["latency_ms"]["p50"]),

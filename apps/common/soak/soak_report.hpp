@@ -14,6 +14,7 @@
 
 #include "apps/common/soak/soak_ledger.hpp"
 #include "apps/common/soak/soak_scenario.hpp"
+#include "apps/common/soak/soak_tool_invariants.hpp"
 #include "policies/soak_checks.hpp"
 
 namespace mneme::soak {
@@ -67,6 +68,7 @@ struct soak_result {
   std::vector<rss_sample> rss_raw;   // the process's RSS as sampled
   rss_verdict rss_check;
   std::vector<live_sample> live;
+  tool_loop_figures tools;           // model tool loops (soak_tool_invariants.hpp)
   std::vector<violation> violations;
 };
 

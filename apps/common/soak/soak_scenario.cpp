@@ -130,7 +130,8 @@ class reader {
 const std::set<std::string> top_keys{"name",  "users",   "duration_s", "seed",      "think_ms",
                                      "mix",   "config",  "fake_llm",   "invariants"};
 const std::set<std::string> mix_keys{"chinese_share", "tool_small_share", "tool_large_share",
-                                     "tool_large_kb", "user_chars",       "marker_every"};
+                                     "tool_large_kb", "user_chars",       "marker_every",
+                                     "tools_offered_share", "tool_result_large_share"};
 const std::set<std::string> invariant_keys{
   "max_live_tokens", "max_compactions_per_hour", "rss_max_growth",
   "check_every_s",   "drain_s",                  "require_fallback_in_outage",
@@ -173,6 +174,8 @@ caf::expected<soak_scenario> parse_soak_scenario(std::string_view yaml, std::str
     r.range(mix, "tool_large_kb", "mix", s.mix.tool_large_kb, 1, 4096);
     r.range(mix, "user_chars", "mix", s.mix.user_chars, 40, 1'000'000);
     r.integer(mix, "marker_every", "mix", s.mix.marker_every, 0, 1'000'000);
+    r.number(mix, "tools_offered_share", "mix", s.mix.tools_offered_share, 0, 1);
+    r.number(mix, "tool_result_large_share", "mix", s.mix.tool_result_large_share, 0, 1);
     if (s.mix.tool_small_share + s.mix.tool_large_share > 1)
       r.fail("mix", "tool_small_share + tool_large_share is above 1");
   }

@@ -17,6 +17,8 @@
 //     tool_large_kb: {min: 20, max: 200}
 //     user_chars: {min: 200, max: 1200}
 //     marker_every: 4            # every 4th message of a user carries a marker word
+//     tools_offered_share: 1.0   # share of prose turns offering tools (model tool loops)
+//     tool_result_large_share: 0.01  # share of executed tool results that are large
 //   config: {...}                # mneme configuration overrides, same keys as mneme.yaml
 //   fake_llm: {...}              # the fake LLM scenario (configs/fakellm/example.yaml):
 //                                # seed, window_tokens, answer_tokens, faults with
@@ -52,6 +54,11 @@ struct message_mix {
   int_range tool_large_kb{20, 200};
   int_range user_chars{200, 1200};
   int64_t marker_every = 4;
+  // Model tool loops (soak_agent.hpp): the share of prose turns that offer the users'
+  // tools to the model, and the share of the results the runner sends back that are
+  // large (tool_large_kb) instead of small.
+  double tools_offered_share = 1.0;
+  double tool_result_large_share = 0.01;
 };
 
 // Deprecated keys are accepted with a warning (soak_scenario::warnings) so older

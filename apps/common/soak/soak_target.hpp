@@ -58,6 +58,12 @@ struct fault_figures {
   std::map<std::string, int64_t> by_kind;
   int64_t chat_requests = 0;
   int64_t summary_requests = 0;
+  // The fake LLM's tool-pairing audit of every request it received during the run
+  // (policies/soak_tool_checks.hpp); audited = false when it could not be read.
+  bool pairing_audited = false;
+  int64_t orphan_tool_calls = 0;
+  int64_t orphan_tool_results = 0;
+  int64_t requests_with_orphans = 0;
 };
 
 // One recall hit of a marker search: the session it came from and whether the row it
@@ -84,6 +90,8 @@ class soak_target {
   virtual void stop_driving() = 0;
   // How long one turn may take before it counts as unanswered.
   virtual std::chrono::milliseconds turn_timeout() const = 0;
+  // The target's gateway.max_tool_rounds; 0 when not known (a daemon's own setting).
+  virtual int64_t max_tool_rounds() const { return 0; }
 
   // A session's state by key; nullopt when it could not be read now.
   virtual std::optional<session_poll> poll_session(const std::string& key) = 0;

@@ -43,6 +43,8 @@ std::string fill(std::string head, std::mt19937_64& rng, int64_t chars, bool cjk
   return head;
 }
 
+} // namespace
+
 std::string tool_payload(std::mt19937_64& rng, int64_t bytes) {
   std::uniform_int_distribution<int> svc(1, 40), ms(3, 900), code(0, 9);
   std::string out;
@@ -52,8 +54,6 @@ std::string tool_payload(std::mt19937_64& rng, int64_t bytes) {
                        code(rng) == 0 ? "error" : "ok");
   return out;
 }
-
-} // namespace
 
 std::string_view to_string(turn_kind k) {
   switch (k) {

@@ -41,6 +41,9 @@ planned_message plan_message(const message_mix& mix, int64_t user, int64_t seq,
                              std::mt19937_64& rng);
 std::mt19937_64 user_rng(uint64_t seed, int64_t user);
 
+// Tool output of about `bytes` bytes: rows "row N: service=api-S latency_ms=L status=ok".
+std::string tool_payload(std::mt19937_64& rng, int64_t bytes);
+
 // The largest message the mix can produce, as a local token estimate (for the
 // derived live bound).
 int64_t largest_message_tokens(const message_mix& mix);
