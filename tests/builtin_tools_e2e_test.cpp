@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(a_fact_written_by_the_model_is_read_back_by_it_and_stays_wi
   serve();
   auto w = say("u", "mem", "Remember that my editor is helix.");
   BOOST_REQUIRE_MESSAGE(w.status == 200, w.text);
-  BOOST_REQUIRE(w.body["builtin_calls"].size() == 1u);
+  BOOST_REQUIRE_MESSAGE(w.body["builtin_calls"].size() == 1u, w.text);
   BOOST_TEST(w.body["builtin_calls"][0]["name"] == "memory");
   BOOST_TEST(w.body["answer"].get<std::string>().find("fact 'editor' set to helix")
              != std::string::npos);
@@ -167,7 +167,8 @@ BOOST_AUTO_TEST_CASE(a_skill_is_loaded_for_its_task_and_unloaded_once_the_loop_a
   auto live = stored_live(sid);
   int markers = 0;
   for (const auto& m : live) {
-    BOOST_TEST(m.content.find("zq-registry") == std::string::npos, m.content);
+    if (m.role == msg_role::tool) // the answer may quote it; the loaded copy is gone
+      BOOST_TEST(m.content.find("zq-registry") == std::string::npos, m.content);
     if (m.role == msg_role::tool && m.content == unloaded_skill_marker("deploy-app"))
       ++markers;
   }
