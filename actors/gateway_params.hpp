@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mneme {
 
@@ -23,6 +24,11 @@ struct gateway_params {
   std::string skills_dir;               // folder of <name>/SKILL.md; empty = no skills
   int64_t max_tool_rounds = 64;         // model answers with tool calls per user turn
   int64_t max_tool_calls_per_message = 128; // a stored row's tool_calls (policies/tool_call_rules)
+  // The built-in tools offered to the model (policies/builtin_tools.hpp): any of
+  // session_search, memory, skills; each only when available (session_search: a database
+  // file; skills: skills_dir set). [] = none.
+  std::vector<std::string> builtin_tools{"session_search", "memory", "skills"};
+  int64_t builtin_result_max_bytes = 16384; // each built-in tool result, cut beyond
   // After a reset for compaction exhaustion the unanswered message is re-run once in the
   // new session (true), or the notice asks the user to send it again (false).
   bool replay_after_reset = true;

@@ -18,6 +18,12 @@ session_params session_params_of(const runtime_config& cfg) {
   p.hygiene_timeout = llm::caller_timeout(cfg.hygiene ? *cfg.hygiene : cfg.summarizer);
   p.max_tool_rounds = cfg.gateway.max_tool_rounds;
   p.max_tool_calls_per_message = cfg.gateway.max_tool_calls_per_message;
+  builtin_availability available;
+  available.recall = cfg.database.path != ":memory:";
+  available.skills = !cfg.gateway.skills_dir.empty();
+  p.builtin_tools =
+    resolve_builtin_tools(parse_builtin_tools(cfg.gateway.builtin_tools).set, available);
+  p.builtin_result_max_bytes = cfg.gateway.builtin_result_max_bytes;
   p.clock = cfg.clock;
   p.log = cfg.log;
   p.metrics = cfg.metrics;
@@ -44,6 +50,8 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
                                                        runtime_config cfg) {
   if (!cfg.metrics)
     cfg.metrics = std::make_shared<runtime_metrics>();
+  if (auto b = parse_builtin_tools(cfg.gateway.builtin_tools); !b.error.empty())
+    return caf::make_error(errc::bad_request, b.error);
   std::unique_ptr<runtime> rt{new runtime(sys, std::move(cfg))};
   auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log, rt->cfg_.metrics->storage);
   if (!storage)
@@ -53,12 +61,18 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
   if (rt->cfg_.hygiene)
     rt->hygiene_ = llm::spawn_llm_pool(sys, *rt->cfg_.hygiene, rt->cfg_.log);
+  if (rt->cfg_.database.path != ":memory:") {
+    auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
+    if (!recall)
+      return std::move(recall.error());
+    rt->recall_ = *recall;
+  }
   supervisor_params sp;
   sp.session = session_params_of(rt->cfg_);
   sp.log = rt->cfg_.log;
   rt->supervisor_ = spawn_supervisor(sys, sp,
                                      session_deps{rt->storage_, rt->chat_, rt->summarizer_, {},
-                                                  rt->hygiene_});
+                                                  rt->hygiene_, rt->recall_});
   gateway_config gc;
   gc.compression = rt->cfg_.compression;
   gc.model = rt->cfg_.model;
@@ -68,13 +82,7 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   gc.clock = rt->cfg_.clock;
   gc.log = rt->cfg_.log;
   gc.metrics = rt->cfg_.metrics;
-  if (rt->cfg_.database.path != ":memory:") {
-    auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
-    if (!recall)
-      return std::move(recall.error());
-    rt->recall_ = *recall;
-    gc.recall = rt->recall_;
-  }
+  gc.recall = rt->recall_;
   rt->gateway_ = spawn_gateway(sys, gc, rt->storage_, rt->supervisor_);
   return rt;
 }

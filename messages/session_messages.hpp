@@ -43,6 +43,15 @@ struct compaction_report {
   bool window_guard = false;
 };
 
+// A built-in tool call mneme ran itself inside a turn's tool loop (issue 29 item 7,
+// policies/builtin_tools.hpp): the call as the model sent it and its result's size.
+struct builtin_call_report {
+  std::string id;
+  std::string name;
+  std::string arguments;
+  int64_t result_bytes = 0;
+};
+
 // The answer of one turn (session) or of one inbound message (gateway).
 struct turn_reply {
   std::string session_id;        // the session that answered (a reset changes it)
@@ -58,6 +67,8 @@ struct turn_reply {
   // "tool_calls" when tool_calls is not empty, "length" when the model stopped at
   // max_tokens, else "stop"; empty when no model answered (channel commands, a reset).
   std::string finish_reason;
+  // The built-in tool calls mneme ran during this turn, in order (never pending).
+  std::vector<builtin_call_report> builtin_calls;
 };
 
 // A session's numbers at one moment (ss_state_atom).
@@ -95,10 +106,16 @@ typename Inspector::result_type inspect(Inspector& f, compaction_report& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, builtin_call_report& x) {
+  return f(caf::meta::type_name("mneme::builtin_call_report"), x.id, x.name, x.arguments,
+           x.result_bytes);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_reply& x) {
   return f(caf::meta::type_name("mneme::turn_reply"), x.session_id, x.answer, x.notice,
            x.compactions, x.live_messages, x.live_tokens, x.prompt_tokens, x.tool_calls,
-           x.finish_reason);
+           x.finish_reason, x.builtin_calls);
 }
 
 template <class Inspector>

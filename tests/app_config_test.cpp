@@ -189,6 +189,8 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.skills_dir);
   SAME(gateway.max_tool_rounds);
   SAME(gateway.max_tool_calls_per_message);
+  SAME(gateway.builtin_tools);
+  SAME(gateway.builtin_result_max_bytes);
   SAME(gateway.io_threads);
   SAME(gateway.max_connections);
   SAME(gateway.header_timeout_seconds);

@@ -38,7 +38,64 @@ chat_call agent_call(const std::string& user_text, size_t tools) {
   return c;
 }
 
+// A call offering mneme's built-in tools (by name) besides `client` tools.
+chat_call builtin_call(const std::string& user_text, size_t client) {
+  auto c = agent_call(user_text, client);
+  for (const char* name : {"session_search", "memory", "skill_view"})
+    c.tools.push_back(offered_tool{name, R"({"type":"object"})", 50});
+  message sys;
+  sys.role = msg_role::system;
+  sys.content = "Be brief.\n\nSkills available on demand (call skill_view(name) to load one "
+                "before using it):\n- deploy-app: ship it\n- write-blog: posts";
+  c.messages.insert(c.messages.begin(), sys);
+  return c;
+}
+
 } // namespace
+
+BOOST_AUTO_TEST_CASE(the_builtin_tools_are_called_by_what_the_user_asks) {
+  tool_call_settings never;
+  never.fraction = 0.0;
+  auto one = [&](const std::string& text) {
+    auto calls = fake_tool_calls(builtin_call(text, 0), never);
+    BOOST_REQUIRE_MESSAGE(calls.size() == 1u, text);
+    return std::make_pair(calls[0].name, json::parse(calls[0].arguments));
+  };
+  auto [n1, a1] = one("What did we discuss earlier about the Redis latency? thanks");
+  BOOST_TEST(n1 == "session_search");
+  BOOST_TEST(a1["query"] == "the Redis latency");
+  auto [n2, a2] = one("Remember that my editor is helix.");
+  BOOST_TEST(n2 == "memory");
+  BOOST_TEST(a2 == json::parse(R"({"action":"set","key":"editor","value":"helix"})"));
+  auto [n3, a3] = one("what is my editor?");
+  BOOST_TEST(n3 == "memory");
+  BOOST_TEST(a3 == json::parse(R"({"action":"get","key":"editor"})"));
+  auto [n4, a4] = one("please deploy-app to staging");
+  BOOST_TEST(n4 == "skill_view");
+  BOOST_TEST(a4["name"] == "deploy-app");
+  BOOST_TEST(fake_tool_calls(builtin_call("redeploy-apps now", 0), never).empty()); // whole words
+  BOOST_TEST(fake_tool_calls(builtin_call("hello there", 0), never).empty());
+  // Not offered: not called.
+  BOOST_TEST(fake_tool_calls(agent_call("What did we discuss earlier about x?", 1), never).empty());
+}
+
+BOOST_AUTO_TEST_CASE(random_calls_go_to_the_clients_tools_and_join_a_builtin_call) {
+  tool_call_settings always;
+  always.fraction = 1.0;
+  for (int i = 0; i < 20; ++i) {
+    auto calls = fake_tool_calls(builtin_call("message " + std::to_string(i), 2), always);
+    BOOST_REQUIRE(!calls.empty());
+    for (const auto& c : calls)
+      BOOST_TEST((c.name == "tool0" || c.name == "tool1"), c.name);
+  }
+  auto mixed = fake_tool_calls(builtin_call("What did we discuss earlier about x?", 1), always);
+  BOOST_REQUIRE(mixed.size() == 2u);
+  BOOST_TEST(mixed[0].name == "session_search");
+  BOOST_TEST(mixed[1].name == "tool0");
+  BOOST_TEST(mixed[0].id != mixed[1].id);
+  // Only builtins offered and no rule-0 words: text.
+  BOOST_TEST(fake_tool_calls(builtin_call("hello", 0), always).empty());
+}
 
 BOOST_AUTO_TEST_CASE(arguments_fill_every_required_property_by_its_type) {
   auto args = json::parse(schema_arguments(weather_schema, "w"));

@@ -161,6 +161,15 @@ inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> 
       auto i = db->tools.find(key);
       return i == db->tools.end() ? std::string{} : i->second;
     },
+    // Facts (the built-in memory tool): not kept by this fake.
+    [](st_fact_put_atom, fact_record&, int64_t) -> caf::result<fact_record> {
+      return caf::make_error(errc::internal, "fake store: no facts");
+    },
+    [](st_fact_del_atom, const std::string&, const std::string&,
+       int64_t) -> caf::result<fact_record> {
+      return caf::make_error(errc::internal, "fake store: no facts");
+    },
+    [](st_facts_atom, fact_query&) -> std::vector<fact_record> { return {}; },
   };
 }
 

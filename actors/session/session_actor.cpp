@@ -246,7 +246,7 @@ void post_call_check(session_ptr self) {
   }
   if (st.server_compacted_this_turn) { // the server compacted: mneme does not, now
     persist_triggers(self);
-    end_turn(self, caf::error{});
+    after_answer(self); // built-in calls, else the turn ends
     return;
   }
   auto in = inputs_of(st, eval_phase::post_call);
@@ -258,12 +258,12 @@ void post_call_check(session_ptr self) {
     start_compaction(self, d.fired, d.lock, {}, std::nullopt,
                      [self](compaction_report r, caf::error err) {
                        record_attempt(self->state, r, err);
-                       end_turn(self, caf::error{});
+                       after_answer(self); // built-in calls, else the turn ends
                      });
     return;
   }
   persist_triggers(self); // the new usage figure
-  end_turn(self, caf::error{});
+  after_answer(self); // built-in calls, else the turn ends
 }
 
 void on_model_error(session_ptr self, caf::error err) {

@@ -52,8 +52,10 @@
 #include "caf/all.hpp"
 
 #include "actors/llm/llm_pool.hpp"
+#include "actors/recall/recall_actor.hpp"
 #include "actors/runtime_metrics.hpp"
 #include "messages/mneme_types.hpp"
+#include "policies/builtin_tools.hpp"
 #include "policies/compression_params.hpp"
 
 namespace mneme {
@@ -105,7 +107,11 @@ using session_storage_actor = caf::typed_actor<
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
   caf::replies_to<st_tools_put_atom, std::string, std::string, std::string,
                   int64_t>::with<caf::ok_atom>,
-  caf::replies_to<st_tools_get_atom, std::string>::with<std::string>>;
+  caf::replies_to<st_tools_get_atom, std::string>::with<std::string>,
+  // The user's facts, for the built-in memory tool (session_builtin_tools.cpp).
+  caf::replies_to<st_fact_put_atom, fact_record, int64_t>::with<fact_record>,
+  caf::replies_to<st_fact_del_atom, std::string, std::string, int64_t>::with<fact_record>,
+  caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>>;
 
 // Milliseconds since the Unix epoch from the system clock (the default clock).
 time_ms system_clock_ms();
@@ -123,12 +129,17 @@ struct session_params {
   size_t max_pending_turns = 64;
   int64_t max_tool_rounds = 64;             // gateway.max_tool_rounds (policies/tool_loop.hpp)
   int64_t max_tool_calls_per_message = 128; // gateway.max_tool_calls_per_message
+  // The built-in tools offered to the model (gateway.builtin_tools after availability,
+  // policies/builtin_tools.hpp) and the bound of each result.
+  builtin_set builtin_tools;
+  int64_t builtin_result_max_bytes = default_builtin_result_max_bytes;
   std::function<time_ms()> clock = system_clock_ms; // test seam: tests set the time
   std::shared_ptr<spdlog::logger> log;      // null = no logging
   std::shared_ptr<runtime_metrics> metrics; // null = not counted
 };
 
 // The actors a session talks to. `supervisor` may be invalid (no exhaustion report).
+// `recall` answers the built-in session_search tool; null = that tool is not offered.
 // `hygiene` summarizes the compactions the gateway's hygiene check asks for (T3, T4)
 // with the hygiene timeouts; null = those use `summarizer` too.
 struct session_deps {
@@ -137,6 +148,7 @@ struct session_deps {
   llm_pool_actor summarizer;
   caf::actor supervisor;
   llm_pool_actor hygiene{};
+  recall_actor recall{};
 };
 
 // Spawns the session actor of the stored session `session_id` (rehydrates it).

@@ -77,15 +77,15 @@ void store_tools_then(session_ptr self, const turn_input& in, std::function<void
 
 } // namespace
 
-const std::string& tools_to_send(const session_state& st) {
-  static const std::string none;
-  auto first = st.tools_json.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || st.tools_json[first] != '[')
-    return none;
-  auto next = st.tools_json.find_first_not_of(" \t\r\n", first + 1);
-  if (next == std::string::npos || st.tools_json[next] == ']')
-    return none; // "[]": cleared
-  return st.tools_json;
+void end_at_round_cap(session_ptr self) {
+  auto& st = self->state;
+  st.log().warn("session={} event=tool_round_cap rounds={}", st.record.id,
+                st.params.max_tool_rounds);
+  end_turn(self, caf::make_error(errc::tool_round_cap,
+                                 "session " + st.record.id + ": the tool loop reached "
+                                   + std::to_string(st.params.max_tool_rounds)
+                                   + " rounds (gateway.max_tool_rounds); the results are "
+                                     "stored and the model was not called again"));
 }
 
 void begin_turn(session_ptr self, turn_input in) {
@@ -131,19 +131,12 @@ void begin_turn(session_ptr self, turn_input in) {
   st.turn_stream = in.stream;
   store_tools_then(self, in, [self, rows, capped] {
     append_rows(self, rows, 0, [self, capped] {
-      auto& st = self->state;
       if (!capped) {
         // A row over compression.max_row_share of the window lives as a marker first.
         evict_oversized_rows(self, [self] { pre_call_check(self); });
         return;
       }
-      st.log().warn("session={} event=tool_round_cap rounds={}", st.record.id,
-                    st.params.max_tool_rounds);
-      end_turn(self, caf::make_error(errc::tool_round_cap,
-                                     "session " + st.record.id + ": the tool loop reached "
-                                       + std::to_string(st.params.max_tool_rounds)
-                                       + " rounds (gateway.max_tool_rounds); the results are "
-                                         "stored and the model was not called again"));
+      end_at_round_cap(self);
     });
   });
 }

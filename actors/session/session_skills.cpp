@@ -2,6 +2,7 @@
 #include "actors/session/session_skills.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <memory>
 
 #include "actors/gateway/skills_loader.hpp"
@@ -66,9 +67,30 @@ caf::result<int64_t> unload(session_ptr self, const std::string& name) {
   auto plan = unload_plan(st.live, name);
   if (plan.empty())
     return caf::make_error(errc::not_found, "skill '" + name + "' is not loaded");
+  auto promise = self->make_response_promise<int64_t>();
+  commit_skill_unload(self, std::move(plan), name,
+                      [promise](caf::expected<int64_t> id) mutable {
+                        if (id)
+                          promise.deliver(*id);
+                        else
+                          promise.deliver(std::move(id.error()));
+                      });
+  return promise;
+}
+
+} // namespace
+
+void commit_skill_unload(session_ptr self, std::vector<row_replacement> plan,
+                         const std::string& name,
+                         std::function<void(caf::expected<int64_t>)> done) {
+  auto& st = self->state;
+  assert(!st.compacting && !plan.empty());
   auto applied = apply_replacements(st.live, plan);
-  if (applied.status != replace_status::applied)
-    return caf::make_error(errc::internal, "skill unload: " + std::string{to_string(applied.status)});
+  if (applied.status != replace_status::applied) {
+    done(caf::make_error(errc::internal,
+                         "skill unload: " + std::string{to_string(applied.status)}));
+    return;
+  }
   replacement_commit c;
   c.session_id = st.record.id;
   c.archive_ids = applied.archived_ids;
@@ -81,7 +103,6 @@ caf::result<int64_t> unload(session_ptr self, const std::string& name) {
     originals.push_back(r.original_id);
   }
   st.compacting = true; // one pipeline at a time: the live order must not move
-  auto promise = self->make_response_promise<int64_t>();
   auto finish = [self]() {
     auto& st = self->state;
     st.compacting = false;
@@ -92,7 +113,7 @@ caf::result<int64_t> unload(session_ptr self, const std::string& name) {
   };
   then_forgetting(self,
       self->request(st.deps.storage, st.params.storage_timeout, st_replace_atom_v, std::move(c)),
-      [self, promise, finish, originals, name](std::vector<message>& stored) mutable {
+      [self, done, finish, originals, name](std::vector<message>& stored) mutable {
         auto& st = self->state;
         // Rows appended meanwhile sit after the tail; each original is found by id.
         for (std::size_t i = 0; i < stored.size() && i < originals.size(); ++i) {
@@ -112,20 +133,17 @@ caf::result<int64_t> unload(session_ptr self, const std::string& name) {
                       stored.size());
         finish();
         if (stored.empty())
-          promise.deliver(caf::make_error(errc::internal, "skill unload: nothing stored"));
+          done(caf::make_error(errc::internal, "skill unload: nothing stored"));
         else
-          promise.deliver(stored.back().id);
+          done(stored.back().id);
       },
-      [self, promise, finish, name](caf::error& err) mutable {
+      [self, done, finish, name](caf::error& err) mutable {
         self->state.log().warn("session={} event=skill_unload_failed name={} error={}",
                                self->state.record.id, name, render_error(err));
         finish();
-        promise.deliver(std::move(err));
+        done(std::move(err));
       });
-  return promise;
 }
-
-} // namespace
 
 caf::result<int64_t> on_skill(session_ptr self, const std::string& name, bool load_it) {
   return load_it ? load(self, name) : unload(self, name);

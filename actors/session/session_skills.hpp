@@ -1,5 +1,6 @@
-// Skills on demand inside a session (SPEC §7): the ss_skill_atom handler. Internal to
-// actors/session (included by session_actor.cpp only).
+// Skills on demand inside a session (SPEC §7): the ss_skill_atom handler and the unload
+// commit the built-in skill_view tool shares. Internal to actors/session (included by
+// session_actor.cpp and session_builtin_tools.cpp).
 //   - load (name, true): the skill of the process's skill set
 //     (actors/gateway/skills_loader.hpp) is appended as a system row whose content
 //     is loaded_skill_content(skill), through the session's own ss_append_atom (so
@@ -15,12 +16,22 @@
 // Thread: the session actor, inside its handlers.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "actors/session/session_state.hpp"
+#include "policies/row_replacement.hpp"
 
 namespace mneme::session_detail {
 
 caf::result<int64_t> on_skill(session_ptr self, const std::string& name, bool load);
+
+// Replaces the planned loaded-skill rows by their markers in one row replacement commit
+// (as an unload does; the originals are archived), then done(id of the last marker) or
+// done(error). `name` is for the log line. REQUIRES: !st.compacting, plan not empty.
+void commit_skill_unload(session_ptr self, std::vector<row_replacement> plan,
+                         const std::string& name,
+                         std::function<void(caf::expected<int64_t>)> done);
 
 } // namespace mneme::session_detail

@@ -67,6 +67,17 @@ struct session_state {
   // call of the turn streams into it.
   answer_stream_ptr turn_stream;
 
+  // Built-in tools (session_builtin_tools.cpp): the tools array sent to the model (the
+  // key's tools followed by the offered builtins) and the builtins offered, derived from
+  // tools_json and params.builtin_tools; recomputed when tools_json changes.
+  struct tool_offer {
+    bool ready = false;
+    std::string source;   // the tools_json it was derived from
+    std::string tools;    // "" = no tools
+    builtin_set offered;
+  };
+  mutable tool_offer offer;
+
   // Compaction.
   bool compacting = false;
   std::vector<std::function<void()>> after_compaction; // run once the pipeline ends
@@ -128,9 +139,25 @@ void pre_call_check(session_ptr self);
 // pre_call_check, or ends the turn with the refusal. REQUIRES: st.turn_running.
 void begin_turn(session_ptr self, turn_input in);
 
-// The tools sent with a chat request now: the key's tools when they are a non-empty
-// array, else "".
+// Ends the turn with errc::tool_round_cap: the loop ran gateway.max_tool_rounds rounds
+// (the results are stored, the model is not called again).
+void end_at_round_cap(session_ptr self);
+
+// --- Built-in tools (issue 29 item 7; session_builtin_tools.cpp)
+
+// The tools sent with a chat request now: the key's tools (when a non-empty array)
+// followed by the offered built-in tools; "" when there are none.
 const std::string& tools_to_send(const session_state& st);
+
+// The built-in tools offered with the current tools (a client tool of the same name
+// shadows one).
+const builtin_set& offered_builtins(const session_state& st);
+
+// After an answer and its checks (T2): the answer's built-in calls are run and their
+// results stored; then the turn ends with the client's calls pending when it had any,
+// else the model is called again (the round cap and T1 first). A text answer unloads
+// the skills skill_view loaded in the loop, then ends the turn.
+void after_answer(session_ptr self);
 
 // The figures the trigger rules compare against, for the session's current window.
 trigger_limits limits_of(const session_state& st);

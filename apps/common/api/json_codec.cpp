@@ -100,6 +100,10 @@ json to_json(const turn_reply& r) {
   auto calls = json::array();
   for (const auto& c : r.tool_calls)
     calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+  auto builtin = json::array();
+  for (const auto& b : r.builtin_calls)
+    builtin.push_back({{"id", b.id}, {"name", b.name}, {"arguments", b.arguments},
+                       {"result_bytes", b.result_bytes}});
   auto compactions = json::array();
   for (auto& c : r.compactions)
     compactions.push_back(to_json(c));
@@ -111,7 +115,8 @@ json to_json(const turn_reply& r) {
           {"live_tokens", r.live_tokens},
           {"prompt_tokens", r.prompt_tokens},
           {"finish_reason", r.finish_reason},
-          {"tool_calls", calls}};
+          {"tool_calls", calls},
+          {"builtin_calls", std::move(builtin)}};
 }
 
 json to_json(const session_snapshot& s) {

@@ -7,6 +7,17 @@
 // order requests arrive in. Safe from any thread.
 //
 // Rules:
+//   0. mneme's built-in tools (issue 29 item 7; policies/builtin_tools.hpp), when offered
+//      and the last message is the user's (no round yet), are called deterministically
+//      by what the user wrote (case-insensitive; the first rule that matches):
+//        "earlier about X"           -> session_search {"query": X} (X ends at '?', '.'
+//                                       or the end of the line)
+//        "remember that my K is V"   -> memory {"action":"set","key":K,"value":V}
+//        "what is my K?"             -> memory {"action":"get","key":K}
+//        a skill name of the skills index in a system row (a whole word of the user's
+//        text)                       -> skill_view {"name": name}
+//      Rules 1-2 never pick a built-in tool: the random calls go to the client's tools
+//      and join a rule-0 call in the same answer (a mixed answer).
 //   1. No tools offered, a summary request, or max_tool_rounds assistant rows with
 //      tool calls already after the last user message -> no calls.
 //   2. Otherwise calls with probability tool_call_fraction; then 1..min(3, tools)
@@ -42,7 +53,10 @@ struct tool_call_settings {
   int64_t max_rounds = default_fake_tool_rounds; // scenario key tool_rounds
 };
 
-// Rules 1-3: the calls of the answer to `call`; empty = answer text.
+// Rule 0: the built-in call the user's message asks for, if any.
+std::optional<tool_call> builtin_tool_call(const chat_call& call);
+
+// Rules 0-3: the calls of the answer to `call`; empty = answer text.
 std::vector<tool_call> fake_tool_calls(const chat_call& call, const tool_call_settings& s);
 
 // Rule 3 for one tool's `parameters` (JSON text; "" = no parameters): the arguments.

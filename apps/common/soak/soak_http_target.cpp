@@ -199,6 +199,14 @@ std::vector<std::string> http_target::visit_stored_rows(
   return problems;
 }
 
+caf::expected<std::string> http_target::ask(const std::string& key, const std::string& user,
+                                            const std::string& text) {
+  auto r = api_.turn(key, user, text);
+  if (!r)
+    return caf::make_error(errc::internal, "POST /turns: " + describe(r.error()));
+  return std::move(r->answer);
+}
+
 caf::expected<std::vector<marker_hit>> http_target::search(const std::string& user_id,
                                                            const std::string& query) {
   auto found = api_.search(user_id, query, recall_max_sessions);

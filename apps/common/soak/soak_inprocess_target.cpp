@@ -161,6 +161,16 @@ std::vector<std::string> inprocess_target::visit_stored_rows(
   return problems;
 }
 
+caf::expected<std::string> inprocess_target::ask(const std::string& key,
+                                                 const std::string& user,
+                                                 const std::string& text) {
+  caf::expected<std::string> out{caf::error{}};
+  (*self_)->request(rt_->gateway(), rt_->turn_timeout(), gw_message_atom_v, key, user, text)
+    .receive([&](turn_reply& r) { out = std::move(r.answer); },
+             [&](caf::error& err) { out = std::move(err); });
+  return out;
+}
+
 caf::expected<std::vector<marker_hit>> inprocess_target::search(const std::string& user_id,
                                                                 const std::string& query) {
   if (!reader_) {

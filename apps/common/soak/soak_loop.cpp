@@ -12,6 +12,7 @@
 
 #include "apps/common/soak/soak_driver.hpp"
 #include "apps/common/soak/soak_figures.hpp"
+#include "apps/common/soak/soak_model_recall.hpp"
 #include "apps/common/soak/soak_text.hpp"
 #include "apps/common/soak/soak_tool_invariants.hpp"
 #include "policies/soak_checks.hpp"
@@ -320,6 +321,13 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
   }
   out << fmt::format("checked     the store in {:.1f} s, {} markers in {:.1f} s\n", rows_s,
                      markers.size(), since(t0) - t_end - rows_s);
+  // The model's own recall (issue 29 item 7): markers found through its session_search.
+  auto model_recall = check_model_recall(target, markers, t_end);
+  for (auto& v : model_recall.violations)
+    violations.add(std::move(v), false);
+  out << fmt::format("model recall {} of {} markers found through the model's session_search"
+                     " ({} unanswered)\n", model_recall.found, model_recall.asked,
+                     model_recall.unanswered);
   target.shutdown();
   result.totals = ledger->snapshot();
   result.errors = ledger->errors();

@@ -111,6 +111,10 @@ class soak_target {
   virtual caf::expected<std::vector<marker_hit>> search(const std::string& user_id,
                                                          const std::string& query) = 0;
 
+  // One turn of `user` under `key` (a channel message): the model's answer text.
+  virtual caf::expected<std::string> ask(const std::string& key, const std::string& user,
+                                         const std::string& text) = 0;
+
   // Stops what the target started (the runtime, the fake LLM); idempotent.
   virtual void shutdown() = 0;
 };
