@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/llm/llm_wire.hpp"
+
 namespace mneme::llm {
 
 namespace {
@@ -11,17 +13,6 @@ using nlohmann::json;
 
 constexpr std::string_view chat_suffix = "/chat/completions";
 constexpr std::string_view compact_suffix = "/responses/compact";
-
-std::string text_of_parts(const json& content) {
-  if (content.is_string())
-    return content.get<std::string>();
-  std::string out;
-  if (content.is_array())
-    for (const auto& part : content)
-      if (part.is_object() && part.contains("text") && part["text"].is_string())
-        out += part["text"].get<std::string>();
-  return out;
-}
 
 int64_t int_or_zero(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number_integer())
@@ -79,7 +70,7 @@ parsed_answer parse_compaction_answer(std::string_view body) {
   for (const auto& item : doc["output"]) {
     if (!item.is_object() || !item.contains("type") || item["type"] != "message")
       continue;
-    auto part = strip_reasoning_blocks(text_of_parts(item.contains("content") ? item["content"]
+    auto part = strip_reasoning_blocks(content_text(item.contains("content") ? item["content"]
                                                                               : json()));
     if (part.empty())
       continue;
