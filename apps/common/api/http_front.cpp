@@ -115,6 +115,9 @@ class connection : public std::enable_shared_from_this<connection> {
     auto ep = stream_.socket().remote_endpoint(ec);
     if (!ec)
       remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+    // A streamed answer is many small writes: without this, Nagle holds each one until
+    // the client acknowledged the last, which a delayed ACK stretches to ~40 ms.
+    stream_.socket().set_option(tcp::no_delay(true), ec);
   }
 
   ~connection() {
