@@ -40,7 +40,6 @@
 //   --json               one JSON object on stdout
 // The flags are declared, with their ranges, in setup() at the end of this file
 // (`mneme-bench http --help`). Only this program links this file.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -26,8 +26,8 @@ local_chat_channel::local_chat_channel(caf::actor_system& sys, runtime& rt, std:
 cli::maybe_failure local_chat_channel::turn(const std::string& content,
                                             const std::function<void(std::string_view)>& on_text,
                                             nlohmann::json& reply) {
-  auto in = turn_input::text(content);
-  in.repair_pending = false; // a turn, as the API's: pending calls are refused, not stubbed
+  turn_input in; // a turn as the API's: pending calls are refused, not stubbed
+  in.content = content;
   in.stream = std::make_shared<printing_stream>(on_text);
   cli::maybe_failure failed;
   caf::scoped_actor self{sys_};
