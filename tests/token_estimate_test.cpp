@@ -29,8 +29,16 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc{};
 }
+// The nothrow form too (std::stable_sort's temporary buffer takes it and returns it to
+// the sized delete above): otherwise, under ASan, it comes from the sanitizer's own
+// operator new and reaches free() here, an alloc-dealloc mismatch.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  ++token_estimate_allocations::count;
+  return std::malloc(n == 0 ? 1 : n);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 BOOST_AUTO_TEST_SUITE(token_estimate_test)
 
