@@ -71,6 +71,12 @@ using session_actor = caf::typed_actor<
   // errc::tool_round_cap when the results of the max_tool_rounds-th round arrive (the
   // results are stored, the model is not called).
   caf::replies_to<ss_turn_atom, turn_input>::with<turn_reply>,
+  // The context service (issue 27 item 2; session_context.cpp): an agent that calls its
+  // model itself asks what to send (context), reports the answer and usage (usage) or the
+  // model's refusal (model_error). Runs in the turn queue like a turn. Refusals:
+  // errc::bad_request naming the row (nothing stored), errc::overloaded; the checks'
+  // errors as a turn's (errc::compaction_exhausted, errc::context_unfittable, storage).
+  caf::replies_to<ss_context_atom, context_request>::with<context_reply>,
   // Appends a row without calling the model (system prompt, tool rows, imports): its id.
   caf::replies_to<ss_append_atom, message>::with<int64_t>,
   // Compaction by trigger: T3/T4 (the gateway's hygiene check), T11 (engine request),

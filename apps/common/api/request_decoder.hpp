@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,22 @@ struct facts_inject_request {
   std::string query;           // "q": empty = the newest facts, else a full-text search
   int64_t limit = static_cast<int64_t>(facts_context_max_facts); // 1..max_limit
 };
+
+// Field readers shared by the decoders of every route (context_service.cpp too): each
+// answers errc::bad_request naming the field ("field 'where.name' must be ...") or no
+// error; `where` prefixes the names of nested fields.
+// Rejects keys of `obj` outside `known`.
+caf::error only_fields(const nlohmann::json& obj, std::initializer_list<std::string_view> known,
+                       std::string_view where = "");
+// `out` = obj[name] when present (a string); `required`: missing is an error.
+caf::error string_field(const nlohmann::json& obj, const std::string& name, std::string& out,
+                        bool required, std::string_view where = "");
+// `out` = obj[name] when present (an integer that fits int64).
+caf::error int_field(const nlohmann::json& obj, const std::string& name,
+                     std::optional<int64_t>& out);
+// `tools`, when present: an array of OpenAI function tools within session_tools_max_bytes
+// -> in.set_tools, in.tools_json (compact JSON).
+caf::error decode_tools(const nlohmann::json& obj, turn_input& in);
 
 // Byte offset of the first byte that is not part of well-formed UTF-8, or nullopt.
 std::optional<size_t> first_invalid_utf8(std::string_view text);

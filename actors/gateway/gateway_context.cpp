@@ -1,0 +1,58 @@
+// The gateway's part of the context service (issue 27 item 2; gateway_state.hpp): find or
+// open the key's session and hand the request over; the session does the work
+// (actors/session/session_context.cpp).
+//
+// Decisions where the issue is silent:
+//   - the rows' tool_calls structure is checked before a session is opened for a new
+//     key, as for an append (a refused row leaves nothing behind);
+//   - the gateway's hygiene check (T3/T4) does not run before a context request: the
+//     issue asks for the pre-call checks (T1, T10, the window guard), and the window
+//     guard bounds the context whatever the counts say;
+//   - an exhausted session is reset by the supervisor's signal (gw_exhausted_atom); the
+//     request is answered with the error and not re-run (the agent asks again).
+#include "actors/gateway/gateway_state.hpp"
+
+#include <algorithm>
+
+#include "policies/tool_call_rules.hpp"
+
+namespace mneme::gateway_detail {
+
+caf::result<context_reply> context_request_for(gateway_ptr self, const std::string& key,
+                                               const std::string& user, context_request rq) {
+  auto& st = self->state;
+  if (key.empty())
+    return caf::make_error(errc::bad_request, "context: the session key is empty");
+  auto max_calls = std::max<int64_t>(1, st.cfg.gateway.max_tool_calls_per_message);
+  for (size_t i = 0; i < rq.rows.size(); ++i)
+    if (auto c = check_tool_call_structure(rq.rows[i], max_calls); !c.ok())
+      return caf::make_error(errc::bad_request, "field 'messages[" + std::to_string(i)
+                                                  + "]': " + describe_tool_call_refusal(c));
+  auto rp = self->make_response_promise<context_reply>();
+  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+  bool opens = rq.op == context_op::context;
+  auto run = [self, key, rq = std::move(rq), rp]() mutable {
+    auto& st = self->state;
+    auto& e = st.keys[key];
+    e.last_activity_ms = st.cfg.clock();
+    auto old_id = e.session_id;
+    request_session<context_reply>(
+      self, key, st.cfg.turn_timeout,
+      [self, key, old_id, rp](context_reply& r) mutable {
+        follow_child(self, key, old_id, r.session_id);
+        auto& e = self->state.keys[key];
+        e.live_messages = r.live_messages;
+        e.live_tokens = r.live_tokens;
+        rp.deliver(std::move(r));
+      },
+      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); }, ss_context_atom_v,
+      std::move(rq));
+  };
+  if (opens)
+    with_session(self, key, user, std::move(run), fail);
+  else
+    with_existing(self, key, std::move(run), fail);
+  return rp;
+}
+
+} // namespace mneme::gateway_detail
