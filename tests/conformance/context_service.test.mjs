@@ -49,6 +49,7 @@ async function agentTurn(rig, client, key, text, stats) {
       model: 'fake', messages: ctx.messages, tools: [lookupTool],
     });
     const message = completion.choices[0].message;
+    stats.answers += 1;
     const usage = await service(rig, key, 'usage', {
       prompt_tokens: completion.usage.prompt_tokens,
       completion_tokens: completion.usage.completion_tokens,
@@ -58,6 +59,7 @@ async function agentTurn(rig, client, key, text, stats) {
     stats.compactions += usage.compactions.length;
     if (!message.tool_calls?.length) return message.content;
     stats.toolRounds += 1;
+    stats.toolResults += message.tool_calls.length;
     const results = message.tool_calls.map((call) => ({
       role: 'tool', tool_call_id: call.id,
       content: JSON.stringify({ order: JSON.parse(call.function.arguments).order ?? '?',
@@ -79,7 +81,7 @@ test('a hand-written agent loop gets its context from mneme and calls the model 
   t.after(() => rig.stop());
   const client = new OpenAI({ baseURL: `${rig.fakeUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
   const key = 'agent-loop';
-  const stats = { compactions: 0, toolRounds: 0 };
+  const stats = { compactions: 0, toolRounds: 0, toolResults: 0, answers: 0 };
   const sent = [];
   for (let i = 0; i < 30; ++i) {
     const text = `Message ${i}: where is order A-${1000 + i}? ${'detail '.repeat(40)}`;
@@ -90,11 +92,14 @@ test('a hand-written agent loop gets its context from mneme and calls the model 
   assert.ok(stats.toolRounds > 0, 'the model called a tool at least once');
   assert.ok(stats.compactions > 0, 'mneme compacted between the turns');
 
-  // Every message the agent sent is stored (archived rows included) and findable.
+  // The stored rows (archived included) are exactly what the agent sent and reported,
+  // once each, besides the system prompt and the summaries.
   const exported = await (await fetch(`${rig.daemonUrl}/v1/sessions/${key}/export`)).text();
   const rows = exported.trim().split('\n').map((line) => JSON.parse(line));
-  for (const text of sent)
-    assert.ok(rows.some((r) => r.role === 'user' && r.content === text), text);
+  const own = rows.filter((r) => !r.is_summary);
+  assert.deepEqual(own.filter((r) => r.role === 'user').map((r) => r.content), sent);
+  assert.equal(own.filter((r) => r.role === 'assistant').length, stats.answers);
+  assert.equal(own.filter((r) => r.role === 'tool').length, stats.toolResults);
   assert.ok(rows.some((r) => r.is_summary), 'a summary row was stored');
   const found = await (await fetch(
     `${rig.daemonUrl}/v1/search?q=${encodeURIComponent('A-1003')}`)).json();
