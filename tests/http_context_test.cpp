@@ -254,6 +254,36 @@ BOOST_FIXTURE_TEST_CASE(model_error_is_classified_and_compacts_when_the_error_ca
   BOOST_TEST(large.body["trigger"] == "T6_payload_too_large");
 }
 
+// A refused request retried again and again with nothing left to compact spends the
+// attempt budget of its context request (SPEC §5.3): compaction exhaustion, and the key
+// is reset, as after the session's own turn.
+BOOST_FIXTURE_TEST_CASE(model_errors_that_compaction_cannot_help_end_in_exhaustion,
+                        context_fixture) {
+  serve();
+  auto first = ctx_ok("stuck", "context", json{{"messages", json::array({user_msg("hi")})}});
+  const json overflow{{"status", 400}, {"body", "maximum context length exceeded"}};
+  int answered = 0;
+  answer last;
+  for (int i = 0; i < 10; ++i) {
+    last = ctx("stuck", "model_error", overflow);
+    if (last.status != 200)
+      break;
+    ++answered;
+    BOOST_TEST(last.body["retry"] == true);
+    BOOST_TEST(last.body["compacted"] == false); // nothing to compact: no commit
+  }
+  BOOST_TEST(answered == static_cast<int>(rc.compression.max_attempts));
+  BOOST_TEST(last.status == 409, last.text);
+  BOOST_TEST(last.body["error"]["code"] == "compaction_exhausted");
+  BOOST_TEST(last.body["notice"].get<std::string>().find("please send it again.")
+             != std::string::npos);
+  BOOST_TEST(last.body["session_id"] != first.body["session_id"]); // reset before the answer
+  // The key continues in a new session; a context request starts a new budget.
+  auto after = ctx_ok("stuck", "context", json::object());
+  BOOST_TEST(after.body["session_id"] != first.body["session_id"]);
+  BOOST_TEST(ctx("stuck", "model_error", overflow).status == 200);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_user_token_reaches_only_its_own_keys, context_fixture) {
   api::http_api_options opt;
   opt.auth_token = ctx_admin_token;

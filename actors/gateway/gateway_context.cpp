@@ -8,15 +8,34 @@
 //   - the gateway's hygiene check (T3/T4) does not run before a context request: the
 //     issue asks for the pre-call checks (T1, T10, the window guard), and the window
 //     guard bounds the context whatever the counts say;
-//   - an exhausted session is reset by the supervisor's signal (gw_exhausted_atom); the
-//     request is answered with the error and not re-run (the agent asks again).
+//   - an exhausted session is reset here before the error is answered (as a turn's is,
+//     gateway_turns.cpp), so the agent's next request reaches the new session; the
+//     request is not re-run (the agent sends its message again). The error carries the
+//     turn reply (the compactions tried) naming the new session and the notice.
 #include "actors/gateway/gateway_state.hpp"
 
 #include <algorithm>
 
+#include "policies/exhaustion_notice.hpp"
 #include "policies/tool_call_rules.hpp"
 
 namespace mneme::gateway_detail {
+
+namespace {
+
+// The exhaustion error answered after the reset: its text and code, the turn reply it
+// carries (the compactions tried) naming the new session, with the notice.
+caf::error after_exhaustion(const std::string& new_id, const caf::error& err) {
+  auto tried = turn_reply_of(err).value_or(turn_reply{});
+  tried.session_id = new_id;
+  tried.notice = exhaustion_notice(tried.compactions.size(), false, "");
+  const auto& ctx = err.context();
+  auto what = !ctx.empty() && ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0)
+                                                                : render_error(err);
+  return caf::make_error(errc::compaction_exhausted, what, std::move(tried));
+}
+
+} // namespace
 
 caf::result<context_reply> context_request_for(gateway_ptr self, const std::string& key,
                                                const std::string& user, context_request rq) {
@@ -36,6 +55,7 @@ caf::result<context_reply> context_request_for(gateway_ptr self, const std::stri
     auto& e = st.keys[key];
     e.last_activity_ms = st.cfg.clock();
     auto old_id = e.session_id;
+    auto handle = e.handle;
     request_session<context_reply>(
       self, key, st.cfg.turn_timeout,
       [self, key, old_id, rp](context_reply& r) mutable {
@@ -45,8 +65,18 @@ caf::result<context_reply> context_request_for(gateway_ptr self, const std::stri
         e.live_tokens = r.live_tokens;
         rp.deliver(std::move(r));
       },
-      [rp](caf::error& err) mutable { rp.deliver(std::move(err)); }, ss_context_atom_v,
-      std::move(rq));
+      [self, key, old_id, handle, rp](caf::error& err) mutable {
+        if (err != errc::compaction_exhausted) {
+          rp.deliver(std::move(err));
+          return;
+        }
+        with_current_id(self, key, handle, old_id, [self, key, err, rp](std::string spent) {
+          reset(self, key, spent, [self, key, err, rp]() mutable {
+            rp.deliver(after_exhaustion(self->state.keys[key].session_id, err));
+          });
+        });
+      },
+      ss_context_atom_v, std::move(rq));
   };
   if (opens)
     with_session(self, key, user, std::move(run), fail);

@@ -458,7 +458,10 @@ void start_next_turn(session_ptr self) {
   st.turn_promise = std::move(job.promise);
   st.reply = turn_reply{};
   st.reply.session_id = st.record.id;
-  st.attempts.new_turn();
+  // A model_error continues the attempt budget of the context request whose messages
+  // the model refused, as a retry inside a turn does (session_context.cpp).
+  if (!job.context || job.context->rq.op != context_op::model_error)
+    st.attempts.new_turn();
   st.preflight_passes = 0;
   if (job.context) {
     st.context = std::move(job.context);

@@ -14,6 +14,10 @@
 //                "call again" (the window guard, then the job answers the messages);
 //                any other kind ends the job with the advice of policies/
 //                context_retry.hpp instead of an error.
+// The attempt budget (SPEC §5.3) of a model call spans its context request and the
+// model_error requests that follow it (a new context or usage request starts a new one),
+// so an agent that keeps retrying a refused request ends in compaction exhaustion (409,
+// the key is reset) exactly as the session's own turn would.
 // Decisions where the issue is silent:
 //   - pending tool calls do not refuse a user message (as for a channel message): the
 //     answered messages are repaired like every request the session sends (stub results,

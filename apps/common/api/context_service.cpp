@@ -1,6 +1,8 @@
 // The context service's bodies; see context_service.hpp.
 #include "apps/common/api/context_service.hpp"
 
+#include <algorithm>
+
 #include "actors/llm/llm_wire.hpp"
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/api/request_decoder.hpp"
@@ -264,7 +266,8 @@ json context_reply_json(const context_reply& r, context_op op) {
                                                 : json(std::string{to_string(r.fired)});
       out["retry"] = r.retry;
       out["retry_after_backoff"] = r.retry_after_backoff;
-      out["compacted"] = !r.compactions.empty();
+      out["compacted"] = std::any_of(r.compactions.begin(), r.compactions.end(),
+                                     [](const compaction_report& c) { return c.committed; });
       break;
   }
   return out;
