@@ -88,6 +88,23 @@ BOOST_FIXTURE_TEST_CASE(context_stores_the_new_rows_and_answers_the_messages_to_
   BOOST_TEST(stored_rows("agent") == msgs.size());
 }
 
+// SPEC §2: a reasoning model's ratio is 0.85 instead of 0.75 on a 200,000 window; the
+// model a context request names picks the rules until another is named.
+BOOST_FIXTURE_TEST_CASE(the_threshold_follows_the_model_the_agent_names, context_fixture) {
+  rc.model.context_length = 200000;
+  serve();
+  auto plain = ctx_ok("models", "context", json{{"messages", json::array({user_msg("a")})}});
+  BOOST_TEST(plain.body["threshold_tokens"] == 150000);
+  auto reasoning = ctx_ok("models", "context", json{{"model", "o3-mini"}});
+  BOOST_TEST(reasoning.body["threshold_tokens"] == 170000);
+  BOOST_TEST(ctx_ok("models", "context", json::object()).body["threshold_tokens"] == 170000);
+  auto usage = ctx_ok("models", "usage", json{{"prompt_tokens", 160000}});
+  BOOST_TEST(usage.body["compactions"].empty()); // 160,000 < 170,000: no T2
+  BOOST_TEST(ctx_ok("models", "context", json{{"model", "gpt-4o"}}).body["threshold_tokens"]
+             == 150000);
+  BOOST_TEST(ctx("models", "context", json{{"model", std::string(257, 'm')}}).status == 400);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_tool_loop_goes_through_usage_and_context_in_openai_format,
                         context_fixture) {
   serve();

@@ -35,6 +35,10 @@
 // Exhaustion (SPEC §5.3): the session sends (sv_exhaust_atom, session id, session key)
 // to the supervisor and answers the turn with errc::compaction_exhausted, whose context
 // is (text, turn_reply): the reply so far, i.e. the compactions the turn tried.
+// Context service (issue 27 item 2; session_context.cpp): an agent that calls its model
+// itself runs the same path as jobs of the turn queue, minus the model call: context
+// (rows -> T1/T10/window guard -> the messages to send), usage (answer -> T2), model_error
+// (T6-T9 -> the messages of the retry).
 // A row that cannot fit (larger than compression.max_row_share of the window, policies/
 // oversized_row.hpp) is replaced by a marker with an excerpt before the turn's
 // compaction checks and after every answer; the original stays stored and searchable.

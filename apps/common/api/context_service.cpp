@@ -159,6 +159,9 @@ caf::expected<context_call> decode_context_call(std::string_view body) {
     return err;
   if (auto err = string_field(*j, "model", out.rq.model, false))
     return err;
+  if (out.rq.model.size() > context_model_max_bytes)
+    return refused("field 'model' is longer than " + std::to_string(context_model_max_bytes)
+                   + " bytes");
   if (auto it = j->find("messages"); it != j->end()) {
     if (!it->is_array())
       return refused(std::string{"field 'messages' must be an array, not "} + it->type_name());

@@ -8,6 +8,7 @@
 // thread; they never throw. The routes themselves are in http_api.cpp.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,9 @@
 #include "messages/context_service.hpp"
 
 namespace mneme::api {
+
+// The longest `model` name a context request may send.
+inline constexpr size_t context_model_max_bytes = 256;
 
 struct context_call {
   std::string user; // context only: empty = gateway.default_user (or the key's owner)
