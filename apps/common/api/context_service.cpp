@@ -173,7 +173,7 @@ caf::expected<context_call> decode_context_call(std::string_view body) {
     }
   }
   turn_input tools;
-  if (auto err = decode_tools(*j, tools))
+  if (auto err = decode_turn_tools(*j, tools))
     return err;
   out.rq.tools_json = tools.set_tools ? std::move(tools.tools_json) : std::string{};
   std::optional<int64_t> max_tokens;

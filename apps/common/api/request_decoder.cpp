@@ -179,8 +179,6 @@ caf::error check_tool(const json& t, const std::string& where) {
   return {};
 }
 
-} // namespace
-
 caf::error decode_tools(const json& obj, turn_input& in) {
   auto it = obj.find("tools");
   if (it == obj.end())
@@ -197,8 +195,6 @@ caf::error decode_tools(const json& obj, turn_input& in) {
                + " bytes, more than the limit of " + std::to_string(session_tools_max_bytes));
   return {};
 }
-
-namespace {
 
 caf::error check_tool_choice(const json& c) {
   if (c.is_string()) {
@@ -292,6 +288,14 @@ caf::error decode_sampling(const json& obj, turn_options& opt) {
 }
 
 } // namespace
+
+caf::error decode_turn_tools(const nlohmann::json& obj, turn_input& in) {
+  return decode_tools(obj, in);
+}
+
+caf::error decode_turn_sampling(const nlohmann::json& obj, turn_options& opt) {
+  return decode_sampling(obj, opt);
+}
 
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
   size_t pos = 0;
