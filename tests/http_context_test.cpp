@@ -44,9 +44,9 @@ struct context_fixture : test::http_api_fixture {
   }
 };
 
-json user_msg(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
+json ctx_user(const std::string& text) { return {{"role", "user"}, {"content", text}}; }
 
-json call_answer(const std::string& id, const std::string& name) {
+json ctx_call_answer(const std::string& id, const std::string& name) {
   return {{"role", "assistant"},
           {"content", nullptr},
           {"tool_calls",
@@ -55,7 +55,7 @@ json call_answer(const std::string& id, const std::string& name) {
                          {"function", {{"name", name}, {"arguments", "{\"q\":1}"}}}}})}};
 }
 
-json tool_msg(const std::string& id, const std::string& content) {
+json ctx_tool(const std::string& id, const std::string& content) {
   return {{"role", "tool"}, {"tool_call_id", id}, {"content", content}};
 }
 
@@ -69,7 +69,7 @@ BOOST_FIXTURE_TEST_CASE(context_stores_the_new_rows_and_answers_the_messages_to_
   serve();
   auto a = ctx_ok("agent", "context",
                   json{{"messages", json::array({{{"role", "system"}, {"content", "Be brief."}},
-                                                 user_msg("hello")})}});
+                                                 ctx_user("hello")})}});
   BOOST_TEST(a.body["appended_ids"].size() == 2u);
   BOOST_TEST(a.body["compactions"].empty());
   BOOST_TEST(a.body["context_window"].get<int64_t>() == rc.model.context_length);
@@ -80,7 +80,7 @@ BOOST_FIXTURE_TEST_CASE(context_stores_the_new_rows_and_answers_the_messages_to_
   // The gateway's system prompt (when configured) leads; the agent's rows end the list.
   BOOST_REQUIRE(msgs.size() >= 2u);
   BOOST_TEST(msgs[msgs.size() - 2] == (json{{"role", "system"}, {"content", "Be brief."}}));
-  BOOST_TEST(msgs.back() == user_msg("hello"));
+  BOOST_TEST(msgs.back() == ctx_user("hello"));
   // Asking again without new rows stores nothing and answers the same messages.
   auto again = ctx_ok("agent", "context", json::object());
   BOOST_TEST(again.body["messages"] == msgs);
@@ -93,7 +93,7 @@ BOOST_FIXTURE_TEST_CASE(context_stores_the_new_rows_and_answers_the_messages_to_
 BOOST_FIXTURE_TEST_CASE(the_threshold_follows_the_model_the_agent_names, context_fixture) {
   rc.model.context_length = 200000;
   serve();
-  auto plain = ctx_ok("models", "context", json{{"messages", json::array({user_msg("a")})}});
+  auto plain = ctx_ok("models", "context", json{{"messages", json::array({ctx_user("a")})}});
   BOOST_TEST(plain.body["threshold_tokens"] == 150000);
   auto reasoning = ctx_ok("models", "context", json{{"model", "o3-mini"}});
   BOOST_TEST(reasoning.body["threshold_tokens"] == 170000);
@@ -108,19 +108,19 @@ BOOST_FIXTURE_TEST_CASE(the_threshold_follows_the_model_the_agent_names, context
 BOOST_FIXTURE_TEST_CASE(a_tool_loop_goes_through_usage_and_context_in_openai_format,
                         context_fixture) {
   serve();
-  ctx_ok("loop", "context", json{{"messages", json::array({user_msg("weather in Oslo?")})},
+  ctx_ok("loop", "context", json{{"messages", json::array({ctx_user("weather in Oslo?")})},
                                  {"tools", json::array({{{"type", "function"},
                                                          {"function", {{"name", "weather"}}}}})}});
   auto u = ctx_ok("loop", "usage", json{{"prompt_tokens", 120}, {"completion_tokens", 9},
-                                        {"answer", call_answer("call_1", "weather")}});
+                                        {"answer", ctx_call_answer("call_1", "weather")}});
   BOOST_TEST(u.body["answer_id"].get<int64_t>() > 0);
   BOOST_TEST(u.body["compactions"].empty());
   auto c = ctx_ok("loop", "context",
-                  json{{"messages", json::array({tool_msg("call_1", "{\"temp\":3}")})}});
+                  json{{"messages", json::array({ctx_tool("call_1", "{\"temp\":3}")})}});
   const auto& msgs = c.body["messages"];
   BOOST_REQUIRE(msgs.size() >= 3u);
-  BOOST_TEST(msgs[msgs.size() - 2] == call_answer("call_1", "weather"));
-  BOOST_TEST(msgs.back() == tool_msg("call_1", "{\"temp\":3}"));
+  BOOST_TEST(msgs[msgs.size() - 2] == ctx_call_answer("call_1", "weather"));
+  BOOST_TEST(msgs.back() == ctx_tool("call_1", "{\"temp\":3}"));
   auto done = ctx_ok("loop", "usage",
                      json{{"prompt_tokens", 150},
                           {"answer", {{"role", "assistant"}, {"content", "3 degrees."},
@@ -133,10 +133,10 @@ BOOST_FIXTURE_TEST_CASE(a_tool_loop_goes_through_usage_and_context_in_openai_for
 BOOST_FIXTURE_TEST_CASE(a_call_left_without_result_is_stubbed_in_the_answer_not_stored,
                         context_fixture) {
   serve();
-  ctx_ok("stub", "context", json{{"messages", json::array({user_msg("look it up")})}});
-  ctx_ok("stub", "usage", json{{"prompt_tokens", 10}, {"answer", call_answer("c9", "lookup")}});
+  ctx_ok("stub", "context", json{{"messages", json::array({ctx_user("look it up")})}});
+  ctx_ok("stub", "usage", json{{"prompt_tokens", 10}, {"answer", ctx_call_answer("c9", "lookup")}});
   auto before = stored_rows("stub");
-  auto c = ctx_ok("stub", "context", json{{"messages", json::array({user_msg("never mind")})}});
+  auto c = ctx_ok("stub", "context", json{{"messages", json::array({ctx_user("never mind")})}});
   const auto& msgs = c.body["messages"];
   BOOST_REQUIRE(msgs.size() >= 3u);
   BOOST_TEST(msgs[msgs.size() - 2]["role"] == "tool");
@@ -148,7 +148,7 @@ BOOST_FIXTURE_TEST_CASE(a_call_left_without_result_is_stubbed_in_the_answer_not_
 BOOST_FIXTURE_TEST_CASE(bad_input_is_a_400_naming_the_field_and_stores_nothing,
                         context_fixture) {
   serve();
-  ctx_ok("strict", "context", json{{"messages", json::array({user_msg("start")})}});
+  ctx_ok("strict", "context", json{{"messages", json::array({ctx_user("start")})}});
   auto rows = stored_rows("strict");
   struct bad_case {
     const char* op;
@@ -156,7 +156,7 @@ BOOST_FIXTURE_TEST_CASE(bad_input_is_a_400_naming_the_field_and_stores_nothing,
     const char* needle;
   };
   const std::vector<bad_case> cases{
-    {"context", json{{"messages", json::array({user_msg("ok"), tool_msg("ghost", "r")})}},
+    {"context", json{{"messages", json::array({ctx_user("ok"), ctx_tool("ghost", "r")})}},
      "messages[1]"},
     {"context", json{{"messages", json::array({{{"role", "robot"}, {"content", "x"}}})}},
      "unknown role 'robot'"},
@@ -170,16 +170,16 @@ BOOST_FIXTURE_TEST_CASE(bad_input_is_a_400_naming_the_field_and_stores_nothing,
     {"context", json{{"max_tokens", 0}}, "max_tokens"},
     {"context", json{{"tools", json::array({{{"type", "web"}}})}}, "tools[0].type"},
     {"context",
-     json{{"messages", json::array({user_msg("a"), [] {
-             auto m = call_answer("d", "f");
+     json{{"messages", json::array({ctx_user("a"), [] {
+             auto m = ctx_call_answer("d", "f");
              m["tool_calls"].push_back(m["tool_calls"][0]);
              return m;
            }()})}},
      "duplicate_call_id"},
     {"usage", json{{"completion_tokens", 3}}, "prompt_tokens"},
     {"usage", json{{"prompt_tokens", -1}}, "prompt_tokens"},
-    {"usage", json{{"prompt_tokens", 1}, {"answer", user_msg("me")}}, "answer.role"},
-    {"usage", json{{"prompt_tokens", 1}, {"answer", tool_msg("nope", "r")}}, "answer"},
+    {"usage", json{{"prompt_tokens", 1}, {"answer", ctx_user("me")}}, "answer.role"},
+    {"usage", json{{"prompt_tokens", 1}, {"answer", ctx_tool("nope", "r")}}, "answer"},
     {"model_error", json{{"status", 200}, {"body", "fine"}}, "2xx"},
     {"model_error", json{{"body", "x"}}, "status"},
     {"model_error", json{{"status", 42}}, "status"},
@@ -203,7 +203,7 @@ BOOST_FIXTURE_TEST_CASE(context_runs_t1_before_answering_the_messages, context_f
   // ~8,400 tokens; after a compaction head + tail ~2,500 and the summary ~2,000 (its
   // budget's floor)
   seed_long("heavy", 80);
-  auto a = ctx_ok("heavy", "context", json{{"messages", json::array({user_msg("go on")})}});
+  auto a = ctx_ok("heavy", "context", json{{"messages", json::array({ctx_user("go on")})}});
   BOOST_REQUIRE(!a.body["compactions"].empty());
   BOOST_TEST(a.body["compactions"][0]["trigger"] == "T1_pre_call");
   BOOST_TEST(a.body["compactions"][0]["committed"] == true);
@@ -215,19 +215,19 @@ BOOST_FIXTURE_TEST_CASE(context_runs_t1_before_answering_the_messages, context_f
     has_summary = has_summary
                   || m["content"].get<std::string>().find("CONTEXT COMPACTION") != std::string::npos;
   BOOST_TEST(has_summary);
-  BOOST_TEST(a.body["messages"].back() == user_msg("go on"));
+  BOOST_TEST(a.body["messages"].back() == ctx_user("go on"));
   BOOST_TEST(llm.stats().chat_requests == 0); // mneme never called the chat model
 }
 
 BOOST_FIXTURE_TEST_CASE(usage_runs_t2_on_the_reported_prompt_tokens, context_fixture) {
   rc.compression.threshold_tokens = 2000;
   serve();
-  ctx_ok("t2", "context", json{{"messages", json::array({user_msg("hi")})}});
+  ctx_ok("t2", "context", json{{"messages", json::array({ctx_user("hi")})}});
   auto low = ctx_ok("t2", "usage", json{{"prompt_tokens", 1999}, {"answer", {{"role", "assistant"}, {"content", "hello"}}}});
   BOOST_TEST(low.body["compactions"].empty());
   // T2 compares the API's figure: the local estimate is tiny, the API says otherwise.
   for (int i = 0; i < 30; ++i)
-    ctx_ok("t2", "context", json{{"messages", json::array({user_msg(std::to_string(i) + " " + std::string(40, 'w'))})}});
+    ctx_ok("t2", "context", json{{"messages", json::array({ctx_user(std::to_string(i) + " " + std::string(40, 'w'))})}});
   auto high = ctx_ok("t2", "usage", json{{"prompt_tokens", 2500}, {"completion_tokens", 4},
                                          {"answer", {{"role", "assistant"}, {"content", "ok"}}}});
   BOOST_REQUIRE(!high.body["compactions"].empty());
@@ -277,7 +277,7 @@ BOOST_FIXTURE_TEST_CASE(model_error_is_classified_and_compacts_when_the_error_ca
 BOOST_FIXTURE_TEST_CASE(model_errors_that_compaction_cannot_help_end_in_exhaustion,
                         context_fixture) {
   serve();
-  auto first = ctx_ok("stuck", "context", json{{"messages", json::array({user_msg("hi")})}});
+  auto first = ctx_ok("stuck", "context", json{{"messages", json::array({ctx_user("hi")})}});
   const json overflow{{"status", 400}, {"body", "maximum context length exceeded"}};
   int answered = 0;
   answer last;
@@ -310,7 +310,7 @@ BOOST_FIXTURE_TEST_CASE(a_user_token_reaches_only_its_own_keys, context_fixture)
   BOOST_REQUIRE_MESSAGE(set, testing::err_of(set));
   opt.tokens = std::make_shared<const api::token_set>(std::move(*set));
   serve(opt);
-  ctx_ok("bob-k", "context", json{{"user", "bob"}, {"messages", json::array({user_msg("b")})}});
+  ctx_ok("bob-k", "context", json{{"user", "bob"}, {"messages", json::array({ctx_user("b")})}});
   auto bob_rows = stored_rows("bob-k");
   httplib::Client alice{"127.0.0.1", port};
   alice.set_bearer_token_auth(ctx_alice_token.c_str());
@@ -320,13 +320,13 @@ BOOST_FIXTURE_TEST_CASE(a_user_token_reaches_only_its_own_keys, context_fixture)
   for (const auto* op : {"context", "usage", "model_error"}) {
     json body = std::string{op} == "usage"         ? json{{"prompt_tokens", 5}}
                 : std::string{op} == "model_error" ? json{{"status", 413}}
-                                                   : json{{"messages", json::array({user_msg("x")})}};
+                                                   : json{{"messages", json::array({ctx_user("x")})}};
     auto a = as_alice(std::string{"/v1/sessions/bob-k/"} + op, body);
     BOOST_TEST(a.status == 404, op << ": " << a.text);
   }
   BOOST_TEST(stored_rows("bob-k") == bob_rows);
   auto own = as_alice("/v1/sessions/alice-k/context",
-                      json{{"messages", json::array({user_msg("mine")})}});
+                      json{{"messages", json::array({ctx_user("mine")})}});
   BOOST_TEST(own.status == 200, own.text);
   auto other_user = as_alice("/v1/sessions/alice-2/context", json{{"user", "bob"}});
   BOOST_TEST(other_user.status == 403);
