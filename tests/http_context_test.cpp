@@ -191,10 +191,20 @@ BOOST_FIXTURE_TEST_CASE(bad_input_is_a_400_naming_the_field_and_stores_nothing,
                c.needle << " in " << a.text);
   }
   BOOST_TEST(stored_rows("strict") == rows);
+
   // A key without a session: usage and model_error are 404, context opens it.
   BOOST_TEST(ctx("nobody", "usage", json{{"prompt_tokens", 1}}).status == 404);
   BOOST_TEST(ctx("nobody", "model_error", json{{"status", 500}}).status == 404);
   BOOST_TEST(stored_rows("nobody") == 0u);
+  // Counted by op in /metrics: the requests the gateway answered (the decoder's 400s never
+  // reach it) and the errors among them.
+  auto metrics = get("/metrics").text;
+  for (const auto* line : {"mneme_context_requests_total{op=\"context\"} 3",
+                           "mneme_context_errors_total{op=\"context\"} 2",
+                           "mneme_context_requests_total{op=\"usage\"} 1",
+                           "mneme_context_errors_total{op=\"usage\"} 1",
+                           "mneme_context_errors_total{op=\"model_error\"} 1"})
+    BOOST_TEST(metrics.find(line) != std::string::npos, line);
 }
 
 BOOST_FIXTURE_TEST_CASE(context_runs_t1_before_answering_the_messages, context_fixture) {

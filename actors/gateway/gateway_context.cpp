@@ -15,6 +15,7 @@
 #include "actors/gateway/gateway_state.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "policies/exhaustion_notice.hpp"
 #include "policies/tool_call_rules.hpp"
@@ -40,17 +41,27 @@ caf::error after_exhaustion(const std::string& new_id, const caf::error& err) {
 caf::result<context_reply> context_request_for(gateway_ptr self, const std::string& key,
                                                const std::string& user, context_request rq) {
   auto& st = self->state;
-  if (key.empty())
-    return caf::make_error(errc::bad_request, "context: the session key is empty");
+  // Every answer goes through `answer`, which counts it (gateway_config::metrics).
+  auto promise = self->make_response_promise<context_reply>();
+  auto answer = [promise, metrics = st.cfg.metrics, op = rq.op](auto x) mutable {
+    if (metrics)
+      metrics->record_context(op, std::is_same_v<decltype(x), caf::error>);
+    promise.deliver(std::move(x));
+  };
+  auto fail = [answer](caf::error err) mutable { answer(std::move(err)); };
+  if (key.empty()) {
+    fail(caf::make_error(errc::bad_request, "context: the session key is empty"));
+    return promise;
+  }
   auto max_calls = std::max<int64_t>(1, st.cfg.gateway.max_tool_calls_per_message);
   for (size_t i = 0; i < rq.rows.size(); ++i)
-    if (auto c = check_tool_call_structure(rq.rows[i], max_calls); !c.ok())
-      return caf::make_error(errc::bad_request, "field 'messages[" + std::to_string(i)
-                                                  + "]': " + describe_tool_call_refusal(c));
-  auto rp = self->make_response_promise<context_reply>();
-  auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+    if (auto c = check_tool_call_structure(rq.rows[i], max_calls); !c.ok()) {
+      fail(caf::make_error(errc::bad_request, "field 'messages[" + std::to_string(i)
+                                                + "]': " + describe_tool_call_refusal(c)));
+      return promise;
+    }
   bool opens = rq.op == context_op::context;
-  auto run = [self, key, rq = std::move(rq), rp]() mutable {
+  auto run = [self, key, rq = std::move(rq), answer]() mutable {
     auto& st = self->state;
     auto& e = st.keys[key];
     e.last_activity_ms = st.cfg.clock();
@@ -58,21 +69,21 @@ caf::result<context_reply> context_request_for(gateway_ptr self, const std::stri
     auto handle = e.handle;
     request_session<context_reply>(
       self, key, st.cfg.turn_timeout,
-      [self, key, old_id, rp](context_reply& r) mutable {
+      [self, key, old_id, answer](context_reply& r) mutable {
         follow_child(self, key, old_id, r.session_id);
         auto& e = self->state.keys[key];
         e.live_messages = r.live_messages;
         e.live_tokens = r.live_tokens;
-        rp.deliver(std::move(r));
+        answer(std::move(r));
       },
-      [self, key, old_id, handle, rp](caf::error& err) mutable {
+      [self, key, old_id, handle, answer](caf::error& err) mutable {
         if (err != errc::compaction_exhausted) {
-          rp.deliver(std::move(err));
+          answer(std::move(err));
           return;
         }
-        with_current_id(self, key, handle, old_id, [self, key, err, rp](std::string spent) {
-          reset(self, key, spent, [self, key, err, rp]() mutable {
-            rp.deliver(after_exhaustion(self->state.keys[key].session_id, err));
+        with_current_id(self, key, handle, old_id, [self, key, err, answer](std::string spent) {
+          reset(self, key, spent, [self, key, err, answer]() mutable {
+            answer(after_exhaustion(self->state.keys[key].session_id, err));
           });
         });
       },
@@ -82,7 +93,7 @@ caf::result<context_reply> context_request_for(gateway_ptr self, const std::stri
     with_session(self, key, user, std::move(run), fail);
   else
     with_existing(self, key, std::move(run), fail);
-  return rp;
+  return promise;
 }
 
 } // namespace mneme::gateway_detail
