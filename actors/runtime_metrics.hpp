@@ -18,6 +18,7 @@
 
 #include "actors/latency_histogram.hpp"
 #include "actors/storage/storage_metrics.hpp"
+#include "messages/context_service.hpp"
 #include "messages/errc.hpp"
 #include "messages/trigger.hpp"
 #include "policies/summary_failure.hpp"
@@ -183,6 +184,20 @@ struct runtime_metrics {
   std::atomic<uint64_t> turns{0};
   std::atomic<uint64_t> turn_errors{0};
   latency_histogram turn_latency;               // an inbound message, gateway in to reply out
+  // The context service (issue 27 item 2) by context_op: requests answered, and those
+  // answered with an error.
+  static constexpr size_t context_op_slots = 3;
+  std::array<std::atomic<uint64_t>, context_op_slots> context_requests{};
+  std::array<std::atomic<uint64_t>, context_op_slots> context_errors{};
+
+  void record_context(context_op op, bool failed) {
+    auto i = static_cast<size_t>(op);
+    if (i >= context_op_slots)
+      return;
+    context_requests[i].fetch_add(1, std::memory_order_relaxed);
+    if (failed)
+      context_errors[i].fetch_add(1, std::memory_order_relaxed);
+  }
 
   // Recall (written by whoever awaits the recall pool: gateway, daemon).
   latency_histogram search_latency;

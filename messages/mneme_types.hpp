@@ -163,6 +163,14 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_tools_put_atom, "st_toolput")
   CAF_ADD_ATOM(mneme, mneme, st_tools_get_atom, "st_toolget")
 
+  // --- context service (issue 27 item 2): add below this line
+  // (inspect overloads in messages/context_service.hpp; it uses no __COUNTER__)
+#include "messages/context_service.hpp"
+  CAF_ADD_TYPE_ID(mneme, (mneme::context_request))
+  CAF_ADD_TYPE_ID(mneme, (mneme::context_reply))
+  CAF_ADD_ATOM(mneme, mneme, ss_context_atom, "ss_ctx")
+  CAF_ADD_ATOM(mneme, mneme, gw_context_atom, "gw_ctx")
+
 CAF_END_TYPE_ID_BLOCK(mneme)
 
 namespace mneme {

@@ -20,6 +20,8 @@ std::string exhaustion_notice(std::size_t compactions_tried, bool answered,
                       " searchable; the new session starts from their latest summary.";
   if (answered)
     return out + " Your last message was answered in the new session.";
+  if (unanswered_text.empty()) // the context service: the agent knows what it sent
+    return out + " Your last message was not answered; please send it again.";
   return out + " Your last message was not answered; please send it again: \""
          + resend_quote(unanswered_text) + "\"";
 }

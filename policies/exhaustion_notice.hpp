@@ -20,7 +20,7 @@ std::string resend_quote(std::string_view text);
 
 // The notice of a reset after exhaustion. `answered`: the message was re-run and
 // answered in the new session; otherwise the notice asks to send it again and quotes
-// it (resend_quote).
+// it (resend_quote; no quote when `unanswered_text` is empty).
 std::string exhaustion_notice(std::size_t compactions_tried, bool answered,
                               std::string_view unanswered_text);
 

@@ -45,4 +45,10 @@ BOOST_AUTO_TEST_CASE(the_notice_says_what_was_tried_and_what_became_of_the_messa
              != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(without_a_text_the_notice_asks_again_without_an_empty_quote) {
+  auto notice = exhaustion_notice(2, false, "");
+  BOOST_TEST(notice.find("please send it again.") != std::string::npos);
+  BOOST_TEST(notice.find("\"\"") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // exhaustion_notice_test

@@ -121,6 +121,10 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
              turn_input& in) -> caf::result<turn_reply> {
         return inbound_turn(self, key, user, std::move(in));
       },
+      [self](gw_context_atom, std::string& key, std::string& user,
+             context_request& rq) -> caf::result<context_reply> {
+        return context_request_for(self, key, user, std::move(rq));
+      },
       [self](gw_command_atom, std::string& key, trigger by,
              std::string& focus) -> caf::result<compaction_report> {
         return ask_session<compaction_report>(self, key, self->state.cfg.turn_timeout,

@@ -60,6 +60,12 @@ using gateway_actor = caf::typed_actor<
   // gw_message_atom (channel commands included, when it sends no tools); tool_results
   // continue the key's tool loop. Refusals: see session_actor.hpp.
   caf::replies_to<gw_turn_atom, std::string, std::string, turn_input>::with<turn_reply>,
+  // The context service (issue 27 item 2; gateway_context.cpp): (key, user, request).
+  // `context` opens the key's session like gw_append_atom (created for `user` when the
+  // key has none); `usage` and `model_error` need a session under the key
+  // (errc::not_found otherwise). Refusals: see session_actor.hpp.
+  caf::replies_to<gw_context_atom, std::string, std::string, context_request>::with<
+    context_reply>,
   // A compaction asked through the gateway (T11 engine, T12 CLI, T15 ACP): (key, trigger,
   // focus). The key's session must exist (errc::not_found otherwise).
   caf::replies_to<gw_command_atom, std::string, trigger, std::string>::with<compaction_report>,

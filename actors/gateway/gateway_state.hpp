@@ -1,7 +1,8 @@
 // The gateway's state and the steps its handlers are made of, shared by its units:
 // gateway_keys.cpp (the key table: open, attach, create, reset, child switches,
 // eviction), gateway_turns.cpp (turns and the hygiene check before them),
-// gateway_commands.cpp (channel commands: /compress, /rollback, /search) and
+// gateway_commands.cpp (channel commands: /compress, /rollback, /search),
+// gateway_context.cpp (the context service's requests) and
 // gateway_actor.cpp (the behaviour). Internal to actors/gateway: nothing else includes
 // it. Touched only by the gateway actor, inside its handlers.
 //
@@ -158,6 +159,11 @@ void arm_eviction(gateway_ptr self);
 // T3/T4 before the turn (count and local estimate only), then the turn.
 void hygiene_then_turn(gateway_ptr self, const std::string& key, turn_input text,
                        reply_promise rp);
+
+// gateway_context.cpp
+// A context service request for the key's session (gw_context_atom).
+caf::result<context_reply> context_request_for(gateway_ptr self, const std::string& key,
+                                               const std::string& user, context_request rq);
 
 // gateway_commands.cpp
 // The argument of channel command `name` in `text`, or nullopt when `text` is not it.

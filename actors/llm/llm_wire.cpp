@@ -7,8 +7,6 @@
 
 namespace mneme::llm {
 
-namespace {
-
 using nlohmann::json;
 
 json message_to_json(const message& m) {
@@ -32,6 +30,8 @@ json message_to_json(const message& m) {
   }
   return j;
 }
+
+namespace {
 
 std::string_view trim(std::string_view s) {
   constexpr std::string_view ws = " \t\r\n";

@@ -33,6 +33,12 @@ namespace mneme::llm {
 // not already set (tool_choice and parallel_tool_calls only together with tools).
 std::string to_wire_json(const chat_request& req);
 
+// One message of the request's "messages" array, as to_wire_json writes it: role,
+// content (null for an assistant row with tool_calls and no text), tool_calls as
+// [{"id","type":"function","function":{"name","arguments"}}], tool_call_id and name for
+// a tool row. The context service answers its messages with this same encoder.
+nlohmann::json message_to_json(const message& m);
+
 // `text` without reasoning blocks: every <think>...</think>, <thinking>...</thinking>
 // and <reasoning>...</reasoning> is removed, an unclosed opening tag drops the rest of
 // the text, and surrounding whitespace is trimmed.

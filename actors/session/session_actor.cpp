@@ -149,7 +149,10 @@ void start_next_turn(session_ptr self);
 void end_turn(session_ptr self, caf::error err) {
   auto& st = self->state;
   assert(st.turn_running);
-  if (err) {
+  if (st.context) {
+    finish_context(self, std::move(err));
+    st.context = nullptr;
+  } else if (err) {
     st.turn_promise.deliver(std::move(err));
   } else {
     st.reply.session_id = st.record.id; // a child when the turn continued in one
@@ -236,8 +239,6 @@ void pre_call_check(session_ptr self) {
   call_model(self);
 }
 
-namespace {
-
 void post_call_check(session_ptr self) {
   auto& st = self->state;
   if (st.compacting) {
@@ -313,6 +314,8 @@ void on_model_error(session_ptr self, caf::error err) {
                    });
 }
 
+namespace {
+
 void on_answer(session_ptr self, chat_answer answer) {
   auto& st = self->state;
   st.reply.answer = answer.content;
@@ -371,7 +374,7 @@ window_guard_inputs guard_inputs_of(const session_state& st, int passes) {
   in.context_window = st.window;
   in.output_reserve = guard_output_reserve(
     st.window, st.turn_opts.has_max_tokens ? st.turn_opts.max_tokens : st.params.model.max_tokens);
-  in.tools_tokens = estimate_text_tokens(tools_to_send(st));
+  in.tools_tokens = estimate_text_tokens(tools_for_estimate(st));
   in.live_tokens = st.live_tokens;
   in.passes_done = passes;
   in.summarizer_allowed = !in_cooldown(st.record.triggers, st.now());
@@ -395,6 +398,10 @@ void call_model_guarded(session_ptr self, int passes) {
   auto* metrics = st.params.metrics.get();
   switch (d.action) {
     case window_guard_action::send:
+      if (st.context) { // the agent calls its model itself: the job answers the messages
+        end_turn(self, caf::error{});
+        return;
+      }
       send_model_call(self);
       return;
     case window_guard_action::bad_input:
@@ -451,21 +458,25 @@ void start_next_turn(session_ptr self) {
   st.turn_promise = std::move(job.promise);
   st.reply = turn_reply{};
   st.reply.session_id = st.record.id;
-  st.attempts.new_turn();
+  // A model_error continues the attempt budget of the context request whose messages
+  // the model refused, as a retry inside a turn does (session_context.cpp).
+  if (!job.context || job.context->rq.op != context_op::model_error)
+    st.attempts.new_turn();
   st.preflight_passes = 0;
+  if (job.context) {
+    st.context = std::move(job.context);
+    begin_context(self);
+    return;
+  }
   begin_turn(self, std::move(job.input));
 }
 
 // Queues a turn behind the running one (errc::overloaded when the queue is full).
 caf::result<turn_reply> enqueue_turn(session_ptr self, turn_input in) {
-  auto& st = self->state;
-  if (st.pending_turns.size() >= st.params.max_pending_turns)
-    return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
-                                               + std::to_string(st.pending_turns.size())
-                                               + " turns waiting");
+  if (auto err = queue_full(self->state))
+    return err;
   auto promise = self->make_response_promise<turn_reply>();
-  st.pending_turns.push_back(pending_turn{std::move(in), promise});
-  start_next_turn(self);
+  queue_job(self, pending_turn{std::move(in), promise, nullptr});
   return promise;
 }
 
@@ -572,7 +583,7 @@ int64_t sum_estimates(std::vector<message>& rows) {
   return total;
 }
 
-void load(session_ptr self, const std::string& session_id) {
+void load_session(session_ptr self, const std::string& session_id) {
   auto& st = self->state;
   auto fail = [self](caf::error& err) {
     self->state.log().error("session={} event=load_failed error={}", self->state.record.id,
@@ -619,6 +630,19 @@ spdlog::logger& session_state::log() const {
   return params.log ? *params.log : *null_logger();
 }
 
+caf::error queue_full(const session_state& st) {
+  if (st.pending_turns.size() < st.params.max_pending_turns)
+    return {};
+  return caf::make_error(errc::overloaded, "session " + st.record.id + ": "
+                                             + std::to_string(st.pending_turns.size())
+                                             + " turns waiting");
+}
+
+void queue_job(session_ptr self, pending_turn job) {
+  self->state.pending_turns.push_back(std::move(job));
+  start_next_turn(self);
+}
+
 trigger_limits limits_of(const session_state& st) {
   trigger_limits l;
   l.threshold_tokens = automatic_threshold(st);
@@ -632,7 +656,8 @@ trigger_limits limits_of(const session_state& st) {
 
 void set_window(session_state& st, int64_t window) {
   st.window = window;
-  st.threshold = compute_threshold(st.params.compression, st.params.model.name, window,
+  const auto& model = st.threshold_model.empty() ? st.params.model.name : st.threshold_model;
+  st.threshold = compute_threshold(st.params.compression, model, window,
                                    st.params.model.max_tokens)
                    .threshold;
   decide_external(st);
@@ -665,13 +690,16 @@ session_actor spawn_session(caf::actor_system& sys, session_params params, sessi
     st.attempts = turn_attempts{st.params.compression.max_attempts};
     st.record.id = session_id; // for log lines before the record is loaded
     set_window(st, st.params.model.context_length);
-    load(self, session_id);
+    load_session(self, session_id);
     return {
       [self](ss_turn_atom, std::string& text) -> caf::result<turn_reply> {
         return enqueue_turn(self, turn_input::text(std::move(text)));
       },
       [self](ss_turn_atom, turn_input& in) -> caf::result<turn_reply> {
         return enqueue_turn(self, std::move(in));
+      },
+      [self](ss_context_atom, context_request& rq) -> caf::result<context_reply> {
+        return enqueue_context(self, std::move(rq));
       },
       [self](ss_append_atom, message& m) -> caf::result<int64_t> {
         if (auto c = check_tool_call_structure(

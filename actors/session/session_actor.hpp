@@ -35,6 +35,10 @@
 // Exhaustion (SPEC §5.3): the session sends (sv_exhaust_atom, session id, session key)
 // to the supervisor and answers the turn with errc::compaction_exhausted, whose context
 // is (text, turn_reply): the reply so far, i.e. the compactions the turn tried.
+// Context service (issue 27 item 2; session_context.cpp): an agent that calls its model
+// itself runs the same path as jobs of the turn queue, minus the model call: context
+// (rows -> T1/T10/window guard -> the messages to send), usage (answer -> T2), model_error
+// (T6-T9 -> the messages of the retry).
 // A row that cannot fit (larger than compression.max_row_share of the window, policies/
 // oversized_row.hpp) is replaced by a marker with an excerpt before the turn's
 // compaction checks and after every answer; the original stays stored and searchable.
@@ -71,6 +75,12 @@ using session_actor = caf::typed_actor<
   // errc::tool_round_cap when the results of the max_tool_rounds-th round arrive (the
   // results are stored, the model is not called).
   caf::replies_to<ss_turn_atom, turn_input>::with<turn_reply>,
+  // The context service (issue 27 item 2; session_context.cpp): an agent that calls its
+  // model itself asks what to send (context), reports the answer and usage (usage) or the
+  // model's refusal (model_error). Runs in the turn queue like a turn. Refusals:
+  // errc::bad_request naming the row (nothing stored), errc::overloaded; the checks'
+  // errors as a turn's (errc::compaction_exhausted, errc::context_unfittable, storage).
+  caf::replies_to<ss_context_atom, context_request>::with<context_reply>,
   // Appends a row without calling the model (system prompt, tool rows, imports): its id.
   caf::replies_to<ss_append_atom, message>::with<int64_t>,
   // Compaction by trigger: T3/T4 (the gateway's hygiene check), T11 (engine request),

@@ -292,6 +292,8 @@ const builtin_set& offered_builtins(const session_state& st) {
 }
 
 void after_answer(session_ptr self) {
+  if (end_context_after_answer(self))
+    return; // the context service's agent runs its own tools
   auto& st = self->state;
   if (st.reply.tool_calls.empty()) {
     unload_then_end(self);

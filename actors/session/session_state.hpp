@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,9 +30,18 @@
 
 namespace mneme::session_detail {
 
+// A request of the context service (issue 27 item 2; session_context.cpp): it runs as a
+// turn of the queue whose model call is the agent's own.
+struct context_job {
+  context_request rq;
+  caf::typed_response_promise<context_reply> promise;
+  context_reply reply; // filled on the way, delivered by end_turn
+};
+
 struct pending_turn {
   turn_input input;
-  caf::typed_response_promise<turn_reply> promise;
+  caf::typed_response_promise<turn_reply> promise; // unused for a context job
+  std::shared_ptr<context_job> context;             // null = a turn
 };
 
 struct session_state {
@@ -58,6 +68,12 @@ struct session_state {
   // tool_call_id of each tool row whose append the store has not answered yet
   // (check_answered_once: a second answer sent before the first is stored is refused).
   std::vector<std::string> answers_in_flight;
+
+  // The running job when it is a context service request (session_context.cpp), else
+  // null; the model name its threshold follows ("" = params.model.name; set by a
+  // context request naming a model, in memory only).
+  std::shared_ptr<context_job> context;
+  std::string threshold_model;
 
   // Agent turns (session_agent.cpp): the key's tools (a JSON array, "" or "[]" = none;
   // read at load) and the model settings of the running turn's request.
@@ -131,6 +147,40 @@ void end_turn(session_ptr self, caf::error err);
 
 // The checks before a model call (T1, T10, pruning, exhaustion), then the guarded call.
 void pre_call_check(session_ptr self);
+
+// The checks after a model answer (T2), then after_answer.
+void post_call_check(session_ptr self);
+
+// A model call failed: T6-T9 compact and call again, any other failure ends the turn
+// with `err`.
+void on_model_error(session_ptr self, caf::error err);
+
+// errc::overloaded when the turn queue is full (session_params::max_pending_turns), else
+// no error.
+caf::error queue_full(const session_state& st);
+
+// Queues a job behind the running one and starts it when none runs.
+void queue_job(session_ptr self, pending_turn job);
+
+// --- Context service (issue 27 item 2; session_context.cpp)
+
+// Queues a context service request (errc::overloaded when the queue is full).
+caf::result<context_reply> enqueue_context(session_ptr self, context_request rq);
+
+// Starts the running context job. REQUIRES: st.turn_running, st.context.
+void begin_context(session_ptr self);
+
+// Delivers the running context job's reply, or `err`. Called by end_turn.
+// REQUIRES: st.context.
+void finish_context(session_ptr self, caf::error err);
+
+// Where after_answer starts: for a context job the answer's checks are done (the agent
+// runs its own tools), so the trigger state is written and the job ends; true then.
+bool end_context_after_answer(session_ptr self);
+
+// The request's tools for the window guard's estimate: the context job's when one
+// runs, else tools_to_send.
+const std::string& tools_for_estimate(const session_state& st);
 
 // --- Agent turns (session_agent.cpp)
 

@@ -50,6 +50,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "apps/common/api/bearer_auth.hpp"
+#include "apps/common/api/context_service.hpp"
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
@@ -649,6 +650,33 @@ void turn(const call_ptr& c) {
     });
 }
 
+// --- the context service (issue 27 item 2; context_service.hpp)
+
+using context_decoder = caf::expected<context_call> (*)(std::string_view);
+
+void context_route(const call_ptr& c, context_decoder decode) {
+  auto key = c->path[0];
+  if (!check_key(c, key))
+    return;
+  auto in = decode(c->req.body);
+  if (!in)
+    return fail(c, in.error());
+  if (!check_optional_user(c, "field 'user'", in->user))
+    return;
+  auto op = in->rq.op;
+  ask<context_reply>(c, c->api->gateway, c->api->turn_timeout, gw_context_atom_v, key,
+                     std::move(in->user), std::move(in->rq))
+    .then([c, op](caf::expected<context_reply> reply) {
+      if (!reply)
+        return fail(c, reply.error());
+      send_json(c, 200, context_reply_json(*reply, op));
+    });
+}
+
+void context(const call_ptr& c) { context_route(c, decode_context_call); }
+void usage(const call_ptr& c) { context_route(c, decode_usage_call); }
+void model_error(const call_ptr& c) { context_route(c, decode_model_error_call); }
+
 void compact(const call_ptr& c) {
   auto key = c->path[0];
   if (!check_key(c, key))
@@ -971,6 +999,9 @@ void add_routes(impl& api) {
   add("POST", s + "/rollback", rollback, a::key_owned);
   add("GET", s + "/export", export_jsonl, a::key_owned);
   add("POST", s + "/facts", inject_facts, a::key_owned);
+  add("POST", s + "/context", context, a::key_owned);
+  add("POST", s + "/usage", usage, a::key_owned);
+  add("POST", s + "/model_error", model_error, a::key_owned);
   const std::string u = "/v1/users/{}/facts";
   add("GET", u, list_facts, a::user_named);
   add("PUT", u + "/{*}", put_fact_route, a::user_named);

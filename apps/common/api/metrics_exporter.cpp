@@ -166,6 +166,17 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
             static_cast<double>(rm.turn_errors.load(std::memory_order_relaxed)));
   f.latency("mneme_turn_latency_seconds", "One inbound message, gateway in to reply out.",
             rm.turn_latency);
+  const char* ctx_help = "Context service requests answered (/context, /usage, /model_error).";
+  const char* ctx_err_help = "Context service requests answered with an error.";
+  f.family("mneme_context_requests_total", ctx_help, MetricType::Counter);
+  f.family("mneme_context_errors_total", ctx_err_help, MetricType::Counter);
+  for (size_t i = 0; i < runtime_metrics::context_op_slots; ++i) {
+    labels op{{"op", std::string{to_string(static_cast<context_op>(i))}}};
+    f.counter("mneme_context_requests_total", ctx_help,
+              static_cast<double>(rm.context_requests[i].load(std::memory_order_relaxed)), op);
+    f.counter("mneme_context_errors_total", ctx_err_help,
+              static_cast<double>(rm.context_errors[i].load(std::memory_order_relaxed)), op);
+  }
   f.latency("mneme_search_latency_seconds", "Recall searches.", rm.search_latency);
   if (!rm.storage)
     return;

@@ -21,9 +21,11 @@ const char* type_name_of(const json& j) {
   return j.type_name(); // "null", "object", "array", "string", "boolean", "number"
 }
 
+} // namespace
+
 // Rejects keys outside `known`.
 caf::error only_fields(const json& obj, std::initializer_list<std::string_view> known,
-                       std::string_view where = "") {
+                       std::string_view where) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
     for (auto k : known)
@@ -36,7 +38,7 @@ caf::error only_fields(const json& obj, std::initializer_list<std::string_view> 
 
 // `out` = obj[name] when present; a wrong type is an error naming the field.
 caf::error string_field(const json& obj, const std::string& name, std::string& out,
-                        bool required, std::string_view where = "") {
+                        bool required, std::string_view where) {
   auto it = obj.find(name);
   if (it == obj.end()) {
     if (required)
@@ -62,6 +64,8 @@ caf::error int_field(const json& obj, const std::string& name, std::optional<int
   out = it->get<int64_t>();
   return {};
 }
+
+namespace {
 
 caf::error decode_tool_calls(const json& obj, std::vector<tool_call>& out) {
   auto it = obj.find("tool_calls");
@@ -284,6 +288,14 @@ caf::error decode_sampling(const json& obj, turn_options& opt) {
 }
 
 } // namespace
+
+caf::error decode_turn_tools(const nlohmann::json& obj, turn_input& in) {
+  return decode_tools(obj, in);
+}
+
+caf::error decode_turn_sampling(const nlohmann::json& obj, turn_options& opt) {
+  return decode_sampling(obj, opt);
+}
 
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
   size_t pos = 0;

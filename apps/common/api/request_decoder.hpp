@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +77,13 @@ std::optional<size_t> first_invalid_utf8(std::string_view text);
 // The body as a JSON object (an empty body is an empty object when `empty_is_object`).
 caf::expected<nlohmann::json> parse_object(std::string_view body, bool empty_is_object = false);
 
+// The `tools` of a turn body (OpenAI function tools, checked) into in.set_tools and
+// in.tools_json, and its sampling fields (temperature, max_tokens, top_p, tool_choice,
+// response_format, stop, seed, parallel_tool_calls) into `opt`; shared with the OpenAI
+// door. An empty error when every present field is valid.
+caf::error decode_turn_tools(const nlohmann::json& obj, turn_input& in);
+caf::error decode_turn_sampling(const nlohmann::json& obj, turn_options& opt);
+
 caf::expected<append_request> decode_append(std::string_view body);
 caf::expected<turn_request> decode_turn(std::string_view body);
 caf::expected<compact_request> decode_compact(std::string_view body);
@@ -91,5 +99,18 @@ caf::expected<int64_t> parse_int_param(std::string_view name, std::string_view t
                                        int64_t min, int64_t max);
 // "true" / "false" only.
 caf::expected<bool> parse_bool_param(std::string_view name, std::string_view text);
+
+// Field readers shared by the decoders of other routes (context_service.cpp): each
+// answers errc::bad_request naming the field ("field 'where.name' must be ...") or no
+// error; `where` prefixes the names of nested fields.
+// Rejects keys of `obj` outside `known`.
+caf::error only_fields(const nlohmann::json& obj, std::initializer_list<std::string_view> known,
+                       std::string_view where = "");
+// `out` = obj[name] when present (a string); `required`: missing is an error.
+caf::error string_field(const nlohmann::json& obj, const std::string& name, std::string& out,
+                        bool required, std::string_view where = "");
+// `out` = obj[name] when present (an integer that fits int64).
+caf::error int_field(const nlohmann::json& obj, const std::string& name,
+                     std::optional<int64_t>& out);
 
 } // namespace mneme::api
