@@ -211,6 +211,35 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
       return bad_request("checkpoint '" + name + "' was undone by the rollback to '" + by
                          + "': its rows are rolled back; create it again to use the name");
   }
+  auto live = roll_back_after(session_id, mark, name);
+  if (!live)
+    return live;
+  if (auto err = txn.commit())
+    return err;
+  return live;
+}
+
+caf::expected<std::vector<message>>
+sqlite_store::rollback_after_row(const std::string& session_id, int64_t last_kept_id,
+                                 const std::string& label) {
+  if (last_kept_id < 0)
+    return bad_request("rollback: a negative row id");
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
+  auto live = roll_back_after(session_id, last_kept_id, label);
+  if (!live)
+    return live;
+  if (auto err = txn.commit())
+    return err;
+  return live;
+}
+
+caf::expected<std::vector<message>>
+sqlite_store::roll_back_after(const std::string& session_id, int64_t mark,
+                              const std::string& label) {
   // Order matters: first revive what later summaries archived, then roll back
   // everything appended after the mark (including those summaries).
   static constexpr const char* revive
@@ -238,16 +267,11 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
     statement_scope s{**stmt};
     s->bind(1, session_id);
     s->bind(2, mark);
-    s->bind(3, name);
+    s->bind(3, label);
     if (auto rc = s->step(); rc != SQLITE_DONE)
       return db_->failure(rc, "retire later checkpoints");
   }
-  auto live = load_live_context(*db_, session_id);
-  if (!live)
-    return live;
-  if (auto err = txn.commit())
-    return err;
-  return live;
+  return load_live_context(*db_, session_id);
 }
 
 } // namespace mneme

@@ -285,6 +285,14 @@ caf::error decode_sampling(const json& obj, turn_options& opt) {
 
 } // namespace
 
+caf::error decode_turn_tools(const nlohmann::json& obj, turn_input& in) {
+  return decode_tools(obj, in);
+}
+
+caf::error decode_turn_sampling(const nlohmann::json& obj, turn_options& opt) {
+  return decode_sampling(obj, opt);
+}
+
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
   size_t pos = 0;
   while (pos < text.size()) {

@@ -76,6 +76,13 @@ std::optional<size_t> first_invalid_utf8(std::string_view text);
 // The body as a JSON object (an empty body is an empty object when `empty_is_object`).
 caf::expected<nlohmann::json> parse_object(std::string_view body, bool empty_is_object = false);
 
+// The `tools` of a turn body (OpenAI function tools, checked) into in.set_tools and
+// in.tools_json, and its sampling fields (temperature, max_tokens, top_p, tool_choice,
+// response_format, stop, seed, parallel_tool_calls) into `opt`; shared with the OpenAI
+// door. An empty error when every present field is valid.
+caf::error decode_turn_tools(const nlohmann::json& obj, turn_input& in);
+caf::error decode_turn_sampling(const nlohmann::json& obj, turn_options& opt);
+
 caf::expected<append_request> decode_append(std::string_view body);
 caf::expected<turn_request> decode_turn(std::string_view body);
 caf::expected<compact_request> decode_compact(std::string_view body);
