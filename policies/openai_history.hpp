@@ -52,6 +52,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,6 +99,7 @@ std::vector<message> visible_rows(const std::vector<message>& rows, const visibi
 
 enum class history_style : uint8_t { stateful, full_history };
 std::string_view to_string(history_style s);
+inline std::ostream& operator<<(std::ostream& os, history_style s) { return os << to_string(s); }
 history_style style_of(const std::vector<message>& sent);
 
 struct history_plan {

@@ -175,6 +175,24 @@ BOOST_AUTO_TEST_CASE(a_resent_answered_transcript_is_answered_again_without_a_mo
   BOOST_TEST(kept_rows(session_of("oa-replay")).size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_builtin_tool_round_stays_out_of_the_clients_history) {
+  serve();
+  json history = json::array({msg("user", "Please remember that my city is Oslo.")});
+  auto a = chat_on("oa-builtin", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.body["choices"][0]["finish_reason"] == "stop");
+  BOOST_TEST(!assistant_of(a).contains("tool_calls"));
+  auto sid = session_of("oa-builtin");
+  BOOST_TEST(kept_rows(sid).size() == 4u); // user, the memory call, its result, the answer
+  history.push_back(assistant_of(a));
+  history.push_back(msg("user", "thanks"));
+  auto b = chat_on("oa-builtin", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(b.header("X-Mneme-Rebased").empty());
+  BOOST_TEST(kept_rows(sid).size() == 6u);
+  BOOST_TEST(metric("mneme_openai_history_reads_total") == 0);
+}
+
 BOOST_AUTO_TEST_CASE(the_session_header_precedence_and_the_body_metadata_name_the_session) {
   serve();
   auto a = chat({{"messages", {msg("user", "one")}}},
