@@ -144,7 +144,6 @@ struct http_api::impl {
     c.storage = storage;
     c.chat = rt.chat_pool();
     c.model_name = rt.config().model.name;
-    c.default_user = opt.default_user;
     c.turn_timeout = turn_timeout;
     c.read_timeout = opt.read_timeout;
     c.clock = clock;

@@ -10,7 +10,7 @@
 //     model call; one ending with a user or tool message that has no answer is rolled
 //     back to its last answer and run again (a retry after a failed call);
 //   - `user` names the tenant as in the turns API (a user token's own user wins; naming
-//     another user is 403); an empty one is gateway.default_user;
+//     another user is 403); an empty one is the key's owner (gateway.default_user for a new key);
 //   - `developer` messages are system messages; content parts are joined as text (other
 //     parts are not stored).
 #include "apps/common/api/openai_door.hpp"
@@ -272,6 +272,12 @@ void door_follow(const chat_ptr& c, const history_plan& plan) {
 void door_plan_rows(const chat_ptr& c, const std::vector<message>& rows) {
   int64_t leading = 0;
   auto visible = visible_rows(rows, c->cfg().visibility, &leading);
+  // The print folded anew: one kept from before a rollback by another route would send
+  // every later request here again.
+  history_print fresh;
+  fresh.session_id = c->session_id;
+  fold_rows(fresh, rows, c->cfg().visibility);
+  c->door->keep_print(c->key, std::move(fresh));
   door_follow(c, plan_from_rows(c->in.messages, c->style, visible, leading));
 }
 
@@ -429,9 +435,7 @@ void openai_door::chat(const door_request_ptr& r) {
       return door_stateless(c);
     if (!door_valid_name(c, "the session key", c->key, session_key_max_bytes))
       return;
-    if (c->user.empty())
-      c->user = s_->cfg.default_user;
-    door_session_chat(c);
+    door_session_chat(c); // an empty user: the key's owner, or gateway.default_user
   });
 }
 

@@ -65,7 +65,6 @@ struct openai_door_config {
   storage_actor storage;
   llm_pool_actor chat;                 // stateless pass-through
   std::string model_name;              // model.name
-  std::string default_user = "default";
   std::chrono::milliseconds turn_timeout{330000};
   std::chrono::milliseconds read_timeout{30000};
   std::function<time_ms()> clock = system_clock_ms;
