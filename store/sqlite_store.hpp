@@ -99,10 +99,10 @@ public:
   caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,
                                                              const std::string& name);
   // The same rollback to a row instead of a checkpoint (a client's branch, the OpenAI
-  // door): every row with id > last_kept_id is rolled back, rows a later summary
+  // door): every row with id > mark is rolled back, rows a later summary
   // archived are revived, later checkpoints are retired by `label`. The live context.
   caf::expected<std::vector<message>> rollback_after_row(const std::string& session_id,
-                                                         int64_t last_kept_id,
+                                                         int64_t mark,
                                                          const std::string& label);
 
   // --- reads on the writer connection
@@ -121,9 +121,6 @@ public:
   db_connection& connection() { return *db_; }
 
 private:
-  // rollback_after_row inside the caller's open transaction.
-  caf::expected<std::vector<message>> roll_back_after(const std::string& session_id,
-                                                      int64_t mark, const std::string& label);
   sqlite_store(store_params params, std::unique_ptr<db_connection> db)
     : params_(std::move(params)), db_(std::move(db)) {}
 

@@ -187,9 +187,8 @@ caf::expected<checkpoint_record> sqlite_store::create_checkpoint(const std::stri
 
 caf::expected<std::vector<message>>
 sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::string& name) {
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
+  // The single writer runs one operation at a time: nothing changes between this read
+  // and the rollback's transaction.
   if (auto err = require_open_session(session_id))
     return err;
   int64_t mark = 0;
@@ -211,35 +210,19 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
       return bad_request("checkpoint '" + name + "' was undone by the rollback to '" + by
                          + "': its rows are rolled back; create it again to use the name");
   }
-  auto live = roll_back_after(session_id, mark, name);
-  if (!live)
-    return live;
-  if (auto err = txn.commit())
-    return err;
-  return live;
+  return rollback_after_row(session_id, mark, name);
 }
 
 caf::expected<std::vector<message>>
-sqlite_store::rollback_after_row(const std::string& session_id, int64_t last_kept_id,
+sqlite_store::rollback_after_row(const std::string& session_id, int64_t mark,
                                  const std::string& label) {
-  if (last_kept_id < 0)
+  if (mark < 0)
     return bad_request("rollback: a negative row id");
   write_transaction txn{*db_};
   if (auto err = txn.begin())
     return err;
   if (auto err = require_open_session(session_id))
     return err;
-  auto live = roll_back_after(session_id, last_kept_id, label);
-  if (!live)
-    return live;
-  if (auto err = txn.commit())
-    return err;
-  return live;
-}
-
-caf::expected<std::vector<message>>
-sqlite_store::roll_back_after(const std::string& session_id, int64_t mark,
-                              const std::string& label) {
   // Order matters: first revive what later summaries archived, then roll back
   // everything appended after the mark (including those summaries).
   static constexpr const char* revive
@@ -271,7 +254,12 @@ sqlite_store::roll_back_after(const std::string& session_id, int64_t mark,
     if (auto rc = s->step(); rc != SQLITE_DONE)
       return db_->failure(rc, "retire later checkpoints");
   }
-  return load_live_context(*db_, session_id);
+  auto live = load_live_context(*db_, session_id);
+  if (!live)
+    return live;
+  if (auto err = txn.commit())
+    return err;
+  return live;
 }
 
 } // namespace mneme

@@ -25,13 +25,11 @@
 // Percentiles nearest rank. Exit codes: 0 every request answered, 1 a failure or a
 // deadline, 2 bad flags. Only this program links this file.
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -45,11 +43,7 @@
 
 #include "actors/llm/curl_multi_loop.hpp"
 #include "actors/llm/llm_call.hpp"
-#include "actors/llm/llm_endpoint.hpp"
 #include "actors/llm/sse_answer.hpp"
-#include "actors/runtime.hpp"
-#include "apps/common/api/http_server.hpp"
-#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
@@ -256,63 +250,19 @@ bool clean(const proxy_pass& p, int64_t expected) {
 
 int run_proxy(const proxy_options& o) {
   raise_file_limit();
-  fakellm::fake_llm_server fake;
-  if (auto port = fake.start(); !port) {
-    std::cerr << "fake LLM: " << render_error(port.error()) << "\n";
+  inprocess_daemon::settings rig;
+  rig.name = "proxy";
+  rig.scenario = chat_delay_scenario(o.llm_delay_ms);
+  rig.concurrency = std::max(o.clients, o.cpu_clients);
+  rig.io_threads = o.io_threads;
+  rig.adjust = [](runtime_config& rc) { rc.model.name = "fake-chat"; };
+  auto daemon = inprocess_daemon::start(rig);
+  if (!daemon) {
+    std::cerr << render_error(daemon.error()) << "\n";
     return exit_failure;
   }
-  fakellm::scenario sc;
-  if (o.llm_delay_ms > 0) {
-    fakellm::fault_rule latency;
-    latency.kind = fakellm::fault_kind::latency;
-    latency.purpose = fakellm::purpose_filter::chat;
-    latency.latency_ms = o.llm_delay_ms;
-    sc.plan.rules.push_back(latency);
-  }
-  if (auto err = fake.set_scenario(sc)) {
-    std::cerr << "fake LLM scenario: " << render_error(err) << "\n";
-    return exit_failure;
-  }
-  char tmpl[] = "/tmp/mneme-bench-proxy-XXXXXX";
-  if (!::mkdtemp(tmpl)) {
-    std::cerr << "cannot create a directory under /tmp\n";
-    return exit_failure;
-  }
-  struct remove_dir {
-    std::string path;
-    ~remove_dir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } cleanup{tmpl};
-  auto rc = bench_runtime_config(std::max(o.clients, o.cpu_clients), fake.base_url(),
-                                 cleanup.path + "/bench.db");
-  if (!rc) {
-    std::cerr << render_error(rc.error()) << "\n";
-    return exit_failure;
-  }
-  rc->model.name = "fake-chat";
-  caf::actor_system_config cfg;
-  register_mneme_types(cfg);
-  cfg.set("logger.verbosity", caf::atom("quiet"));
-  caf::actor_system sys{cfg};
-  auto started = runtime::start(sys, *rc);
-  if (!started) {
-    std::cerr << render_error(started.error()) << "\n";
-    return exit_failure;
-  }
-  auto& rt = **started;
-  api::http_api_options ao;
-  ao.version = MNEME_VERSION;
-  api::http_server server{sys, rt, ao, static_cast<size_t>(o.io_threads)};
-  auto port = server.start("127.0.0.1", 0);
-  if (!port) {
-    std::cerr << render_error(port.error()) << "\n";
-    rt.stop();
-    return exit_failure;
-  }
-  const auto door_url = "http://127.0.0.1:" + std::to_string(*port) + "/v1/chat/completions";
-  const auto llm_url = llm::chat_completions_url(fake.base_url());
+  const auto door_url = (*daemon)->mneme_url() + "/v1/chat/completions";
+  const auto llm_url = (*daemon)->llm_url();
 
   auto pair_of = [&](int clients, int history) {
     auto direct = proxy_driver{false, clients, history, o, llm_url}.run();
@@ -341,12 +291,7 @@ int run_proxy(const proxy_options& o) {
   }
   report["cpu_by_history"] = by_history;
   report["cpu_clients"] = o.cpu_clients;
-  server.begin_shutdown();
-  if (!server.wait_idle(std::chrono::milliseconds{o.llm_delay_ms + 1000}))
-    server.fail_pending();
-  rt.stop();
-  server.join();
-  fake.stop();
+  daemon->reset(); // the daemon's shutdown; nothing is in flight
   report["ok"] = all_ok;
   if (o.json_out) {
     std::cout << report.dump() << "\n";
