@@ -95,6 +95,10 @@ std::string inprocess_daemon::llm_url() const {
   return llm::chat_completions_url(fake_.base_url());
 }
 
+int64_t inprocess_daemon::unindexed_rows() const {
+  return rt_ ? rt_->metrics()->storage->unindexed_rows.load() : 0;
+}
+
 void inprocess_daemon::shut_down(std::chrono::milliseconds grace) {
   if (down_)
     return;

@@ -57,6 +57,8 @@ class inprocess_daemon {
   std::string mneme_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::string llm_url() const; // the fake's chat-completions URL
   const std::string& dir() const { return dir_; }
+  // Rows stored but not yet in every full-text index (the writer indexes them when idle).
+  int64_t unindexed_rows() const;
   // The daemon's shutdown: requests in flight get `grace`, the rest 503; then the runtime
   // and the server stop. Idempotent.
   void shut_down(std::chrono::milliseconds grace);
