@@ -199,8 +199,9 @@ history_plan plan_from_rows(const std::vector<message>& sent, history_style styl
     if (sent.back().role == msg_role::assistant) {
       plan.replay = true;
       plan.replayed = visible[k - 1];
-    } else {
-      k = history_after_answer(sent, k);
+    } else { // the unanswered tail (trailing user and tool messages) runs again
+      while (k > 0 && (sent[k - 1].role == msg_role::user || sent[k - 1].role == msg_role::tool))
+        --k;
     }
   }
   plan.known = k;

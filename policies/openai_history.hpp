@@ -45,8 +45,8 @@
 //     the k-th visible row are rolled back (the client's branch) and sent[k..] is new.
 //     When nothing new is left (the sent transcript is all stored): ending with an
 //     assistant message, that stored row is answered again (replay, no model call);
-//     ending with a user or tool message, the unanswered tail after the last
-//     assistant message is rolled back and sent again (a retry).
+//     ending with a user or tool message, that unanswered tail (its trailing user and
+//     tool messages) is rolled back and sent again (a retry).
 #pragma once
 
 #include <cstddef>

@@ -260,6 +260,20 @@ BOOST_AUTO_TEST_CASE(a_resent_unanswered_message_is_rolled_back_and_run_again) {
   BOOST_TEST(plain.known == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_retried_first_request_keeps_the_clients_system_message) {
+  std::vector<message> rows{oa_row(1, msg_role::system, "daemon prompt"),
+                            oa_row(2, msg_role::system, "client prompt"),
+                            oa_row(3, msg_role::user, "hello")}; // its model call failed
+  std::vector<message> sent{oa_msg(msg_role::system, "client prompt"),
+                            oa_msg(msg_role::user, "hello")};
+  int64_t leading = 0;
+  auto plan = plan_from_rows(sent, history_style::full_history, visible_rows(rows, {}, &leading),
+                             leading);
+  BOOST_TEST(plan.roll_back);
+  BOOST_TEST(plan.last_kept_id == 2);
+  BOOST_TEST(plan.known == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(styles_follow_the_sent_roles) {
   BOOST_TEST(style_of({oa_msg(msg_role::user, "x")}) == history_style::stateful);
   auto tool = oa_msg(msg_role::tool, "r");

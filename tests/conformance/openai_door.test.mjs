@@ -190,3 +190,30 @@ test('the official client through the OpenAI door', async (t) => {
     assert.equal(models.data[0].object, 'model');
   });
 });
+
+test('an upstream failure is retried by the official client and stored once', async (t) => {
+  // The first chat call fails (503 from the fake); the SDK retries the same request.
+  const rig = await startRig({
+    scenario: 'seed: 3\nfaults:\n  - kind: unavailable\n    purpose: chat\n    max_count: 1\n',
+  });
+  t.after(() => rig.stop());
+  const client = new OpenAI({
+    baseURL: `${rig.daemonUrl}/v1`, apiKey: 'unused', maxRetries: 2,
+    defaultHeaders: { 'X-Mneme-Session': 'retried' },
+  });
+  const history = [{ role: 'system', content: 'You answer briefly.' },
+                   { role: 'user', content: 'Is the river frozen?' }];
+  const answer = await client.chat.completions.create({ model: 'mneme', messages: history });
+  assert.equal(answer.choices[0].finish_reason, 'stop');
+  history.push(kept(answer.choices[0].message));
+  const rows = await storedRows(rig, 'retried');
+  const stored = clientVisible(rows);
+  assert.equal(stored.length, history.length);
+  history.forEach((m, i) => sameAsStored(m, stored[i]));
+  // The client did see the failure (and retried): the unanswered message of the failed
+  // attempt was rolled back, not stored twice.
+  const metrics = await (await fetch(`${rig.daemonUrl}/metrics`)).text();
+  assert.match(metrics, /\nmneme_openai_errors_total 1\n/);
+  assert.deepEqual(rows.filter((r) => r.state === 'rolled_back').map((r) => r.content),
+                   ['Is the river frozen?']);
+});

@@ -7,8 +7,8 @@
 //     the upstream's in the stateless pass-through, else mneme's estimate of the answer;
 //   - a sent transcript that is all stored and ends with an assistant message is
 //     answered with that stored message again (an SDK retry after a lost answer), no
-//     model call; one ending with a user or tool message that has no answer is rolled
-//     back to its last answer and run again (a retry after a failed call);
+//     model call; one ending with user or tool messages that have no answer rolls them
+//     back and runs them again (an SDK retry after a failed call);
 //   - `user` names the tenant as in the turns API (a user token's own user wins; naming
 //     another user is 403); an empty one is the key's owner (gateway.default_user for a new key);
 //   - `developer` messages are system messages; content parts are joined as text (other
