@@ -63,10 +63,7 @@ struct agent_options {
   int sessions = 1000;
   int loops = 10;
   int rounds = 3;
-  int llm_delay_ms = 200;
-  int io_threads = 2;
-  int max_seconds = 600;
-  bool json_out = false;
+  rig_flags rig{200, 2, 600, false};
 };
 
 enum class pass_kind { mneme, mneme_stream, direct, direct_stream };
@@ -184,7 +181,7 @@ class pass_driver {
       start_loop(s);
     }
     std::unique_lock lock{mu_};
-    bool all = done_cv_.wait_for(lock, std::chrono::seconds{o_.max_seconds},
+    bool all = done_cv_.wait_for(lock, std::chrono::seconds{o_.rig.max_seconds},
                                  [&] { return sessions_done_ == o_.sessions; });
     result_.deadline_hit = !all;
     result_.wall_seconds = std::chrono::duration<double>(clock::now() - start).count();
@@ -339,7 +336,7 @@ json pass_report(const pass_result& r, int delay_ms) {
 // The fake LLM's scenario: chat calls answered after delay_ms, the offered tool called
 // until a loop had `rounds` model calls.
 fakellm::scenario agent_scenario(const agent_options& o) {
-  auto sc = chat_delay_scenario(o.llm_delay_ms);
+  auto sc = chat_delay_scenario(o.rig.llm_delay_ms);
   sc.tool_call_fraction = 1.0;
   sc.tool_rounds = o.rounds - 1;
   return sc;
@@ -351,7 +348,7 @@ int run_agent(const agent_options& o) {
   rig.name = "agent";
   rig.scenario = agent_scenario(o);
   rig.concurrency = o.sessions;
-  rig.io_threads = o.io_threads;
+  rig.io_threads = o.rig.io_threads;
   auto daemon = inprocess_daemon::start(rig);
   if (!daemon) {
     std::cerr << render_error(daemon.error()) << "\n";
@@ -360,8 +357,8 @@ int run_agent(const agent_options& o) {
   const auto mneme_url = (*daemon)->mneme_url();
   const auto llm_url = (*daemon)->llm_url();
   json report = {{"sessions", o.sessions}, {"loops_per_session", o.loops},
-                 {"rounds_per_loop", o.rounds}, {"llm_delay_ms", o.llm_delay_ms},
-                 {"io_threads", o.io_threads}};
+                 {"rounds_per_loop", o.rounds}, {"llm_delay_ms", o.rig.llm_delay_ms},
+                 {"io_threads", o.rig.io_threads}};
   bool all_ok = true;
   for (auto kind : {pass_kind::direct, pass_kind::mneme, pass_kind::direct_stream,
                     pass_kind::mneme_stream}) {
@@ -369,9 +366,9 @@ int run_agent(const agent_options& o) {
     auto r = driver.run();
     all_ok = all_ok && r.failures.empty() && !r.deadline_hit
              && r.loops_done == int64_t{o.sessions} * o.loops;
-    report["passes"][pass_name(kind)] = pass_report(r, o.llm_delay_ms);
+    report["passes"][pass_name(kind)] = pass_report(r, o.rig.llm_delay_ms);
   }
-  (*daemon)->shut_down(std::chrono::milliseconds{o.llm_delay_ms + 1000});
+  (*daemon)->shut_down(std::chrono::milliseconds{o.rig.llm_delay_ms + 1000});
 
   const auto& p = report["passes"];
   report["added_ms_p50"] = p["mneme"]["added_ms_p50"];
@@ -384,11 +381,11 @@ int run_agent(const agent_options& o) {
                                                     - p["direct_stream"]["first_byte_ms_p99"].get<double>())
                                                    * 100.0) / 100.0;
   report["ok"] = all_ok;
-  if (o.json_out) {
+  if (o.rig.json_out) {
     std::cout << report.dump() << "\n";
   } else {
     std::cout << fmt::format("mneme-bench agent: {} sessions x {} loops x {} rounds, fake delay {} ms\n",
-                             o.sessions, o.loops, o.rounds, o.llm_delay_ms);
+                             o.sessions, o.loops, o.rounds, o.rig.llm_delay_ms);
     for (const auto& [name, r] : p.items())
       std::cout << fmt::format("  {:14} rounds {:6} round p50 {:8} ms p99 {:8} ms  added p50 {:7} p99 {:7}{}{}\n",
                                name, r["rounds_ok"].dump(), r["round_ms_p50"].dump(),
@@ -415,13 +412,7 @@ bench_action agent_setup(CLI::App& cmd) {
     ->check(integer_range(1, 10000))->capture_default_str();
   cmd.add_option("--rounds", o->rounds, "model calls per loop (the last answers text)")
     ->check(integer_range(1, 60))->capture_default_str();
-  cmd.add_option("--llm-delay-ms", o->llm_delay_ms, "the fake LLM's delay per chat call")
-    ->check(integer_range(0, 60000))->capture_default_str();
-  cmd.add_option("--io-threads", o->io_threads, "the HTTP server's I/O threads")
-    ->check(integer_range(1, 64))->capture_default_str();
-  cmd.add_option("--max-seconds", o->max_seconds, "deadline of each pass")
-    ->check(integer_range(1, 86400))->capture_default_str();
-  cmd.add_flag("--json", o->json_out, "one JSON object on stdout");
+  add_rig_flags(cmd, o->rig);
   return [o] { return run_agent(*o); };
 }
 

@@ -64,12 +64,9 @@ struct proxy_options {
   int clients = 1000;
   int history = 200;
   int requests = 5;
-  int llm_delay_ms = 100;
-  int io_threads = 2;
-  int max_seconds = 900;
   std::vector<int> cpu_histories{20, 200, 2000};
   int cpu_clients = 50;
-  bool json_out = false;
+  rig_flags rig{100, 2, 900, false};
 };
 
 // One client: its transcript and how many measured requests it still sends.
@@ -127,7 +124,7 @@ class proxy_driver {
       c->left = o_.requests;
       all_.push_back(c);
     }
-    auto deadline = steady::now() + std::chrono::seconds{o_.max_seconds};
+    auto deadline = steady::now() + std::chrono::seconds{o_.rig.max_seconds};
     for (auto& c : all_)
       send(c);
     std::unique_lock lock{mu_};
@@ -299,9 +296,9 @@ int run_proxy(const proxy_options& o) {
   raise_file_limit();
   inprocess_daemon::settings rig;
   rig.name = "proxy";
-  rig.scenario = chat_delay_scenario(o.llm_delay_ms);
+  rig.scenario = chat_delay_scenario(o.rig.llm_delay_ms);
   rig.concurrency = std::max(o.clients, o.cpu_clients);
-  rig.io_threads = o.io_threads;
+  rig.io_threads = o.rig.io_threads;
   rig.adjust = [](runtime_config& rc) { rc.model.name = "fake-chat"; };
   auto daemon = inprocess_daemon::start(rig);
   if (!daemon) {
@@ -324,7 +321,7 @@ int run_proxy(const proxy_options& o) {
     return std::pair{direct, mneme};
   };
   json report = {{"clients", o.clients}, {"history", o.history}, {"requests_per_client", o.requests},
-                 {"llm_delay_ms", o.llm_delay_ms}, {"io_threads", o.io_threads}};
+                 {"llm_delay_ms", o.rig.llm_delay_ms}, {"io_threads", o.rig.io_threads}};
   auto [direct, mneme] = pair_of(o.clients, o.history);
   const int64_t expected = int64_t{o.clients} * o.requests;
   bool all_ok = clean(direct, expected) && clean(mneme, expected);
@@ -348,12 +345,12 @@ int run_proxy(const proxy_options& o) {
   report["cpu_clients"] = o.cpu_clients;
   daemon->reset(); // the daemon's shutdown; nothing is in flight
   report["ok"] = all_ok;
-  if (o.json_out) {
+  if (o.rig.json_out) {
     std::cout << report.dump() << "\n";
   } else {
     std::cout << fmt::format("mneme-bench proxy: {} full-history clients x {} requests, {}-message "
                              "histories, streamed, fake delay {} ms\n",
-                             o.clients, o.requests, o.history, o.llm_delay_ms);
+                             o.clients, o.requests, o.history, o.rig.llm_delay_ms);
     for (const auto& [name, p] : report["passes"].items())
       std::cout << fmt::format("  {:7} requests {:6} p50 {:8} ms p99 {:8} ms  cpu {} s{}\n", name,
                                p["requests_ok"].dump(), p["request_ms_p50"].dump(),
@@ -379,17 +376,11 @@ bench_action proxy_setup(CLI::App& cmd) {
     ->check(integer_range(1, 100000))->capture_default_str();
   cmd.add_option("--requests", o->requests, "measured requests per client")
     ->check(integer_range(1, 10000))->capture_default_str();
-  cmd.add_option("--llm-delay-ms", o->llm_delay_ms, "the fake LLM's delay per chat call")
-    ->check(integer_range(0, 60000))->capture_default_str();
-  cmd.add_option("--io-threads", o->io_threads, "the HTTP server's I/O threads")
-    ->check(integer_range(1, 64))->capture_default_str();
-  cmd.add_option("--max-seconds", o->max_seconds, "deadline of each pass")
-    ->check(integer_range(1, 86400))->capture_default_str();
   cmd.add_option("--cpu-histories", o->cpu_histories, "history lengths of the CPU-per-request runs")
     ->check(integer_range(1, 100000))->capture_default_str();
   cmd.add_option("--cpu-clients", o->cpu_clients, "clients of each CPU-per-request run")
     ->check(integer_range(1, 100000))->capture_default_str();
-  cmd.add_flag("--json", o->json_out, "one JSON object on stdout");
+  add_rig_flags(cmd, o->rig);
   return [o] { return run_proxy(*o); };
 }
 

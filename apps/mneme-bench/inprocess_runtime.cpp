@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "actors/llm/llm_endpoint.hpp"
+#include "apps/mneme-bench/bench_registry.hpp"
 #include "messages/errc.hpp"
 #include "messages/mneme_types.hpp"
 
@@ -42,6 +43,16 @@ void raise_file_limit() {
     lim.rlim_cur = lim.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &lim);
   }
+}
+
+void add_rig_flags(CLI::App& cmd, rig_flags& f) {
+  cmd.add_option("--llm-delay-ms", f.llm_delay_ms, "the fake LLM's delay per chat call")
+    ->check(integer_range(0, 60000))->capture_default_str();
+  cmd.add_option("--io-threads", f.io_threads, "the HTTP server's I/O threads")
+    ->check(integer_range(1, 64))->capture_default_str();
+  cmd.add_option("--max-seconds", f.max_seconds, "deadline of each pass")
+    ->check(integer_range(1, 86400))->capture_default_str();
+  cmd.add_flag("--json", f.json_out, "one JSON object on stdout");
 }
 
 fakellm::scenario chat_delay_scenario(int delay_ms) {

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "caf/expected.hpp"
 
 #include "actors/runtime.hpp"
@@ -30,6 +32,16 @@ caf::expected<runtime_config> bench_runtime_config(int64_t concurrency, const st
 // Raises the soft limit of open files to the hard one (each client holds a socket here,
 // and the server, the chat pool and the fake LLM hold more).
 void raise_file_limit();
+
+// The flags every in-process rig benchmark takes: --llm-delay-ms, --io-threads,
+// --max-seconds (each pass's deadline) and --json.
+struct rig_flags {
+  int llm_delay_ms = 200;
+  int io_threads = 2;
+  int max_seconds = 600;
+  bool json_out = false;
+};
+void add_rig_flags(CLI::App& cmd, rig_flags& f);
 
 // The fake LLM's scenario: chat calls answered after `delay_ms` (0: at once).
 fakellm::scenario chat_delay_scenario(int delay_ms);
