@@ -67,6 +67,20 @@ inline char32_t next_code_point(std::string_view text, std::size_t& pos) {
   return cp;
 }
 
+// The offset of the first byte that is not part of a well-formed sequence, or
+// std::string_view::npos when all of `text` is well-formed UTF-8.
+inline std::size_t first_invalid_utf8_byte(std::string_view text) {
+  constexpr std::string_view encoded_replacement = "\xEF\xBF\xBD";
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t at = pos;
+    if (next_code_point(text, pos) == replacement_character &&
+        text.substr(at, pos - at) != encoded_replacement)
+      return at;
+  }
+  return std::string_view::npos;
+}
+
 // Han (unified ideographs, extensions A-I, compatibility ideographs, radicals,
 // strokes), kana (incl. halfwidth), Hangul (syllables, jamo, halfwidth) and
 // Bopomofo: the characters that are words or syllables of a CJK script. A CJK

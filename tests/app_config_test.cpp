@@ -382,7 +382,7 @@ const std::vector<rejection> rejections = {
   {"compression:\n  threshold: 0.5\n  threshold: 0.6\n", "compression.threshold: duplicate key"},
   {"compression:\n  ? [a]\n  : 1\n", "compression: a key must be a plain name, got a list"},
   {"model:\n  name: a\nmodel:\n  name: b\n", "model: duplicate key"},
-  {"compression: {}\n---\nmodel: {}\n", "holds 2 YAML documents; expected one"},
+  {"compression: {}\n---\nmodel: {}\n---\n{}\n", "holds more than one YAML document; expected one"},
   // checks across keys
   {"model:\n  max_tokens: 199500\n",
    "model.max_tokens: 199500 leaves 500 tokens of the 200000-token window; at least 1024 are "
@@ -407,6 +407,28 @@ BOOST_DATA_TEST_CASE(each_mistake_is_reported_once_with_its_full_path_and_reason
   BOOST_TEST(!r.ok());
   BOOST_TEST(!r.config.has_value());
   BOOST_TEST(error_lines(r) == std::vector<std::string>{c.error}, tt::per_element());
+}
+
+// The fuzzer's finding (tests/fuzz/corpus/config/regression-timeout-yaml-ff): 50 bytes of invalid
+// UTF-8 on which yaml-cpp's LoadAll produced empty documents without end, memory growing,
+// until the loader counted the documents itself. Now an error naming the input.
+BOOST_AUTO_TEST_CASE(invalid_utf8_that_made_yaml_cpp_loop_is_an_error_and_ends) {
+  auto r = load_config_file(source_dir + "/tests/fuzz/corpus/config/regression-timeout-yaml-ff");
+  BOOST_TEST(!r.ok());
+  BOOST_TEST(error_lines(r) == std::vector<std::string>{"is not valid UTF-8 (byte 1)"},
+             tt::per_element());
+}
+
+// Valid UTF-8 holding several documents ends too: the loader reads no further than the
+// second document, however many follow.
+BOOST_AUTO_TEST_CASE(a_stream_of_many_documents_is_refused_after_reading_two) {
+  std::string many;
+  for (int i = 0; i < 10000; ++i)
+    many += "---\ncompression: {}\n";
+  auto r = load_config_text(many, "inline");
+  BOOST_TEST(error_lines(r) ==
+                 std::vector<std::string>{"holds more than one YAML document; expected one"},
+             tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(five_mistakes_in_one_file_are_all_reported_with_their_paths_and_lines) {

@@ -70,6 +70,16 @@ BOOST_AUTO_TEST_CASE(decoding_resynchronizes_on_the_byte_after_an_invalid_one) {
   BOOST_TEST((decoded == std::u32string{0xFFFD, U'A', 0xFFFD, 0xE9}));
 }
 
+BOOST_AUTO_TEST_CASE(first_invalid_byte_is_found_and_an_encoded_replacement_is_valid) {
+  BOOST_TEST(first_invalid_utf8_byte("") == std::string_view::npos);
+  BOOST_TEST(first_invalid_utf8_byte("plain \xE4\xB8\xAD\xE6\x96\x87 \xEF\xBF\xBD ok") ==
+             std::string_view::npos);
+  BOOST_TEST(first_invalid_utf8_byte(bytes({0x41, 0x42, 0xE6, 0x41})) == 2u);
+  BOOST_TEST(first_invalid_utf8_byte(bytes({0xFF})) == 0u);
+  BOOST_TEST(first_invalid_utf8_byte(bytes({0x41, 0xED, 0xA0, 0x80})) == 1u); // a surrogate
+  BOOST_TEST(first_invalid_utf8_byte(bytes({0x41, 0xC3})) == 1u);             // cut short
+}
+
 BOOST_AUTO_TEST_CASE(random_bytes_always_decode_with_progress_and_within_bounds) {
   std::mt19937 gen{20261130};
   std::uniform_int_distribution<int> byte{0, 255};

@@ -10,11 +10,13 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h> // not in yaml.h: the document counter below
 #include <yaml-cpp/yaml.h>
 
 #include "apps/common/config/config_checks.hpp"
 #include "apps/common/config/config_field_builders.hpp"
 #include "apps/common/config/config_schema.hpp"
+#include "policies/utf8.hpp"
 
 namespace mneme {
 
@@ -138,17 +140,61 @@ private:
   std::map<std::string, YAML::Mark> key_marks_;  // where each field read was set
 };
 
+// Counts a YAML stream's documents, reading no further than the second one. It replaces
+// YAML::LoadAll, which never ends on some invalid UTF-8 (yaml-cpp 0.7 yields empty
+// documents without advancing: tests/fuzz/corpus/config/regression-timeout-yaml-ff).
+class document_counter final : public YAML::EventHandler {
+public:
+  explicit document_counter(std::string_view yaml) : in_{std::string{yaml}}, parser_{in_} {}
+
+  // The number of documents, at most 2; second_mark() is where the second began.
+  int count_up_to_two() {
+    int documents = 0;
+    while (documents < 2 && parser_.HandleNextDocument(*this))
+      ++documents;
+    return documents;
+  }
+  const YAML::Mark& second_mark() const { return second_mark_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++started_ == 2)
+      second_mark_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+private:
+  std::istringstream in_;
+  YAML::Parser parser_;
+  int started_ = 0;
+  YAML::Mark second_mark_ = YAML::Mark::null_mark();
+};
+
 config_result load(std::string_view yaml, std::string origin, field_context ctx) {
   config_result result;
   result.origin = std::move(origin);
   config_reader reader{std::move(ctx)};
   try {
-    auto documents = YAML::LoadAll(std::string{yaml});
-    if (documents.size() > 1)
-      reader.add("", fmt::format("holds {} YAML documents; expected one", documents.size()),
-                 documents[1].Mark());
-    else if (documents.size() == 1)
-      reader.read_document(documents.front());
+    // YAML is Unicode: a file that is not UTF-8 is refused before yaml-cpp reads it.
+    auto invalid_byte = first_invalid_utf8_byte(yaml);
+    document_counter counter{yaml};
+    int documents = invalid_byte == std::string_view::npos ? counter.count_up_to_two() : 0;
+    if (invalid_byte != std::string_view::npos)
+      reader.add("", fmt::format("is not valid UTF-8 (byte {})", invalid_byte),
+                 YAML::Mark::null_mark());
+    else if (documents > 1)
+      reader.add("", "holds more than one YAML document; expected one", counter.second_mark());
+    else if (documents == 1)
+      reader.read_document(YAML::Load(std::string{yaml}));
     reader.check_consistency();
   } catch (const YAML::Exception& e) {
     reader.add("", "invalid YAML: " + e.msg, e.mark);
