@@ -32,6 +32,9 @@ struct turn_options {
   // A JSON object of the other request fields passed to the model verbatim:
   // tool_choice, top_p, response_format, stop, seed, parallel_tool_calls. "" = none.
   std::string extra_json;
+  // The upstream model name for this request (the OpenAI door's `model`); "" = the
+  // session's model.name.
+  std::string model;
 };
 
 // Exactly one of `content` (a user turn) and `tool_results` (a continuation) is set.

@@ -98,6 +98,12 @@ public:
                                                      const std::string& name, time_ms now);
   caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,
                                                              const std::string& name);
+  // The same rollback to a row instead of a checkpoint (a client's branch, the OpenAI
+  // door): every row with id > mark is rolled back, rows a later summary
+  // archived are revived, later checkpoints are retired by `label`. The live context.
+  caf::expected<std::vector<message>> rollback_after_row(const std::string& session_id,
+                                                         int64_t mark,
+                                                         const std::string& label);
 
   // --- reads on the writer connection
   caf::expected<session_record> session(const std::string& session_id);

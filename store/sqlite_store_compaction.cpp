@@ -187,9 +187,8 @@ caf::expected<checkpoint_record> sqlite_store::create_checkpoint(const std::stri
 
 caf::expected<std::vector<message>>
 sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::string& name) {
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
+  // The single writer runs one operation at a time: nothing changes between this read
+  // and the rollback's transaction.
   if (auto err = require_open_session(session_id))
     return err;
   int64_t mark = 0;
@@ -211,6 +210,19 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
       return bad_request("checkpoint '" + name + "' was undone by the rollback to '" + by
                          + "': its rows are rolled back; create it again to use the name");
   }
+  return rollback_after_row(session_id, mark, name);
+}
+
+caf::expected<std::vector<message>>
+sqlite_store::rollback_after_row(const std::string& session_id, int64_t mark,
+                                 const std::string& label) {
+  if (mark < 0)
+    return bad_request("rollback: a negative row id");
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_open_session(session_id))
+    return err;
   // Order matters: first revive what later summaries archived, then roll back
   // everything appended after the mark (including those summaries).
   static constexpr const char* revive
@@ -238,7 +250,7 @@ sqlite_store::rollback_to_checkpoint(const std::string& session_id, const std::s
     statement_scope s{**stmt};
     s->bind(1, session_id);
     s->bind(2, mark);
-    s->bind(3, name);
+    s->bind(3, label);
     if (auto rc = s->step(); rc != SQLITE_DONE)
       return db_->failure(rc, "retire later checkpoints");
   }

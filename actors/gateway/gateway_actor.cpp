@@ -245,6 +245,20 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
           fail);
         return rp;
       },
+      [self](gw_rollback_atom, std::string& key, int64_t last_kept_id,
+             std::string& label) -> caf::result<std::vector<message>> {
+        auto rp = self->make_response_promise<std::vector<message>>();
+        auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
+        with_existing(
+          self, key,
+          [self, key, last_kept_id, label, rp, fail]() mutable {
+            rollback_after_row(
+              self, key, last_kept_id, label,
+              [rp](std::vector<message> live) mutable { rp.deliver(std::move(live)); }, fail);
+          },
+          fail);
+        return rp;
+      },
       [self](gw_exhausted_atom, std::string& session_id, std::string& key) {
         auto& st = self->state;
         auto i = st.keys.find(key);

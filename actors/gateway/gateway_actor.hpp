@@ -87,6 +87,9 @@ using gateway_actor = caf::typed_actor<
   // Restores checkpoint (key, name) like the `/rollback NAME` command: the restored
   // live rows.
   caf::replies_to<gw_rollback_atom, std::string, std::string>::with<std::vector<message>>,
+  // Rolls back every row of the key's session after a row id (key, last kept id, label
+  // that retires later checkpoints): a client's branch (the OpenAI door). The live rows.
+  caf::replies_to<gw_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
   // From the supervisor.
   caf::reacts_to<gw_exhausted_atom, std::string, std::string>,
   caf::reacts_to<gw_rebind_atom, std::string, caf::actor>,

@@ -58,16 +58,16 @@ void channel_compress(gateway_ptr self, const std::string& key, std::string focu
     ss_compact_atom_v, trigger::t14_channel_command, std::move(focus));
 }
 
-void rollback(gateway_ptr self, const std::string& key, std::string name,
-              std::function<void(std::vector<message>)> done, on_error fail) {
-  auto& st = self->state;
-  auto id = st.keys[key].session_id;
-  assert(!id.empty());
-  then_forgetting(self,
-      self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, std::move(name)),
+namespace {
+
+// The storage actor's answer to a rollback: the session actor's transcript is stale, so
+// it is restarted from the store; `done` gets the restored live rows.
+template <class Request>
+void restart_after_rollback(gateway_ptr self, const std::string& key, Request req,
+                            std::function<void(std::vector<message>)> done, on_error fail) {
+  then_forgetting(self, std::move(req),
       [self, key, done](std::vector<message>& live) {
         auto& e = self->state.keys[key];
-        // The actor's transcript is stale: restart it from the store.
         if (e.handle)
           self->send_exit(e.handle, caf::exit_reason::user_shutdown);
         e.handle = nullptr;
@@ -75,6 +75,31 @@ void rollback(gateway_ptr self, const std::string& key, std::string name,
         done(std::move(live));
       },
       [fail](caf::error& err) { fail(std::move(err)); });
+}
+
+} // namespace
+
+void rollback(gateway_ptr self, const std::string& key, std::string name,
+              std::function<void(std::vector<message>)> done, on_error fail) {
+  auto& st = self->state;
+  auto id = st.keys[key].session_id;
+  assert(!id.empty());
+  restart_after_rollback(
+    self, key,
+    self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v, id, std::move(name)),
+    std::move(done), std::move(fail));
+}
+
+void rollback_after_row(gateway_ptr self, const std::string& key, int64_t last_kept_id,
+                        std::string label, std::function<void(std::vector<message>)> done,
+                        on_error fail) {
+  auto& st = self->state;
+  auto id = st.keys[key].session_id;
+  assert(!id.empty());
+  restart_after_rollback(self, key,
+                         self->request(st.storage, st.cfg.storage_timeout, st_rollback_atom_v,
+                                       id, last_kept_id, std::move(label)),
+                         std::move(done), std::move(fail));
 }
 
 void channel_rollback(gateway_ptr self, const std::string& key, std::string name,

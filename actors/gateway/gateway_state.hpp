@@ -174,6 +174,11 @@ void channel_compress(gateway_ptr self, const std::string& key, std::string focu
 // restarts its actor from the store; `done` gets the restored live rows.
 void rollback(gateway_ptr self, const std::string& key, std::string name,
               std::function<void(std::vector<message>)> done, on_error fail);
+// The same to a row of the key's session: every row after `last_kept_id` is rolled
+// back (sqlite_store::rollback_after_row; `label` retires later checkpoints).
+void rollback_after_row(gateway_ptr self, const std::string& key, int64_t last_kept_id,
+                        std::string label, std::function<void(std::vector<message>)> done,
+                        on_error fail);
 void channel_rollback(gateway_ptr self, const std::string& key, std::string name,
                       reply_promise rp);
 void channel_search(gateway_ptr self, const std::string& key, const std::string& user,

@@ -336,7 +336,7 @@ void on_answer(session_ptr self, chat_answer answer) {
 void send_model_call(session_ptr self) {
   auto& st = self->state;
   chat_request req;
-  req.model = st.params.model.name;
+  req.model = st.turn_opts.model.empty() ? st.params.model.name : st.turn_opts.model;
   pairing_repair repaired;
   req.messages = repair_tool_pairing(st.live, &repaired);
   if (repaired.changed())

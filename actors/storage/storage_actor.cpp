@@ -504,6 +504,12 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       return run_op(self, "rollback",
                     [&] { return self->state.store->rollback_to_checkpoint(sid, name); });
     },
+    [=](st_rollback_atom, const std::string& sid, int64_t last_kept_id,
+        const std::string& label) {
+      return run_op(self, "rollback", [&] {
+        return self->state.store->rollback_after_row(sid, last_kept_id, label);
+      });
+    },
     [=](st_put_triggers_atom, const std::string& sid, const trigger_state& t) {
       return run_op(self, "put_triggers", [&]() -> caf::expected<caf::ok_atom> {
         if (auto err = self->state.store->save_triggers(sid, t))

@@ -86,6 +86,9 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,
   caf::replies_to<st_checkpoints_atom, std::string>::with<std::vector<checkpoint_record>>,
   caf::replies_to<st_rollback_atom, std::string, std::string>::with<std::vector<message>>,
+  // Roll back every row after a row id (session, last kept id, label for the retired
+  // checkpoints): sqlite_store::rollback_after_row.
+  caf::replies_to<st_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
   // Trigger state (SPEC §5).
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
   caf::replies_to<st_get_triggers_atom, std::string>::with<trigger_state>,

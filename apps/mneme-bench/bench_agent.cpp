@@ -31,7 +31,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -48,9 +47,6 @@
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/llm/llm_wire.hpp"
 #include "actors/llm/sse_answer.hpp"
-#include "actors/runtime.hpp"
-#include "apps/common/api/http_server.hpp"
-#include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
@@ -67,10 +63,7 @@ struct agent_options {
   int sessions = 1000;
   int loops = 10;
   int rounds = 3;
-  int llm_delay_ms = 200;
-  int io_threads = 2;
-  int max_seconds = 600;
-  bool json_out = false;
+  rig_flags rig{200, 2, 600, false};
 };
 
 enum class pass_kind { mneme, mneme_stream, direct, direct_stream };
@@ -188,7 +181,7 @@ class pass_driver {
       start_loop(s);
     }
     std::unique_lock lock{mu_};
-    bool all = done_cv_.wait_for(lock, std::chrono::seconds{o_.max_seconds},
+    bool all = done_cv_.wait_for(lock, std::chrono::seconds{o_.rig.max_seconds},
                                  [&] { return sessions_done_ == o_.sessions; });
     result_.deadline_hit = !all;
     result_.wall_seconds = std::chrono::duration<double>(clock::now() - start).count();
@@ -343,72 +336,29 @@ json pass_report(const pass_result& r, int delay_ms) {
 // The fake LLM's scenario: chat calls answered after delay_ms, the offered tool called
 // until a loop had `rounds` model calls.
 fakellm::scenario agent_scenario(const agent_options& o) {
-  fakellm::scenario sc;
+  auto sc = chat_delay_scenario(o.rig.llm_delay_ms);
   sc.tool_call_fraction = 1.0;
   sc.tool_rounds = o.rounds - 1;
-  if (o.llm_delay_ms > 0) {
-    fakellm::fault_rule latency;
-    latency.kind = fakellm::fault_kind::latency;
-    latency.purpose = fakellm::purpose_filter::chat;
-    latency.latency_ms = o.llm_delay_ms;
-    sc.plan.rules.push_back(latency);
-  }
   return sc;
 }
 
 int run_agent(const agent_options& o) {
   raise_file_limit();
-  fakellm::fake_llm_server fake;
-  if (auto port = fake.start(); !port) {
-    std::cerr << "fake LLM: " << render_error(port.error()) << "\n";
+  inprocess_daemon::settings rig;
+  rig.name = "agent";
+  rig.scenario = agent_scenario(o);
+  rig.concurrency = o.sessions;
+  rig.io_threads = o.rig.io_threads;
+  auto daemon = inprocess_daemon::start(rig);
+  if (!daemon) {
+    std::cerr << render_error(daemon.error()) << "\n";
     return exit_failure;
   }
-  if (auto err = fake.set_scenario(agent_scenario(o))) {
-    std::cerr << "fake LLM scenario: " << render_error(err) << "\n";
-    return exit_failure;
-  }
-  char tmpl[] = "/tmp/mneme-bench-agent-XXXXXX";
-  if (!::mkdtemp(tmpl)) {
-    std::cerr << "cannot create a directory under /tmp\n";
-    return exit_failure;
-  }
-  const std::string dir = tmpl;
-  struct remove_dir {
-    std::string path;
-    ~remove_dir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } cleanup{dir};
-  auto rc = bench_runtime_config(o.sessions, fake.base_url(), dir + "/bench.db");
-  if (!rc) {
-    std::cerr << render_error(rc.error()) << "\n";
-    return exit_failure;
-  }
-  caf::actor_system_config cfg;
-  register_mneme_types(cfg);
-  cfg.set("logger.verbosity", caf::atom("quiet"));
-  caf::actor_system sys{cfg};
-  auto started = runtime::start(sys, *rc);
-  if (!started) {
-    std::cerr << render_error(started.error()) << "\n";
-    return exit_failure;
-  }
-  auto& rt = **started;
-  api::http_api_options ao;
-  ao.version = MNEME_VERSION;
-  api::http_server server{sys, rt, ao, static_cast<size_t>(o.io_threads)};
-  auto port = server.start("127.0.0.1", 0);
-  if (!port) {
-    std::cerr << render_error(port.error()) << "\n";
-    rt.stop();
-    return exit_failure;
-  }
-  const auto mneme_url = "http://127.0.0.1:" + std::to_string(*port);
-  const auto llm_url = llm::chat_completions_url(fake.base_url());
+  const auto mneme_url = (*daemon)->mneme_url();
+  const auto llm_url = (*daemon)->llm_url();
   json report = {{"sessions", o.sessions}, {"loops_per_session", o.loops},
-                 {"rounds_per_loop", o.rounds}, {"llm_delay_ms", o.llm_delay_ms},
-                 {"io_threads", o.io_threads}};
+                 {"rounds_per_loop", o.rounds}, {"llm_delay_ms", o.rig.llm_delay_ms},
+                 {"io_threads", o.rig.io_threads}};
   bool all_ok = true;
   for (auto kind : {pass_kind::direct, pass_kind::mneme, pass_kind::direct_stream,
                     pass_kind::mneme_stream}) {
@@ -416,14 +366,9 @@ int run_agent(const agent_options& o) {
     auto r = driver.run();
     all_ok = all_ok && r.failures.empty() && !r.deadline_hit
              && r.loops_done == int64_t{o.sessions} * o.loops;
-    report["passes"][pass_name(kind)] = pass_report(r, o.llm_delay_ms);
+    report["passes"][pass_name(kind)] = pass_report(r, o.rig.llm_delay_ms);
   }
-  server.begin_shutdown();
-  if (!server.wait_idle(std::chrono::milliseconds{o.llm_delay_ms + 1000}))
-    server.fail_pending();
-  rt.stop();
-  server.join();
-  fake.stop();
+  (*daemon)->shut_down(std::chrono::milliseconds{o.rig.llm_delay_ms + 1000});
 
   const auto& p = report["passes"];
   report["added_ms_p50"] = p["mneme"]["added_ms_p50"];
@@ -436,11 +381,11 @@ int run_agent(const agent_options& o) {
                                                     - p["direct_stream"]["first_byte_ms_p99"].get<double>())
                                                    * 100.0) / 100.0;
   report["ok"] = all_ok;
-  if (o.json_out) {
+  if (o.rig.json_out) {
     std::cout << report.dump() << "\n";
   } else {
     std::cout << fmt::format("mneme-bench agent: {} sessions x {} loops x {} rounds, fake delay {} ms\n",
-                             o.sessions, o.loops, o.rounds, o.llm_delay_ms);
+                             o.sessions, o.loops, o.rounds, o.rig.llm_delay_ms);
     for (const auto& [name, r] : p.items())
       std::cout << fmt::format("  {:14} rounds {:6} round p50 {:8} ms p99 {:8} ms  added p50 {:7} p99 {:7}{}{}\n",
                                name, r["rounds_ok"].dump(), r["round_ms_p50"].dump(),
@@ -467,13 +412,7 @@ bench_action agent_setup(CLI::App& cmd) {
     ->check(integer_range(1, 10000))->capture_default_str();
   cmd.add_option("--rounds", o->rounds, "model calls per loop (the last answers text)")
     ->check(integer_range(1, 60))->capture_default_str();
-  cmd.add_option("--llm-delay-ms", o->llm_delay_ms, "the fake LLM's delay per chat call")
-    ->check(integer_range(0, 60000))->capture_default_str();
-  cmd.add_option("--io-threads", o->io_threads, "the HTTP server's I/O threads")
-    ->check(integer_range(1, 64))->capture_default_str();
-  cmd.add_option("--max-seconds", o->max_seconds, "deadline of each pass")
-    ->check(integer_range(1, 86400))->capture_default_str();
-  cmd.add_flag("--json", o->json_out, "one JSON object on stdout");
+  add_rig_flags(cmd, o->rig);
   return [o] { return run_agent(*o); };
 }
 

@@ -144,19 +144,6 @@ http_load_options load_options_of(const options& o) {
   return l;
 }
 
-// The fake LLM's scenario: chat calls answered after `delay_ms`.
-fakellm::scenario chat_delay(int delay_ms) {
-  fakellm::scenario sc;
-  if (delay_ms > 0) {
-    fakellm::fault_rule latency;
-    latency.kind = fakellm::fault_kind::latency;
-    latency.purpose = fakellm::purpose_filter::chat;
-    latency.latency_ms = delay_ms;
-    sc.plan.rules.push_back(latency);
-  }
-  return sc;
-}
-
 // How long the server gets to stop before the bench gives up on it.
 constexpr std::chrono::seconds shutdown_limit{60};
 
@@ -191,61 +178,26 @@ void bounded(const std::function<void()>& stop, std::chrono::seconds limit,
 caf::expected<in_process_result>
 run_in_process(const options& o,
                const std::function<void(const http_load_result&, const std::string&)>& stuck) {
-  fakellm::fake_llm_server fake;
-  if (auto port = fake.start(); !port)
-    return port.error();
-  if (auto err = fake.set_scenario(chat_delay(o.llm_delay_ms)))
-    return err;
-  char tmpl[] = "/tmp/mneme-bench-http-XXXXXX";
-  if (!::mkdtemp(tmpl))
-    return caf::make_error(errc::internal, "cannot create a directory under /tmp");
-  const std::string dir = tmpl;
-  struct remove_dir {
-    std::string path;
-    ~remove_dir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } cleanup{dir};
-
-  auto rc = bench_runtime_config(o.clients, fake.base_url(), dir + "/bench.db");
-  if (!rc)
-    return rc.error();
-  caf::actor_system_config cfg;
-  register_mneme_types(cfg);
-  cfg.set("logger.verbosity", caf::atom("quiet"));
-  caf::actor_system sys{cfg};
-  auto started = runtime::start(sys, *rc);
-  if (!started)
-    return started.error();
-  auto& rt = **started;
-  api::http_api_options ao;
-  ao.version = MNEME_VERSION;
-  api::http_server server{sys, rt, ao, static_cast<size_t>(o.io_threads)};
-  auto port = server.start("127.0.0.1", 0);
-  if (!port) {
-    rt.stop();
-    return port.error();
-  }
+  inprocess_daemon::settings rig;
+  rig.name = "http";
+  rig.scenario = chat_delay_scenario(o.llm_delay_ms);
+  rig.concurrency = o.clients;
+  rig.io_threads = o.io_threads;
+  auto daemon = inprocess_daemon::start(rig);
+  if (!daemon)
+    return daemon.error();
+  auto& d = **daemon;
   http_target target;
-  target.port = static_cast<uint16_t>(*port);
+  target.port = d.port();
   target.proc_dir = "/proc/self";
   in_process_result out;
   out.load = run_http_load(target, load_options_of(o));
   // The daemon's shutdown: requests in flight get a turn's time, the rest 503.
   const auto stop_begin = std::chrono::steady_clock::now();
-  bounded(
-    [&] {
-      server.begin_shutdown();
-      if (!server.wait_idle(std::chrono::milliseconds{o.llm_delay_ms + 1000}))
-        server.fail_pending();
-      rt.stop();
-      server.join();
-    },
-    shutdown_limit, [&] { stuck(out.load, dir); });
+  bounded([&] { d.shut_down(std::chrono::milliseconds{o.llm_delay_ms + 1000}); },
+          shutdown_limit, [&] { stuck(out.load, d.dir()); });
   out.shutdown_seconds =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_begin).count();
-  fake.stop();
   return out;
 }
 

@@ -54,10 +54,12 @@
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
+#include "apps/common/api/openai_door.hpp"
 #include "apps/common/api/request_decoder.hpp"
 #include "apps/common/api/route_table.hpp"
 #include "apps/common/api/turn_stream.hpp"
 #include "policies/access_scope.hpp"
+#include "policies/builtin_tools.hpp"
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
 #include "policies/log_rate.hpp"
@@ -108,6 +110,7 @@ struct http_api::impl {
   mutable std::mutex tokens_mu; // guards tokens
   std::shared_ptr<const token_set> tokens;
   boost::asio::thread_pool blocking{1};
+  openai_door door; // POST /v1/chat/completions, GET /v1/models
 
   // A request not yet completed, and the actor that serves it (once spawned).
   struct pending_request {
@@ -133,7 +136,25 @@ struct http_api::impl {
                   : std::make_shared<spdlog::logger>(
                     "api", std::make_shared<spdlog::sinks::null_sink_mt>())),
       unauthorized_logs{opt.unauthorized_logs_per_second},
-      tokens(opt.tokens) {}
+      tokens(opt.tokens),
+      door(door_config()) {}
+
+  openai_door_config door_config() const {
+    openai_door_config c;
+    c.gateway = gateway;
+    c.storage = storage;
+    c.chat = rt.chat_pool();
+    c.model_name = rt.config().model.name;
+    c.turn_timeout = turn_timeout;
+    c.read_timeout = opt.read_timeout;
+    c.clock = clock;
+    const auto& g = rt.config().gateway;
+    c.visibility.daemon_system_prompt = !g.system_prompt.empty() || !g.skills_dir.empty();
+    for (auto t : {builtin_tool::session_search, builtin_tool::memory, builtin_tool::skill_view})
+      c.visibility.builtin_names.emplace_back(tool_name_of(t));
+    c.log = log;
+    return c;
+  }
 
   // The scope of the request's bearer token; nullopt when none is valid. Every caller
   // is admin when neither gateway.auth_token nor a tokens file is configured.
@@ -184,8 +205,9 @@ namespace {
 
 using impl = http_api::impl;
 
-// One request on its way through the runtime.
-struct call {
+// One request on its way through the runtime (the OpenAI door sees it as a
+// door_request).
+struct call final : door_request {
   std::shared_ptr<impl> api;
   http_request req;
   query_params query;
@@ -207,6 +229,13 @@ struct call {
   }
 
   void finish(http_response res) { api->complete(id, reply, std::move(res)); }
+
+  const http_request& request() const override { return req; }
+  const access_scope& scope() const override { return who; }
+  caf::event_based_actor* actor() const override { return self; }
+  const http_reply& reply_channel() const override { return reply; }
+  void answer(http_response res) override { finish(std::move(res)); }
+  void streamed() override { api->forget(id); }
 };
 
 http_response json_response(int status, const json& body) {
@@ -476,6 +505,7 @@ void metrics(const call_ptr& c) {
   auto text = render_metrics_text(c->api->sys, c->api->rt);
   if (c->api->opt.extra_metrics)
     text += c->api->opt.extra_metrics();
+  text += c->api->door.metrics_text();
   text += "# HELP mneme_http_unauthorized_total Requests refused for a missing or wrong token\n"
           "# TYPE mneme_http_unauthorized_total counter\n"
           "mneme_http_unauthorized_total "
@@ -945,6 +975,11 @@ void inject_facts(const call_ptr& c) {
     });
 }
 
+// --- the OpenAI door (openai_door.hpp)
+
+void openai_chat(const call_ptr& c) { c->api->door.chat(c); }
+void openai_models(const call_ptr& c) { c->api->door.models(c); }
+
 std::string joined(const std::vector<std::string>& xs) {
   std::string out;
   for (const auto& x : xs)
@@ -990,6 +1025,8 @@ void add_routes(impl& api) {
   add("GET", "/metrics", metrics, a::admin_only, route_kind::blocking);
   add("GET", "/v1/sessions", list_sessions, a::user_named);
   add("GET", "/v1/search", search, a::user_named);
+  add("POST", "/v1/chat/completions", openai_chat, a::user_named);
+  add("GET", "/v1/models", openai_models, a::user_named);
   add("GET", s, session_state, a::key_owned);
   add("POST", s + "/messages", append, a::key_owned);
   add("POST", s + "/turns", turn, a::key_owned);
@@ -1018,6 +1055,19 @@ http_api::http_api(caf::actor_system& sys, const runtime& rt, http_api_options o
 http_api::~http_api() { impl_->blocking.join(); }
 
 std::optional<http_response> http_api::admit(const http_request& head) const {
+  auto verdict = admit_head(head);
+  if (verdict && is_door_path(raw_path_of(head.target)) && verdict->status >= 400) {
+    auto body = nlohmann::json::parse(verdict->body, nullptr, false);
+    if (body.is_object() && body.contains("error")) {
+      auto door_answer = openai_error_response(verdict->status, body["error"].value("code", ""),
+                                               body["error"].value("message", ""));
+      verdict->body = std::move(door_answer.body);
+    }
+  }
+  return verdict;
+}
+
+std::optional<http_response> http_api::admit_head(const http_request& head) const {
   auto& api = *impl_;
   auto path = raw_path_of(head.target);
   bool is_health = (head.method == "GET" || head.method == "HEAD") && path == "/v1/health";

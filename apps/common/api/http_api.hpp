@@ -100,6 +100,8 @@ class http_api {
   struct impl; // the routes' shared state (http_api.cpp)
 
  private:
+  std::optional<http_response> admit_head(const http_request& head) const;
+
   std::shared_ptr<impl> impl_;
 };
 

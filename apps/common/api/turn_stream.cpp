@@ -18,7 +18,7 @@ std::string sse_event(std::string_view name, const json& data) {
 
 void turn_event_relay::on_text(std::string_view delta) {
   std::lock_guard lock{mu_};
-  push_locked(sse_event("delta", {{"content", delta}}));
+  channel_.push(sse_event("delta", {{"content", delta}}));
 }
 
 void turn_event_relay::on_tool_call(size_t index, std::string_view id, std::string_view name,
@@ -30,30 +30,31 @@ void turn_event_relay::on_tool_call(size_t index, std::string_view id, std::stri
     call["name"] = name;
   call["arguments"] = arguments_delta;
   std::lock_guard lock{mu_};
-  push_locked(sse_event("delta", {{"tool_call", std::move(call)}}));
+  channel_.push(sse_event("delta", {{"tool_call", std::move(call)}}));
 }
 
 void turn_event_relay::finish(const json& reply) {
   std::lock_guard lock{mu_};
-  push_locked(sse_event("reply", reply));
-  end_locked();
+  channel_.push(sse_event("reply", reply));
+  channel_.end();
 }
 
 bool turn_event_relay::fail(const json& error_body) {
   std::lock_guard lock{mu_};
-  if (!stream_)
+  if (!channel_.opened())
     return false;
-  push_locked(sse_event("error", error_body));
-  end_locked();
+  channel_.push(sse_event("error", error_body));
+  channel_.end();
   return true;
 }
 
-void turn_event_relay::push_locked(std::string bytes) {
+void sse_channel::push(std::string bytes) {
   if (ended_)
     return;
   if (!stream_) {
-    stream_ = reply_.stream(200, "text/event-stream",
-                            {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}});
+    header_list headers{{"X-Accel-Buffering", "no"}}; // the front sends Cache-Control
+    headers.insert(headers.end(), headers_.begin(), headers_.end());
+    stream_ = reply_.stream(200, "text/event-stream", std::move(headers));
     if (!stream_) { // the request was already answered (e.g. a shutdown's 503)
       ended_ = true;
       return;
@@ -62,7 +63,7 @@ void turn_event_relay::push_locked(std::string bytes) {
   stream_->push(std::move(bytes));
 }
 
-void turn_event_relay::end_locked() {
+void sse_channel::end() {
   if (ended_ || !stream_)
     return;
   stream_->push("data: [DONE]\n\n");

@@ -34,9 +34,31 @@ namespace mneme::api {
 // One server-sent event: "event: NAME\ndata: JSON\n\n" (invalid UTF-8 replaced).
 std::string sse_event(std::string_view name, const nlohmann::json& data);
 
+// The text/event-stream answer of one request, opened with its first event (200 and
+// `headers`), ended once with "data: [DONE]". Not locked: its owner orders the calls.
+class sse_channel {
+ public:
+  explicit sse_channel(http_reply reply, header_list headers = {})
+    : reply_(std::move(reply)), headers_(std::move(headers)) {}
+
+  void push(std::string bytes); // opens the stream at the first event
+  void end();                   // [DONE] and the end, when open and not ended
+  bool opened() const { return stream_ != nullptr; }
+  // Headers sent when the stream opens (only before the first push).
+  void add_header(std::string name, std::string value) {
+    headers_.emplace_back(std::move(name), std::move(value));
+  }
+
+ private:
+  http_reply reply_;
+  header_list headers_;
+  std::shared_ptr<event_stream> stream_;
+  bool ended_ = false;
+};
+
 class turn_event_relay final : public answer_stream {
  public:
-  explicit turn_event_relay(http_reply reply) : reply_(std::move(reply)) {}
+  explicit turn_event_relay(http_reply reply) : channel_(std::move(reply)) {}
 
   // The turn ended: the reply event, [DONE], the end of the answer.
   void finish(const nlohmann::json& reply);
@@ -51,13 +73,8 @@ class turn_event_relay final : public answer_stream {
                     std::string_view arguments_delta) override;
 
  private:
-  void push_locked(std::string bytes); // opens the stream at the first event
-  void end_locked();
-
-  std::mutex mu_; // guards everything below
-  http_reply reply_;
-  std::shared_ptr<event_stream> stream_;
-  bool ended_ = false;
+  std::mutex mu_; // guards channel_
+  sse_channel channel_;
 };
 
 } // namespace mneme::api

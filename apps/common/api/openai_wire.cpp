@@ -1,0 +1,231 @@
+// The OpenAI door's wire format; see openai_wire.hpp.
+#include "apps/common/api/openai_wire.hpp"
+
+#include "actors/llm/llm_wire.hpp"
+#include "apps/common/api/request_decoder.hpp"
+#include "messages/errc.hpp"
+
+namespace mneme::api {
+
+namespace {
+
+using json = nlohmann::json;
+
+caf::error wire_refusal(std::string what) { return caf::make_error(errc::bad_request, std::move(what)); }
+
+std::string wire_field(const std::string& where, const char* name) {
+  return where.empty() ? std::string{name} : where + "." + name;
+}
+
+caf::error wire_text(const json& obj, const char* name, const std::string& where,
+                      std::string& out, bool required) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) {
+    if (required)
+      return wire_refusal("missing field '" + wire_field(where, name) + "'");
+    return {};
+  }
+  if (!it->is_string())
+    return wire_refusal("field '" + wire_field(where, name) + "' must be a string, not "
+               + it->type_name());
+  out = it->get<std::string>();
+  return {};
+}
+
+caf::error wire_calls(const json& calls, const std::string& where, std::vector<tool_call>& out) {
+  if (!calls.is_array())
+    return wire_refusal("field '" + where + "' must be an array, not " + calls.type_name());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto at = where + "[" + std::to_string(i) + "]";
+    const auto& c = calls[i];
+    if (!c.is_object())
+      return wire_refusal("field '" + at + "' must be an object, not " + c.type_name());
+    tool_call call;
+    if (auto err = wire_text(c, "id", at, call.id, true))
+      return err;
+    auto fn = c.find("function");
+    if (fn == c.end() || !fn->is_object())
+      return wire_refusal("field '" + at + ".function' must be an object");
+    if (auto err = wire_text(*fn, "name", at + ".function", call.name, true))
+      return err;
+    if (auto err = wire_text(*fn, "arguments", at + ".function", call.arguments, false))
+      return err;
+    out.push_back(std::move(call));
+  }
+  return {};
+}
+
+caf::error wire_message(const json& m, const std::string& where, message& out) {
+  if (!m.is_object())
+    return wire_refusal("field '" + where + "' must be an object, not " + m.type_name());
+  std::string role;
+  if (auto err = wire_text(m, "role", where, role, true))
+    return err;
+  auto parsed = role == "developer" ? std::optional<msg_role>{msg_role::system} : parse_role(role);
+  if (!parsed)
+    return wire_refusal("field '" + where + ".role': unknown role '" + role
+               + "' (system, developer, user, assistant or tool)");
+  out.role = *parsed;
+  if (auto c = m.find("content"); c != m.end() && !c->is_null()) {
+    if (!c->is_string() && !c->is_array())
+      return wire_refusal("field '" + where + ".content' must be a string or an array of parts, not "
+                 + c->type_name());
+    out.content = llm::content_text(*c);
+  }
+  if (out.role == msg_role::tool) {
+    if (auto err = wire_text(m, "tool_call_id", where, out.tool_call_id, true))
+      return err;
+    if (out.tool_call_id.empty())
+      return wire_refusal("field '" + where + ".tool_call_id' is empty");
+  }
+  if (out.role == msg_role::assistant)
+    if (auto c = m.find("tool_calls"); c != m.end() && !c->is_null())
+      if (auto err = wire_calls(*c, where + ".tool_calls", out.tool_calls))
+        return err;
+  if (out.role == msg_role::user && out.content.empty())
+    return wire_refusal("field '" + where + ".content' is empty");
+  return {};
+}
+
+} // namespace
+
+caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j)
+    return j.error();
+  openai_chat_request out;
+  auto msgs = j->find("messages");
+  if (msgs == j->end())
+    return wire_refusal("missing field 'messages'");
+  if (!msgs->is_array())
+    return wire_refusal(std::string{"field 'messages' must be an array, not "} + msgs->type_name());
+  if (msgs->empty())
+    return wire_refusal("field 'messages' is empty");
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    message m;
+    if (auto err = wire_message((*msgs)[i], "messages[" + std::to_string(i) + "]", m))
+      return err;
+    out.messages.push_back(std::move(m));
+  }
+  if (auto err = wire_text(*j, "model", "", out.model, false))
+    return err;
+  if (auto err = wire_text(*j, "user", "", out.user, false))
+    return err;
+  if (auto s = j->find("stream"); s != j->end() && !s->is_null()) {
+    if (!s->is_boolean())
+      return wire_refusal(std::string{"field 'stream' must be a boolean, not "} + s->type_name());
+    out.stream = s->get<bool>();
+  }
+  if (auto so = j->find("stream_options"); so != j->end() && so->is_object())
+    if (auto u = so->find("include_usage"); u != so->end() && u->is_boolean())
+      out.include_usage = u->get<bool>();
+  if (auto md = j->find("metadata"); md != j->end() && md->is_object())
+    if (auto sid = md->find("session_id"); sid != md->end() && sid->is_string())
+      out.metadata_session_id = sid->get<std::string>();
+  if (auto n = j->find("n"); n != j->end() && !n->is_null()
+                             && !(n->is_number_integer() && n->get<int64_t>() == 1))
+    return wire_refusal("field 'n': only 1 choice per request is supported");
+  // max_completion_tokens is the newer name of max_tokens.
+  if (auto mct = j->find("max_completion_tokens"); mct != j->end() && !mct->is_null()
+                                                   && !j->contains("max_tokens"))
+    (*j)["max_tokens"] = *mct;
+  for (const char* ignored : {"tool_choice", "stop", "response_format", "seed", "top_p",
+                              "temperature", "max_tokens", "parallel_tool_calls", "tools"})
+    if (auto it = j->find(ignored); it != j->end() && it->is_null())
+      j->erase(it); // SDKs may send null for "not set"
+  if (auto err = decode_turn_tools(*j, out.turn))
+    return err;
+  if (auto err = decode_turn_sampling(*j, out.turn.options))
+    return err;
+  return out;
+}
+
+json param_of(const std::string& message) {
+  static constexpr std::string_view marker = "field '";
+  auto at = message.find(marker);
+  if (at == std::string::npos)
+    return nullptr;
+  auto begin = at + marker.size();
+  auto end = message.find('\'', begin);
+  if (end == std::string::npos)
+    return nullptr;
+  return message.substr(begin, end - begin);
+}
+
+json openai_error_json(const std::string& message, const std::string& type, const json& param,
+                       const std::string& code) {
+  return {{"error", {{"message", message}, {"type", type}, {"param", param}, {"code", code}}}};
+}
+
+namespace {
+
+json wire_calls_json(const std::vector<tool_call>& calls) {
+  auto out = json::array();
+  for (const auto& c : calls)
+    out.push_back({{"id", c.id},
+                   {"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  return out;
+}
+
+json wire_usage(const openai_usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+}
+
+json wire_head(const openai_answer& a, const char* object) {
+  return {{"id", a.id}, {"object", object}, {"created", a.created}, {"model", a.model}};
+}
+
+} // namespace
+
+json to_chat_completion(const openai_answer& a) {
+  json msg = {{"role", "assistant"}};
+  msg["content"] = a.tool_calls.empty() || !a.content.empty() ? json(a.content) : json(nullptr);
+  if (!a.tool_calls.empty())
+    msg["tool_calls"] = wire_calls_json(a.tool_calls);
+  msg["refusal"] = nullptr;
+  auto out = wire_head(a, "chat.completion");
+  out["choices"] = json::array({{{"index", 0},
+                                 {"message", std::move(msg)},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", a.finish_reason.empty() ? "stop"
+                                                                           : a.finish_reason}}});
+  out["usage"] = wire_usage(a.usage);
+  return out;
+}
+
+json chat_chunk(const openai_answer& a, json delta, const std::string& finish_reason,
+                bool include_usage) {
+  auto out = wire_head(a, "chat.completion.chunk");
+  out["choices"] = json::array({{{"index", 0},
+                                 {"delta", std::move(delta)},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", finish_reason.empty() ? json(nullptr)
+                                                                         : json(finish_reason)}}});
+  if (include_usage)
+    out["usage"] = nullptr;
+  return out;
+}
+
+json usage_chunk(const openai_answer& a) {
+  auto out = wire_head(a, "chat.completion.chunk");
+  out["choices"] = json::array();
+  out["usage"] = wire_usage(a.usage);
+  return out;
+}
+
+json models_json(const std::string& model, int64_t created) {
+  return {{"object", "list"},
+          {"data", json::array({{{"id", model},
+                                 {"object", "model"},
+                                 {"created", created},
+                                 {"owned_by", "mneme"}}})}};
+}
+
+std::string sse_data(const json& payload) {
+  return "data: " + payload.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+}
+
+} // namespace mneme::api

@@ -1,0 +1,342 @@
+// In-process tests of the OpenAI door (apps/common/api/openai_door.hpp, issue 27 items 1
+// and 4) through the daemon's HTTP server against the fake LLM: answers in OpenAI's
+// shape (whole and streamed), the session header's precedence, the stateful and the
+// full-history styles storing each message once, a branch rolled back with
+// X-Mneme-Rebased, a resent answered transcript replayed, the stateless pass-through,
+// the model choice, /v1/models, and errors as {"error":{"message","type","param","code"}}.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "apps/common/api/http_api.hpp"
+#include "tests/http_api_fixture.hpp"
+
+BOOST_AUTO_TEST_SUITE(openai_door_test)
+
+using namespace mneme;
+using json = nlohmann::json;
+
+namespace {
+
+struct door_fixture : test::http_api_fixture {
+  struct door_answer {
+    int status = 0;
+    json body;
+    std::string text;
+    httplib::Headers headers;
+    std::string header(const std::string& name) const {
+      auto i = headers.find(name);
+      return i == headers.end() ? std::string{} : i->second;
+    }
+  };
+
+  door_answer chat(const json& body, httplib::Headers headers = {}) {
+    auto r = client->Post("/v1/chat/completions", headers, body.dump(), "application/json");
+    BOOST_REQUIRE_MESSAGE(r, "no HTTP answer: " + httplib::to_string(r.error()));
+    door_answer a;
+    a.status = r->status;
+    a.text = r->body;
+    a.headers = r->headers;
+    if (r->get_header_value("Content-Type") == "application/json")
+      a.body = json::parse(r->body);
+    return a;
+  }
+  door_answer chat_on(const std::string& key, const json& body) {
+    return chat(body, {{"X-Mneme-Session", key}});
+  }
+
+  static json msg(const std::string& role, const std::string& content) {
+    return {{"role", role}, {"content", content}};
+  }
+  static json assistant_of(const door_answer& a) {
+    return a.body["choices"][0]["message"];
+  }
+
+  std::string session_of(const std::string& key) { return snapshot(key).record.id; }
+
+  // The visible stored rows (no system, no summary), active or archived.
+  std::vector<message> kept_rows(const std::string& sid) {
+    std::vector<message> out;
+    for (auto& m : all_rows(sid))
+      if (m.state() != row_state::rolled_back && !m.is_summary && m.role != msg_role::system)
+        out.push_back(m);
+    return out;
+  }
+
+  int64_t metric(const std::string& line_prefix) {
+    auto text = get("/metrics").text;
+    auto at = text.find("\n" + line_prefix + " ");
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
+    return std::stoll(text.substr(at + line_prefix.size() + 2));
+  }
+};
+
+json weather_tools() {
+  return json::parse(R"([{"type":"function","function":{"name":"get_weather",
+    "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}])");
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(openai_door, door_fixture)
+
+BOOST_AUTO_TEST_CASE(a_stateful_exchange_answers_chat_completions_and_stores_each_message_once) {
+  serve();
+  auto a = chat_on("oa-1", {{"model", "mneme"}, {"messages", {msg("user", "hello there")}}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.body["object"] == "chat.completion");
+  BOOST_TEST(a.body["id"].get<std::string>().rfind("chatcmpl-", 0) == 0u);
+  BOOST_TEST(a.body["model"] == "fake-chat");
+  BOOST_TEST(a.body["choices"][0]["finish_reason"] == "stop");
+  BOOST_TEST(assistant_of(a)["role"] == "assistant");
+  BOOST_TEST(!assistant_of(a)["content"].get<std::string>().empty());
+  BOOST_TEST(a.body["usage"]["total_tokens"].get<int64_t>() > 0);
+  auto sid = session_of("oa-1");
+  BOOST_TEST(a.header("X-Mneme-Session-Id") == sid);
+  BOOST_TEST(a.header("X-Mneme-Compactions") == "0");
+  auto b = chat_on("oa-1", {{"messages", {msg("user", "and again")}}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  auto rows = kept_rows(sid);
+  BOOST_REQUIRE(rows.size() == 4u);
+  BOOST_TEST(rows[0].content == "hello there");
+  BOOST_TEST(rows[1].content == assistant_of(a)["content"].get<std::string>());
+  BOOST_TEST(rows[2].content == "and again");
+  BOOST_TEST(metric("mneme_openai_requests_total{style=\"stateful\"}") == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_full_history_client_stores_only_the_unseen_suffix) {
+  serve();
+  json history = json::array({msg("system", "You answer briefly."), msg("user", "first")});
+  for (int turn = 0; turn < 6; ++turn) {
+    auto a = chat_on("oa-full", {{"messages", history}});
+    BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+    BOOST_TEST(a.header("X-Mneme-Rebased").empty());
+    history.push_back(assistant_of(a));
+    history.push_back(msg("user", "message " + std::to_string(turn)));
+  }
+  auto rows = kept_rows(session_of("oa-full"));
+  // The client's system row is stored too (after the daemon's own prompt).
+  auto sys = all_rows(session_of("oa-full"));
+  BOOST_TEST(sys[1].content == "You answer briefly.");
+  BOOST_TEST(rows.size() == history.size() - 2); // minus its system row and the unsent last
+  for (size_t i = 0; i < rows.size(); ++i)
+    BOOST_TEST(rows[i].content == history[i + 1]["content"].get<std::string>());
+  BOOST_TEST(metric("mneme_openai_rebased_total") == 0);
+  // Only the first request of an unseen session read its rows (the prints did the rest).
+  BOOST_TEST(metric("mneme_openai_history_reads_total") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_edited_earlier_message_is_a_branch_rolled_back_with_the_rebase_header) {
+  serve();
+  json history = json::array({msg("user", "plan a trip to Oslo")});
+  for (int turn = 0; turn < 3; ++turn) {
+    auto a = chat_on("oa-branch", {{"messages", history}});
+    BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+    history.push_back(assistant_of(a));
+    history.push_back(msg("user", "more " + std::to_string(turn)));
+  }
+  auto sid = session_of("oa-branch");
+  auto before = kept_rows(sid); // 6 rows: u a u a u a
+  BOOST_REQUIRE(before.size() == 6u);
+  // The client edits its second user message and drops what followed it.
+  json edited = json::array({history[0], history[1], msg("user", "actually, Bergen")});
+  auto b = chat_on("oa-branch", {{"messages", edited}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(b.header("X-Mneme-Rebased") == "4");
+  auto after = kept_rows(sid);
+  BOOST_REQUIRE(after.size() == 4u);
+  BOOST_TEST(after[2].content == "actually, Bergen");
+  // The rows after the common prefix are rolled back, kept and searchable as such.
+  int64_t rolled_back = 0;
+  for (const auto& m : all_rows(sid))
+    rolled_back += m.state() == row_state::rolled_back ? 1 : 0;
+  BOOST_TEST(rolled_back == 4);
+  BOOST_TEST(metric("mneme_openai_rebased_total") == 1);
+  // The next request of the branch matches again without a rebase.
+  edited.push_back(assistant_of(b));
+  edited.push_back(msg("user", "thanks"));
+  auto c = chat_on("oa-branch", {{"messages", edited}});
+  BOOST_REQUIRE_MESSAGE(c.status == 200, c.text);
+  BOOST_TEST(c.header("X-Mneme-Rebased").empty());
+  BOOST_TEST(kept_rows(sid).size() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_resent_answered_transcript_is_answered_again_without_a_model_call) {
+  serve();
+  json history = json::array({msg("user", "what is 2+2?")});
+  auto a = chat_on("oa-replay", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  auto calls = llm.stats().chat_requests;
+  history.push_back(assistant_of(a));
+  auto again = chat_on("oa-replay", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(again.status == 200, again.text);
+  BOOST_TEST(assistant_of(again)["content"] == assistant_of(a)["content"]);
+  BOOST_TEST(llm.stats().chat_requests == calls);
+  BOOST_TEST(kept_rows(session_of("oa-replay")).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_builtin_tool_round_stays_out_of_the_clients_history) {
+  serve();
+  json history = json::array({msg("user", "Please remember that my city is Oslo.")});
+  auto a = chat_on("oa-builtin", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.body["choices"][0]["finish_reason"] == "stop");
+  BOOST_TEST(!assistant_of(a).contains("tool_calls"));
+  auto sid = session_of("oa-builtin");
+  BOOST_TEST(kept_rows(sid).size() == 4u); // user, the memory call, its result, the answer
+  history.push_back(assistant_of(a));
+  history.push_back(msg("user", "thanks"));
+  auto b = chat_on("oa-builtin", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(b.header("X-Mneme-Rebased").empty());
+  BOOST_TEST(kept_rows(sid).size() == 6u);
+  BOOST_TEST(metric("mneme_openai_history_reads_total") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_session_header_precedence_and_the_body_metadata_name_the_session) {
+  serve();
+  auto a = chat({{"messages", {msg("user", "one")}}},
+                {{"X-Session-Affinity", "oa-aff"}, {"X-Session-Id", "oa-sid"}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.header("X-Mneme-Session-Id") == session_of("oa-sid"));
+  auto b = chat({{"messages", {msg("user", "two")}}, {"metadata", {{"session_id", "oa-meta"}}}},
+                {{"X-Mneme-Session", "oa-head"}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(b.header("X-Mneme-Session-Id") == session_of("oa-head"));
+  auto c = chat({{"messages", {msg("user", "three")}}, {"metadata", {{"session_id", "oa-meta"}}}});
+  BOOST_REQUIRE_MESSAGE(c.status == 200, c.text);
+  BOOST_TEST(c.header("X-Mneme-Session-Id") == session_of("oa-meta"));
+}
+
+BOOST_AUTO_TEST_CASE(without_a_session_the_request_passes_through_statelessly) {
+  serve();
+  auto a = chat({{"model", ""}, {"messages", {msg("user", "just once")}}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.body["object"] == "chat.completion");
+  BOOST_TEST(a.header("X-Mneme-Session-Id").empty());
+  BOOST_TEST(get("/v1/sessions").body["sessions"].empty());
+  BOOST_TEST(metric("mneme_openai_requests_total{style=\"stateless\"}") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_streamed_answer_is_chunks_with_usage_then_done) {
+  serve();
+  // The head of a stream goes before the turn: the session id is there once the key has
+  // a session.
+  BOOST_REQUIRE(chat_on("oa-stream", {{"messages", {msg("user", "open it")}}}).status == 200);
+  auto a = chat_on("oa-stream", {{"stream", true},
+                                 {"stream_options", {{"include_usage", true}}},
+                                 {"messages", {msg("user", "stream it")}}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.header("Content-Type") == "text/event-stream");
+  BOOST_TEST(a.header("X-Mneme-Session-Id") == session_of("oa-stream"));
+  std::vector<json> chunks;
+  bool done = false;
+  size_t at = 0;
+  while ((at = a.text.find("data: ", at)) != std::string::npos) {
+    auto end = a.text.find("\n\n", at);
+    auto payload = a.text.substr(at + 6, end - at - 6);
+    at = end;
+    if (payload == "[DONE]") {
+      done = true;
+      continue;
+    }
+    chunks.push_back(json::parse(payload));
+  }
+  BOOST_TEST(done);
+  BOOST_REQUIRE(chunks.size() >= 3u);
+  std::string text;
+  for (const auto& c : chunks) {
+    BOOST_TEST(c["object"] == "chat.completion.chunk");
+    if (!c["choices"].empty() && c["choices"][0]["delta"].contains("content"))
+      text += c["choices"][0]["delta"]["content"].get<std::string>();
+  }
+  BOOST_TEST(chunks.front()["choices"][0]["delta"]["role"] == "assistant");
+  auto finish = chunks[chunks.size() - 2];
+  BOOST_TEST(finish["choices"][0]["finish_reason"] == "stop");
+  BOOST_TEST(chunks.back()["choices"].empty());
+  BOOST_TEST(chunks.back()["usage"]["prompt_tokens"].get<int64_t>() > 0);
+  auto rows = kept_rows(session_of("oa-stream"));
+  BOOST_REQUIRE(rows.size() == 4u);
+  BOOST_TEST(rows[3].content == text.substr(text.find_first_not_of(" \n")));
+}
+
+BOOST_AUTO_TEST_CASE(a_tool_loop_in_both_styles_returns_calls_and_continues_with_results) {
+  fakellm::scenario s;
+  s.plan.seed = 27;
+  s.tool_call_fraction = 1.0;
+  s.tool_rounds = 1;
+  serve();
+  set_scenario(s);
+  for (bool full : {false, true}) {
+    std::string key = full ? "oa-tools-full" : "oa-tools";
+    json history = json::array({msg("user", "weather in Oslo?")});
+    auto a = chat_on(key, {{"tools", weather_tools()}, {"messages", history}});
+    BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+    BOOST_TEST(a.body["choices"][0]["finish_reason"] == "tool_calls");
+    auto m = assistant_of(a);
+    BOOST_REQUIRE(!m["tool_calls"].empty());
+    BOOST_TEST(m["tool_calls"][0]["type"] == "function");
+    json results = json::array();
+    for (const auto& c : m["tool_calls"])
+      results.push_back({{"role", "tool"}, {"tool_call_id", c["id"]}, {"content", "cold"}});
+    json next = results;
+    if (full) {
+      history.push_back(m);
+      for (const auto& r : results)
+        history.push_back(r);
+      next = history;
+    }
+    auto b = chat_on(key, {{"tools", weather_tools()}, {"messages", next}});
+    BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+    BOOST_TEST(b.body["choices"][0]["finish_reason"] == "stop");
+    BOOST_TEST(kept_rows(session_of(key)).size() == 2u + results.size() + 1u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(errors_have_openai_shape_and_status) {
+  serve();
+  auto bad = chat_on("oa-err", {{"model", "mneme"}});
+  BOOST_TEST(bad.status == 400);
+  BOOST_TEST(bad.body["error"]["type"] == "invalid_request_error");
+  BOOST_TEST(bad.body["error"]["param"] == "messages");
+  BOOST_TEST(bad.body["error"]["code"] == "bad_request");
+  BOOST_TEST(!bad.body["error"]["message"].get<std::string>().empty());
+  auto role = chat_on("oa-err", {{"messages", {msg("robot", "x")}}});
+  BOOST_TEST(role.status == 400);
+  BOOST_TEST(role.body["error"]["param"] == "messages[0].role");
+  auto last = chat_on("oa-err", {{"messages", {msg("user", "x"), msg("assistant", "y")}}});
+  BOOST_TEST(last.status == 400);
+  // The model named in the body goes upstream: a fault on that model only is a 5xx.
+  fakellm::scenario s;
+  auto r = rule(fakellm::fault_kind::unavailable, fakellm::purpose_filter::any);
+  r.model = "other-model";
+  s.plan.rules = {r};
+  set_scenario(s);
+  auto down = chat_on("oa-err", {{"model", "other-model"}, {"messages", {msg("user", "hi")}}});
+  BOOST_TEST(down.status >= 500);
+  BOOST_TEST(down.body["error"]["type"] == "api_error");
+  auto fine = chat_on("oa-err", {{"model", "mneme"}, {"messages", {msg("user", "hi again")}}});
+  BOOST_TEST(fine.status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(refusals_before_the_route_are_in_openai_shape_and_models_lists_the_model) {
+  api::http_api_options opt;
+  opt.auth_token = "sekret";
+  serve(opt);
+  auto models = get("/v1/models");
+  BOOST_REQUIRE(models.status == 200);
+  BOOST_TEST(models.body["object"] == "list");
+  BOOST_TEST(models.body["data"][0]["id"] == "fake-chat");
+  httplib::Client anonymous("127.0.0.1", port);
+  auto r = anonymous.Post("/v1/chat/completions", "{}", "application/json");
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 401);
+  auto body = json::parse(r->body);
+  BOOST_TEST(body["error"]["type"] == "authentication_error");
+  BOOST_TEST(body["error"]["code"] == "unauthorized");
+  BOOST_TEST(body["error"].contains("param"));
+}
+
+BOOST_AUTO_TEST_SUITE_END() // openai_door
+BOOST_AUTO_TEST_SUITE_END() // openai_door_test
