@@ -5,6 +5,7 @@
 
 #include "actors/llm/llm_wire.hpp"
 #include "apps/common/api/json_codec.hpp"
+#include "apps/common/api/openai_wire.hpp"
 #include "apps/common/api/request_decoder.hpp"
 
 namespace mneme::api {
@@ -13,72 +14,6 @@ namespace {
 
 caf::error refused(std::string what) {
   return caf::make_error(errc::bad_request, std::move(what));
-}
-
-// The text of `content`: a string, null (empty), or an array of {"type":"text","text"}.
-caf::error content_of(const json& j, const std::string& where, std::string& out) {
-  auto it = j.find("content");
-  if (it == j.end() || it->is_null())
-    return {};
-  if (it->is_string()) {
-    out = it->get<std::string>();
-    return {};
-  }
-  if (!it->is_array())
-    return refused("field '" + where + ".content' must be a string, an array of text parts "
-                   "or null, not " + it->type_name());
-  for (size_t i = 0; i < it->size(); ++i) {
-    const auto& part = (*it)[i];
-    auto at = where + ".content[" + std::to_string(i) + "]";
-    std::string type;
-    if (!part.is_object())
-      return refused("field '" + at + "' must be an object, not " + part.type_name());
-    if (auto err = string_field(part, "type", type, true, at + "."))
-      return err;
-    if (type != "text")
-      return refused("field '" + at + ".type' is \"" + type
-                     + "\": only text parts are supported");
-    std::string text;
-    if (auto err = string_field(part, "text", text, true, at + "."))
-      return err;
-    out += text;
-  }
-  return {};
-}
-
-caf::error tool_calls_of(const json& j, const std::string& where, std::vector<tool_call>& out) {
-  auto it = j.find("tool_calls");
-  if (it == j.end() || it->is_null())
-    return {};
-  if (!it->is_array())
-    return refused("field '" + where + ".tool_calls' must be an array, not " + it->type_name());
-  for (size_t i = 0; i < it->size(); ++i) {
-    const auto& c = (*it)[i];
-    auto at = where + ".tool_calls[" + std::to_string(i) + "]";
-    if (!c.is_object())
-      return refused("field '" + at + "' must be an object, not " + c.type_name());
-    if (auto err = only_fields(c, {"id", "type", "function", "index"}, at + "."))
-      return err;
-    tool_call call;
-    std::string type = "function";
-    if (auto err = string_field(c, "id", call.id, true, at + "."))
-      return err;
-    if (auto err = string_field(c, "type", type, false, at + "."))
-      return err;
-    if (type != "function")
-      return refused("field '" + at + ".type' must be \"function\", not \"" + type + "\"");
-    auto fn = c.find("function");
-    if (fn == c.end() || !fn->is_object())
-      return refused("field '" + at + ".function' must be an object with name and arguments");
-    if (auto err = only_fields(*fn, {"name", "arguments"}, at + ".function."))
-      return err;
-    if (auto err = string_field(*fn, "name", call.name, true, at + ".function."))
-      return err;
-    if (auto err = string_field(*fn, "arguments", call.arguments, false, at + ".function."))
-      return err;
-    out.push_back(std::move(call));
-  }
-  return {};
 }
 
 caf::error non_negative(const json& obj, const char* name, bool required, int64_t& out) {
@@ -105,47 +40,6 @@ json messages_json(const std::vector<message>& rows) {
 }
 
 } // namespace
-
-caf::expected<message> decode_openai_message(const json& j, const std::string& where) {
-  if (!j.is_object())
-    return refused("field '" + where + "' must be an object, not " + j.type_name());
-  if (auto err = only_fields(j, {"role", "content", "name", "tool_calls", "tool_call_id",
-                                 "refusal", "annotations", "audio", "function_call",
-                                 "reasoning_content"},
-                             where + "."))
-    return err;
-  std::string role;
-  if (auto err = string_field(j, "role", role, true, where + "."))
-    return err;
-  auto parsed = parse_role(role);
-  if (!parsed)
-    return refused("field '" + where + ".role': unknown role '" + role
-                   + "' (system, user, assistant or tool)");
-  message m;
-  m.role = *parsed;
-  if (auto err = content_of(j, where, m.content))
-    return err;
-  if (auto err = tool_calls_of(j, where, m.tool_calls))
-    return err;
-  std::string name;
-  if (auto err = string_field(j, "name", name, false, where + "."))
-    return err;
-  if (auto err = string_field(j, "tool_call_id", m.tool_call_id, false, where + "."))
-    return err;
-  if (m.role == msg_role::tool) {
-    m.tool_name = std::move(name);
-    if (m.tool_call_id.empty())
-      return refused("field '" + where + ".tool_call_id' is missing or empty: a tool message "
-                     "answers one call");
-  } else if (!m.tool_call_id.empty()) {
-    return refused("field '" + where + ".tool_call_id' belongs to tool messages only");
-  }
-  bool content_given = j.contains("content") && !j["content"].is_null();
-  if (!content_given && !(m.role == msg_role::assistant && !m.tool_calls.empty()))
-    return refused("field '" + where + ".content' is missing (only an assistant message "
-                   "with tool_calls may go without)");
-  return m;
-}
 
 caf::expected<context_call> decode_context_call(std::string_view body) {
   auto j = parse_object(body, true);

@@ -38,14 +38,6 @@ caf::expected<context_call> decode_usage_call(std::string_view body);
 //  its text)}
 caf::expected<context_call> decode_model_error_call(std::string_view body);
 
-// One OpenAI chat message -> a row: role system|user|assistant|tool; content a string,
-// an array of text parts, or null (an assistant message with tool_calls); tool_calls
-// [{"id","type":"function","function":{"name","arguments"}}]; tool_call_id and name
-// (kept as tool_name) for a tool message. Fields an SDK answer carries that mean nothing
-// here (refusal, annotations, audio, function_call, reasoning_content) are ignored;
-// any other field is refused. `where` names the message ("messages[3]").
-caf::expected<message> decode_openai_message(const nlohmann::json& j, const std::string& where);
-
 // The answer of `op`'s route (docs/api.md).
 nlohmann::json context_reply_json(const context_reply& r, context_op op);
 

@@ -32,62 +32,116 @@ caf::error wire_text(const json& obj, const char* name, const std::string& where
   return {};
 }
 
-caf::error wire_calls(const json& calls, const std::string& where, std::vector<tool_call>& out) {
-  if (!calls.is_array())
-    return wire_refusal("field '" + where + "' must be an array, not " + calls.type_name());
-  for (size_t i = 0; i < calls.size(); ++i) {
-    auto at = where + "[" + std::to_string(i) + "]";
-    const auto& c = calls[i];
+// The text of `content`: a string, null (empty), or an array of {"type":"text","text"}.
+caf::error content_of(const json& j, const std::string& where, std::string& out) {
+  auto it = j.find("content");
+  if (it == j.end() || it->is_null())
+    return {};
+  if (it->is_string()) {
+    out = it->get<std::string>();
+    return {};
+  }
+  if (!it->is_array())
+    return wire_refusal("field '" + where + ".content' must be a string, an array of text parts "
+                   "or null, not " + it->type_name());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& part = (*it)[i];
+    auto at = where + ".content[" + std::to_string(i) + "]";
+    std::string type;
+    if (!part.is_object())
+      return wire_refusal("field '" + at + "' must be an object, not " + part.type_name());
+    if (auto err = string_field(part, "type", type, true, at + "."))
+      return err;
+    if (type != "text")
+      return wire_refusal("field '" + at + ".type' is \"" + type
+                     + "\": only text parts are supported");
+    std::string text;
+    if (auto err = string_field(part, "text", text, true, at + "."))
+      return err;
+    out += text;
+  }
+  return {};
+}
+
+caf::error tool_calls_of(const json& j, const std::string& where, std::vector<tool_call>& out) {
+  auto it = j.find("tool_calls");
+  if (it == j.end() || it->is_null())
+    return {};
+  if (!it->is_array())
+    return wire_refusal("field '" + where + ".tool_calls' must be an array, not " + it->type_name());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& c = (*it)[i];
+    auto at = where + ".tool_calls[" + std::to_string(i) + "]";
     if (!c.is_object())
       return wire_refusal("field '" + at + "' must be an object, not " + c.type_name());
-    tool_call call;
-    if (auto err = wire_text(c, "id", at, call.id, true))
+    if (auto err = only_fields(c, {"id", "type", "function", "index"}, at + "."))
       return err;
+    tool_call call;
+    std::string type = "function";
+    if (auto err = string_field(c, "id", call.id, true, at + "."))
+      return err;
+    if (auto err = string_field(c, "type", type, false, at + "."))
+      return err;
+    if (type != "function")
+      return wire_refusal("field '" + at + ".type' must be \"function\", not \"" + type + "\"");
     auto fn = c.find("function");
     if (fn == c.end() || !fn->is_object())
-      return wire_refusal("field '" + at + ".function' must be an object");
-    if (auto err = wire_text(*fn, "name", at + ".function", call.name, true))
+      return wire_refusal("field '" + at + ".function' must be an object with name and arguments");
+    if (auto err = only_fields(*fn, {"name", "arguments"}, at + ".function."))
       return err;
-    if (auto err = wire_text(*fn, "arguments", at + ".function", call.arguments, false))
+    if (auto err = string_field(*fn, "name", call.name, true, at + ".function."))
+      return err;
+    if (auto err = string_field(*fn, "arguments", call.arguments, false, at + ".function."))
       return err;
     out.push_back(std::move(call));
   }
   return {};
 }
 
-caf::error wire_message(const json& m, const std::string& where, message& out) {
-  if (!m.is_object())
-    return wire_refusal("field '" + where + "' must be an object, not " + m.type_name());
-  std::string role;
-  if (auto err = wire_text(m, "role", where, role, true))
+} // namespace
+
+caf::expected<message> decode_openai_message(const json& j, const std::string& where) {
+  if (!j.is_object())
+    return wire_refusal("field '" + where + "' must be an object, not " + j.type_name());
+  if (auto err = only_fields(j, {"role", "content", "name", "tool_calls", "tool_call_id",
+                                 "refusal", "annotations", "audio", "function_call",
+                                 "reasoning_content"},
+                             where + "."))
     return err;
+  std::string role;
+  if (auto err = string_field(j, "role", role, true, where + "."))
+    return err;
+  // OpenAI's newer name of the system role.
   auto parsed = role == "developer" ? std::optional<msg_role>{msg_role::system} : parse_role(role);
   if (!parsed)
     return wire_refusal("field '" + where + ".role': unknown role '" + role
-               + "' (system, developer, user, assistant or tool)");
-  out.role = *parsed;
-  if (auto c = m.find("content"); c != m.end() && !c->is_null()) {
-    if (!c->is_string() && !c->is_array())
-      return wire_refusal("field '" + where + ".content' must be a string or an array of parts, not "
-                 + c->type_name());
-    out.content = llm::content_text(*c);
+                   + "' (system, developer, user, assistant or tool)");
+  message m;
+  m.role = *parsed;
+  if (auto err = content_of(j, where, m.content))
+    return err;
+  if (auto err = tool_calls_of(j, where, m.tool_calls))
+    return err;
+  std::string name;
+  if (auto err = string_field(j, "name", name, false, where + "."))
+    return err;
+  if (auto err = string_field(j, "tool_call_id", m.tool_call_id, false, where + "."))
+    return err;
+  if (m.role == msg_role::tool) {
+    m.tool_name = std::move(name);
+    if (m.tool_call_id.empty())
+      return wire_refusal("field '" + where + ".tool_call_id' is missing or empty: a tool message "
+                     "answers one call");
+  } else if (!m.tool_call_id.empty()) {
+    return wire_refusal("field '" + where + ".tool_call_id' belongs to tool messages only");
   }
-  if (out.role == msg_role::tool) {
-    if (auto err = wire_text(m, "tool_call_id", where, out.tool_call_id, true))
-      return err;
-    if (out.tool_call_id.empty())
-      return wire_refusal("field '" + where + ".tool_call_id' is empty");
-  }
-  if (out.role == msg_role::assistant)
-    if (auto c = m.find("tool_calls"); c != m.end() && !c->is_null())
-      if (auto err = wire_calls(*c, where + ".tool_calls", out.tool_calls))
-        return err;
-  if (out.role == msg_role::user && out.content.empty())
-    return wire_refusal("field '" + where + ".content' is empty");
-  return {};
+  bool content_given = j.contains("content") && !j["content"].is_null();
+  if (!content_given && !(m.role == msg_role::assistant && !m.tool_calls.empty()))
+    return wire_refusal("field '" + where + ".content' is missing (only an assistant message "
+                   "with tool_calls may go without)");
+  return m;
 }
 
-} // namespace
 
 caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
   auto j = parse_object(body);
@@ -102,10 +156,10 @@ caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
   if (msgs->empty())
     return wire_refusal("field 'messages' is empty");
   for (size_t i = 0; i < msgs->size(); ++i) {
-    message m;
-    if (auto err = wire_message((*msgs)[i], "messages[" + std::to_string(i) + "]", m))
-      return err;
-    out.messages.push_back(std::move(m));
+    auto m = decode_openai_message((*msgs)[i], "messages[" + std::to_string(i) + "]");
+    if (!m)
+      return m.error();
+    out.messages.push_back(std::move(*m));
   }
   if (auto err = wire_text(*j, "model", "", out.model, false))
     return err;

@@ -35,6 +35,15 @@ struct openai_chat_request {
 // errc::bad_request naming the field ("field 'messages[2].role' ...").
 caf::expected<openai_chat_request> decode_openai_chat(std::string_view body);
 
+// One OpenAI chat message -> a row, for the door and the context service alike: role
+// system|developer (stored as system)|user|assistant|tool; content a string,
+// an array of text parts, or null (an assistant message with tool_calls); tool_calls
+// [{"id","type":"function","function":{"name","arguments"}}]; tool_call_id and name
+// (kept as tool_name) for a tool message. Fields an SDK answer carries that mean nothing
+// here (refusal, annotations, audio, function_call, reasoning_content) are ignored;
+// any other field is refused. `where` names the message ("messages[3]").
+caf::expected<message> decode_openai_message(const nlohmann::json& j, const std::string& where);
+
 // The `param` of an OpenAI error from a decoder message ("field 'x' ..." -> "x"), or
 // null.
 nlohmann::json param_of(const std::string& message);
