@@ -7,6 +7,7 @@
 //   rig.daemonUrl  // http://127.0.0.1:PORT of `mneme serve` (no token: loopback only)
 //   rig.fakeUrl    // http://127.0.0.1:PORT of mneme-fakellm (OpenAI-compatible: /v1/...)
 //   await rig.stop();
+//   const { text, usage } = await readChunks(stream);  // a streamed answer read whole
 //
 // The daemon's configuration is JSON (YAML 1.2 reads it as it is): the defaults below
 // point `model.base_url` at the fake and quiet the logs; `config` is merged over them
@@ -142,4 +143,19 @@ export async function startRig({ config = {}, scenario = '', fakeArgs = [] } = {
     await stop();
     throw e;
   }
+}
+
+// A `chat.completion.chunk` stream read to its end: the text of choice 0's deltas, the
+// last finish_reason, the usage chunk (null when none came) and every chunk's `object`.
+export async function readChunks(stream) {
+  const read = { text: '', finish: null, usage: null, objects: new Set() };
+  for await (const chunk of stream) {
+    read.objects.add(chunk.object);
+    if (chunk.usage) read.usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      read.text += choice.delta.content ?? '';
+      read.finish = choice.finish_reason ?? read.finish;
+    }
+  }
+  return read;
 }

@@ -8,7 +8,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startRig } from './harness.mjs';
+import { readChunks, startRig } from './harness.mjs';
 
 const weatherTool = {
   type: 'function',
@@ -91,17 +91,8 @@ test('the official client through the OpenAI door', async (t) => {
       model: 'mneme', stream: true, stream_options: { include_usage: true },
       messages: [{ role: 'user', content: 'Tell a short story about a lighthouse.' }],
     });
-    let text = '';
-    let usage = null;
-    let finish = null;
-    for await (const chunk of stream) {
-      assert.equal(chunk.object, 'chat.completion.chunk');
-      if (chunk.usage) usage = chunk.usage;
-      for (const choice of chunk.choices) {
-        text += choice.delta.content ?? '';
-        finish = choice.finish_reason ?? finish;
-      }
-    }
+    const { text, usage, finish, objects } = await readChunks(stream);
+    assert.deepEqual([...objects], ['chat.completion.chunk']);
     assert.equal(finish, 'stop');
     assert.ok(usage && usage.prompt_tokens > 0);
     const rows = clientVisible(await storedRows(rig, 'streamed'));
