@@ -69,13 +69,12 @@ inline char32_t next_code_point(std::string_view text, std::size_t& pos) {
 
 // The offset of the first byte that is not part of a well-formed sequence, or
 // std::string_view::npos when all of `text` is well-formed UTF-8.
+// (An invalid byte decodes to U+FFFD consuming one byte; an encoded U+FFFD takes three.)
 inline std::size_t first_invalid_utf8_byte(std::string_view text) {
-  constexpr std::string_view encoded_replacement = "\xEF\xBF\xBD";
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t at = pos;
-    if (next_code_point(text, pos) == replacement_character &&
-        text.substr(at, pos - at) != encoded_replacement)
+    if (next_code_point(text, pos) == replacement_character && pos - at == 1)
       return at;
   }
   return std::string_view::npos;

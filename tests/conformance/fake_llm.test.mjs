@@ -6,20 +6,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { readChunks, startRig } from './harness.mjs';
-
-const weatherTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Current weather of a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string' } },
-      required: ['city'],
-    },
-  },
-};
+import { readChunks, startRig, weatherTool } from './harness.mjs';
 
 test('the official client reads the fake LLM', async (t) => {
   // Every answer to a request offering tools calls one (tool_call_fraction 1).

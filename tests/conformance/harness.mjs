@@ -159,3 +159,17 @@ export async function readChunks(stream) {
   }
   return read;
 }
+
+// A function tool the tests offer (the fake's calls fill its required `city`).
+export const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Current weather of a city',
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+    },
+  },
+};

@@ -8,20 +8,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { readChunks, startRig } from './harness.mjs';
-
-const weatherTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Current weather of a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string' } },
-      required: ['city'],
-    },
-  },
-};
+import { readChunks, startRig, weatherTool } from './harness.mjs';
 
 // A client of the door for one session key; maxRetries 0: any error fails the test.
 function doorClient(rig, key) {
