@@ -77,12 +77,15 @@ struct scope_fixture : test::http_api_fixture {
   }
 
   answer ask_with(const std::string& authorization, const std::string& method,
-                  const std::string& path, const std::string& body) {
+                  const std::string& path, const std::string& body,
+                  const std::string& header = "") {
     httplib::Client c{"127.0.0.1", port};
     c.set_read_timeout(60, 0);
     httplib::Headers h;
     if (!authorization.empty())
       h.emplace("Authorization", authorization);
+    if (auto colon = header.find(": "); colon != std::string::npos)
+      h.emplace(header.substr(0, colon), header.substr(colon + 2));
     if (method == "GET")
       return read(c.Get(path.c_str(), h));
     if (method == "PUT")
@@ -93,13 +96,15 @@ struct scope_fixture : test::http_api_fixture {
   }
 
   answer ask_as(scope_caller who, const std::string& method, const std::string& path,
-                const std::string& body) {
+                const std::string& body, const std::string& header = "") {
     switch (who) {
-      case scope_caller::none: return ask_with("", method, path, body);
-      case scope_caller::wrong: return ask_with("Bearer not-a-token", method, path, body);
+      case scope_caller::none: return ask_with("", method, path, body, header);
+      case scope_caller::wrong: return ask_with("Bearer not-a-token", method, path, body, header);
       case scope_caller::self:
-      case scope_caller::other: return ask_with("Bearer " + scope_alice_token, method, path, body);
-      case scope_caller::admin: return ask_with("Bearer " + scope_admin_token, method, path, body);
+      case scope_caller::other:
+        return ask_with("Bearer " + scope_alice_token, method, path, body, header);
+      case scope_caller::admin:
+        return ask_with("Bearer " + scope_admin_token, method, path, body, header);
     }
     return {};
   }
@@ -121,10 +126,11 @@ struct scope_route_case {
   int other;         // status of the user token on another user's data
   int admin;         // status of the admin token (on the other user's data)
   bool needs_token;  // false: /v1/health
+  const char* header = ""; // "Name: value" sent too ({key}, {user} replaced), or empty
 };
 
 std::ostream& operator<<(std::ostream& os, const scope_route_case& c) {
-  return os << c.method << " " << c.path;
+  return os << c.method << " " << c.path << (*c.header ? " with " : "") << c.header;
 }
 
 std::string scope_fill(std::string text, const std::string& user) {
@@ -155,6 +161,19 @@ const scope_route_case scope_routes[] = {
   {"GET", "/v1/users/{user}/facts", "", 200, 403, 200, true},
   {"PUT", "/v1/users/{user}/facts/color", R"({"value":"blue"})", 200, 403, 200, true},
   {"DELETE", "/v1/users/{user}/facts/seeded", "", 200, 403, 200, true},
+  {"POST", "/v1/sessions/{key}/context", R"({"messages":[{"role":"user","content":"next"}]})",
+   200, 404, 200, true},
+  {"POST", "/v1/sessions/{key}/usage", R"({"prompt_tokens":40,"completion_tokens":5})", 200,
+   404, 200, true},
+  {"POST", "/v1/sessions/{key}/model_error", R"({"status":503,"body":"upstream down"})", 200,
+   404, 200, true},
+  {"GET", "/v1/models", "", 200, 200, 200, true},
+  // The OpenAI door: stateless (the body names the user), then on a session key.
+  {"POST", "/v1/chat/completions",
+   R"({"model":"mneme","user":"{user}","messages":[{"role":"user","content":"hi"}]})", 200, 403,
+   200, true},
+  {"POST", "/v1/chat/completions", R"({"model":"mneme","messages":[{"role":"user","content":"hi"}]})",
+   200, 404, 200, true, "X-Mneme-Session: {key}"},
 };
 
 } // namespace
@@ -169,7 +188,8 @@ BOOST_DATA_TEST_CASE_F(scope_fixture, every_route_answers_each_caller_by_its_sco
                    scope_caller::self, scope_caller::admin}) {
     auto target = who == scope_caller::self ? "alice" : "bob";
     auto path = scope_fill(route.path, target);
-    auto a = ask_as(who, route.method, path, route.body);
+    auto a = ask_as(who, route.method, path, scope_fill(route.body, target),
+                    scope_fill(route.header, target));
     int want = who == scope_caller::self    ? route.self
                : who == scope_caller::other ? route.other
                                             : route.admin;

@@ -236,6 +236,7 @@ struct call final : door_request {
   const http_reply& reply_channel() const override { return reply; }
   void answer(http_response res) override { finish(std::move(res)); }
   void streamed() override { api->forget(id); }
+  void refused_for_scope() override { api->refused_by_scope.fetch_add(1); }
 };
 
 http_response json_response(int status, const json& body) {
@@ -376,10 +377,6 @@ bool check_read_key(const call_ptr& c, const std::string& key) {
              "the session key is longer than " + std::to_string(session_key_max_bytes)
                + " bytes");
   return false;
-}
-
-std::string unknown_key_message(const std::string& key) {
-  return "no session under key or id '" + key + "'";
 }
 
 // The session behind {key} in the store: the newest open session under the key, else

@@ -83,4 +83,8 @@ std::string error_message_of(const caf::error& err) {
   return caf::to_string(err);
 }
 
+std::string unknown_key_message(const std::string& key) {
+  return "no session under key or id '" + key + "'";
+}
+
 } // namespace mneme::api

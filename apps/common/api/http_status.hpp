@@ -29,4 +29,8 @@ std::string error_code_of(const caf::error& err);
 // else the rendered error.
 std::string error_message_of(const caf::error& err);
 
+// The 404 message of a key or session id that names no session. A user token that names
+// another user's key gets exactly this too, so whether the key exists is not revealed.
+std::string unknown_key_message(const std::string& key);
+
 } // namespace mneme::api

@@ -11,6 +11,7 @@
 //     back and runs them again (an SDK retry after a failed call);
 //   - `user` names the tenant as in the turns API (a user token's own user wins; naming
 //     another user is 403); an empty one is the key's owner (gateway.default_user for a new key);
+//     a user token on another user's key gets the 404 of an unknown key (no existence oracle);
 //   - `developer` messages are system messages; content parts are joined as text (other
 //     parts are not stored).
 #include "apps/common/api/openai_door.hpp"
@@ -325,9 +326,14 @@ void door_session_chat(const chat_ptr& c) {
     .then(
       [c](session_snapshot& snap) {
         door_guarded(c, [&] {
-          if (!c->user.empty() && c->user != snap.record.user_id)
+          if (!c->user.empty() && c->user != snap.record.user_id) {
+            if (!c->r->scope().is_admin()) { // a user token: answered as an unknown key
+              c->r->refused_for_scope();
+              return c->error(404, "not_found", unknown_key_message(c->key));
+            }
             return c->error(400, "bad_request",
                             "field 'user': session '" + c->key + "' belongs to another user");
+          }
           c->session_id = snap.record.id;
           if (c->relay) // the head goes with the first chunk: what is known before it
             c->relay->add_header("X-Mneme-Session-Id", c->session_id);
@@ -420,10 +426,12 @@ void openai_door::chat(const door_request_ptr& r) {
     if (!c->user.empty() && !door_valid_name(c, "field 'user'", c->user, user_max_bytes))
       return;
     access_question q{route_access::user_named, r->scope(), c->user, std::nullopt};
-    if (decide_access(q) != access_verdict::allow)
+    if (decide_access(q) != access_verdict::allow) {
+      r->refused_for_scope();
       return c->error(403, "forbidden",
                       "field 'user': a token of " + to_string(r->scope())
                         + " may not act for another user");
+    }
     c->user = acting_user(r->scope(), c->user);
     if (c->in.stream) {
       auto a = c->head();

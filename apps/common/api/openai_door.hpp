@@ -57,6 +57,8 @@ class door_request {
   virtual const http_reply& reply_channel() const = 0;
   virtual void answer(http_response res) = 0; // completes the request
   virtual void streamed() = 0;                // a stream completed it
+  // Counts a refusal for the token's scope (mneme_http_forbidden_total).
+  virtual void refused_for_scope() = 0;
 };
 using door_request_ptr = std::shared_ptr<door_request>;
 
