@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <unordered_map>
 
 namespace mneme {
 
@@ -144,6 +145,54 @@ std::vector<message> visible_rows(const std::vector<message>& rows, const visibi
   return out;
 }
 
+bool is_continuation_end(std::string_view parent_end_reason) {
+  return parent_end_reason == "continued_in_child" || parent_end_reason == "compaction_exhausted";
+}
+
+size_t creation_row_count(const std::vector<message>& parent_rows,
+                          const std::vector<message>& own) {
+  std::unordered_multimap<time_ms, const message*> by_time;
+  by_time.reserve(parent_rows.size());
+  for (const auto& p : parent_rows)
+    by_time.emplace(p.timestamp_ms, &p);
+  size_t n = 0;
+  for (; n < own.size(); ++n) {
+    const auto& m = own[n];
+    if (m.is_summary)
+      continue;
+    auto [first, last] = by_time.equal_range(m.timestamp_ms);
+    if (std::none_of(first, last, [&](const auto& p) { return same_message(*p.second, m); }))
+      break;
+  }
+  return n;
+}
+
+void continue_conversation(std::vector<message>& conversation, const std::vector<message>& own,
+                           size_t creation) {
+  assert(creation <= own.size());
+  // The parent's unanswered tail: its trailing live user and tool rows (rolled-back rows
+  // are skipped over and kept: they are hidden anyway).
+  std::vector<size_t> tail;
+  for (size_t i = conversation.size(); i > 0; --i) {
+    const auto& m = conversation[i - 1];
+    if (m.state() == row_state::rolled_back || m.is_summary)
+      continue;
+    if (m.role != msg_role::user && m.role != msg_role::tool)
+      break;
+    tail.push_back(i - 1);
+  }
+  std::reverse(tail.begin(), tail.end());
+  bool rerun = !tail.empty() && own.size() - creation >= tail.size();
+  for (size_t j = 0; rerun && j < tail.size(); ++j)
+    rerun = same_message(conversation[tail[j]], own[creation + j]);
+  if (rerun) {
+    for (auto i = tail.rbegin(); i != tail.rend(); ++i)
+      conversation.erase(conversation.begin() + static_cast<std::ptrdiff_t>(*i));
+  }
+  conversation.insert(conversation.end(), own.begin() + static_cast<std::ptrdiff_t>(creation),
+                      own.end());
+}
+
 std::string_view to_string(history_style s) {
   return s == history_style::stateful ? "stateful" : "full_history";
 }
@@ -210,6 +259,18 @@ history_plan plan_from_rows(const std::vector<message>& sent, history_style styl
     plan.last_kept_id = history_kept_id(visible, k, leading_hidden_id);
     plan.rebased_rows = static_cast<int64_t>(visible.size() - k);
   }
+  return plan;
+}
+
+std::optional<history_plan> fit_to_continuation(history_plan plan,
+                                                const std::vector<message>& visible,
+                                                int64_t boundary_id) {
+  if (!plan.roll_back)
+    return plan;
+  for (const auto& m : visible)
+    if (m.id > plan.last_kept_id && m.id <= boundary_id)
+      return std::nullopt;
+  plan.last_kept_id = std::max(plan.last_kept_id, boundary_id);
   return plan;
 }
 

@@ -19,7 +19,9 @@
 // answer's pieces may carry what the stored answer trims), tool_call_id and the tool
 // calls (id, name, arguments) are equal.
 //
-// The fingerprint (history_print) — the invariant the door keeps:
+// The fingerprint (history_print) — the invariant the door keeps (for a continuation,
+// "stored rows" are its conversation rows, see "Continuations" below, and last_row_id
+// is at least the id of its last creation row):
 //   P1. rows == the number of visible rows among the stored rows with id <= last_row_id;
 //   P2. chain == chain_fingerprint folded over those visible rows in id order, from
 //       empty_chain;
@@ -97,6 +99,30 @@ void fold_rows(history_print& p, const std::vector<message>& rows, const visibil
 std::vector<message> visible_rows(const std::vector<message>& rows, const visibility_rules& r,
                                   int64_t* leading_hidden_id);
 
+// Continuations. A session that continues its parent under the same key (a child
+// session, compression.in_place: false, parent end reason "continued_in_child"; or the
+// session of an exhaustion reset, "compaction_exhausted") starts with creation rows:
+// copies of parent rows (the same message with the same timestamp: a copy keeps both)
+// and summaries. A full-history client holds the conversation, not the session, so the
+// door matches against the conversation rows: the parent's conversation rows, then the
+// continuation's own rows (those after its creation rows). Ids ascend across it (a
+// parent ends when its continuation is created). An exhaustion reset runs the
+// unanswered message again in the new session: the parent's unanswered tail, when the
+// continuation's own rows begin with it, is left out of the conversation (it is there
+// once, answered).
+bool is_continuation_end(std::string_view parent_end_reason);
+
+// How many leading rows of `own` (a continuation's rows, ascending ids) are creation
+// rows: summaries, and copies of a row of `parent_rows`.
+size_t creation_row_count(const std::vector<message>& parent_rows,
+                          const std::vector<message>& own);
+
+// Appends own[creation..] to `conversation` (the parent's conversation rows, ending with
+// the parent's rows), first dropping the parent's unanswered tail that own[creation..]
+// begins with (see above).
+void continue_conversation(std::vector<message>& conversation, const std::vector<message>& own,
+                           size_t creation);
+
 enum class history_style : uint8_t { stateful, full_history };
 std::string_view to_string(history_style s);
 inline std::ostream& operator<<(std::ostream& os, history_style s) { return os << to_string(s); }
@@ -118,6 +144,16 @@ history_plan plan_from_print(const std::vector<message>& sent, history_style sty
 // The slow path: `visible` from visible_rows(), `leading_hidden_id` likewise.
 history_plan plan_from_rows(const std::vector<message>& sent, history_style style,
                             const std::vector<message>& visible, int64_t leading_hidden_id);
+
+// A conversation's plan made fit for its newest session, whose own rows are those with
+// ids above `boundary_id` (at or below it: ancestor rows and its creation rows, which
+// are never rolled back): a rollback that keeps every visible row at or below the
+// boundary rolls back own rows only (last_kept_id raised to the boundary); nullopt when
+// it would roll back a visible row at or below the boundary (the client's branch starts
+// before the continuation). `visible` as given to plan_from_rows.
+std::optional<history_plan> fit_to_continuation(history_plan plan,
+                                                const std::vector<message>& visible,
+                                                int64_t boundary_id);
 
 // The new messages sent[known..] as rows to append and the turn that follows: a user
 // message (the last one), or the trailing tool results. nullopt with `why` set when

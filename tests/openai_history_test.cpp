@@ -301,6 +301,132 @@ BOOST_AUTO_TEST_CASE(new_messages_must_end_with_a_user_or_tool_message) {
   BOOST_TEST(fresh->tool_results.size() == 2u);
 }
 
+namespace {
+
+// A parent session P (ids 1.., timestamps 1000 + id) and its continuation: copies of
+// `copied` (indexes into P, same message and timestamp, new ids), a summary among them,
+// then `own` new rows; ids continue after P's.
+struct oa_continuation {
+  std::vector<message> parent;
+  std::vector<message> rows;
+  int64_t creation_end_id = 0; // the last creation row's id
+};
+
+oa_continuation oa_continue(std::vector<message> parent, const std::vector<size_t>& copied,
+                            const std::vector<message>& own) {
+  for (auto& m : parent)
+    m.timestamp_ms = 1000 + m.id;
+  oa_continuation c{parent, {}, 0};
+  int64_t id = parent.back().id;
+  auto add = [&](message m) {
+    m.id = ++id;
+    c.rows.push_back(m);
+  };
+  for (size_t k = 0; k < copied.size(); ++k) {
+    if (k == 1) { // the summary after the first copy (the head's system row)
+      auto summary = oa_msg(msg_role::user, "[CONTEXT COMPACTION] earlier turns");
+      summary.is_summary = true;
+      summary.timestamp_ms = 5000;
+      add(summary);
+    }
+    add(parent[copied[k]]);
+  }
+  c.creation_end_id = id;
+  for (auto m : own) {
+    m.timestamp_ms = 9000 + id;
+    add(m);
+  }
+  return c;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_continuations_creation_rows_are_its_copies_and_summaries) {
+  auto c = oa_continue(oa_session(4), {0, 7, 8},
+                       {oa_msg(msg_role::user, "question 5"), oa_msg(msg_role::assistant, "x")});
+  BOOST_TEST(creation_row_count(c.parent, c.rows) == 4u); // 3 copies + the summary
+  // A new row equal to a parent row but written later is the continuation's own.
+  auto resent = c.rows;
+  resent[4] = c.parent[7];
+  resent[4].timestamp_ms = 99999;
+  BOOST_TEST(creation_row_count(c.parent, resent) == 4u);
+  BOOST_TEST(creation_row_count(c.parent, {}) == 0u);
+  BOOST_TEST(is_continuation_end("continued_in_child"));
+  BOOST_TEST(is_continuation_end("compaction_exhausted"));
+  BOOST_TEST(!is_continuation_end("closed"));
+}
+
+BOOST_AUTO_TEST_CASE(a_full_transcript_matches_the_conversation_across_a_child_session) {
+  // P answered 4 exchanges and took a 5th question; the child holds the system row, a
+  // summary and the tail (the last answer and the question), then answers it.
+  auto parent = oa_session(4);
+  parent.push_back(oa_row(10, msg_role::user, "question 4"));
+  auto c = oa_continue(parent, {0, 8, 9}, {oa_msg(msg_role::assistant, "answer 4")});
+  auto conversation = c.parent;
+  continue_conversation(conversation, c.rows, creation_row_count(c.parent, c.rows));
+  auto sent = oa_transcript(5);
+  sent.push_back(oa_msg(msg_role::user, "question 5"));
+  int64_t leading = 0;
+  auto visible = visible_rows(conversation, {}, &leading);
+  auto plan = plan_from_rows(sent, history_style::full_history, visible, leading);
+  BOOST_TEST(plan.known == 10u);
+  BOOST_TEST(!plan.roll_back);
+  auto p = oa_print(conversation);
+  BOOST_TEST(plan_from_print(sent, history_style::full_history, p).known == 10u);
+  // Matched against the child alone, the same transcript is a branch after the head.
+  int64_t child_leading = 0;
+  auto child_only = visible_rows(c.rows, {}, &child_leading);
+  BOOST_TEST(plan_from_rows(sent, history_style::full_history, child_only, child_leading)
+               .roll_back);
+}
+
+BOOST_AUTO_TEST_CASE(a_reset_that_ran_the_question_again_holds_it_once) {
+  auto parent = oa_session(3);
+  parent.push_back(oa_row(8, msg_role::user, "question 3")); // unanswered: exhausted
+  auto c = oa_continue(parent, {0, 1},
+                       {oa_msg(msg_role::user, "question 3"), oa_msg(msg_role::assistant, "answer 3")});
+  auto conversation = c.parent;
+  continue_conversation(conversation, c.rows, creation_row_count(c.parent, c.rows));
+  auto visible = visible_rows(conversation, {}, nullptr);
+  auto sent = oa_transcript(4);
+  BOOST_REQUIRE(visible.size() == sent.size());
+  for (size_t i = 0; i < sent.size(); ++i)
+    BOOST_TEST(same_message(visible[i], sent[i]), i);
+  // Not run again (the new session's own rows start elsewhere): the tail stays.
+  auto other = oa_continue(parent, {0, 1}, {oa_msg(msg_role::user, "something else")});
+  auto kept = other.parent;
+  continue_conversation(kept, other.rows, creation_row_count(other.parent, other.rows));
+  BOOST_TEST(visible_rows(kept, {}, nullptr).size() == 8u);
+}
+
+BOOST_AUTO_TEST_CASE(a_rollback_in_a_continuation_stays_in_its_own_rows) {
+  auto parent = oa_session(2);
+  auto c = oa_continue(parent, {0, 3, 4},
+                       {oa_msg(msg_role::user, "question 2"), oa_msg(msg_role::assistant, "answer 2")});
+  auto conversation = c.parent;
+  continue_conversation(conversation, c.rows, creation_row_count(c.parent, c.rows));
+  int64_t leading = 0;
+  auto visible = visible_rows(conversation, {}, &leading);
+  BOOST_REQUIRE(visible.size() == 6u);
+  // The client edited its last question (in the continuation's own rows).
+  auto sent = oa_transcript(2);
+  sent.push_back(oa_msg(msg_role::user, "question 2, edited"));
+  auto plan = plan_from_rows(sent, history_style::full_history, visible, leading);
+  BOOST_REQUIRE(plan.roll_back);
+  auto fitted = fit_to_continuation(plan, visible, c.creation_end_id);
+  BOOST_REQUIRE(fitted);
+  BOOST_TEST(fitted->last_kept_id == c.creation_end_id); // not the parent's row: own rows only
+  BOOST_TEST(fitted->rebased_rows == 2);
+  // An edit before the continuation would roll back a parent row: not fit.
+  auto early = oa_transcript(1);
+  early.push_back(oa_msg(msg_role::user, "question 1, edited"));
+  auto branch = plan_from_rows(early, history_style::full_history, visible, leading);
+  BOOST_REQUIRE(branch.roll_back);
+  BOOST_TEST(!fit_to_continuation(branch, visible, c.creation_end_id));
+  history_plan none;
+  BOOST_TEST(fit_to_continuation(none, visible, c.creation_end_id).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(errors_keep_retriable_statuses_retriable_and_the_rest_not) {
   BOOST_TEST(openai_error_of(400, "bad_request").type == "invalid_request_error");
   BOOST_TEST(!sdk_retries(openai_error_of(400, "bad_request").status));

@@ -195,3 +195,45 @@ test('an upstream failure is retried by the official client and stored once', as
   assert.deepEqual(rows.filter((r) => r.state === 'rolled_back').map((r) => r.content),
                    ['Is the river frozen?']);
 });
+
+// The value of one unlabelled counter of /metrics.
+async function counter(rig, name) {
+  const metrics = await (await fetch(`${rig.daemonUrl}/metrics`)).text();
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name} `));
+  assert.ok(line, `${name} is exported`);
+  return Number(line.split(' ')[1]);
+}
+
+test('a full-history client continues across child sessions without a rebase', async (t) => {
+  // compression.in_place: false: each compaction continues the key in a child session
+  // holding copies of head and tail. The client's transcript is the conversation, so
+  // every later message must still be stored once, and nothing rolled back.
+  const rig = await startRig({
+    scenario: 'seed: 5\ntool_call_fraction: 0\n',
+    config: { compression: { threshold_tokens: 6000, protect_last_n: 6, in_place: false } },
+  });
+  t.after(() => rig.stop());
+  const client = doorClient(rig, 'children');
+  const history = [{ role: 'system', content: 'You are a travel agent.' }];
+  const sessions = new Set();
+  let appendedBefore = 0;
+  let sentAfterFirst = 0;
+  for (let turn = 0; turn < 80; ++turn) {
+    history.push({ role: 'user', content: `Turn ${turn}: what is the weather in city ${turn}?` });
+    const { data, response } = await client.chat.completions.create({
+      model: 'mneme', messages: history,
+    }).withResponse();
+    assert.equal(response.headers.get('x-mneme-rebased'), null, `turn ${turn}`);
+    sessions.add(response.headers.get('x-mneme-session-id'));
+    history.push(kept(data.choices[0].message));
+    if (turn === 0) {
+      appendedBefore = await counter(rig, 'mneme_messages_appended_total');
+      sentAfterFirst = history.length;
+    }
+  }
+  assert.ok(sessions.size >= 2, 'the key continued in a child session');
+  // Each message after the first exchange was appended once: the user's and the answer.
+  const appended = await counter(rig, 'mneme_messages_appended_total') - appendedBefore;
+  assert.equal(appended, history.length - sentAfterFirst);
+  assert.equal(await counter(rig, 'mneme_openai_rebased_total'), 0);
+});

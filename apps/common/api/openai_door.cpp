@@ -14,6 +14,9 @@
 //     a user token on another user's key gets the 404 of an unknown key (no existence oracle);
 //   - `developer` messages are system messages; content parts are joined as text (other
 //     parts are not stored).
+//   - after a continuation (child session or reset) a full-history transcript is matched
+//     against the conversation across the sessions of the key (door_read_conversation);
+//     a branch from before the continuation is matched against the new session alone.
 #include "apps/common/api/openai_door.hpp"
 
 #include <cstdio>
@@ -99,6 +102,7 @@ struct chat_call {
   std::string model;         // the upstream model name
   history_style style = history_style::stateful;
   std::string session_id;    // known before the turn ("" for a new key)
+  std::string parent_id;     // of that session ("" for none)
   int64_t rebased = 0;
   std::shared_ptr<openai_chunk_relay> relay;
 
@@ -269,25 +273,85 @@ void door_follow(const chat_ptr& c, const history_plan& plan) {
     plan.last_kept_id, std::string{door_branch_label});
 }
 
-// The slow path: every row of the session, matched one by one.
-void door_plan_rows(const chat_ptr& c, const std::vector<message>& rows) {
+// The conversation rows of a session (policies/openai_history.hpp, "Continuations").
+struct door_conversation {
+  std::vector<message> rows; // the conversation rows
+  std::vector<message> own;  // every row of the newest session
+  int64_t boundary_id = 0;   // rows above it are the newest session's own rows (0: all)
+};
+using conversation_fn = std::function<void(door_conversation&)>;
+
+// Beyond this many continuations back, older sessions are left out of the conversation
+// (their rows then match as a branch would).
+constexpr int door_max_ancestors = 1000;
+
+// Reads session `sid` and, while its parent is continued by it under the key, the
+// parent's conversation before it; then `then`.
+void door_read_conversation(const chat_ptr& c, const std::string& sid, std::string parent_id,
+                            int depth, conversation_fn then) {
+  door_ask<std::vector<message>>(
+    c, c->cfg().storage, c->cfg().read_timeout,
+    [c, parent_id, depth, then](std::vector<message>& rows) {
+      auto own = std::make_shared<std::vector<message>>(std::move(rows));
+      auto alone = [own, then] {
+        door_conversation conv;
+        conv.rows = *own;
+        conv.own = std::move(*own);
+        then(conv);
+      };
+      if (parent_id.empty() || depth >= door_max_ancestors)
+        return alone();
+      c->self()->request(c->cfg().storage, c->cfg().read_timeout, st_session_atom_v, parent_id)
+        .then(
+          [c, own, depth, then, alone](session_record& parent) {
+            door_guarded(c, [&] {
+              if (parent.session_key != c->key || !is_continuation_end(parent.end_reason))
+                return alone();
+              door_read_conversation(
+                c, parent.id, parent.parent_id, depth + 1, [own, then](door_conversation& up) {
+                  auto creation = creation_row_count(up.own, *own);
+                  door_conversation conv;
+                  conv.rows = std::move(up.rows);
+                  conv.boundary_id = creation > 0 ? (*own)[creation - 1].id
+                                     : up.own.empty() ? up.boundary_id
+                                                      : up.own.back().id;
+                  continue_conversation(conv.rows, *own, creation);
+                  conv.own = std::move(*own);
+                  then(conv);
+                });
+            });
+          },
+          [c, alone](caf::error&) { door_guarded(c, alone); }); // unreadable: this one alone
+    },
+    st_range_atom_v, sid, int64_t{1}, door_last_row);
+}
+
+// The slow path: every conversation row, matched one by one.
+void door_plan_rows(const chat_ptr& c, const door_conversation& conv) {
+  const auto& rules = c->cfg().visibility;
   int64_t leading = 0;
-  auto visible = visible_rows(rows, c->cfg().visibility, &leading);
+  auto visible = visible_rows(conv.rows, rules, &leading);
   // The print folded anew: one kept from before a rollback by another route would send
-  // every later request here again.
+  // every later request here again. It never folds the creation rows.
   history_print fresh;
   fresh.session_id = c->session_id;
-  fold_rows(fresh, rows, c->cfg().visibility);
+  fold_rows(fresh, conv.rows, rules);
+  fresh.last_row_id = std::max(fresh.last_row_id, conv.boundary_id);
   c->door->keep_print(c->key, std::move(fresh));
-  door_follow(c, plan_from_rows(c->in.messages, c->style, visible, leading));
+  auto plan = plan_from_rows(c->in.messages, c->style, visible, leading);
+  if (conv.boundary_id == 0)
+    return door_follow(c, plan);
+  if (auto fitted = fit_to_continuation(plan, visible, conv.boundary_id))
+    return door_follow(c, *fitted);
+  // The client's branch starts before the continuation: this session's rows alone.
+  auto own_visible = visible_rows(conv.own, rules, &leading);
+  door_follow(c, plan_from_rows(c->in.messages, c->style, own_visible, leading));
 }
 
 void door_read_rows(const chat_ptr& c) {
   c->door->count.history_reads.fetch_add(1);
-  door_ask<std::vector<message>>(
-    c, c->cfg().storage, c->cfg().read_timeout,
-    [c](std::vector<message>& rows) { door_plan_rows(c, rows); }, st_range_atom_v,
-    c->session_id, int64_t{1}, door_last_row);
+  door_read_conversation(c, c->session_id, c->parent_id, 0,
+                         [c](door_conversation& conv) { door_plan_rows(c, conv); });
 }
 
 void door_plan_print(const chat_ptr& c, const history_print& p) {
@@ -305,6 +369,8 @@ void door_match(const chat_ptr& c) {
   history_print p;
   if (known && known->session_id == c->session_id)
     p = std::move(*known);
+  else if (!c->parent_id.empty()) // perhaps a continuation: its conversation
+    return door_read_rows(c);
   else
     p.session_id = c->session_id;
   auto from = p.last_row_id + 1;
@@ -335,6 +401,7 @@ void door_session_chat(const chat_ptr& c) {
                             "field 'user': session '" + c->key + "' belongs to another user");
           }
           c->session_id = snap.record.id;
+          c->parent_id = snap.record.parent_id;
           if (c->relay) // the head goes with the first chunk: what is known before it
             c->relay->add_header("X-Mneme-Session-Id", c->session_id);
           door_match(c);
