@@ -320,7 +320,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, compaction_flips_flags_without_rewriting_a
 }
 
 BOOST_DATA_TEST_CASE_F(store_fixture, reset_starts_a_child_session_with_head_and_latest_summary_and_keeps_old_rows,
-                       data::make(testing::sqlite_only()), backend) {
+                       data::make(testing::all_store_backends()), backend) {
   open(backend);
   auto ids = conversation(12);
   auto s1 = store->commit_compaction({sid, {ids[4], ids[5]}, summary_text("s1"), false, {}});
@@ -354,7 +354,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, reset_starts_a_child_session_with_head_and
 }
 
 BOOST_DATA_TEST_CASE_F(store_fixture, reset_without_summary_keeps_the_head_and_its_tool_answers,
-                       data::make(testing::sqlite_only()), backend) {
+                       data::make(testing::all_store_backends()), backend) {
   open(backend);
   add(msg_role::system, "sys");
   add(msg_role::user, "u");
@@ -375,7 +375,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, reset_without_summary_keeps_the_head_and_i
 // Issue 25 item 8: a head row that cannot fit the window stays in the old session
 // (whole, searchable there) and is not copied; without a limit the head is copied as is.
 BOOST_DATA_TEST_CASE_F(store_fixture, reset_never_copies_a_row_over_the_row_limit,
-                       data::make(testing::sqlite_only()), backend) {
+                       data::make(testing::all_store_backends()), backend) {
   open(backend);
   add(msg_role::system, "sys");
   add(msg_role::user, std::string(40000, 'x')); // about 10,000 tokens
@@ -393,7 +393,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, reset_never_copies_a_row_over_the_row_limi
 }
 
 BOOST_DATA_TEST_CASE_F(store_fixture, rollback_restores_the_live_context_of_the_checkpoint_even_across_a_compaction,
-                       data::make(testing::sqlite_only()), backend) {
+                       data::make(testing::all_store_backends()), backend) {
   open(backend);
   auto ids = conversation(8);
   auto at_checkpoint = store->live_context(sid);
@@ -521,7 +521,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, session_creation_checks_ids_and_parents,
 }
 
 BOOST_DATA_TEST_CASE_F(store_fixture, stats_count_rows_by_state,
-                       data::make(testing::sqlite_only()), backend) {
+                       data::make(testing::all_store_backends()), backend) {
   open(backend);
   auto ids = conversation(6);
   BOOST_REQUIRE(store->create_checkpoint(sid, "cp", 1));

@@ -6,8 +6,8 @@
 
 #include <pqxx/pqxx>
 
-#include "store/compaction_checks.hpp"
 #include "store/pg/pg_error.hpp"
+#include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_schema.hpp"
 #include "store/row_codec.hpp"
 #include "store/sqlite_error.hpp"
@@ -18,11 +18,6 @@ namespace {
 
 constexpr size_t pg_max_label_bytes = 512; // as sqlite_store: user id, key, model, reasons
 constexpr size_t pg_max_open_sessions_remembered = 65536;
-
-#define MNEME_PG_SESSION_COLUMNS                                                      \
-  "id, user_id, session_key, parent_id, model, started_at_ms, ended_at_ms, "          \
-  "end_reason, cooldown_until_ms, cooldown_reason, anti_thrash_strikes, "             \
-  "lock_until_ms, probe_pending, fallback_streak, compaction_count, last_prompt_tokens"
 
 // The prepared statements (names are the keys libpqxx knows them by).
 constexpr const char* pg_statements[][2] = {
@@ -51,14 +46,11 @@ constexpr const char* pg_statements[][2] = {
    "UPDATE message_state SET active = 0, compacted = 1, archived_by = $1"
    " WHERE id = $2 AND active = 1"},
   {"live_context",
-   "SELECT id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp_ms,"
-   " token_estimate, active, compacted, is_summary, replaced_first_id, replaced_last_id,"
-   " archived_by FROM message_rows WHERE session_id = $1 AND active = 1"
+   "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 AND active = 1"
    " ORDER BY position, id"},
   {"range",
-   "SELECT id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp_ms,"
-   " token_estimate, active, compacted, is_summary, replaced_first_id, replaced_last_id,"
-   " archived_by FROM message_rows WHERE session_id = $1 AND id BETWEEN $2 AND $3"
+   "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows"
+   " WHERE session_id = $1 AND id BETWEEN $2 AND $3"
    " ORDER BY id"},
   {"stats",
    "SELECT coalesce(sum((s.active = 1)::int), 0), coalesce(sum((s.compacted = 1)::int), 0),"
@@ -77,96 +69,6 @@ caf::error check_pg_label(const std::string& value, const char* name) {
   if (value.size() > pg_max_label_bytes)
     return bad_request(std::string{name} + " exceeds " + std::to_string(pg_max_label_bytes)
                        + " bytes");
-  return {};
-}
-
-pqxx::binarystring bytes(const std::string& s) {
-  return pqxx::binarystring{s.data(), s.size()};
-}
-
-std::string text_of(const pqxx::field& f) {
-  return pqxx::binarystring{f}.str();
-}
-
-// Runs `body` (returning caf::expected<T> or caf::error) and turns a libpqxx
-// exception into the errc of pg_error.hpp.
-template <class F>
-auto guarded(const std::string& what, F&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return pg_failure(e, what);
-  }
-}
-
-caf::error not_yet(const char* op) {
-  return caf::make_error(errc::storage_failed,
-                         std::string{"postgres: "} + op
-                           + " is not implemented on PostgreSQL yet (issue 26, stage 2)");
-}
-
-std::string unknown_session(const std::string& id) {
-  return "unknown session '" + id + "'";
-}
-
-session_record decode_pg_session(const pqxx::row& r) {
-  session_record s;
-  s.id = r[0].as<std::string>();
-  s.user_id = text_of(r[1]);
-  s.session_key = text_of(r[2]);
-  s.parent_id = r[3].as<std::string>();
-  s.model = text_of(r[4]);
-  s.started_at_ms = r[5].as<int64_t>();
-  s.ended_at_ms = r[6].as<int64_t>();
-  s.end_reason = text_of(r[7]);
-  auto& t = s.triggers;
-  t.cooldown_until_ms = r[8].as<int64_t>();
-  t.cooldown_reason = text_of(r[9]);
-  t.anti_thrash_strikes = static_cast<int32_t>(r[10].as<int64_t>());
-  t.lock_until_ms = r[11].as<int64_t>();
-  t.probe_pending = r[12].as<int64_t>() != 0;
-  t.fallback_streak = static_cast<int32_t>(r[13].as<int64_t>());
-  t.compaction_count = r[14].as<int64_t>();
-  t.last_prompt_tokens = r[15].as<int64_t>();
-  return s;
-}
-
-caf::expected<std::vector<message>> decode_pg_messages(const pqxx::result& rows) {
-  std::vector<message> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows) {
-    message m;
-    m.id = r[0].as<int64_t>();
-    m.session_id = r[1].as<std::string>();
-    auto role = parse_role(r[2].as<std::string>());
-    if (!role)
-      return caf::make_error(errc::storage_corrupt,
-                             "row " + std::to_string(m.id) + " has an unknown role");
-    m.role = *role;
-    m.content = text_of(r[3]);
-    m.tool_call_id = text_of(r[4]);
-    auto calls = decode_tool_calls(text_of(r[5]));
-    if (!calls)
-      return std::move(calls.error());
-    m.tool_calls = std::move(*calls);
-    m.tool_name = text_of(r[6]);
-    m.timestamp_ms = r[7].as<int64_t>();
-    m.token_estimate = r[8].as<int64_t>();
-    m.active = r[9].as<int64_t>() != 0;
-    m.compacted = r[10].as<int64_t>() != 0;
-    m.is_summary = r[11].as<int64_t>() != 0;
-    m.replaced_first_id = r[12].as<int64_t>();
-    m.replaced_last_id = r[13].as<int64_t>();
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-// not_found unless the session exists (an id that is not a valid session id names
-// no session: such text never reaches a query).
-caf::error require_pg_session(pqxx::transaction_base& t, const std::string& session_id) {
-  if (!valid_session_id(session_id) || t.exec_prepared("session_open", session_id).empty())
-    return not_found(unknown_session(session_id));
   return {};
 }
 
@@ -216,7 +118,7 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
     // The message names host and port but never the password.
     return pg_failure(e, "connect");
   }
-  return guarded("open", [&]() -> caf::expected<std::unique_ptr<pg_store>> {
+  return pg::guarded("open", [&]() -> caf::expected<std::unique_ptr<pg_store>> {
     // An acknowledged write is in the server's WAL on disk (SPEC §1).
     // (set_variable: libpqxx sets it again after reconnecting.)
     conn->set_variable("synchronous_commit", "on");
@@ -247,13 +149,13 @@ caf::expected<session_record> pg_store::create_session(session_record rec, time_
   rec.ended_at_ms = 0;
   rec.end_reason.clear();
   rec.triggers = trigger_state{};
-  return guarded("create session", [&]() -> caf::expected<session_record> {
+  return pg::guarded("create session", [&]() -> caf::expected<session_record> {
     pqxx::work w{*conn_};
     if (!rec.parent_id.empty())
-      if (auto err = require_pg_session(w, rec.parent_id))
+      if (auto err = pg::require_session(w, rec.parent_id))
         return err;
-    auto r = w.exec_prepared("session_insert", rec.id, bytes(rec.user_id),
-                             bytes(rec.session_key), rec.parent_id, bytes(rec.model),
+    auto r = w.exec_prepared("session_insert", rec.id, pg::bytes(rec.user_id),
+                             pg::bytes(rec.session_key), rec.parent_id, pg::bytes(rec.model),
                              rec.started_at_ms);
     if (r.affected_rows() == 0)
       return bad_request("create session: id '" + rec.id + "' already exists");
@@ -267,10 +169,10 @@ caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& 
   if (remember && open_sessions_.count(session_id) != 0)
     return {};
   if (!valid_session_id(session_id))
-    return not_found(unknown_session(session_id));
+    return not_found(pg::unknown_session(session_id));
   auto r = t.exec_prepared("session_open", session_id);
   if (r.empty())
-    return not_found(unknown_session(session_id));
+    return not_found(pg::unknown_session(session_id));
   if (r[0][0].as<int64_t>() != 0)
     return bad_request("session '" + session_id + "' has ended");
   if (remember) {
@@ -285,14 +187,14 @@ caf::expected<session_record> pg_store::end_session(const std::string& session_i
                                                     const std::string& reason) {
   if (auto err = check_pg_label(reason, "end reason"))
     return err;
-  return guarded("end session", [&]() -> caf::expected<session_record> {
+  return pg::guarded("end session", [&]() -> caf::expected<session_record> {
     pqxx::work w{*conn_};
     if (auto err = require_open(w, session_id, false))
       return err;
-    w.exec_prepared("session_end", session_id, now > 0 ? now : int64_t{1}, bytes(reason));
+    w.exec_prepared("session_end", session_id, now > 0 ? now : int64_t{1}, pg::bytes(reason));
     open_sessions_.erase(session_id);
     auto r = w.exec_prepared("session_load", session_id);
-    auto rec = decode_pg_session(r[0]);
+    auto rec = pg::decode_session(r[0]);
     w.commit();
     return rec;
   });
@@ -303,18 +205,18 @@ caf::error pg_store::write_triggers(pqxx::transaction_base& w, const std::string
   if (auto err = check_pg_label(t.cooldown_reason, "cooldown_reason"))
     return err;
   if (!valid_session_id(session_id))
-    return not_found(unknown_session(session_id));
+    return not_found(pg::unknown_session(session_id));
   auto r = w.exec_prepared("session_triggers", session_id, t.cooldown_until_ms,
-                           bytes(t.cooldown_reason), int64_t{t.anti_thrash_strikes},
+                           pg::bytes(t.cooldown_reason), int64_t{t.anti_thrash_strikes},
                            t.lock_until_ms, int64_t{t.probe_pending ? 1 : 0},
                            int64_t{t.fallback_streak}, t.compaction_count, t.last_prompt_tokens);
   if (r.affected_rows() == 0)
-    return not_found(unknown_session(session_id));
+    return not_found(pg::unknown_session(session_id));
   return {};
 }
 
 caf::error pg_store::save_triggers(const std::string& session_id, const trigger_state& t) {
-  return guarded("save trigger state", [&]() -> caf::error {
+  return pg::guarded("save trigger state", [&]() -> caf::error {
     pqxx::work w{*conn_};
     if (auto err = write_triggers(w, session_id, t))
       return err;
@@ -332,15 +234,15 @@ caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const
   if (auto err = require_open(t, m.session_id, remember))
     return err;
   auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},
-                           bytes(m.content), bytes(m.tool_call_id),
-                           bytes(encode_tool_calls(m.tool_calls)), bytes(m.tool_name),
+                           pg::bytes(m.content), pg::bytes(m.tool_call_id),
+                           pg::bytes(encode_tool_calls(m.tool_calls)), pg::bytes(m.tool_name),
                            m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
                            m.replaced_first_id, m.replaced_last_id, position);
   return r[0][0].as<int64_t>();
 }
 
 caf::expected<int64_t> pg_store::append(const message& m) {
-  return guarded("append to session " + m.session_id, [&]() -> caf::expected<int64_t> {
+  return pg::guarded("append to session " + m.session_id, [&]() -> caf::expected<int64_t> {
     pqxx::work w{*conn_};
     auto id = insert_message(w, m, 0, false);
     if (id)
@@ -350,7 +252,7 @@ caf::expected<int64_t> pg_store::append(const message& m) {
 }
 
 caf::expected<message_ids> pg_store::append_batch(const std::vector<message>& batch) {
-  return guarded("append batch", [&]() -> caf::expected<message_ids> {
+  return pg::guarded("append batch", [&]() -> caf::expected<message_ids> {
     pqxx::work w{*conn_};
     message_ids out;
     out.ids.reserve(batch.size());
@@ -368,7 +270,7 @@ caf::expected<message_ids> pg_store::append_batch(const std::vector<message>& ba
 // --- group commit
 
 caf::error pg_store::begin_group() {
-  return guarded("begin group", [&]() -> caf::error {
+  return pg::guarded("begin group", [&]() -> caf::error {
     group_ = std::make_unique<pqxx::work>(*conn_, "group");
     group_broken_ = false;
     return {};
@@ -427,7 +329,7 @@ caf::expected<message_ids> pg_store::insert_batch_in_group(const std::vector<mes
 }
 
 caf::error pg_store::commit_group() {
-  auto err = guarded("commit group", [&]() -> caf::error {
+  auto err = pg::guarded("commit group", [&]() -> caf::error {
     if (group_broken_)
       return caf::make_error(errc::storage_failed, "postgres: the group was rolled back");
     group_->commit();
@@ -447,88 +349,24 @@ void pg_store::abort_group() {
   open_sessions_.clear();
 }
 
-// --- compaction
-
-caf::expected<message> pg_store::commit_compaction(const compaction_commit& c) {
-  if (auto err = check_compaction_summary("compaction", c, params_))
-    return err;
-  return guarded("compaction", [&]() -> caf::expected<message> {
-    pqxx::work w{*conn_};
-    if (auto err = require_open(w, c.session_id, false))
-      return err;
-    struct live_row {
-      int64_t id;
-      int64_t position;
-    };
-    std::vector<live_row> live;
-    for (const auto& r : w.exec_prepared("live_ids", c.session_id))
-      live.push_back(live_row{r[0].as<int64_t>(), r[1].as<int64_t>()});
-    auto start = locate_archive_run("compaction", live, c.archive_ids, c.session_id);
-    if (!start)
-      return std::move(start.error());
-    auto summary = summary_row(c, c.session_id);
-    auto id = insert_message(w, summary, live[*start].position, false);
-    if (!id)
-      return std::move(id.error());
-    summary.id = *id;
-    // Flag flips only: message_state rows change, no message row is touched.
-    for (auto archived : c.archive_ids)
-      w.exec_prepared("archive_row", summary.id, archived);
-    if (c.update_triggers)
-      if (auto err = write_triggers(w, c.session_id, c.triggers))
-        return err;
-    w.commit();
-    return summary;
-  });
-}
-
-caf::expected<std::vector<message>> pg_store::commit_replacement(const replacement_commit&) {
-  return not_yet("row replacement");
-}
-
-caf::expected<std::vector<message>> pg_store::continue_in_child(const compaction_commit&,
-                                                                time_ms) {
-  return not_yet("child session continuation");
-}
-
-caf::expected<session_record> pg_store::reset_session(const std::string&, int, time_ms,
-                                                      const std::string&, int64_t) {
-  return not_yet("session reset");
-}
-
-caf::expected<checkpoint_record> pg_store::create_checkpoint(const std::string&,
-                                                             const std::string&, time_ms) {
-  return not_yet("checkpoint creation");
-}
-
-caf::expected<std::vector<message>> pg_store::rollback_to_checkpoint(const std::string&,
-                                                                     const std::string&) {
-  return not_yet("rollback");
-}
-
-caf::expected<std::vector<message>> pg_store::rollback_after_row(const std::string&, int64_t,
-                                                                 const std::string&) {
-  return not_yet("rollback");
-}
-
 // --- reads
 
 caf::expected<session_record> pg_store::session(const std::string& session_id) {
-  return guarded("load session", [&]() -> caf::expected<session_record> {
+  return pg::guarded("load session", [&]() -> caf::expected<session_record> {
     if (!valid_session_id(session_id))
-      return not_found(unknown_session(session_id));
+      return not_found(pg::unknown_session(session_id));
     pqxx::read_transaction r{*conn_};
     auto rows = r.exec_prepared("session_load", session_id);
     if (rows.empty())
-      return not_found(unknown_session(session_id));
-    return decode_pg_session(rows[0]);
+      return not_found(pg::unknown_session(session_id));
+    return pg::decode_session(rows[0]);
   });
 }
 
 caf::expected<std::vector<session_record>> pg_store::sessions(const session_filter& f) {
   if (f.limit < 1 || f.limit > 100000)
     return bad_request("list sessions: limit must be 1..100000");
-  return guarded("list sessions", [&]() -> caf::expected<std::vector<session_record>> {
+  return pg::guarded("list sessions", [&]() -> caf::expected<std::vector<session_record>> {
     // One statement per filter shape, so that each uses its index.
     std::string sql = "SELECT " MNEME_PG_SESSION_COLUMNS " FROM sessions WHERE ";
     if (!f.session_key.empty())
@@ -540,17 +378,17 @@ caf::expected<std::vector<session_record>> pg_store::sessions(const session_filt
     sql += " AND ($3 = 0 OR ended_at_ms = 0) ORDER BY started_at_ms DESC, id DESC LIMIT $4";
     pqxx::read_transaction r{*conn_};
     std::vector<session_record> out;
-    for (const auto& row : r.exec_params(sql, bytes(f.user_id), bytes(f.session_key),
+    for (const auto& row : r.exec_params(sql, pg::bytes(f.user_id), pg::bytes(f.session_key),
                                          int64_t{f.open_only ? 1 : 0}, f.limit))
-      out.push_back(decode_pg_session(row));
+      out.push_back(pg::decode_session(row));
     return out;
   });
 }
 
 caf::expected<session_stats> pg_store::stats(const std::string& session_id) {
-  return guarded("session stats", [&]() -> caf::expected<session_stats> {
+  return pg::guarded("session stats", [&]() -> caf::expected<session_stats> {
     pqxx::read_transaction r{*conn_};
-    if (auto err = require_pg_session(r, session_id))
+    if (auto err = pg::require_session(r, session_id))
       return err;
     auto row = r.exec_prepared("stats", session_id)[0];
     session_stats st;
@@ -575,11 +413,11 @@ caf::expected<trigger_state> pg_store::triggers(const std::string& session_id) {
 }
 
 caf::expected<std::vector<message>> pg_store::live_context(const std::string& session_id) {
-  return guarded("load live context", [&]() -> caf::expected<std::vector<message>> {
+  return pg::guarded("load live context", [&]() -> caf::expected<std::vector<message>> {
     pqxx::read_transaction r{*conn_};
-    if (auto err = require_pg_session(r, session_id))
+    if (auto err = pg::require_session(r, session_id))
       return err;
-    return decode_pg_messages(r.exec_prepared("live_context", session_id));
+    return pg::decode_messages(r.exec_prepared("live_context", session_id));
   });
 }
 
@@ -588,59 +426,59 @@ caf::expected<std::vector<message>> pg_store::range(const std::string& session_i
   if (first_id <= 0 || last_id < first_id)
     return bad_request("load range: need 0 < first_id <= last_id, got "
                        + std::to_string(first_id) + ".." + std::to_string(last_id));
-  return guarded("load range", [&]() -> caf::expected<std::vector<message>> {
+  return pg::guarded("load range", [&]() -> caf::expected<std::vector<message>> {
     pqxx::read_transaction r{*conn_};
-    if (auto err = require_pg_session(r, session_id))
+    if (auto err = pg::require_session(r, session_id))
       return err;
-    return decode_pg_messages(r.exec_prepared("range", session_id, first_id, last_id));
+    return pg::decode_messages(r.exec_prepared("range", session_id, first_id, last_id));
   });
 }
 
 caf::expected<std::vector<checkpoint_record>>
 pg_store::checkpoints(const std::string& session_id) {
-  return guarded("list checkpoints", [&]() -> caf::expected<std::vector<checkpoint_record>> {
+  return pg::guarded("list checkpoints", [&]() -> caf::expected<std::vector<checkpoint_record>> {
     pqxx::read_transaction r{*conn_};
-    if (auto err = require_pg_session(r, session_id))
+    if (auto err = pg::require_session(r, session_id))
       return err;
     std::vector<checkpoint_record> out;
     for (const auto& row : r.exec_prepared("checkpoints", session_id))
-      out.push_back(checkpoint_record{row[0].as<std::string>(), text_of(row[1]),
+      out.push_back(checkpoint_record{row[0].as<std::string>(), pg::text_of(row[1]),
                                       row[2].as<int64_t>(), row[3].as<int64_t>()});
     return out;
   });
 }
 
 caf::expected<int64_t> pg_store::export_jsonl(const std::string&, std::ostream&) {
-  return not_yet("JSONL export");
+  return pg::not_yet("JSONL export");
 }
 
 // --- memory tiers and agent tools (stage 2)
 
 caf::expected<fact_record> pg_store::put_fact(const fact_record&, time_ms) {
-  return not_yet("facts");
+  return pg::not_yet("facts");
 }
 
 caf::expected<fact_record> pg_store::remove_fact(const std::string&, const std::string&,
                                                  time_ms) {
-  return not_yet("facts");
+  return pg::not_yet("facts");
 }
 
 caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query&) {
-  return not_yet("facts");
+  return pg::not_yet("facts");
 }
 
 caf::error pg_store::put_session_tools(const std::string&, const std::string&,
                                        const std::string&, time_ms) {
-  return not_yet("session tools");
+  return pg::not_yet("session tools");
 }
 
 caf::expected<std::string> pg_store::session_tools(const std::string&) {
-  return not_yet("session tools");
+  return pg::not_yet("session tools");
 }
 
 caf::expected<session_record> pg_store::import_jsonl(std::string_view, session_record,
                                                      time_ms) {
-  return not_yet("JSONL import");
+  return pg::not_yet("JSONL import");
 }
 
 } // namespace mneme
