@@ -539,7 +539,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, stats_count_rows_by_state,
 }
 
 BOOST_DATA_TEST_CASE_F(store_fixture, jsonl_export_writes_every_row_with_its_flags,
-                       data::make(testing::sqlite_only()), backend) {
+                       data::make(testing::all_store_backends()), backend) {
   open(backend);
   auto ids = conversation(5);
   auto s = store->commit_compaction({sid, {ids[2], ids[3]}, summary_text("sum"), false, {}});

@@ -49,7 +49,8 @@ session_record decode_session(const pqxx::row& r) {
   return s;
 }
 
-caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows) {
+caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows,
+                                                    std::vector<int64_t>* archived_by) {
   std::vector<message> out;
   out.reserve(rows.size());
   for (const auto& r : rows) {
@@ -75,6 +76,8 @@ caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows) {
     m.is_summary = r[11].as<int64_t>() != 0;
     m.replaced_first_id = r[12].as<int64_t>();
     m.replaced_last_id = r[13].as<int64_t>();
+    if (archived_by != nullptr)
+      archived_by->push_back(r[14].as<int64_t>());
     out.push_back(std::move(m));
   }
   return out;

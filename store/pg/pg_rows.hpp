@@ -38,7 +38,10 @@ pqxx::binarystring bytes(const std::string& s);
 std::string text_of(const pqxx::field& f);
 
 session_record decode_session(const pqxx::row& r);
-caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows);
+// Rows selected with MNEME_PG_MESSAGE_COLUMNS; `archived_by`, when given, receives
+// each row's archived_by column.
+caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows,
+                                                    std::vector<int64_t>* archived_by = nullptr);
 
 std::string unknown_session(const std::string& id);
 // errc::storage_failed: `op` is not implemented on PostgreSQL yet.

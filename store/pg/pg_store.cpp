@@ -8,6 +8,7 @@
 
 #include "store/pg/pg_error.hpp"
 #include "store/pg/pg_rows.hpp"
+#include "store/jsonl_export.hpp"
 #include "store/pg/pg_schema.hpp"
 #include "store/row_codec.hpp"
 #include "store/sqlite_error.hpp"
@@ -52,6 +53,8 @@ constexpr const char* pg_statements[][2] = {
    "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows"
    " WHERE session_id = $1 AND id BETWEEN $2 AND $3"
    " ORDER BY id"},
+  {"export",
+   "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 ORDER BY id"},
   {"stats",
    "SELECT coalesce(sum((s.active = 1)::int), 0), coalesce(sum((s.compacted = 1)::int), 0),"
    " coalesce(sum((s.active = 0 AND s.compacted = 0)::int), 0),"
@@ -448,8 +451,22 @@ pg_store::checkpoints(const std::string& session_id) {
   });
 }
 
-caf::expected<int64_t> pg_store::export_jsonl(const std::string&, std::ostream&) {
-  return pg::not_yet("JSONL export");
+caf::expected<int64_t> pg_store::export_jsonl(const std::string& session_id,
+                                              std::ostream& out) {
+  return pg::guarded("export session", [&]() -> caf::expected<int64_t> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    std::vector<int64_t> archived_by;
+    auto rows = pg::decode_messages(r.exec_prepared("export", session_id), &archived_by);
+    if (!rows)
+      return std::move(rows.error());
+    for (size_t i = 0; i < rows->size(); ++i)
+      out << to_jsonl_line((*rows)[i], archived_by[i]) << '\n';
+    if (!out)
+      return caf::make_error(errc::storage_failed, "export session: output stream failed");
+    return static_cast<int64_t>(rows->size());
+  });
 }
 
 // --- memory tiers and agent tools (stage 2)
