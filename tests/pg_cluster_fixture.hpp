@@ -3,8 +3,9 @@
 // free loopback port, as the `postgres` user when the test runs as root (the
 // directory is then owned by postgres). One cluster per test program, started by
 // the first test that asks (pg_test_cluster::shared()) and stopped and removed at
-// program exit. Every test gets a schema of its own (fresh_url()), so tests never
-// see each other's rows and no database has to be created per test.
+// program exit. Every test gets a schema of its own (fresh_url(): search_path is that
+// schema, then public, where pg_trgm is installed once), so tests never see each
+// other's rows and no database has to be created per test.
 //
 // A cluster that cannot start throws std::runtime_error naming the reason and the
 // tail of the server log: the test that needed it fails loudly, never skips.
@@ -48,7 +49,8 @@ public:
   std::string fresh_url() {
     auto schema = "t" + std::to_string(++schemas_);
     psql("CREATE SCHEMA " + schema);
-    return base_url() + "?options=-csearch_path%3D" + schema;
+    // public holds the cluster's extensions (pg_trgm, created once at start).
+    return base_url() + "?options=-csearch_path%3D" + schema + "%2Cpublic";
   }
 
   std::string base_url() const {
@@ -98,6 +100,7 @@ private:
         if (run(bin("createdb") + " -h 127.0.0.1 -p " + std::to_string(port_)
                 + " -U postgres mneme") != 0)
           fail("createdb failed");
+        psql("CREATE EXTENSION pg_trgm SCHEMA public");
         return;
       }
     }

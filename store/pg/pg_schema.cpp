@@ -25,7 +25,13 @@ CREATE TABLE IF NOT EXISTS mneme_schema_versions(
 );
 )sql";
 
+// Recall columns (store/pg/pg_search_columns.hpp) are written with the message row
+// in the append's transaction (no indexing backlog, unlike SQLite's schema v5):
+// search_words is mneme's own token list as a tsvector (GIN), search_text the text
+// as valid UTF-8 for pg_trgm substring search (GIN, gin_trgm_ops). pg_trgm is a
+// trusted extension: the database owner may create it.
 constexpr const char* pg_v1_sql = R"sql(
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
 CREATE TABLE sessions(
   id                  text PRIMARY KEY,
   user_id             bytea NOT NULL,
@@ -60,8 +66,12 @@ CREATE TABLE messages(
   tool_call_id      bytea NOT NULL DEFAULT '',
   tool_name         bytea NOT NULL DEFAULT '',
   tool_calls        bytea NOT NULL DEFAULT '',
-  content           bytea NOT NULL
+  content           bytea NOT NULL,
+  search_words      tsvector NOT NULL,
+  search_text       text NOT NULL
 );
+CREATE INDEX messages_search_words ON messages USING gin(search_words);
+CREATE INDEX messages_search_text ON messages USING gin(search_text gin_trgm_ops);
 
 CREATE TABLE message_state(
   id          bigint PRIMARY KEY REFERENCES messages(id),
@@ -104,7 +114,8 @@ CREATE TABLE checkpoints(
 
 const std::vector<pg_migration>& pg_schema_migrations() {
   static const std::vector<pg_migration> list{
-    {1, "sessions, messages, message_state, message_rows, checkpoints", pg_v1_sql},
+    {1, "sessions, messages (with recall columns), message_state, message_rows, checkpoints",
+     pg_v1_sql},
   };
   return list;
 }

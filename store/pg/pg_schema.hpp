@@ -4,7 +4,7 @@
 // sessions with their trigger state, checkpoints. Free text is stored as bytea:
 // mneme stores message bytes as given (NUL and invalid UTF-8 included), which a
 // PostgreSQL text column cannot hold. Ids are text (valid_session_id restricts them
-// to ASCII).
+// to ASCII). Recall reads search_words / search_text (store/pg/pg_search_columns.hpp).
 // Versions live in the table mneme_schema_versions (one row per applied version);
 // migrations run under a transaction-scoped advisory lock, so several nodes
 // starting at once apply each version exactly once.

@@ -10,6 +10,7 @@
 #include "store/pg/pg_rows.hpp"
 #include "store/jsonl_export.hpp"
 #include "store/pg/pg_schema.hpp"
+#include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/sqlite_error.hpp"
 
@@ -36,7 +37,8 @@ constexpr const char* pg_statements[][2] = {
   {"message_insert",
    "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
    " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
-   " replaced_last_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+   " replaced_last_id, search_words, search_text)"
+   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14)"
    " RETURNING id, session_id)"
    " INSERT INTO message_state(id, session_id, position)"
    " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
@@ -240,7 +242,8 @@ caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const
                            pg::bytes(m.content), pg::bytes(m.tool_call_id),
                            pg::bytes(encode_tool_calls(m.tool_calls)), pg::bytes(m.tool_name),
                            m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
-                           m.replaced_first_id, m.replaced_last_id, position);
+                           m.replaced_first_id, m.replaced_last_id, position,
+                           pg_tsvector_literal(m.content), pg_search_text(m.content));
   return r[0][0].as<int64_t>();
 }
 
