@@ -223,19 +223,9 @@ BOOST_DATA_TEST_CASE_F(child_fixture, without_a_trigger_update_the_child_inherit
 BOOST_DATA_TEST_CASE_F(child_fixture, no_message_row_is_rewritten_only_state_flips_and_new_rows,
                        data::make(testing::all_store_backends()), backend) {
   open(backend);
-  bool on_sqlite = backend == testing::store_backend::sqlite;
-  if (on_sqlite)
-    BOOST_REQUIRE(sqlite3_exec(sqlite_handle(),
-                               "CREATE TEMP TABLE rewrites(n INTEGER);"
-                               "INSERT INTO rewrites VALUES (0);"
-                               "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.messages"
-                               " BEGIN UPDATE rewrites SET n = n + 1; END;",
-                               nullptr, nullptr, nullptr) == SQLITE_OK);
-  else // the PostgreSQL schema refuses every UPDATE of a message row
-    BOOST_TEST(!testing::store_exec_ok(*store, "UPDATE messages SET timestamp_ms = 1"));
+  auto rewrites = testing::watch_message_rewrites(*store);
   BOOST_REQUIRE(store->continue_in_child(middle_commit(), child_start_ms));
-  if (on_sqlite)
-    BOOST_TEST(scalar("SELECT n FROM temp.rewrites") == 0);
+  BOOST_TEST(rewrites() == 0);
 }
 
 BOOST_DATA_TEST_CASE_F(child_fixture, a_failure_inside_the_transaction_leaves_the_file_as_it_was,

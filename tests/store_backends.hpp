@@ -7,7 +7,9 @@
 // Header-only; tests/*_test.cpp include it.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -97,6 +99,23 @@ inline bool store_exec_ok(message_store& store, const std::string& sql) {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+// Watches UPDATEs of message rows from now on; the returned function counts them. On
+// SQLite a temporary trigger counts; on PostgreSQL the schema refuses every such
+// UPDATE (checked here), so nothing can rewrite a message and the count is 0.
+inline std::function<int64_t()> watch_message_rewrites(message_store& store) {
+  if (store.sqlite() != nullptr) {
+    if (!store_exec_ok(store, "CREATE TEMP TABLE rewrites(n INTEGER);"
+                              "INSERT INTO rewrites VALUES (0);"
+                              "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.messages"
+                              " BEGIN UPDATE rewrites SET n = n + 1; END;"))
+      throw std::runtime_error("watch_message_rewrites: cannot create the trigger");
+    return [&store] { return store_scalar(store, "SELECT n FROM temp.rewrites"); };
+  }
+  if (store_exec_ok(store, "UPDATE messages SET timestamp_ms = timestamp_ms"))
+    throw std::runtime_error("watch_message_rewrites: PostgreSQL let a message be rewritten");
+  return [] { return int64_t{0}; };
 }
 
 } // namespace mneme::testing

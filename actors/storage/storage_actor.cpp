@@ -236,7 +236,8 @@ void flush(storage_pointer self) {
     return;
   }
   checkpoint_wal(self);
-  st.indexing.committed(rows, last_id, steady_ms());
+  if (st.sqlite) // PostgreSQL indexes in the append transaction: no backlog
+    st.indexing.committed(rows, last_id, steady_ms());
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -304,6 +305,8 @@ bool read_backlogs(storage_state& st) {
 // append (recall finds unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
+  if (!st.sqlite)
+    return; // PostgreSQL indexes in the append transaction
   auto now = steady_ms();
   auto step = st.indexing.next(now);
   if (step.what == index_step::kind::idle)
@@ -316,8 +319,6 @@ void index_when_idle(storage_pointer self) {
     queue_tick(self);
     return;
   }
-  if (!st.sqlite)
-    return;
   auto done = index_pending(st.sqlite->connection(), step.plan,
                             [self] { return !self->mailbox().empty(); });
   if (!done) {

@@ -15,7 +15,8 @@
 // intact; a failure of the transaction itself (disk full, I/O) answers every
 // request of the group with that error and nothing of the group is kept.
 //
-// Full-text indexing is not part of an append (schema v5): after a commit, the
+// On SQLite, full-text indexing is not part of an append (schema v5; PostgreSQL
+// writes its recall columns in the append's transaction): after a commit, the
 // flush message doubles as the idle tick. When the mailbox is empty, one paced tick
 // (policies/index_pacing.hpp, store/fts_indexer.hpp) fills the index furthest
 // behind with a run of rows and stops after any row when a request arrives; a large row waits for a quiet writer (or a

@@ -1,24 +1,25 @@
-// The PostgreSQL store: sessions, appends, group commits, compaction and reads;
-// see pg_store.hpp.
+// The PostgreSQL store: opening, sessions, appends, group commits and reads; see
+// pg_store.hpp. Compactions are in pg_store_compaction.cpp, reset, checkpoints and
+// rollback in pg_store_rollback.cpp.
 #include "store/pg/pg_store.hpp"
 
 #include <fstream>
 
 #include <pqxx/pqxx>
 
+#include "store/jsonl_export.hpp"
 #include "store/pg/pg_error.hpp"
 #include "store/pg/pg_rows.hpp"
-#include "store/jsonl_export.hpp"
 #include "store/pg/pg_schema.hpp"
 #include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
+#include "store/session_checks.hpp"
 #include "store/sqlite_error.hpp"
 
 namespace mneme {
 
 namespace {
 
-constexpr size_t pg_max_label_bytes = 512; // as sqlite_store: user id, key, model, reasons
 constexpr size_t pg_max_open_sessions_remembered = 65536;
 
 // The prepared statements (names are the keys libpqxx knows them by).
@@ -69,13 +70,6 @@ constexpr const char* pg_statements[][2] = {
    "SELECT session_id, name, last_message_id, created_at_ms FROM checkpoints"
    " WHERE session_id = $1 ORDER BY last_message_id, created_at_ms, name"},
 };
-
-caf::error check_pg_label(const std::string& value, const char* name) {
-  if (value.size() > pg_max_label_bytes)
-    return bad_request(std::string{name} + " exceeds " + std::to_string(pg_max_label_bytes)
-                       + " bytes");
-  return {};
-}
 
 } // namespace
 
@@ -138,22 +132,8 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
 // --- sessions
 
 caf::expected<session_record> pg_store::create_session(session_record rec, time_ms now) {
-  if (now < 0)
-    return bad_request("create session: now must be >= 0");
-  if (rec.id.empty())
-    rec.id = ids_.next(now);
-  else if (!valid_session_id(rec.id))
-    return bad_request("create session: id must be 1..128 characters of [A-Za-z0-9._:-]");
-  for (auto [value, name] : {std::pair{&rec.user_id, "user_id"},
-                             std::pair{&rec.session_key, "session_key"},
-                             std::pair{&rec.model, "model"}})
-    if (auto err = check_pg_label(*value, name))
-      return err;
-  if (rec.started_at_ms <= 0)
-    rec.started_at_ms = now;
-  rec.ended_at_ms = 0;
-  rec.end_reason.clear();
-  rec.triggers = trigger_state{};
+  if (auto err = prepare_new_session(rec, now, ids_))
+    return err;
   return pg::guarded("create session", [&]() -> caf::expected<session_record> {
     pqxx::work w{*conn_};
     if (!rec.parent_id.empty())
@@ -190,7 +170,7 @@ caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& 
 
 caf::expected<session_record> pg_store::end_session(const std::string& session_id, time_ms now,
                                                     const std::string& reason) {
-  if (auto err = check_pg_label(reason, "end reason"))
+  if (auto err = check_label(reason, "end reason"))
     return err;
   return pg::guarded("end session", [&]() -> caf::expected<session_record> {
     pqxx::work w{*conn_};
@@ -207,7 +187,7 @@ caf::expected<session_record> pg_store::end_session(const std::string& session_i
 
 caf::error pg_store::write_triggers(pqxx::transaction_base& w, const std::string& session_id,
                                     const trigger_state& t) {
-  if (auto err = check_pg_label(t.cooldown_reason, "cooldown_reason"))
+  if (auto err = check_label(t.cooldown_reason, "cooldown_reason"))
     return err;
   if (!valid_session_id(session_id))
     return not_found(pg::unknown_session(session_id));

@@ -6,11 +6,11 @@
 //
 // Implemented: sessions (create, end, list, load, stats, trigger state), appends
 // (single, batch, group commit: many appends in one transaction, a batch atomic
-// inside it through a savepoint), live context, range, the atomic compaction commit
-// (flag flips in message_state only: no message row is ever updated; the schema
-// refuses it), checkpoint listing.
-// Not yet: replacement, child continuation, reset, checkpoints/rollback writes,
-// JSONL export/import, facts, session tools, recall (store/message_store.hpp's
+// inside it through a savepoint), live context, range, the atomic compaction commit,
+// row replacement, child continuation, reset, checkpoints and rollback (flag flips in
+// message_state only: the schema refuses any UPDATE of a message row), JSONL export.
+// Each message's recall columns are written in its insert (pg_search_columns.hpp).
+// Not yet: JSONL import, facts, session tools, recall search (store/message_store.hpp
 // recall_source).
 //
 // Durability: the connection sets synchronous_commit = on, so an operation that

@@ -7,6 +7,7 @@
 
 #include "policies/reset_plan.hpp"
 #include "store/pg/pg_rows.hpp"
+#include "store/session_checks.hpp"
 #include "store/sqlite_error.hpp"
 
 namespace mneme {
@@ -15,12 +16,8 @@ caf::expected<session_record> pg_store::reset_session(const std::string& session
                                                       int head_count, time_ms now,
                                                       const std::string& reason,
                                                       int64_t max_row_tokens) {
-  if (head_count < 0 || head_count > 1000)
-    return bad_request("reset: head_count must be 0..1000");
-  if (max_row_tokens < 0)
-    return bad_request("reset: max_row_tokens must be >= 0");
-  if (now < 0)
-    return bad_request("reset: now must be >= 0");
+  if (auto err = check_reset_request(head_count, now, max_row_tokens))
+    return err;
   return pg::guarded("reset", [&]() -> caf::expected<session_record> {
     pqxx::work w{*conn_};
     if (auto err = require_open(w, session_id, false))
