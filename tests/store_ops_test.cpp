@@ -601,6 +601,20 @@ BOOST_DATA_TEST_CASE_F(store_fixture, group_commit_blocks_keep_a_failed_request_
   BOOST_TEST(live->back().content == "d");
 }
 
+// Agent turns' tools per key (store/session_tools.hpp): the newest setting wins.
+BOOST_DATA_TEST_CASE_F(store_fixture, the_newest_tools_of_a_key_win_and_bad_settings_are_refused,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
+  BOOST_TEST(*store->session_tools("chat-1") == "");
+  BOOST_REQUIRE(!store->put_session_tools("chat-1", sid, R"([{"name":"a"}])", 1000));
+  BOOST_REQUIRE(!store->put_session_tools("chat-1", sid, R"([{"name":"b"}])", 2000));
+  BOOST_REQUIRE(!store->put_session_tools("chat-2", sid, "[]", 3000));
+  BOOST_TEST(*store->session_tools("chat-1") == R"([{"name":"b"}])");
+  BOOST_TEST((store->put_session_tools("", sid, "[]", 1) == errc::bad_request));
+  BOOST_TEST((store->put_session_tools("k", sid, "[]", -1) == errc::bad_request));
+  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM session_tools"));
+}
+
 // A group remembers the sessions it found open; the next group looks again.
 BOOST_DATA_TEST_CASE_F(store_fixture, a_session_ended_after_a_group_refuses_the_next_groups_appends,
                        data::make(testing::all_store_backends()), backend) {

@@ -110,12 +110,30 @@ CREATE TABLE checkpoints(
 );
 )sql";
 
+// Agent turns (store/session_tools.hpp): the tools a session key offers its model,
+// one row per setting, the newest row of a key wins. Never updated or deleted.
+constexpr const char* pg_v2_sql = R"sql(
+CREATE TABLE session_tools(
+  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  session_key bytea NOT NULL,
+  session_id  text NOT NULL,
+  tools       bytea NOT NULL,
+  set_at_ms   bigint NOT NULL
+);
+CREATE INDEX session_tools_by_key ON session_tools(session_key, id);
+CREATE TRIGGER session_tools_are_never_deleted BEFORE DELETE ON session_tools
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
   static const std::vector<pg_migration> list{
     {1, "sessions, messages (with recall columns), message_state, message_rows, checkpoints",
      pg_v1_sql},
+    {2, "agent turns: the tools of each session key", pg_v2_sql},
   };
   return list;
 }

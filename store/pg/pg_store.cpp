@@ -14,6 +14,7 @@
 #include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
+#include "store/session_tools.hpp"
 #include "store/sqlite_error.hpp"
 
 namespace mneme {
@@ -452,7 +453,7 @@ caf::expected<int64_t> pg_store::export_jsonl(const std::string& session_id,
   });
 }
 
-// --- memory tiers and agent tools (stage 2)
+// --- memory tiers (stage 2) and agent tools
 
 caf::expected<fact_record> pg_store::put_fact(const fact_record&, time_ms) {
   return pg::not_yet("facts");
@@ -467,13 +468,29 @@ caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query&)
   return pg::not_yet("facts");
 }
 
-caf::error pg_store::put_session_tools(const std::string&, const std::string&,
-                                       const std::string&, time_ms) {
-  return pg::not_yet("session tools");
+caf::error pg_store::put_session_tools(const std::string& session_key,
+                                       const std::string& session_id, const std::string& tools,
+                                       time_ms now) {
+  if (auto err = check_session_tools(session_key, tools, now))
+    return err;
+  return pg::guarded("put session tools", [&]() -> caf::error {
+    pqxx::work w{*conn_};
+    w.exec_params("INSERT INTO session_tools(session_key, session_id, tools, set_at_ms)"
+                  " VALUES ($1, $2, $3, $4)",
+                  pg::bytes(session_key), session_id, pg::bytes(tools), now);
+    w.commit();
+    return {};
+  });
 }
 
-caf::expected<std::string> pg_store::session_tools(const std::string&) {
-  return pg::not_yet("session tools");
+caf::expected<std::string> pg_store::session_tools(const std::string& session_key) {
+  return pg::guarded("read session tools", [&]() -> caf::expected<std::string> {
+    pqxx::read_transaction r{*conn_};
+    auto rows = r.exec_params("SELECT tools FROM session_tools WHERE session_key = $1"
+                              " ORDER BY id DESC LIMIT 1",
+                              pg::bytes(session_key));
+    return rows.empty() ? std::string{} : pg::text_of(rows[0][0]);
+  });
 }
 
 caf::expected<session_record> pg_store::import_jsonl(std::string_view, session_record,

@@ -10,7 +10,7 @@
 // row replacement, child continuation, reset, checkpoints and rollback (flag flips in
 // message_state only: the schema refuses any UPDATE of a message row), JSONL export.
 // Each message's recall columns are written in its insert (pg_search_columns.hpp).
-// Not yet: JSONL import, facts, session tools, recall search (store/message_store.hpp
+// Session tools (schema v2). Not yet: JSONL import, facts, recall search (store/message_store.hpp
 // recall_source).
 //
 // Durability: the connection sets synchronous_commit = on, so an operation that
