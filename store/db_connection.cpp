@@ -190,6 +190,13 @@ std::string writer_lock_path(const std::string& db_path) {
 
 caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_params& params,
                                                                   open_mode mode) {
+  // Every SQLite path (CLI reads, exports, metrics, recall readers) comes through
+  // here: a PostgreSQL configuration must not quietly open a SQLite file instead.
+  if (params.backend != "sqlite")
+    return caf::make_error(errc::config_invalid,
+                           "database.backend is '" + params.backend
+                             + "': this operation runs on SQLite only so far"
+                               " (docs/scale-out.md, PostgreSQL backend status)");
   int lock_fd = -1;
   if (mode == open_mode::writer) {
     auto fd = take_writer_lock(params.path);

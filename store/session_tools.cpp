@@ -8,9 +8,8 @@
 
 namespace mneme {
 
-caf::error put_session_tools(db_connection& db, const std::string& session_key,
-                             const std::string& session_id, const std::string& tools_json,
-                             time_ms now) {
+caf::error check_session_tools(const std::string& session_key, const std::string& tools_json,
+                               time_ms now) {
   if (session_key.empty())
     return bad_request("session tools: the session key is empty");
   if (now < 0)
@@ -19,6 +18,14 @@ caf::error put_session_tools(db_connection& db, const std::string& session_key,
     return bad_request("session tools: " + std::to_string(tools_json.size())
                        + " bytes of tools exceed the limit of "
                        + std::to_string(session_tools_max_bytes));
+  return {};
+}
+
+caf::error put_session_tools(db_connection& db, const std::string& session_key,
+                             const std::string& session_id, const std::string& tools_json,
+                             time_ms now) {
+  if (auto err = check_session_tools(session_key, tools_json, now))
+    return err;
   write_transaction txn{db};
   if (auto err = txn.begin())
     return err;

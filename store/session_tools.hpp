@@ -31,6 +31,10 @@ caf::error put_session_tools(db_connection& db, const std::string& session_key,
                              const std::string& session_id, const std::string& tools_json,
                              time_ms now);
 
+// What put_session_tools refuses (every backend): the errors listed above.
+caf::error check_session_tools(const std::string& session_key, const std::string& tools_json,
+                               time_ms now);
+
 // The newest tools of `session_key`; "" when none were ever set.
 caf::expected<std::string> session_tools_of(db_connection& db, const std::string& session_key);
 

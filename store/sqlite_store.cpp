@@ -8,6 +8,7 @@
 
 #include "store/jsonl_export.hpp"
 #include "store/row_codec.hpp"
+#include "store/session_checks.hpp"
 #include "store/sqlite_error.hpp"
 #include "store/store_queries.hpp"
 
@@ -15,15 +16,7 @@ namespace mneme {
 
 namespace {
 
-constexpr size_t max_label_bytes = 512; // user id, session key, model, reasons
 constexpr size_t max_open_sessions_remembered = 65536; // ~5 MB of ids
-
-caf::error check_label(const std::string& value, const char* name) {
-  if (value.size() > max_label_bytes)
-    return bad_request(std::string{name} + " exceeds " + std::to_string(max_label_bytes)
-                       + " bytes");
-  return {};
-}
 
 } // namespace
 
@@ -41,22 +34,8 @@ caf::expected<std::unique_ptr<sqlite_store>> sqlite_store::open(const store_para
 // --- sessions
 
 caf::expected<session_record> sqlite_store::create_session(session_record rec, time_ms now) {
-  if (now < 0)
-    return bad_request("create session: now must be >= 0");
-  if (rec.id.empty())
-    rec.id = ids_.next(now);
-  else if (!valid_session_id(rec.id))
-    return bad_request("create session: id must be 1..128 characters of [A-Za-z0-9._:-]");
-  for (auto [value, name] : {std::pair{&rec.user_id, "user_id"},
-                             std::pair{&rec.session_key, "session_key"},
-                             std::pair{&rec.model, "model"}})
-    if (auto err = check_label(*value, name))
-      return err;
-  if (rec.started_at_ms <= 0)
-    rec.started_at_ms = now;
-  rec.ended_at_ms = 0;
-  rec.end_reason.clear();
-  rec.triggers = trigger_state{};
+  if (auto err = prepare_new_session(rec, now, ids_))
+    return err;
   write_transaction txn{*db_};
   if (auto err = txn.begin())
     return err;

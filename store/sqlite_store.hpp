@@ -26,6 +26,7 @@
 //     to one of them is bad_request, since its rows are undone; creating the name
 //     again makes it usable.
 //
+// The SQLite implementation of store/message_store.hpp.
 // Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
 #pragma once
 
@@ -43,12 +44,13 @@
 #include "messages/storage_types.hpp"
 #include "messages/transcript.hpp"
 #include "store/db_connection.hpp"
+#include "store/message_store.hpp"
 #include "store/session_ids.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
 
-class sqlite_store {
+class sqlite_store final : public message_store {
 public:
   static caf::expected<std::unique_ptr<sqlite_store>> open(const store_params& params);
   sqlite_store(const sqlite_store&) = delete;
@@ -57,66 +59,83 @@ public:
   // --- sessions
   // Creates a session; rec.id may be empty (generated) or a valid unused id.
   // started_at_ms defaults to `now`; ended/trigger fields are ignored.
-  caf::expected<session_record> create_session(session_record rec, time_ms now);
+  caf::expected<session_record> create_session(session_record rec, time_ms now) override;
   caf::expected<session_record> end_session(const std::string& session_id, time_ms now,
-                                            const std::string& reason);
-  caf::error save_triggers(const std::string& session_id, const trigger_state& t);
+                                            const std::string& reason) override;
+  caf::error save_triggers(const std::string& session_id, const trigger_state& t) override;
 
   // --- appends, each in its own durable transaction
-  caf::expected<int64_t> append(const message& m);
-  caf::expected<message_ids> append_batch(const std::vector<message>& batch);
+  caf::expected<int64_t> append(const message& m) override;
+  caf::expected<message_ids> append_batch(const std::vector<message>& batch) override;
 
   // --- group commit: begin_group, any number of insert_*_in_group, commit_group.
   // A failed insert changes nothing (statement or savepoint atomic) unless SQLite
   // rolled the whole group back, which group_open() then reports as false.
-  caf::error begin_group();
-  caf::expected<int64_t> insert_in_group(const message& m);
-  caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch);
-  caf::error commit_group();
-  void abort_group();
-  bool group_open() const;
+  caf::error begin_group() override;
+  caf::expected<int64_t> insert_in_group(const message& m) override;
+  caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch) override;
+  caf::error commit_group() override;
+  void abort_group() override;
+  bool group_open() const override;
 
   // --- compaction, reset, checkpoints
-  caf::expected<message> commit_compaction(const compaction_commit& c);
+  caf::expected<message> commit_compaction(const compaction_commit& c) override;
   // Row replacements (pruning, eviction, micro-compaction; see replacement_commit):
   // the inserted rows with their ids, in order. Validation failures are
   // bad_request / not_found and change nothing.
-  caf::expected<std::vector<message>> commit_replacement(const replacement_commit& c);
+  caf::expected<std::vector<message>> commit_replacement(const replacement_commit& c) override;
   // The compaction `c` with `in_place: false` (SPEC §3; sqlite_store_child.cpp): ends
   // session c.session_id and continues it in a new child session (parent_id link)
   // whose live context is copies of the head, the summary and copies of the tail;
   // the slice is archived in the parent. The child's live context (every row's
   // session_id is the child's id). Refusals as commit_compaction, plus now < 0.
-  caf::expected<std::vector<message>> continue_in_child(const compaction_commit& c, time_ms now);
+  caf::expected<std::vector<message>> continue_in_child(const compaction_commit& c,
+                                                        time_ms now) override;
   // The reset after exhaustion (SPEC §5.3): ends the session and opens a new one under
   // its key (parent_id link) holding copies of the head and the latest summary, never
   // a row above max_row_tokens (0 = no limit; policies/reset_plan.hpp).
   caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
                                               time_ms now, const std::string& reason,
-                                              int64_t max_row_tokens = 0);
+                                              int64_t max_row_tokens = 0) override;
   caf::expected<checkpoint_record> create_checkpoint(const std::string& session_id,
-                                                     const std::string& name, time_ms now);
+                                                     const std::string& name,
+                                                     time_ms now) override;
   caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,
-                                                             const std::string& name);
+                                                             const std::string& name) override;
   // The same rollback to a row instead of a checkpoint (a client's branch, the OpenAI
   // door): every row with id > mark is rolled back, rows a later summary
   // archived are revived, later checkpoints are retired by `label`. The live context.
   caf::expected<std::vector<message>> rollback_after_row(const std::string& session_id,
                                                          int64_t mark,
-                                                         const std::string& label);
+                                                         const std::string& label) override;
 
   // --- reads on the writer connection
-  caf::expected<session_record> session(const std::string& session_id);
-  caf::expected<std::vector<session_record>> sessions(const session_filter& filter);
-  caf::expected<session_stats> stats(const std::string& session_id);
-  caf::expected<trigger_state> triggers(const std::string& session_id);
-  caf::expected<std::vector<message>> live_context(const std::string& session_id);
+  caf::expected<session_record> session(const std::string& session_id) override;
+  caf::expected<std::vector<session_record>> sessions(const session_filter& filter) override;
+  caf::expected<session_stats> stats(const std::string& session_id) override;
+  caf::expected<trigger_state> triggers(const std::string& session_id) override;
+  caf::expected<std::vector<message>> live_context(const std::string& session_id) override;
   caf::expected<std::vector<message>> range(const std::string& session_id, int64_t first_id,
-                                            int64_t last_id);
-  caf::expected<std::vector<checkpoint_record>> checkpoints(const std::string& session_id);
-  caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out);
+                                            int64_t last_id) override;
+  caf::expected<std::vector<checkpoint_record>>
+  checkpoints(const std::string& session_id) override;
+  caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out) override;
 
-  const store_params& params() const { return params_; }
+  // --- memory tiers and agent tools: store/facts.hpp, store/session_tools.hpp and
+  // store/jsonl_import.hpp on the writer connection (sqlite_store_memory.cpp).
+  caf::expected<fact_record> put_fact(const fact_record& f, time_ms now) override;
+  caf::expected<fact_record> remove_fact(const std::string& user_id, const std::string& key,
+                                         time_ms now) override;
+  caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override;
+  caf::error put_session_tools(const std::string& session_key, const std::string& session_id,
+                               const std::string& tools, time_ms now) override;
+  caf::expected<std::string> session_tools(const std::string& session_key) override;
+  caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
+                                             time_ms now) override;
+
+  const char* backend_name() const override { return "sqlite"; }
+  sqlite_store* sqlite() override { return this; }
+  const store_params& params() const override { return params_; }
   // Test seam: the connection (fault injection, measurements).
   db_connection& connection() { return *db_; }
 

@@ -12,6 +12,7 @@
 #include "policies/reset_plan.hpp"
 #include "store/compaction_checks.hpp"
 #include "store/row_codec.hpp"
+#include "store/session_checks.hpp"
 #include "store/sqlite_error.hpp"
 #include "store/store_queries.hpp"
 
@@ -88,12 +89,8 @@ caf::expected<session_record> sqlite_store::reset_session(const std::string& ses
                                                           int head_count, time_ms now,
                                                           const std::string& reason,
                                                           int64_t max_row_tokens) {
-  if (head_count < 0 || head_count > 1000)
-    return bad_request("reset: head_count must be 0..1000");
-  if (max_row_tokens < 0)
-    return bad_request("reset: max_row_tokens must be >= 0");
-  if (now < 0)
-    return bad_request("reset: now must be >= 0");
+  if (auto err = check_reset_request(head_count, now, max_row_tokens))
+    return err;
   write_transaction txn{*db_};
   if (auto err = txn.begin())
     return err;

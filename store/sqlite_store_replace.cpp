@@ -8,12 +8,11 @@
 // Thread: the owner of the sqlite_store (the storage actor).
 #include "store/sqlite_store.hpp"
 
-#include <algorithm>
 #include <map>
-#include <set>
 
 #include <sqlite3.h>
 
+#include "store/replacement_checks.hpp"
 #include "store/sqlite_error.hpp"
 
 namespace mneme {
@@ -66,44 +65,11 @@ caf::error not_live(db_connection& db, int64_t id, const std::string& session_id
                      + ")");
 }
 
-// Checks that need no database: counts, duplicates, positions among the archive ids.
-caf::error validate_shape(const replacement_commit& c) {
-  if (c.session_id.empty())
-    return bad_request("replace: session_id is empty");
-  if (c.archive_ids.empty())
-    return bad_request("replace: archive_ids is empty (nothing to replace)");
-  if (c.rows.size() != c.positions.size())
-    return bad_request("replace: " + std::to_string(c.rows.size()) + " rows but "
-                       + std::to_string(c.positions.size()) + " positions");
-  std::set<int64_t> archived;
-  for (auto id : c.archive_ids) {
-    if (id <= 0)
-      return bad_request("replace: archive id " + std::to_string(id) + " is not a row id");
-    if (!archived.insert(id).second)
-      return bad_request("replace: row " + std::to_string(id) + " is archived twice");
-  }
-  std::set<int64_t> used;
-  for (auto pos : c.positions) {
-    if (archived.count(pos) == 0)
-      return bad_request("replace: position row " + std::to_string(pos)
-                         + " is not among the archived rows");
-    if (!used.insert(pos).second)
-      return bad_request("replace: position row " + std::to_string(pos) + " is used twice");
-  }
-  for (const auto& row : c.rows) {
-    if (!row.session_id.empty() && row.session_id != c.session_id)
-      return bad_request("replace: a replacement row names another session");
-    if (row.content.empty())
-      return bad_request("replace: a replacement row's content is empty");
-  }
-  return {};
-}
-
 } // namespace
 
 caf::expected<std::vector<message>>
 sqlite_store::commit_replacement(const replacement_commit& c) {
-  if (auto err = validate_shape(c))
+  if (auto err = check_replacement_shape(c))
     return err;
   using rows = std::vector<message>;
   return commit_on_open_session<rows>(c.session_id, [&]() -> caf::expected<rows> {
@@ -115,37 +81,19 @@ sqlite_store::commit_replacement(const replacement_commit& c) {
         return not_live(*db_, id, c.session_id);
     std::vector<message> inserted;
     inserted.reserve(c.rows.size());
-    // (live rank of the position row, inserted id), sorted: who absorbs a non-position row.
-    std::vector<std::pair<size_t, int64_t>> absorbers;
-    std::map<int64_t, int64_t> archived_by; // position row id -> inserted id
+    replacement_absorbers absorbers{c.archived_by};
     for (size_t i = 0; i < c.rows.size(); ++i) {
       const auto& place = live->at(c.positions[i]);
-      message row = c.rows[i];
-      row.id = 0;
-      row.session_id = c.session_id;
-      row.active = true;
-      row.compacted = false;
-      row.is_summary = true;
-      if (row.replaced_first_id <= 0 || row.replaced_last_id < row.replaced_first_id)
-        row.replaced_first_id = row.replaced_last_id = c.positions[i];
+      auto row = replacement_row(c, i);
       auto id = insert_message(row, place.position);
       if (!id)
         return std::move(id.error());
       row.id = *id;
-      absorbers.emplace_back(place.index, *id);
-      archived_by[c.positions[i]] = *id;
+      absorbers.add(c.positions[i], place.index, *id);
       inserted.push_back(std::move(row));
     }
-    std::sort(absorbers.begin(), absorbers.end());
-    auto absorber_of = [&](int64_t archived_id) -> int64_t {
-      if (auto hit = archived_by.find(archived_id); hit != archived_by.end())
-        return hit->second;
-      if (absorbers.empty())
-        return c.archived_by;
-      auto rank = live->at(archived_id).index;
-      auto after = std::upper_bound(absorbers.begin(), absorbers.end(),
-                                    std::make_pair(rank, INT64_MAX));
-      return after == absorbers.begin() ? absorbers.front().second : std::prev(after)->second;
+    auto absorber_of = [&](int64_t archived_id) {
+      return absorbers.of(archived_id, live->at(archived_id).index);
     };
     if (auto err = archive_rows(c.archive_ids, absorber_of))
       return err;

@@ -8,7 +8,9 @@
 namespace mneme {
 
 struct store_params {
-  std::string backend = "sqlite";      // "sqlite" (PostgreSQL comes later)
+  std::string backend = "sqlite";      // "sqlite" or "postgres" (store/pg, stage 1)
+  std::string url;                     // postgres: postgresql://user:pass@host:port/db
+  std::string url_file;                // postgres: a file whose first line is the URL
   std::string path = "mneme.db";       // SQLite file; ":memory:" for tests
   int64_t busy_timeout_ms = 5000;      // only a foreign process can hold a lock
   int64_t max_batch = 512;             // appends per group commit

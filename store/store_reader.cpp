@@ -2,6 +2,7 @@
 #include "store/store_reader.hpp"
 
 #include "store/jsonl_export.hpp"
+#include "store/recall.hpp"
 #include "store/store_queries.hpp"
 
 namespace mneme {
@@ -46,6 +47,10 @@ store_reader::checkpoints(const std::string& session_id) {
 caf::expected<int64_t> store_reader::export_jsonl(const std::string& session_id,
                                                   std::ostream& out) {
   return export_session_jsonl(*db_, session_id, out);
+}
+
+caf::expected<recall_result> store_reader::search(const recall_request& req) {
+  return recall_search(*db_, req);
 }
 
 } // namespace mneme

@@ -15,11 +15,12 @@
 #include "messages/storage_types.hpp"
 #include "messages/transcript.hpp"
 #include "store/db_connection.hpp"
+#include "store/message_store.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
 
-class store_reader {
+class store_reader final : public recall_source {
 public:
   // Errors as db_connection::open; a file without a mneme schema is storage_failed.
   // REQUIRES: params.path names a file (":memory:" cannot be shared with a writer).
@@ -37,7 +38,10 @@ public:
   caf::expected<std::vector<checkpoint_record>> checkpoints(const std::string& session_id);
   caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out);
 
-  // The connection, for other read-only queries (recall).
+  // recall_search() on this connection (store/recall.hpp).
+  caf::expected<recall_result> search(const recall_request& req) override;
+
+  // The connection, for other read-only queries.
   db_connection& connection() { return *db_; }
 
 private:

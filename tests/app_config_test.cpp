@@ -169,6 +169,8 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(summarizer.max_concurrency);
   SAME(summarizer.max_queue);
   SAME(database.backend);
+  SAME(database.url);
+  SAME(database.url_file);
   SAME(database.path);
   SAME(database.busy_timeout_ms);
   SAME(database.max_batch);
@@ -367,7 +369,14 @@ const std::vector<rejection> rejections = {
    "(unset)"},
   {"auxiliary:\n  compression:\n    timeout: abc\n",
    "auxiliary.compression.timeout: \"abc\" is not an integer"},
-  {"database:\n  backend: postgres\n", "database.backend: \"postgres\" is not one of sqlite"},
+  {"database:\n  backend: mysql\n", "database.backend: \"mysql\" is not one of sqlite|postgres"},
+  {"database:\n  backend: postgres\n",
+   "database.backend: postgres needs database.url (postgresql://...) or database.url_file"},
+  {"database:\n  url: postgresql://u:secret@db/mneme\n",
+   "database.backend: is sqlite, but database.url or database.url_file is set (they are for "
+   "backend postgres)"},
+  {"database:\n  backend: postgres\n  url: mysql://u:secret@db/mneme\n",
+   "database.url: must start with postgresql:// (or postgres://)"},
   {"logging:\n  level: verbose\n",
    "logging.level: \"verbose\" is not one of trace|debug|info|warn|error|critical|off"},
   {"gateway:\n  host: \"\"\n", "gateway.host: must not be empty"},
@@ -790,7 +799,9 @@ const std::set<std::string> unchangeable_in_fixture = {
   "model.api_key",                       // set as api_key_file instead (only one allowed)
   "auxiliary.compression.api_key_file",  // set inline instead
   "gateway.auth_token_file",             // set inline instead
-  "database.backend",                    // sqlite is the only backend
+  "database.backend",                    // postgres needs a server (tests/pg_cluster_fixture.hpp)
+  "database.url",                        // only with backend postgres
+  "database.url_file",                   // only with backend postgres
 };
 
 BOOST_AUTO_TEST_CASE(the_round_trip_fixture_changes_every_key_it_can) {

@@ -1,7 +1,10 @@
 // Tests of the storage actor (actors/storage): acknowledgement only after a durable
 // commit, group commits bounded by max_batch, every operation as a message, and a
 // writer that answers bad requests with errors and keeps serving; full-text
-// indexing in idle ticks and on shutdown.
+// indexing in idle ticks and on shutdown. The group commit, refusal and round-trip
+// cases run on SQLite and on PostgreSQL (tests/store_backends.hpp); indexing, WAL
+// checkpoints and file faults are SQLite's.
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -18,6 +21,7 @@
 #include "store/fts_indexer.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 
@@ -25,6 +29,7 @@ BOOST_AUTO_TEST_SUITE(storage_actor_test)
 
 using namespace mneme;
 using namespace std::chrono_literals;
+namespace data = boost::unit_test::data;
 
 namespace {
 
@@ -101,6 +106,39 @@ void release(sqlite3* db) {
   sqlite3_close(db);
 }
 
+// Another connection holding a lock that blocks the store's next write until
+// release(): SQLite's write lock, or on PostgreSQL a SHARE lock on message_state
+// (every append inserts a state row).
+class write_blocker {
+public:
+  explicit write_blocker(const store_params& params) {
+    if (params.backend == "sqlite") {
+      sqlite_ = foreign_writer_holding_the_lock(params.path);
+      return;
+    }
+    pg_ = std::make_unique<pqxx::connection>(params.url);
+    txn_ = std::make_unique<pqxx::work>(*pg_);
+    txn_->exec0("LOCK TABLE message_state IN SHARE MODE");
+  }
+
+  ~write_blocker() { release(); }
+
+  void release() {
+    if (sqlite_ != nullptr) {
+      sqlite3_exec(sqlite_, "ROLLBACK", nullptr, nullptr, nullptr);
+      sqlite3_close(sqlite_);
+    }
+    sqlite_ = nullptr;
+    txn_.reset(); // rolls back, dropping the lock
+    pg_.reset();
+  }
+
+private:
+  sqlite3* sqlite_ = nullptr;
+  std::unique_ptr<pqxx::connection> pg_;
+  std::unique_ptr<pqxx::work> txn_;
+};
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(storage_actor_tests, actor_fixture)
@@ -128,12 +166,14 @@ BOOST_AUTO_TEST_CASE(an_append_is_acknowledged_only_once_a_reader_can_see_it) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(appends_arriving_during_a_commit_share_one_transaction_bounded_by_max_batch) {
+BOOST_DATA_TEST_CASE_F(actor_fixture, appends_arriving_during_a_commit_share_one_transaction_bounded_by_max_batch,
+                       data::make(testing::all_store_backends()), backend) {
+  testing::use_backend(backend, params, dir);
   start(16);
-  auto* lock = foreign_writer_holding_the_lock(params.path);
+  write_blocker lock{params};
   for (int i = 0; i < 100; ++i)
     self->send(storage, st_append_atom_v, text("m" + std::to_string(i)));
-  release(lock); // everything above is queued behind the first, blocked commit
+  lock.release(); // everything above is queued behind the first, blocked commit
   std::set<int64_t> ids;
   for (int i = 0; i < 100; ++i)
     self->receive([&](int64_t id) { ids.insert(id); },
@@ -145,21 +185,25 @@ BOOST_AUTO_TEST_CASE(appends_arriving_during_a_commit_share_one_transaction_boun
   BOOST_TEST(metrics->group_commits.load() >= 7);
   BOOST_TEST(metrics->group_commits.load() <= 8);
   BOOST_TEST(metrics->appended_rows.load() == 100);
+  if (backend == testing::store_backend::postgres) // indexed in the append transaction
+    BOOST_TEST(metrics->unindexed_rows.load() == 0);
   auto live = call<std::vector<message>>(st_live_atom_v, sid);
   BOOST_REQUIRE(live.size() == 100u);
   for (int i = 0; i < 100; ++i)
     BOOST_TEST(live[static_cast<size_t>(i)].content == "m" + std::to_string(i)); // order kept
 }
 
-BOOST_AUTO_TEST_CASE(a_refused_append_inside_a_group_leaves_the_others_committed) {
+BOOST_DATA_TEST_CASE_F(actor_fixture, a_refused_append_inside_a_group_leaves_the_others_committed,
+                       data::make(testing::all_store_backends()), backend) {
+  testing::use_backend(backend, params, dir);
   start();
-  auto* lock = foreign_writer_holding_the_lock(params.path);
+  write_blocker lock{params};
   self->send(storage, st_append_atom_v, text("first"));
   auto bad = text("bad");
   bad.session_id = "unknown";
   self->send(storage, st_append_atom_v, bad);
   self->send(storage, st_append_atom_v, std::vector<message>{text("b1"), text("b2")});
-  release(lock);
+  lock.release();
   int ok = 0;
   std::vector<caf::error> errors;
   for (int i = 0; i < 3; ++i)
@@ -171,7 +215,9 @@ BOOST_AUTO_TEST_CASE(a_refused_append_inside_a_group_leaves_the_others_committed
   BOOST_TEST(call<std::vector<message>>(st_live_atom_v, sid).size() == 3u);
 }
 
-BOOST_AUTO_TEST_CASE(bad_requests_get_errors_and_the_actor_keeps_serving) {
+BOOST_DATA_TEST_CASE_F(actor_fixture, bad_requests_get_errors_and_the_actor_keeps_serving,
+                       data::make(testing::all_store_backends()), backend) {
+  testing::use_backend(backend, params, dir);
   start();
   auto huge = text(std::string(static_cast<size_t>(params.max_content_bytes) + 1, 'x'));
   auto bad_role = text("r");
@@ -199,7 +245,9 @@ BOOST_AUTO_TEST_CASE(bad_requests_get_errors_and_the_actor_keeps_serving) {
   BOOST_TEST(!call<std::string>(st_export_atom_v, sid).empty());
 }
 
-BOOST_AUTO_TEST_CASE(every_operation_round_trips_through_the_actor) {
+BOOST_DATA_TEST_CASE_F(actor_fixture, every_operation_round_trips_through_the_actor,
+                       data::make(testing::all_store_backends()), backend) {
+  testing::use_backend(backend, params, dir);
   start();
   auto ids = call<message_ids>(st_append_atom_v,
                                std::vector<message>{text("sys", msg_role::system), text("u1"),

@@ -1,5 +1,8 @@
-// Tests of the single-writer store (store/sqlite_store, store/store_reader): every
-// operation of issue 3 on a real WAL file, checked field by field.
+// Tests of the single-writer store (store/message_store.hpp: store/sqlite_store,
+// store/pg/pg_store; store/store_reader): every operation of issue 3, checked field by
+// field, on a real WAL file and on a throw-away PostgreSQL cluster (issue 26). A case
+// over all_store_backends() runs on both; sqlite_only() marks an operation the
+// PostgreSQL store does not have yet (store/pg/pg_store.hpp) or a SQLite mechanism.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +18,7 @@
 #include "store/session_ids.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 
@@ -37,12 +41,13 @@ std::vector<int64_t> ids_of(const std::vector<message>& xs) {
 struct store_fixture {
   testing::temp_dir dir{"mneme-store"};
   store_params params;
-  std::unique_ptr<sqlite_store> store;
+  std::unique_ptr<message_store> store;
   std::string sid;
 
-  store_fixture() {
-    params.path = dir.file("t.db");
-    auto s = sqlite_store::open(params);
+  // Opens a fresh store of backend `b` holding one session (sid) of alice.
+  void open(testing::store_backend b) {
+    testing::use_backend(b, params, dir);
+    auto s = testing::open_test_store(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
     session_record rec;
@@ -52,6 +57,14 @@ struct store_fixture {
     auto created = store->create_session(rec, 1000);
     BOOST_REQUIRE(created);
     sid = created->id;
+  }
+
+  // Reopens the same database (same file / same schema).
+  void reopen() {
+    store.reset();
+    auto s = testing::open_test_store(params);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    store = std::move(*s);
   }
 
   int64_t add(msg_role role, const std::string& text) {
@@ -76,14 +89,11 @@ struct store_fixture {
     return s;
   }
 
-  int64_t scalar(const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    BOOST_REQUIRE(sqlite3_prepare_v2(store->connection().native_handle(), sql, -1, &st,
-                                     nullptr) == SQLITE_OK);
-    BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-    auto v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+  int64_t scalar(const char* sql) { return testing::store_scalar(*store, sql); }
+
+  sqlite3* sqlite_handle() {
+    BOOST_REQUIRE(store->sqlite() != nullptr);
+    return store->sqlite()->connection().native_handle();
   }
 };
 
@@ -91,7 +101,9 @@ struct store_fixture {
 
 BOOST_FIXTURE_TEST_SUITE(store_ops, store_fixture)
 
-BOOST_AUTO_TEST_CASE(an_appended_message_comes_back_field_for_field_with_bytes_intact) {
+BOOST_DATA_TEST_CASE_F(store_fixture, an_appended_message_comes_back_field_for_field_with_bytes_intact,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   message m = msg(sid, msg_role::assistant, std::string{"我爱数据库 and \0 nul \xff\xfe bad utf8", 36});
   m.tool_calls = {tool_call{"call_1", "grep", R"({"q":"数据"})"}, tool_call{"c2", "ls", "{}"}};
   m.token_estimate = 17;
@@ -121,7 +133,9 @@ BOOST_AUTO_TEST_CASE(an_appended_message_comes_back_field_for_field_with_bytes_i
   BOOST_TEST((*live)[1].tool_name == "grep");
 }
 
-BOOST_AUTO_TEST_CASE(a_batch_append_is_all_or_nothing) {
+BOOST_DATA_TEST_CASE_F(store_fixture, a_batch_append_is_all_or_nothing,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   std::vector<message> batch{msg(sid, msg_role::user, "a"), msg(sid, msg_role::assistant, "b")};
   auto ok = store->append_batch(batch);
   BOOST_REQUIRE(ok);
@@ -144,7 +158,10 @@ const std::vector<errc> bad_append_codes{
   errc::bad_request, errc::bad_request, errc::bad_request, errc::bad_request, errc::bad_request};
 
 BOOST_DATA_TEST_CASE_F(store_fixture, an_invalid_append_is_refused_with_a_clear_error_and_stores_nothing,
-                       data::make(bad_append_cases) ^ data::make(bad_append_codes), name, code) {
+                       data::make(testing::all_store_backends())
+                         * (data::make(bad_append_cases) ^ data::make(bad_append_codes)),
+                       backend, name, code) {
+  open(backend);
   message m = msg(sid, msg_role::user, "text");
   if (name == "unknown session") m.session_id = "nope";
   if (name == "empty session id") m.session_id = "";
@@ -163,7 +180,9 @@ BOOST_DATA_TEST_CASE_F(store_fixture, an_invalid_append_is_refused_with_a_clear_
   BOOST_TEST(scalar("SELECT count(*) FROM messages") == 0);
 }
 
-BOOST_AUTO_TEST_CASE(content_of_exactly_max_content_bytes_is_stored) {
+BOOST_DATA_TEST_CASE_F(store_fixture, content_of_exactly_max_content_bytes_is_stored,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto huge = std::string(static_cast<size_t>(params.max_content_bytes), 'z');
   auto id = store->append(msg(sid, msg_role::tool, huge));
   BOOST_REQUIRE(id);
@@ -176,7 +195,9 @@ BOOST_AUTO_TEST_CASE(the_default_content_cap_is_32_mib) {
   BOOST_TEST(store_params{}.synchronous_full);
 }
 
-BOOST_AUTO_TEST_CASE(an_ended_session_refuses_appends) {
+BOOST_DATA_TEST_CASE_F(store_fixture, an_ended_session_refuses_appends,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ended = store->end_session(sid, 2000, "rollover");
   BOOST_REQUIRE(ended);
   BOOST_TEST(ended->ended_at_ms == 2000);
@@ -186,7 +207,9 @@ BOOST_AUTO_TEST_CASE(an_ended_session_refuses_appends) {
   BOOST_TEST((id.error() == errc::bad_request));
 }
 
-BOOST_AUTO_TEST_CASE(compaction_archives_the_middle_and_places_the_summary_between_head_and_tail) {
+BOOST_DATA_TEST_CASE_F(store_fixture, compaction_archives_the_middle_and_places_the_summary_between_head_and_tail,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(10); // system + 10 turns
   std::vector<int64_t> middle(ids.begin() + 4, ids.begin() + 8);
   compaction_commit c{sid, middle, summary_text("[CONTEXT COMPACTION — REFERENCE ONLY] s1"), false, {}};
@@ -215,7 +238,9 @@ BOOST_AUTO_TEST_CASE(compaction_archives_the_middle_and_places_the_summary_betwe
   BOOST_TEST(st->summary_rows == 1);
 }
 
-BOOST_AUTO_TEST_CASE(a_second_compaction_can_fold_the_previous_summary) {
+BOOST_DATA_TEST_CASE_F(store_fixture, a_second_compaction_can_fold_the_previous_summary,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(12);
   auto s1 = store->commit_compaction({sid, {ids[4], ids[5], ids[6]}, summary_text("s1"), false, {}});
   BOOST_REQUIRE(s1);
@@ -238,8 +263,10 @@ const std::vector<errc> bad_compaction_codes{
   errc::bad_request, errc::not_found, errc::bad_request, errc::bad_request};
 
 BOOST_DATA_TEST_CASE_F(store_fixture, an_invalid_compaction_changes_nothing,
-                       data::make(bad_compaction_cases) ^ data::make(bad_compaction_codes),
-                       name, code) {
+                       data::make(testing::all_store_backends())
+                         * (data::make(bad_compaction_cases) ^ data::make(bad_compaction_codes)),
+                       backend, name, code) {
+  open(backend);
   auto ids = conversation(8);
   auto other = store->create_session(session_record{}, 1000);
   BOOST_REQUIRE(other);
@@ -247,7 +274,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, an_invalid_compaction_changes_nothing,
   BOOST_REQUIRE(foreign);
   // Archive ids[5] first so it is not live.
   BOOST_REQUIRE(store->commit_compaction({sid, {ids[5]}, summary_text("s0"), false, {}}));
-  auto before = scalar("SELECT total(active * 7 + compacted * 3 + archived_by) FROM message_state");
+  auto before = scalar("SELECT coalesce(sum(active * 7 + compacted * 3 + archived_by), 0) FROM message_state");
   auto rows_before = scalar("SELECT count(*) FROM messages");
   compaction_commit c{sid, {ids[2], ids[3]}, summary_text("s"), false, {}};
   if (name == "empty") c.archive_ids.clear();
@@ -261,30 +288,28 @@ BOOST_DATA_TEST_CASE_F(store_fixture, an_invalid_compaction_changes_nothing,
   auto s = store->commit_compaction(c);
   BOOST_REQUIRE(!s);
   BOOST_TEST((s.error() == code), name << ": " << render_error(s.error()));
-  BOOST_TEST(scalar("SELECT total(active * 7 + compacted * 3 + archived_by) FROM message_state")
+  BOOST_TEST(scalar("SELECT coalesce(sum(active * 7 + compacted * 3 + archived_by), 0) FROM message_state")
              == before);
   BOOST_TEST(scalar("SELECT count(*) FROM messages") == rows_before);
 }
 
-BOOST_AUTO_TEST_CASE(compaction_flips_flags_without_rewriting_any_message_row) {
+BOOST_DATA_TEST_CASE_F(store_fixture, compaction_flips_flags_without_rewriting_any_message_row,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(30);
-  auto* db = store->connection().native_handle();
-  BOOST_REQUIRE(sqlite3_exec(db,
-                             "CREATE TEMP TABLE rewrites(n INTEGER);"
-                             "INSERT INTO rewrites VALUES (0);"
-                             "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.messages"
-                             " BEGIN UPDATE rewrites SET n = n + 1; END;",
-                             nullptr, nullptr, nullptr) == SQLITE_OK);
+  auto rewrites = testing::watch_message_rewrites(*store);
   trigger_state t;
   t.compaction_count = 1;
   std::vector<int64_t> middle(ids.begin() + 4, ids.end() - 20);
   auto s = store->commit_compaction({sid, middle, summary_text("s"), true, t});
-  BOOST_REQUIRE(s);
-  BOOST_TEST(scalar("SELECT n FROM temp.rewrites") == 0);
+  BOOST_REQUIRE_MESSAGE(s, err_of(s));
+  BOOST_TEST(rewrites() == 0);
   BOOST_TEST(store->triggers(sid)->compaction_count == 1); // same transaction
 }
 
-BOOST_AUTO_TEST_CASE(reset_starts_a_child_session_with_head_and_latest_summary_and_keeps_old_rows) {
+BOOST_DATA_TEST_CASE_F(store_fixture, reset_starts_a_child_session_with_head_and_latest_summary_and_keeps_old_rows,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(12);
   auto s1 = store->commit_compaction({sid, {ids[4], ids[5]}, summary_text("s1"), false, {}});
   auto s2 = store->commit_compaction({sid, {s1->id, ids[6], ids[7]}, summary_text("s2 latest"), false, {}});
@@ -316,7 +341,9 @@ BOOST_AUTO_TEST_CASE(reset_starts_a_child_session_with_head_and_latest_summary_a
   BOOST_TEST((again.error() == errc::bad_request));
 }
 
-BOOST_AUTO_TEST_CASE(reset_without_summary_keeps_the_head_and_its_tool_answers) {
+BOOST_DATA_TEST_CASE_F(store_fixture, reset_without_summary_keeps_the_head_and_its_tool_answers,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   add(msg_role::system, "sys");
   add(msg_role::user, "u");
   message call = msg(sid, msg_role::assistant, "calling");
@@ -335,7 +362,9 @@ BOOST_AUTO_TEST_CASE(reset_without_summary_keeps_the_head_and_its_tool_answers) 
 
 // Issue 25 item 8: a head row that cannot fit the window stays in the old session
 // (whole, searchable there) and is not copied; without a limit the head is copied as is.
-BOOST_AUTO_TEST_CASE(reset_never_copies_a_row_over_the_row_limit) {
+BOOST_DATA_TEST_CASE_F(store_fixture, reset_never_copies_a_row_over_the_row_limit,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   add(msg_role::system, "sys");
   add(msg_role::user, std::string(40000, 'x')); // about 10,000 tokens
   add(msg_role::assistant, "ok");
@@ -351,7 +380,9 @@ BOOST_AUTO_TEST_CASE(reset_never_copies_a_row_over_the_row_limit) {
   BOOST_TEST((store->reset_session(child->id, 2, 6000, "x", -1).error() == errc::bad_request));
 }
 
-BOOST_AUTO_TEST_CASE(rollback_restores_the_live_context_of_the_checkpoint_even_across_a_compaction) {
+BOOST_DATA_TEST_CASE_F(store_fixture, rollback_restores_the_live_context_of_the_checkpoint_even_across_a_compaction,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(8);
   auto at_checkpoint = store->live_context(sid);
   auto cp = store->create_checkpoint(sid, "before-refactor", 3000);
@@ -375,7 +406,9 @@ BOOST_AUTO_TEST_CASE(rollback_restores_the_live_context_of_the_checkpoint_even_a
 
 // Each row sets one trigger_state field; every field must survive on its own.
 BOOST_DATA_TEST_CASE_F(store_fixture, every_trigger_state_field_persists_across_a_reopen,
-                       data::xrange(8), field) {
+                       data::make(testing::all_store_backends()) * data::xrange(8), backend,
+                       field) {
+  open(backend);
   trigger_state t;
   switch (field) {
     case 0: t.cooldown_until_ms = 1700000600000; break;
@@ -389,17 +422,16 @@ BOOST_DATA_TEST_CASE_F(store_fixture, every_trigger_state_field_persists_across_
   }
   BOOST_TEST(!(t == trigger_state{}));
   BOOST_REQUIRE(!store->save_triggers(sid, t));
-  store.reset();
-  auto reopened = sqlite_store::open(params);
-  BOOST_REQUIRE(reopened);
-  store = std::move(*reopened);
+  reopen();
   auto back = store->triggers(sid);
   BOOST_REQUIRE(back);
   BOOST_TEST((*back == t));
   BOOST_TEST((store->save_triggers("nope", t) == errc::not_found));
 }
 
-BOOST_AUTO_TEST_CASE(sessions_are_listed_newest_first_by_user_key_and_openness) {
+BOOST_DATA_TEST_CASE_F(store_fixture, sessions_are_listed_newest_first_by_user_key_and_openness,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   session_record r;
   r.user_id = "bob";
   r.session_key = "k2";
@@ -424,14 +456,16 @@ BOOST_AUTO_TEST_CASE(sessions_are_listed_newest_first_by_user_key_and_openness) 
 
 // The gateway looks a key up for every key it has not seen: a lookup by key (or by
 // user) must use its index, not scan every session (opening N keys cost N^2).
-BOOST_AUTO_TEST_CASE(session_lookups_by_key_or_user_use_an_index) {
+BOOST_DATA_TEST_CASE_F(store_fixture, session_lookups_by_key_or_user_use_an_index,
+                       data::make(testing::sqlite_only()), backend) {
+  open(backend);
   for (int i = 0; i < 200; ++i) {
     session_record r;
     r.user_id = "user-" + std::to_string(i % 7);
     r.session_key = "key-" + std::to_string(i);
     BOOST_REQUIRE(store->create_session(r, 1000 + i));
   }
-  auto* db = store->connection().native_handle();
+  auto* db = sqlite_handle();
   auto full_scan_steps = [&](bool reset) {
     int64_t steps = 0;
     for (auto* st = sqlite3_next_stmt(db, nullptr); st; st = sqlite3_next_stmt(db, st))
@@ -457,7 +491,9 @@ BOOST_AUTO_TEST_CASE(session_lookups_by_key_or_user_use_an_index) {
   BOOST_TEST(full_scan_steps(false) == 0);
 }
 
-BOOST_AUTO_TEST_CASE(session_creation_checks_ids_and_parents) {
+BOOST_DATA_TEST_CASE_F(store_fixture, session_creation_checks_ids_and_parents,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   session_record r;
   r.id = "fixed-id_1";
   BOOST_REQUIRE(store->create_session(r, 1));
@@ -472,7 +508,9 @@ BOOST_AUTO_TEST_CASE(session_creation_checks_ids_and_parents) {
   BOOST_TEST((store->range(sid, 5, 2).error() == errc::bad_request));
 }
 
-BOOST_AUTO_TEST_CASE(stats_count_rows_by_state) {
+BOOST_DATA_TEST_CASE_F(store_fixture, stats_count_rows_by_state,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(6);
   BOOST_REQUIRE(store->create_checkpoint(sid, "cp", 1));
   add(msg_role::user, "to be undone");
@@ -488,7 +526,9 @@ BOOST_AUTO_TEST_CASE(stats_count_rows_by_state) {
   BOOST_TEST(st->first_id == ids.front());
 }
 
-BOOST_AUTO_TEST_CASE(jsonl_export_writes_every_row_with_its_flags) {
+BOOST_DATA_TEST_CASE_F(store_fixture, jsonl_export_writes_every_row_with_its_flags,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto ids = conversation(5);
   auto s = store->commit_compaction({sid, {ids[2], ids[3]}, summary_text("sum"), false, {}});
   BOOST_REQUIRE(s);
@@ -517,7 +557,9 @@ BOOST_AUTO_TEST_CASE(jsonl_export_writes_every_row_with_its_flags) {
     BOOST_TEST(rows[ids[1]].contains(key), key);
 }
 
-BOOST_AUTO_TEST_CASE(a_reader_sees_committed_rows_beside_the_writer_and_cannot_write) {
+BOOST_DATA_TEST_CASE_F(store_fixture, a_reader_sees_committed_rows_beside_the_writer_and_cannot_write,
+                       data::make(testing::sqlite_only()), backend) {
+  open(backend);
   conversation(3);
   auto reader = store_reader::open(params);
   BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
@@ -532,15 +574,18 @@ BOOST_AUTO_TEST_CASE(a_reader_sees_committed_rows_beside_the_writer_and_cannot_w
   BOOST_TEST(*(*reader)->export_jsonl(sid, out) == 5);
 }
 
-BOOST_AUTO_TEST_CASE(the_schema_refuses_to_delete_a_message) {
+BOOST_DATA_TEST_CASE_F(store_fixture, the_schema_refuses_to_delete_a_message,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   conversation(1);
-  auto* db = store->connection().native_handle();
-  BOOST_TEST(sqlite3_exec(db, "DELETE FROM messages", nullptr, nullptr, nullptr) != SQLITE_OK);
-  BOOST_TEST(sqlite3_exec(db, "DELETE FROM message_state", nullptr, nullptr, nullptr) != SQLITE_OK);
+  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM messages"));
+  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM message_state"));
   BOOST_TEST(scalar("SELECT count(*) FROM messages") == 2);
 }
 
-BOOST_AUTO_TEST_CASE(group_commit_blocks_keep_a_failed_request_out_and_the_rest_in) {
+BOOST_DATA_TEST_CASE_F(store_fixture, group_commit_blocks_keep_a_failed_request_out_and_the_rest_in,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   BOOST_REQUIRE(!store->begin_group());
   auto a = store->insert_in_group(msg(sid, msg_role::user, "a"));
   auto bad = store->insert_batch_in_group({msg(sid, msg_role::user, "b"), msg("nope", msg_role::user, "c")});
@@ -556,8 +601,24 @@ BOOST_AUTO_TEST_CASE(group_commit_blocks_keep_a_failed_request_out_and_the_rest_
   BOOST_TEST(live->back().content == "d");
 }
 
+// Agent turns' tools per key (store/session_tools.hpp): the newest setting wins.
+BOOST_DATA_TEST_CASE_F(store_fixture, the_newest_tools_of_a_key_win_and_bad_settings_are_refused,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
+  BOOST_TEST(*store->session_tools("chat-1") == "");
+  BOOST_REQUIRE(!store->put_session_tools("chat-1", sid, R"([{"name":"a"}])", 1000));
+  BOOST_REQUIRE(!store->put_session_tools("chat-1", sid, R"([{"name":"b"}])", 2000));
+  BOOST_REQUIRE(!store->put_session_tools("chat-2", sid, "[]", 3000));
+  BOOST_TEST(*store->session_tools("chat-1") == R"([{"name":"b"}])");
+  BOOST_TEST((store->put_session_tools("", sid, "[]", 1) == errc::bad_request));
+  BOOST_TEST((store->put_session_tools("k", sid, "[]", -1) == errc::bad_request));
+  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM session_tools"));
+}
+
 // A group remembers the sessions it found open; the next group looks again.
-BOOST_AUTO_TEST_CASE(a_session_ended_after_a_group_refuses_the_next_groups_appends) {
+BOOST_DATA_TEST_CASE_F(store_fixture, a_session_ended_after_a_group_refuses_the_next_groups_appends,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   BOOST_REQUIRE(!store->begin_group());
   BOOST_TEST(static_cast<bool>(store->insert_in_group(msg(sid, msg_role::user, "a"))));
   BOOST_TEST(static_cast<bool>(store->insert_in_group(msg(sid, msg_role::user, "b"))));

@@ -1,4 +1,5 @@
-// Tests of the row replacement commit (store/sqlite_store_replace.cpp): pruning,
+// Tests of the row replacement commit (store/sqlite_store_replace.cpp,
+// store/pg/pg_store_compaction.cpp; on both backends, tests/store_backends.hpp): pruning,
 // eviction and micro-compaction store their replacements with it. A replacement
 // commits entirely or not at all, the originals stay in the database archived and
 // findable by recall, and no full-text index entry of an original is rewritten.
@@ -16,6 +17,7 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 
@@ -44,7 +46,7 @@ std::vector<int64_t> ids_of(const std::vector<message>& xs) {
 
 // Every row of a session with its flags, plus the trigger state: what "nothing
 // changed" compares.
-std::string dump(sqlite_store& store, const std::string& sid) {
+std::string dump(message_store& store, const std::string& sid) {
   std::ostringstream out;
   auto rows = store.range(sid, 1, INT64_MAX);
   BOOST_REQUIRE_MESSAGE(rows, err_of(rows));
@@ -63,21 +65,23 @@ std::string dump(sqlite_store& store, const std::string& sid) {
 struct replace_fixture {
   testing::temp_dir dir{"mneme-replace"};
   store_params params;
-  std::unique_ptr<sqlite_store> store;
-  std::unique_ptr<store_reader> reader;
+  std::unique_ptr<message_store> store;
+  std::unique_ptr<store_reader> reader; // SQLite only
   std::string sid;
   std::string other_sid;
   std::vector<int64_t> ids; // system, user, assistant(call), tool, assistant, tool-2, user
 
-  replace_fixture() {
-    params.path = dir.file("t.db");
+  void open(testing::store_backend backend) {
+    testing::use_backend(backend, params, dir);
     params.max_content_bytes = 100000;
-    auto s = sqlite_store::open(params);
+    auto s = testing::open_test_store(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
-    auto r = store_reader::open(params);
-    BOOST_REQUIRE_MESSAGE(r, err_of(r));
-    reader = std::move(*r);
+    if (backend == testing::store_backend::sqlite) {
+      auto r = store_reader::open(params);
+      BOOST_REQUIRE_MESSAGE(r, err_of(r));
+      reader = std::move(*r);
+    }
     sid = session("chat-1");
     other_sid = session("chat-2");
     ids.push_back(add(sid, msg_role::system, "You are helpful."));
@@ -117,14 +121,11 @@ struct replace_fixture {
     return *id;
   }
 
-  int64_t scalar(const std::string& sql) {
-    sqlite3_stmt* st = nullptr;
-    BOOST_REQUIRE(sqlite3_prepare_v2(store->connection().native_handle(), sql.c_str(), -1, &st,
-                                     nullptr) == SQLITE_OK);
-    BOOST_REQUIRE(sqlite3_step(st) == SQLITE_ROW);
-    auto v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+  int64_t scalar(const std::string& sql) { return testing::store_scalar(*store, sql); }
+
+  sqlite_store& sqlite() {
+    BOOST_REQUIRE(store->sqlite() != nullptr);
+    return *store->sqlite();
   }
 
   int64_t archived_by(int64_t id) {
@@ -150,7 +151,9 @@ struct replace_fixture {
 
 BOOST_FIXTURE_TEST_SUITE(store_replace, replace_fixture)
 
-BOOST_AUTO_TEST_CASE(replaced_rows_take_the_places_of_their_originals_which_stay_archived) {
+BOOST_DATA_TEST_CASE_F(replace_fixture, replaced_rows_take_the_places_of_their_originals_which_stay_archived,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   auto c = eviction();
   auto inserted = store->commit_replacement(c);
   BOOST_REQUIRE_MESSAGE(inserted, err_of(inserted));
@@ -181,7 +184,9 @@ BOOST_AUTO_TEST_CASE(replaced_rows_take_the_places_of_their_originals_which_stay
   BOOST_TEST(store->triggers(sid)->compaction_count == 7);
 }
 
-BOOST_AUTO_TEST_CASE(a_fold_puts_one_row_at_the_first_folded_place_and_archives_the_rest) {
+BOOST_DATA_TEST_CASE_F(replace_fixture, a_fold_puts_one_row_at_the_first_folded_place_and_archives_the_rest,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   // An earlier rolling summary replaced the user row; the fold absorbs it and the
   // exchange after it into one row placed where the exchange began.
   replacement_commit first;
@@ -214,7 +219,9 @@ BOOST_AUTO_TEST_CASE(a_fold_puts_one_row_at_the_first_folded_place_and_archives_
     BOOST_TEST(archived_by(id) == s.id);
 }
 
-BOOST_AUTO_TEST_CASE(an_archive_only_commit_points_its_rows_at_the_given_absorber) {
+BOOST_DATA_TEST_CASE_F(replace_fixture, an_archive_only_commit_points_its_rows_at_the_given_absorber,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
   replacement_commit c;
   c.session_id = sid;
   c.archive_ids = {ids[4], ids[2]};
@@ -229,9 +236,11 @@ BOOST_AUTO_TEST_CASE(an_archive_only_commit_points_its_rows_at_the_given_absorbe
   BOOST_TEST(archived_by(ids[4]) == ids[6]);
 }
 
-BOOST_AUTO_TEST_CASE(the_evicted_original_stays_findable_by_recall_as_an_archived_row) {
+BOOST_DATA_TEST_CASE_F(replace_fixture, the_evicted_original_stays_findable_by_recall_as_an_archived_row,
+                       data::make(testing::sqlite_only()), backend) {
+  open(backend);
   BOOST_REQUIRE(store->commit_replacement(eviction()));
-  BOOST_REQUIRE(index_all_pending(store->connection()));
+  BOOST_REQUIRE(index_all_pending(sqlite().connection()));
   recall_request req;
   req.user_id = "alice";
   req.query = "zanzibarquux";
@@ -242,9 +251,11 @@ BOOST_AUTO_TEST_CASE(the_evicted_original_stays_findable_by_recall_as_an_archive
   BOOST_TEST((r->hits[0].kind == recall_hit_kind::archived));
 }
 
-BOOST_AUTO_TEST_CASE(an_indexed_original_keeps_its_index_entry_no_message_row_is_rewritten) {
-  BOOST_REQUIRE(index_all_pending(store->connection()));
-  auto* db = store->connection().native_handle();
+BOOST_DATA_TEST_CASE_F(replace_fixture, an_indexed_original_keeps_its_index_entry_no_message_row_is_rewritten,
+                       data::make(testing::sqlite_only()), backend) {
+  open(backend);
+  BOOST_REQUIRE(index_all_pending(sqlite().connection()));
+  auto* db = sqlite().connection().native_handle();
   BOOST_REQUIRE(sqlite3_exec(db,
                              "CREATE TEMP TABLE rewrites(n INTEGER); INSERT INTO rewrites VALUES (0);"
                              "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.messages"
@@ -323,8 +334,10 @@ const refusal refusals[] = {
 };
 
 BOOST_DATA_TEST_CASE(a_refused_replacement_changes_nothing_and_names_the_problem,
-                     data::make(refusals), r) {
+                     data::make(testing::all_store_backends()) * data::make(refusals), backend,
+                     r) {
   replace_fixture f;
+  f.open(backend);
   auto c = f.eviction();
   r.spoil(f, c);
   auto before = dump(*f.store, f.sid);

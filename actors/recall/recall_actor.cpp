@@ -10,7 +10,6 @@
 #include "caf/all.hpp"
 
 #include "actors/request_timeouts.hpp"
-#include "store/recall.hpp"
 #include "store/store_reader.hpp"
 #include "policies/client_text.hpp"
 
@@ -22,14 +21,15 @@ constexpr std::size_t max_readers = 16;
 
 struct reader_state {
   static inline const char* name = "recall_reader";
-  std::shared_ptr<store_reader> reader;
+  std::shared_ptr<recall_source> reader;
   std::shared_ptr<spdlog::logger> log;
 };
 
-// A reader: blocks on SQLite, so it runs detached. An exception becomes
+// A reader: blocks on its database (store/message_store.hpp recall_source), so it
+// runs detached. An exception becomes
 // errc::internal instead of killing it.
 recall_actor::behavior_type reader_impl(recall_actor::stateful_pointer<reader_state> self,
-                                        std::shared_ptr<store_reader> reader,
+                                        std::shared_ptr<recall_source> reader,
                                         std::shared_ptr<spdlog::logger> log) {
   self->state.reader = std::move(reader);
   self->state.log = std::move(log);
@@ -38,7 +38,7 @@ recall_actor::behavior_type reader_impl(recall_actor::stateful_pointer<reader_st
       auto& st = self->state;
       auto started = std::chrono::steady_clock::now();
       try {
-        auto r = recall_search(st.reader->connection(), req);
+        auto r = st.reader->search(req);
         auto ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - started).count();
         if (!r) {
@@ -95,7 +95,7 @@ void pump(pool_pointer self) {
 }
 
 recall_actor::behavior_type pool_impl(pool_pointer self,
-                                      std::vector<std::shared_ptr<store_reader>> readers,
+                                      std::vector<std::shared_ptr<recall_source>> readers,
                                       std::shared_ptr<spdlog::logger> log,
                                       recall_pool_params params) {
   auto& st = self->state;
@@ -126,7 +126,7 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
     return caf::make_error(errc::bad_request,
                            "recall: readers must be 1.." + std::to_string(max_readers)
                              + ", got " + std::to_string(pool.readers));
-  std::vector<std::shared_ptr<store_reader>> readers;
+  std::vector<std::shared_ptr<recall_source>> readers;
   for (std::size_t i = 0; i < pool.readers; ++i) {
     auto r = store_reader::open(params);
     if (!r) {

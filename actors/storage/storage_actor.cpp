@@ -16,10 +16,8 @@
 #include "policies/index_pacing.hpp"
 #include "policies/wal_checkpoint.hpp"
 #include "store/db_connection.hpp"
-#include "store/facts.hpp"
 #include "store/fts_indexer.hpp"
-#include "store/jsonl_import.hpp"
-#include "store/session_tools.hpp"
+#include "store/pg/pg_store.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme {
@@ -40,7 +38,10 @@ struct pending_append {
 
 struct storage_state {
   static inline const char* name = "storage";
-  std::shared_ptr<sqlite_store> store;
+  std::shared_ptr<message_store> store;
+  // The same store when it is SQLite (indexing ticks, WAL checkpoints, cold copies:
+  // SQLite-only, store/message_store.hpp); null on PostgreSQL.
+  sqlite_store* sqlite = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<storage_metrics> metrics;
   std::vector<pending_append> pending;
@@ -70,11 +71,11 @@ struct storage_state {
   }
 
   void final_index() {
-    if (!store || unindexed() == 0 || store->connection().in_transaction())
+    if (!sqlite || unindexed() == 0 || sqlite->connection().in_transaction())
       return;
     // The checkpointer takes no request from here: the writer copies the log
     // back itself between the ticks.
-    auto& db = store->connection();
+    auto& db = sqlite->connection();
     auto n = index_all_pending(db, nullptr,
                                [&db](const index_progress&) { checkpoint_between_ticks(db); });
     if (!n && log)
@@ -133,7 +134,9 @@ void fail_all(std::vector<pending_append>& group, const caf::error& err) {
 // until one succeeds (nothing is lost: the log is part of the database).
 void checkpoint_wal(storage_pointer self) {
   auto& st = self->state;
-  auto& db = st.store->connection();
+  if (!st.sqlite)
+    return; // PostgreSQL checkpoints on its own
+  auto& db = st.sqlite->connection();
   if (!db.take_wal_commit())
     return; // the log has not grown since the last plan
   auto pages = db.wal_pages();
@@ -150,7 +153,7 @@ void checkpoint_wal(storage_pointer self) {
           [self](int64_t, int64_t checkpointed) {
             self->state.checkpoint_running = false;
             if (checkpointed < 0) // busy: the writer's own was running; plan again
-              self->state.store->connection().mark_wal_commit();
+              self->state.sqlite->connection().mark_wal_commit();
             else if (self->state.metrics)
               self->state.metrics->wal_checkpoints_background.fetch_add(
                 1, std::memory_order_relaxed);
@@ -233,7 +236,8 @@ void flush(storage_pointer self) {
     return;
   }
   checkpoint_wal(self);
-  st.indexing.committed(rows, last_id, steady_ms());
+  if (st.sqlite) // PostgreSQL indexes in the append transaction: no backlog
+    st.indexing.committed(rows, last_id, steady_ms());
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -280,7 +284,9 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
 
 // Sets the backlogs from the file (at start, after an import). False when there is none.
 bool read_backlogs(storage_state& st) {
-  auto backlogs = fts_index_backlogs(st.store->connection());
+  if (!st.sqlite)
+    return false; // PostgreSQL indexes in the append transaction
+  auto backlogs = fts_index_backlogs(st.sqlite->connection());
   if (!backlogs)
     return false;
   st.indexing.set_backlogs(*backlogs);
@@ -299,6 +305,8 @@ bool read_backlogs(storage_state& st) {
 // append (recall finds unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
+  if (!st.sqlite)
+    return; // PostgreSQL indexes in the append transaction
   auto now = steady_ms();
   auto step = st.indexing.next(now);
   if (step.what == index_step::kind::idle)
@@ -311,7 +319,7 @@ void index_when_idle(storage_pointer self) {
     queue_tick(self);
     return;
   }
-  auto done = index_pending(st.store->connection(), step.plan,
+  auto done = index_pending(st.sqlite->connection(), step.plan,
                             [self] { return !self->mailbox().empty(); });
   if (!done) {
     log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed(),
@@ -373,18 +381,25 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
   }
 }
 
-storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<sqlite_store> store,
+// Cold copies of ended sessions (SQLite only, actors/storage/storage_cold.hpp).
+void sweep_cold(storage_state& st, int64_t now) {
+  if (st.sqlite)
+    sweep_cold_copies(*st.sqlite, st.log, now, st.metrics.get());
+}
+
+storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<message_store> store,
                                           std::shared_ptr<spdlog::logger> log,
                                           std::shared_ptr<storage_metrics> metrics,
                                           std::optional<wal_checkpointer> checkpointer) {
   self->state.store = std::move(store);
+  self->state.sqlite = self->state.store->sqlite();
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
-  if (checkpointer) {
+  if (checkpointer && self->state.sqlite) {
     // The writer's bound is in bytes; the log is counted in the file's pages.
-    auto page = self->state.store->connection().page_bytes();
+    auto page = self->state.sqlite->connection().page_bytes();
     self->state.wal = wal_checkpoint_params_for(page ? *page : 0);
-    self->state.store->connection().watch_wal(); // SQLite's own checkpoint is off now
+    self->state.sqlite->connection().watch_wal(); // SQLite's own checkpoint is off now
     self->state.checkpointer = checkpointer->actor;
     self->state.checkpoint_db = checkpointer->connection;
     self->attach_functor([ckpt = checkpointer->actor](const caf::error&) {
@@ -406,10 +421,8 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
   if (read_backlogs(self->state))
     queue_tick(self);
   // Ended sessions still without a cold copy (a failed write, an older binary).
-  sweep_cold_copies(*self->state.store, self->state.log,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count(),
-                    self->state.metrics.get());
+  sweep_cold(self->state, std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count());
   return {
     [=](st_append_atom, message& m) -> caf::result<int64_t> {
       pending_append p;
@@ -469,14 +482,14 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     },
     [=](st_end_atom, const std::string& sid, int64_t now, const std::string& reason) {
       auto r = run_op(self, "end", [&] { return self->state.store->end_session(sid, now, reason); });
-      sweep_cold_copies(*self->state.store, self->state.log, now, self->state.metrics.get());
+      sweep_cold(self->state, now);
       return r;
     },
     [=](st_reset_atom, const std::string& sid, int32_t head, int64_t now,
         const std::string& reason) {
       auto r = run_op(self, "reset",
                       [&] { return self->state.store->reset_session(sid, head, now, reason); });
-      sweep_cold_copies(*self->state.store, self->state.log, now, self->state.metrics.get());
+      sweep_cold(self->state, now);
       return r;
     },
     [=](st_reset_atom, const std::string& sid, int32_t head, int64_t now,
@@ -484,13 +497,13 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       auto r = run_op(self, "reset", [&] {
         return self->state.store->reset_session(sid, head, now, reason, max_row_tokens);
       });
-      sweep_cold_copies(*self->state.store, self->state.log, now, self->state.metrics.get());
+      sweep_cold(self->state, now);
       return r;
     },
     [=](st_child_atom, const compaction_commit& c, int64_t now) {
       auto r = run_op(self, "child",
                       [&] { return self->state.store->continue_in_child(c, now); });
-      sweep_cold_copies(*self->state.store, self->state.log, now, self->state.metrics.get());
+      sweep_cold(self->state, now);
       return r;
     },
     [=](st_checkpoint_atom, const std::string& sid, const std::string& name, int64_t now) {
@@ -520,14 +533,14 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_tools_put_atom, const std::string& key, const std::string& sid,
         const std::string& tools, int64_t now) {
       return run_op(self, "tools_put", [&]() -> caf::expected<caf::ok_atom> {
-        if (auto err = put_session_tools(self->state.store->connection(), key, sid, tools, now))
+        if (auto err = self->state.store->put_session_tools(key, sid, tools, now))
           return err;
         return caf::ok_atom_v;
       });
     },
     [=](st_tools_get_atom, const std::string& key) {
       return run_op(self, "tools_get",
-                    [&] { return session_tools_of(self->state.store->connection(), key); });
+                    [&] { return self->state.store->session_tools(key); });
     },
     [=](st_get_triggers_atom, const std::string& sid) {
       return run_op(self, "get_triggers", [&] { return self->state.store->triggers(sid); });
@@ -544,25 +557,23 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_fact_put_atom, const fact_record& f, int64_t now) {
       return run_op(self, "fact_put",
                     [&] {
-                      return count_fact(self, put_fact(self->state.store->connection(), f, now),
-                                        false);
+                      return count_fact(self, self->state.store->put_fact(f, now), false);
                     });
     },
     [=](st_fact_del_atom, const std::string& user, const std::string& key, int64_t now) {
       return run_op(self, "fact_del",
                     [&] {
-                      return count_fact(
-                        self, remove_fact(self->state.store->connection(), user, key, now), true);
+                      return count_fact(self, self->state.store->remove_fact(user, key, now),
+                                        true);
                     });
     },
     [=](st_facts_atom, const fact_query& q) {
-      return run_op(self, "facts", [&] { return query_facts(self->state.store->connection(), q); });
+      return run_op(self, "facts", [&] { return self->state.store->query_facts(q); });
     },
     [=](st_import_atom, const std::string& jsonl, session_record& into, int64_t now) {
       auto& st = self->state;
       auto r = run_op(self, "import", [&] {
-        return import_session_jsonl(st.store->connection(), jsonl, std::move(into), now,
-                                    st.store->params());
+        return st.store->import_jsonl(jsonl, std::move(into), now);
       });
       // The imported rows lie above the index watermark: index them when idle.
       if (read_backlogs(st))
@@ -574,9 +585,31 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
 
 } // namespace
 
+caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
+                                           std::shared_ptr<message_store> store,
+                                           std::shared_ptr<spdlog::logger> log,
+                                           std::shared_ptr<storage_metrics> metrics) {
+  if (log)
+    log->info("session=- event=opened backend={} max_batch={}", store->backend_name(),
+              store->params().max_batch);
+  return sys.spawn<caf::detached>(storage_impl, std::move(store), std::move(log),
+                                  std::move(metrics), std::nullopt);
+}
+
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
                                            std::shared_ptr<storage_metrics> metrics) {
+  if (params.backend == "postgres") {
+    auto pg = pg_store::open(params);
+    if (!pg) {
+      if (log)
+        log->error("session=- event=open_failed backend=postgres error={}",
+                   render_error(pg.error()));
+      return std::move(pg.error());
+    }
+    return spawn_storage(sys, std::shared_ptr<message_store>{std::move(*pg)}, std::move(log),
+                         std::move(metrics));
+  }
   auto store = sqlite_store::open(params);
   if (!store) {
     if (log)
@@ -584,7 +617,7 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
                  render_error(store.error()));
     return std::move(store.error());
   }
-  std::shared_ptr<sqlite_store> shared{std::move(*store)};
+  std::shared_ptr<message_store> shared{std::move(*store)};
   // Another connection to the (now migrated) file checkpoints its log; an
   // in-memory file has none and keeps SQLite's automatic checkpoint.
   std::optional<wal_checkpointer> checkpointer;

@@ -1,5 +1,6 @@
 // The storage actor: the only writer of the mneme database (SPEC §1, §10). It runs
-// detached (its own thread: SQLite blocks) and owns one sqlite_store.
+// detached (its own thread: SQLite and libpqxx block) and owns one message_store
+// (store/message_store.hpp: SQLite, or PostgreSQL from store/pg).
 //
 // Group commit policy: an append is buffered and a flush message is queued behind
 // it; when the flush is processed, every append buffered since the last commit goes
@@ -14,7 +15,8 @@
 // intact; a failure of the transaction itself (disk full, I/O) answers every
 // request of the group with that error and nothing of the group is kept.
 //
-// Full-text indexing is not part of an append (schema v5): after a commit, the
+// On SQLite, full-text indexing is not part of an append (schema v5; PostgreSQL
+// writes its recall columns in the append's transaction): after a commit, the
 // flush message doubles as the idle tick. When the mailbox is empty, one paced tick
 // (policies/index_pacing.hpp, store/fts_indexer.hpp) fills the index furthest
 // behind with a run of rows and stops after any row when a request arrives; a large row waits for a quiet writer (or a
@@ -45,6 +47,7 @@
 
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/mneme_types.hpp"
+#include "store/message_store.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
@@ -109,10 +112,18 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>,
   caf::replies_to<st_import_atom, std::string, session_record, int64_t>::with<session_record>>;
 
-// Opens the store on the calling thread (so a bad file fails here, with its errc)
-// and spawns the detached storage actor owning it. Keep the handle: an actor that
+// Opens the store of `params.backend` on the calling thread (so a bad file or an
+// unreachable server fails here, with its errc) and spawns the detached storage
+// actor owning it. Keep the handle: an actor that
 // nobody references terminates. `metrics` may be null; `log` may be null (no logs).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
+                                           std::shared_ptr<spdlog::logger> log,
+                                           std::shared_ptr<storage_metrics> metrics = nullptr);
+
+// The same over an opened store of any backend (store/message_store.hpp). A SQLite
+// store spawned this way checkpoints its write-ahead log inline (no checkpointer).
+caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
+                                           std::shared_ptr<message_store> store,
                                            std::shared_ptr<spdlog::logger> log,
                                            std::shared_ptr<storage_metrics> metrics = nullptr);
 

@@ -118,7 +118,9 @@ std::vector<config_field> database_fields() {
   auto d = &app_config::database;
   using p = store_params;
   return {
-    text("database.backend", d, &p::backend, one_of({"sqlite"})),
+    text("database.backend", d, &p::backend, one_of({"sqlite", "postgres"})),
+    secret("database.url", d, &p::url),
+    existing_file("database.url_file", d, &p::url_file),
     text("database.path", d, &p::path, non_empty()),
     integer("database.busy_timeout_ms", d, &p::busy_timeout_ms, {0, 600000}),
     integer("database.max_batch", d, &p::max_batch, {1, 100000}),

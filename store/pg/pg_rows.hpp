@@ -1,0 +1,68 @@
+// What the files of the PostgreSQL store share (store/pg/pg_store*.cpp): bytea
+// parameters and fields, row decoding, the session lookups every operation starts
+// with, and the exception guard. Only for store/pg.
+// Thread: the store's owner.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <pqxx/binarystring>
+#include <pqxx/result>
+#include <pqxx/transaction_base>
+
+#include "caf/error.hpp"
+#include "caf/expected.hpp"
+
+#include "messages/storage_types.hpp"
+#include "messages/transcript.hpp"
+#include "store/pg/pg_error.hpp"
+
+namespace mneme::pg {
+
+// The column list of every session read, in the order decode_session expects.
+#define MNEME_PG_SESSION_COLUMNS                                                      \
+  "id, user_id, session_key, parent_id, model, started_at_ms, ended_at_ms, "          \
+  "end_reason, cooldown_until_ms, cooldown_reason, anti_thrash_strikes, "             \
+  "lock_until_ms, probe_pending, fallback_streak, compaction_count, last_prompt_tokens"
+
+// The column list of every message read (from message_rows), as decode_messages expects.
+#define MNEME_PG_MESSAGE_COLUMNS                                                        \
+  "id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp_ms, " \
+  "token_estimate, active, compacted, is_summary, replaced_first_id, replaced_last_id, " \
+  "archived_by"
+
+// A bytea parameter holding `s` as given (NUL and invalid UTF-8 included).
+pqxx::binarystring bytes(const std::string& s);
+// The bytes of a bytea field.
+std::string text_of(const pqxx::field& f);
+
+session_record decode_session(const pqxx::row& r);
+// Rows selected with MNEME_PG_MESSAGE_COLUMNS; `archived_by`, when given, receives
+// each row's archived_by column.
+caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows,
+                                                    std::vector<int64_t>* archived_by = nullptr);
+
+std::string unknown_session(const std::string& id);
+// errc::storage_failed: `op` is not implemented on PostgreSQL yet.
+caf::error not_yet(const char* op);
+
+// Inside `t`: not_found unless the session exists (text that is not a valid session
+// id names no session and never reaches a query).
+caf::error require_session(pqxx::transaction_base& t, const std::string& session_id);
+// The live context of a session inside `t`. REQUIRES: the session exists.
+caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
+                                              const std::string& session_id);
+
+// Runs `body` (returning caf::expected<T> or caf::error) and turns a libpqxx
+// exception into the errc of pg_error.hpp.
+template <class F>
+auto guarded(const std::string& what, F&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return pg_failure(e, what);
+  }
+}
+
+} // namespace mneme::pg

@@ -1,0 +1,190 @@
+// The PostgreSQL schema and its migrations; see pg_schema.hpp.
+// Invariants enforced by the schema (as on SQLite): every message has exactly one
+// state row, inserted by the same statement as the message; no message or state
+// row is ever deleted and no message text is ever rewritten (triggers raise);
+// active and compacted are never both 1.
+#include "store/pg/pg_schema.hpp"
+
+#include <pqxx/pqxx>
+
+#include "messages/errc.hpp"
+#include "store/pg/pg_error.hpp"
+
+namespace mneme {
+
+namespace {
+
+// Any 64-bit constant identifying mneme's migration lock.
+constexpr long long migration_lock_key = 0x6d6e656d65L; // "mneme"
+
+constexpr const char* version_table_sql = R"sql(
+CREATE TABLE IF NOT EXISTS mneme_schema_versions(
+  version     integer PRIMARY KEY,
+  description text NOT NULL,
+  applied_at  timestamptz NOT NULL DEFAULT now()
+);
+)sql";
+
+// Recall columns (store/pg/pg_search_columns.hpp) are written with the message row
+// in the append's transaction (no indexing backlog, unlike SQLite's schema v5):
+// search_words is mneme's own token list as a tsvector (GIN), search_text the text
+// as valid UTF-8 for pg_trgm substring search (GIN, gin_trgm_ops). pg_trgm is a
+// trusted extension: the database owner may create it.
+constexpr const char* pg_v1_sql = R"sql(
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+CREATE TABLE sessions(
+  id                  text PRIMARY KEY,
+  user_id             bytea NOT NULL,
+  session_key         bytea NOT NULL,
+  parent_id           text NOT NULL DEFAULT '',
+  model               bytea NOT NULL DEFAULT '',
+  started_at_ms       bigint NOT NULL,
+  ended_at_ms         bigint NOT NULL DEFAULT 0,
+  end_reason          bytea NOT NULL DEFAULT '',
+  cooldown_until_ms   bigint NOT NULL DEFAULT 0,
+  cooldown_reason     bytea NOT NULL DEFAULT '',
+  anti_thrash_strikes bigint NOT NULL DEFAULT 0,
+  lock_until_ms       bigint NOT NULL DEFAULT 0,
+  probe_pending       bigint NOT NULL DEFAULT 0,
+  fallback_streak     bigint NOT NULL DEFAULT 0,
+  compaction_count    bigint NOT NULL DEFAULT 0,
+  last_prompt_tokens  bigint NOT NULL DEFAULT 0,
+  cold_stored_at_ms   bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_key ON sessions(session_key, started_at_ms);
+CREATE INDEX sessions_by_user ON sessions(user_id, started_at_ms);
+
+CREATE TABLE messages(
+  id                bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  session_id        text NOT NULL,
+  role              text NOT NULL CHECK (role IN ('system','user','assistant','tool')),
+  timestamp_ms      bigint NOT NULL DEFAULT 0,
+  token_estimate    bigint NOT NULL DEFAULT 0,
+  is_summary        bigint NOT NULL DEFAULT 0,
+  replaced_first_id bigint NOT NULL DEFAULT 0,
+  replaced_last_id  bigint NOT NULL DEFAULT 0,
+  tool_call_id      bytea NOT NULL DEFAULT '',
+  tool_name         bytea NOT NULL DEFAULT '',
+  tool_calls        bytea NOT NULL DEFAULT '',
+  content           bytea NOT NULL,
+  search_words      tsvector NOT NULL,
+  search_text       text NOT NULL
+);
+CREATE INDEX messages_search_words ON messages USING gin(search_words);
+CREATE INDEX messages_search_text ON messages USING gin(search_text gin_trgm_ops);
+
+CREATE TABLE message_state(
+  id          bigint PRIMARY KEY REFERENCES messages(id),
+  session_id  text NOT NULL,
+  active      bigint NOT NULL DEFAULT 1,
+  compacted   bigint NOT NULL DEFAULT 0,
+  archived_by bigint NOT NULL DEFAULT 0,
+  position    bigint,
+  CHECK (NOT (active = 1 AND compacted = 1))
+);
+CREATE INDEX message_state_by_session ON message_state(session_id, id);
+
+CREATE VIEW message_rows AS
+  SELECT m.id, s.session_id, m.role, m.content, m.tool_call_id, m.tool_calls,
+         m.tool_name, m.timestamp_ms, m.token_estimate, s.active, s.compacted,
+         m.is_summary, m.replaced_first_id, m.replaced_last_id, s.archived_by,
+         coalesce(s.position, s.id) AS position
+  FROM messages m JOIN message_state s ON s.id = m.id;
+
+CREATE FUNCTION mneme_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'mneme refuses % on %', TG_OP, TG_TABLE_NAME; END $$;
+CREATE TRIGGER messages_are_never_deleted BEFORE DELETE ON messages
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+CREATE TRIGGER messages_are_never_rewritten BEFORE UPDATE ON messages
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+CREATE TRIGGER message_state_is_never_deleted BEFORE DELETE ON message_state
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+
+CREATE TABLE checkpoints(
+  session_id      text NOT NULL,
+  name            bytea NOT NULL,
+  last_message_id bigint NOT NULL,
+  created_at_ms   bigint NOT NULL,
+  retired_by      bytea NOT NULL DEFAULT '',
+  PRIMARY KEY (session_id, name)
+);
+)sql";
+
+// Agent turns (store/session_tools.hpp): the tools a session key offers its model,
+// one row per setting, the newest row of a key wins. Never updated or deleted.
+constexpr const char* pg_v2_sql = R"sql(
+CREATE TABLE session_tools(
+  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  session_key bytea NOT NULL,
+  session_id  text NOT NULL,
+  tools       bytea NOT NULL,
+  set_at_ms   bigint NOT NULL
+);
+CREATE INDEX session_tools_by_key ON session_tools(session_key, id);
+CREATE TRIGGER session_tools_are_never_deleted BEFORE DELETE ON session_tools
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+)sql";
+
+} // namespace
+
+const std::vector<pg_migration>& pg_schema_migrations() {
+  static const std::vector<pg_migration> list{
+    {1, "sessions, messages (with recall columns), message_state, message_rows, checkpoints",
+     pg_v1_sql},
+    {2, "agent turns: the tools of each session key", pg_v2_sql},
+  };
+  return list;
+}
+
+int pg_latest_schema_version() {
+  return pg_schema_migrations().back().version;
+}
+
+caf::expected<int> pg_schema_version(pqxx::connection& conn) {
+  try {
+    pqxx::work w{conn};
+    auto exists = w.exec1("SELECT to_regclass('mneme_schema_versions') IS NOT NULL");
+    if (!exists[0].as<bool>())
+      return 0;
+    auto r = w.exec1("SELECT coalesce(max(version), 0) FROM mneme_schema_versions");
+    return r[0].as<int>();
+  } catch (const std::exception& e) {
+    return pg_failure(e, "read schema version");
+  }
+}
+
+caf::error pg_apply_migrations(pqxx::connection& conn) {
+  try {
+    {
+      pqxx::work w{conn};
+      w.exec_params("SELECT pg_advisory_xact_lock($1)", migration_lock_key);
+      w.exec0(version_table_sql);
+      w.commit();
+    }
+    for (const auto& m : pg_schema_migrations()) {
+      pqxx::work w{conn};
+      // Serialises nodes migrating at once; the version is read under the lock.
+      w.exec_params("SELECT pg_advisory_xact_lock($1)", migration_lock_key);
+      auto current = w.exec1("SELECT coalesce(max(version), 0) FROM mneme_schema_versions")[0]
+                       .as<int>();
+      if (current > pg_latest_schema_version())
+        return caf::make_error(errc::storage_schema_too_new,
+                               "postgres: schema version " + std::to_string(current)
+                                 + " is newer than this binary's "
+                                 + std::to_string(pg_latest_schema_version()));
+      if (current >= m.version)
+        continue;
+      w.exec0(m.sql);
+      w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
+                    m.version, std::string{m.description});
+      w.commit();
+    }
+    return {};
+  } catch (const std::exception& e) {
+    return pg_failure(e, "migrate schema");
+  }
+}
+
+} // namespace mneme

@@ -1,0 +1,501 @@
+// The PostgreSQL store: opening, sessions, appends, group commits and reads; see
+// pg_store.hpp. Compactions are in pg_store_compaction.cpp, reset, checkpoints and
+// rollback in pg_store_rollback.cpp.
+#include "store/pg/pg_store.hpp"
+
+#include <fstream>
+
+#include <pqxx/pqxx>
+
+#include "store/jsonl_export.hpp"
+#include "store/pg/pg_error.hpp"
+#include "store/pg/pg_rows.hpp"
+#include "store/pg/pg_schema.hpp"
+#include "store/pg/pg_search_columns.hpp"
+#include "store/row_codec.hpp"
+#include "store/session_checks.hpp"
+#include "store/session_tools.hpp"
+#include "store/sqlite_error.hpp"
+
+namespace mneme {
+
+namespace {
+
+constexpr size_t pg_max_open_sessions_remembered = 65536;
+
+// The prepared statements (names are the keys libpqxx knows them by).
+constexpr const char* pg_statements[][2] = {
+  {"session_open", "SELECT ended_at_ms FROM sessions WHERE id = $1"},
+  {"session_load", "SELECT " MNEME_PG_SESSION_COLUMNS " FROM sessions WHERE id = $1"},
+  {"session_insert",
+   "INSERT INTO sessions(id, user_id, session_key, parent_id, model, started_at_ms)"
+   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING"},
+  {"session_end", "UPDATE sessions SET ended_at_ms = $2, end_reason = $3 WHERE id = $1"},
+  {"session_triggers",
+   "UPDATE sessions SET cooldown_until_ms = $2, cooldown_reason = $3,"
+   " anti_thrash_strikes = $4, lock_until_ms = $5, probe_pending = $6,"
+   " fallback_streak = $7, compaction_count = $8, last_prompt_tokens = $9 WHERE id = $1"},
+  // One statement inserts the message and its live state row (position NULL = id).
+  {"message_insert",
+   "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
+   " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
+   " replaced_last_id, search_words, search_text)"
+   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14)"
+   " RETURNING id, session_id)"
+   " INSERT INTO message_state(id, session_id, position)"
+   " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
+  {"live_ids",
+   "SELECT id, coalesce(position, id) AS pos FROM message_state"
+   " WHERE session_id = $1 AND active = 1 ORDER BY pos, id"},
+  {"archive_row",
+   "UPDATE message_state SET active = 0, compacted = 1, archived_by = $1"
+   " WHERE id = $2 AND active = 1"},
+  {"live_context",
+   "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 AND active = 1"
+   " ORDER BY position, id"},
+  {"range",
+   "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows"
+   " WHERE session_id = $1 AND id BETWEEN $2 AND $3"
+   " ORDER BY id"},
+  {"export",
+   "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 ORDER BY id"},
+  {"stats",
+   "SELECT coalesce(sum((s.active = 1)::int), 0), coalesce(sum((s.compacted = 1)::int), 0),"
+   " coalesce(sum((s.active = 0 AND s.compacted = 0)::int), 0),"
+   " coalesce(sum(m.is_summary), 0),"
+   " coalesce(sum(CASE WHEN s.active = 1 THEN m.token_estimate ELSE 0 END), 0),"
+   " coalesce(sum(octet_length(m.content)), 0), coalesce(min(m.id), 0),"
+   " coalesce(max(m.id), 0)"
+   " FROM messages m JOIN message_state s ON s.id = m.id WHERE s.session_id = $1"},
+  {"checkpoints",
+   "SELECT session_id, name, last_message_id, created_at_ms FROM checkpoints"
+   " WHERE session_id = $1 ORDER BY last_message_id, created_at_ms, name"},
+};
+
+} // namespace
+
+caf::expected<std::string> pg_database_url(const store_params& params) {
+  if (!params.url.empty() && !params.url_file.empty())
+    return caf::make_error(errc::config_invalid,
+                           "database.url and database.url_file are both set; keep one");
+  if (!params.url.empty())
+    return params.url;
+  if (params.url_file.empty())
+    return caf::make_error(errc::config_invalid,
+                           "database.backend postgres needs database.url or database.url_file");
+  std::ifstream in{params.url_file};
+  std::string line;
+  if (!in || !std::getline(in, line))
+    return caf::make_error(errc::config_invalid,
+                           "database.url_file: cannot read " + params.url_file);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+    line.pop_back();
+  if (line.empty())
+    return caf::make_error(errc::config_invalid,
+                           "database.url_file: " + params.url_file + " holds no URL");
+  return line;
+}
+
+pg_store::pg_store(store_params params, std::unique_ptr<pqxx::connection> conn)
+  : params_(std::move(params)), conn_(std::move(conn)) {}
+
+pg_store::~pg_store() {
+  group_.reset(); // an open group rolls back before the connection closes
+}
+
+caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& params) {
+  if (params.max_batch < 1)
+    return bad_request("store: max_batch must be >= 1");
+  if (params.max_content_bytes < 1)
+    return bad_request("store: max_content_bytes must be >= 1");
+  auto url = pg_database_url(params);
+  if (!url)
+    return std::move(url.error());
+  std::unique_ptr<pqxx::connection> conn;
+  try {
+    conn = std::make_unique<pqxx::connection>(*url);
+  } catch (const std::exception& e) {
+    // The message names host and port but never the password.
+    return pg_failure(e, "connect");
+  }
+  return pg::guarded("open", [&]() -> caf::expected<std::unique_ptr<pg_store>> {
+    // An acknowledged write is in the server's WAL on disk (SPEC §1).
+    // (set_variable: libpqxx sets it again after reconnecting.)
+    conn->set_variable("synchronous_commit", "on");
+    if (auto err = pg_apply_migrations(*conn))
+      return err;
+    for (const auto& s : pg_statements)
+      conn->prepare(s[0], s[1]);
+    return std::unique_ptr<pg_store>{new pg_store(params, std::move(conn))};
+  });
+}
+
+// --- sessions
+
+caf::expected<session_record> pg_store::create_session(session_record rec, time_ms now) {
+  if (auto err = prepare_new_session(rec, now, ids_))
+    return err;
+  return pg::guarded("create session", [&]() -> caf::expected<session_record> {
+    pqxx::work w{*conn_};
+    if (!rec.parent_id.empty())
+      if (auto err = pg::require_session(w, rec.parent_id))
+        return err;
+    auto r = w.exec_prepared("session_insert", rec.id, pg::bytes(rec.user_id),
+                             pg::bytes(rec.session_key), rec.parent_id, pg::bytes(rec.model),
+                             rec.started_at_ms);
+    if (r.affected_rows() == 0)
+      return bad_request("create session: id '" + rec.id + "' already exists");
+    w.commit();
+    return rec;
+  });
+}
+
+caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& session_id,
+                                  bool remember) {
+  if (remember && open_sessions_.count(session_id) != 0)
+    return {};
+  if (!valid_session_id(session_id))
+    return not_found(pg::unknown_session(session_id));
+  auto r = t.exec_prepared("session_open", session_id);
+  if (r.empty())
+    return not_found(pg::unknown_session(session_id));
+  if (r[0][0].as<int64_t>() != 0)
+    return bad_request("session '" + session_id + "' has ended");
+  if (remember) {
+    if (open_sessions_.size() >= pg_max_open_sessions_remembered)
+      open_sessions_.clear();
+    open_sessions_.insert(session_id);
+  }
+  return {};
+}
+
+caf::expected<session_record> pg_store::end_session(const std::string& session_id, time_ms now,
+                                                    const std::string& reason) {
+  if (auto err = check_label(reason, "end reason"))
+    return err;
+  return pg::guarded("end session", [&]() -> caf::expected<session_record> {
+    pqxx::work w{*conn_};
+    if (auto err = require_open(w, session_id, false))
+      return err;
+    w.exec_prepared("session_end", session_id, now > 0 ? now : int64_t{1}, pg::bytes(reason));
+    open_sessions_.erase(session_id);
+    auto r = w.exec_prepared("session_load", session_id);
+    auto rec = pg::decode_session(r[0]);
+    w.commit();
+    return rec;
+  });
+}
+
+caf::error pg_store::write_triggers(pqxx::transaction_base& w, const std::string& session_id,
+                                    const trigger_state& t) {
+  if (auto err = check_label(t.cooldown_reason, "cooldown_reason"))
+    return err;
+  if (!valid_session_id(session_id))
+    return not_found(pg::unknown_session(session_id));
+  auto r = w.exec_prepared("session_triggers", session_id, t.cooldown_until_ms,
+                           pg::bytes(t.cooldown_reason), int64_t{t.anti_thrash_strikes},
+                           t.lock_until_ms, int64_t{t.probe_pending ? 1 : 0},
+                           int64_t{t.fallback_streak}, t.compaction_count, t.last_prompt_tokens);
+  if (r.affected_rows() == 0)
+    return not_found(pg::unknown_session(session_id));
+  return {};
+}
+
+caf::error pg_store::save_triggers(const std::string& session_id, const trigger_state& t) {
+  return pg::guarded("save trigger state", [&]() -> caf::error {
+    pqxx::work w{*conn_};
+    if (auto err = write_triggers(w, session_id, t))
+      return err;
+    w.commit();
+    return {};
+  });
+}
+
+// --- appends
+
+caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const message& m,
+                                                int64_t position, bool remember) {
+  if (auto err = validate_new_message(m, params_))
+    return err;
+  if (auto err = require_open(t, m.session_id, remember))
+    return err;
+  auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},
+                           pg::bytes(m.content), pg::bytes(m.tool_call_id),
+                           pg::bytes(encode_tool_calls(m.tool_calls)), pg::bytes(m.tool_name),
+                           m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
+                           m.replaced_first_id, m.replaced_last_id, position,
+                           pg_tsvector_literal(m.content), pg_search_text(m.content));
+  return r[0][0].as<int64_t>();
+}
+
+caf::expected<int64_t> pg_store::append(const message& m) {
+  return pg::guarded("append to session " + m.session_id, [&]() -> caf::expected<int64_t> {
+    pqxx::work w{*conn_};
+    auto id = insert_message(w, m, 0, false);
+    if (id)
+      w.commit();
+    return id;
+  });
+}
+
+caf::expected<message_ids> pg_store::append_batch(const std::vector<message>& batch) {
+  return pg::guarded("append batch", [&]() -> caf::expected<message_ids> {
+    pqxx::work w{*conn_};
+    message_ids out;
+    out.ids.reserve(batch.size());
+    for (const auto& m : batch) {
+      auto id = insert_message(w, m, 0, false);
+      if (!id)
+        return std::move(id.error());
+      out.ids.push_back(*id);
+    }
+    w.commit();
+    return out;
+  });
+}
+
+// --- group commit
+
+caf::error pg_store::begin_group() {
+  return pg::guarded("begin group", [&]() -> caf::error {
+    group_ = std::make_unique<pqxx::work>(*conn_, "group");
+    group_broken_ = false;
+    return {};
+  });
+}
+
+bool pg_store::group_open() const {
+  return group_ != nullptr && !group_broken_;
+}
+
+caf::expected<int64_t> pg_store::insert_in_group(const message& m) {
+  try {
+    return insert_message(*group_, m, 0, true);
+  } catch (const std::exception& e) {
+    group_broken_ = true; // PostgreSQL aborted the whole transaction
+    return pg_failure(e, "append to session " + m.session_id);
+  }
+}
+
+caf::expected<message_ids> pg_store::insert_batch_in_group(const std::vector<message>& batch) {
+  auto& g = *group_;
+  // The savepoint keeps a failed batch out and the rest of the group in.
+  auto undo = [&] {
+    g.exec0("ROLLBACK TO SAVEPOINT batch_append");
+    g.exec0("RELEASE SAVEPOINT batch_append");
+  };
+  try {
+    g.exec0("SAVEPOINT batch_append");
+  } catch (const std::exception& e) {
+    group_broken_ = true;
+    return pg_failure(e, "append batch");
+  }
+  try {
+    message_ids out;
+    out.ids.reserve(batch.size());
+    for (const auto& m : batch) {
+      auto id = insert_message(g, m, 0, true);
+      if (!id) {
+        // A session remembered open by this batch stays open: nothing ended it.
+        undo();
+        return std::move(id.error());
+      }
+      out.ids.push_back(*id);
+    }
+    g.exec0("RELEASE SAVEPOINT batch_append");
+    return out;
+  } catch (const std::exception& e) {
+    auto err = pg_failure(e, "append batch");
+    try {
+      undo(); // PostgreSQL keeps the group usable after ROLLBACK TO
+    } catch (const std::exception&) {
+      group_broken_ = true;
+    }
+    return err;
+  }
+}
+
+caf::error pg_store::commit_group() {
+  auto err = pg::guarded("commit group", [&]() -> caf::error {
+    if (group_broken_)
+      return caf::make_error(errc::storage_failed, "postgres: the group was rolled back");
+    group_->commit();
+    return {};
+  });
+  group_.reset(); // an uncommitted group rolls back here
+  if (err)
+    open_sessions_.clear(); // what the group saw open may not be committed state
+  return err;
+}
+
+void pg_store::abort_group() {
+  try {
+    group_.reset();
+  } catch (...) { // NOLINT: a failed rollback leaves nothing committed
+  }
+  open_sessions_.clear();
+}
+
+// --- reads
+
+caf::expected<session_record> pg_store::session(const std::string& session_id) {
+  return pg::guarded("load session", [&]() -> caf::expected<session_record> {
+    if (!valid_session_id(session_id))
+      return not_found(pg::unknown_session(session_id));
+    pqxx::read_transaction r{*conn_};
+    auto rows = r.exec_prepared("session_load", session_id);
+    if (rows.empty())
+      return not_found(pg::unknown_session(session_id));
+    return pg::decode_session(rows[0]);
+  });
+}
+
+caf::expected<std::vector<session_record>> pg_store::sessions(const session_filter& f) {
+  if (f.limit < 1 || f.limit > 100000)
+    return bad_request("list sessions: limit must be 1..100000");
+  return pg::guarded("list sessions", [&]() -> caf::expected<std::vector<session_record>> {
+    // One statement per filter shape, so that each uses its index.
+    std::string sql = "SELECT " MNEME_PG_SESSION_COLUMNS " FROM sessions WHERE ";
+    if (!f.session_key.empty())
+      sql += "session_key = $2 AND ($1 = ''::bytea OR user_id = $1)";
+    else if (!f.user_id.empty())
+      sql += "user_id = $1 AND $2 = ''::bytea";
+    else
+      sql += "$1 = ''::bytea AND $2 = ''::bytea";
+    sql += " AND ($3 = 0 OR ended_at_ms = 0) ORDER BY started_at_ms DESC, id DESC LIMIT $4";
+    pqxx::read_transaction r{*conn_};
+    std::vector<session_record> out;
+    for (const auto& row : r.exec_params(sql, pg::bytes(f.user_id), pg::bytes(f.session_key),
+                                         int64_t{f.open_only ? 1 : 0}, f.limit))
+      out.push_back(pg::decode_session(row));
+    return out;
+  });
+}
+
+caf::expected<session_stats> pg_store::stats(const std::string& session_id) {
+  return pg::guarded("session stats", [&]() -> caf::expected<session_stats> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    auto row = r.exec_prepared("stats", session_id)[0];
+    session_stats st;
+    st.session_id = session_id;
+    st.live_rows = row[0].as<int64_t>();
+    st.archived_rows = row[1].as<int64_t>();
+    st.rolled_back_rows = row[2].as<int64_t>();
+    st.summary_rows = row[3].as<int64_t>();
+    st.live_token_estimate = row[4].as<int64_t>();
+    st.content_bytes = row[5].as<int64_t>();
+    st.first_id = row[6].as<int64_t>();
+    st.last_id = row[7].as<int64_t>();
+    return st;
+  });
+}
+
+caf::expected<trigger_state> pg_store::triggers(const std::string& session_id) {
+  auto rec = session(session_id);
+  if (!rec)
+    return std::move(rec.error());
+  return rec->triggers;
+}
+
+caf::expected<std::vector<message>> pg_store::live_context(const std::string& session_id) {
+  return pg::guarded("load live context", [&]() -> caf::expected<std::vector<message>> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    return pg::decode_messages(r.exec_prepared("live_context", session_id));
+  });
+}
+
+caf::expected<std::vector<message>> pg_store::range(const std::string& session_id,
+                                                    int64_t first_id, int64_t last_id) {
+  if (first_id <= 0 || last_id < first_id)
+    return bad_request("load range: need 0 < first_id <= last_id, got "
+                       + std::to_string(first_id) + ".." + std::to_string(last_id));
+  return pg::guarded("load range", [&]() -> caf::expected<std::vector<message>> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    return pg::decode_messages(r.exec_prepared("range", session_id, first_id, last_id));
+  });
+}
+
+caf::expected<std::vector<checkpoint_record>>
+pg_store::checkpoints(const std::string& session_id) {
+  return pg::guarded("list checkpoints", [&]() -> caf::expected<std::vector<checkpoint_record>> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    std::vector<checkpoint_record> out;
+    for (const auto& row : r.exec_prepared("checkpoints", session_id))
+      out.push_back(checkpoint_record{row[0].as<std::string>(), pg::text_of(row[1]),
+                                      row[2].as<int64_t>(), row[3].as<int64_t>()});
+    return out;
+  });
+}
+
+caf::expected<int64_t> pg_store::export_jsonl(const std::string& session_id,
+                                              std::ostream& out) {
+  return pg::guarded("export session", [&]() -> caf::expected<int64_t> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    std::vector<int64_t> archived_by;
+    auto rows = pg::decode_messages(r.exec_prepared("export", session_id), &archived_by);
+    if (!rows)
+      return std::move(rows.error());
+    for (size_t i = 0; i < rows->size(); ++i)
+      out << to_jsonl_line((*rows)[i], archived_by[i]) << '\n';
+    if (!out)
+      return caf::make_error(errc::storage_failed, "export session: output stream failed");
+    return static_cast<int64_t>(rows->size());
+  });
+}
+
+// --- memory tiers (stage 2) and agent tools
+
+caf::expected<fact_record> pg_store::put_fact(const fact_record&, time_ms) {
+  return pg::not_yet("facts");
+}
+
+caf::expected<fact_record> pg_store::remove_fact(const std::string&, const std::string&,
+                                                 time_ms) {
+  return pg::not_yet("facts");
+}
+
+caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query&) {
+  return pg::not_yet("facts");
+}
+
+caf::error pg_store::put_session_tools(const std::string& session_key,
+                                       const std::string& session_id, const std::string& tools,
+                                       time_ms now) {
+  if (auto err = check_session_tools(session_key, tools, now))
+    return err;
+  return pg::guarded("put session tools", [&]() -> caf::error {
+    pqxx::work w{*conn_};
+    w.exec_params("INSERT INTO session_tools(session_key, session_id, tools, set_at_ms)"
+                  " VALUES ($1, $2, $3, $4)",
+                  pg::bytes(session_key), session_id, pg::bytes(tools), now);
+    w.commit();
+    return {};
+  });
+}
+
+caf::expected<std::string> pg_store::session_tools(const std::string& session_key) {
+  return pg::guarded("read session tools", [&]() -> caf::expected<std::string> {
+    pqxx::read_transaction r{*conn_};
+    auto rows = r.exec_params("SELECT tools FROM session_tools WHERE session_key = $1"
+                              " ORDER BY id DESC LIMIT 1",
+                              pg::bytes(session_key));
+    return rows.empty() ? std::string{} : pg::text_of(rows[0][0]);
+  });
+}
+
+caf::expected<session_record> pg_store::import_jsonl(std::string_view, session_record,
+                                                     time_ms) {
+  return pg::not_yet("JSONL import");
+}
+
+} // namespace mneme

@@ -1,0 +1,128 @@
+// The PostgreSQL backend of store/message_store.hpp (issue 26, stage 1): one
+// connection owned by the storage actor's thread (libpqxx blocks). Semantics are
+// those of sqlite_store (store/sqlite_store.hpp) for every operation implemented
+// here; the others answer errc::storage_failed "not implemented on PostgreSQL yet"
+// and change nothing.
+//
+// Implemented: sessions (create, end, list, load, stats, trigger state), appends
+// (single, batch, group commit: many appends in one transaction, a batch atomic
+// inside it through a savepoint), live context, range, the atomic compaction commit,
+// row replacement, child continuation, reset, checkpoints and rollback (flag flips in
+// message_state only: the schema refuses any UPDATE of a message row), JSONL export.
+// Each message's recall columns are written in its insert (pg_search_columns.hpp).
+// Session tools (schema v2). Not yet: JSONL import, facts, recall search (store/message_store.hpp
+// recall_source).
+//
+// Durability: the connection sets synchronous_commit = on, so an operation that
+// returned has its COMMIT flushed to the server's WAL.
+// The database URL comes from store_params::url, or the first line of url_file.
+// Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include "store/message_store.hpp"
+#include "store/session_ids.hpp"
+
+#include <pqxx/connection>
+#include <pqxx/dbtransaction>
+
+namespace mneme {
+
+// The URL of params: `url`, or the first line of `url_file` (errc::config_invalid
+// naming the key when neither or both are set, or the file cannot be read).
+caf::expected<std::string> pg_database_url(const store_params& params);
+
+class pg_store final : public message_store {
+public:
+  // Connects, migrates (store/pg/pg_schema.hpp) and prepares the statements.
+  // Errors: storage_cant_open when the server cannot be reached; the errors of
+  // pg_apply_migrations; config_invalid for a missing URL.
+  static caf::expected<std::unique_ptr<pg_store>> open(const store_params& params);
+  ~pg_store() override;
+  pg_store(const pg_store&) = delete;
+  pg_store& operator=(const pg_store&) = delete;
+
+  const char* backend_name() const override { return "postgres"; }
+  const store_params& params() const override { return params_; }
+
+  caf::expected<session_record> create_session(session_record rec, time_ms now) override;
+  caf::expected<session_record> end_session(const std::string& session_id, time_ms now,
+                                            const std::string& reason) override;
+  caf::error save_triggers(const std::string& session_id, const trigger_state& t) override;
+
+  caf::expected<int64_t> append(const message& m) override;
+  caf::expected<message_ids> append_batch(const std::vector<message>& batch) override;
+
+  caf::error begin_group() override;
+  caf::expected<int64_t> insert_in_group(const message& m) override;
+  caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch) override;
+  caf::error commit_group() override;
+  void abort_group() override;
+  bool group_open() const override;
+
+  caf::expected<message> commit_compaction(const compaction_commit& c) override;
+  caf::expected<std::vector<message>> commit_replacement(const replacement_commit& c) override;
+  caf::expected<std::vector<message>> continue_in_child(const compaction_commit& c,
+                                                        time_ms now) override;
+  caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
+                                              time_ms now, const std::string& reason,
+                                              int64_t max_row_tokens = 0) override;
+  caf::expected<checkpoint_record> create_checkpoint(const std::string& session_id,
+                                                     const std::string& name,
+                                                     time_ms now) override;
+  caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,
+                                                             const std::string& name) override;
+  caf::expected<std::vector<message>> rollback_after_row(const std::string& session_id,
+                                                         int64_t mark,
+                                                         const std::string& label) override;
+
+  caf::expected<session_record> session(const std::string& session_id) override;
+  caf::expected<std::vector<session_record>> sessions(const session_filter& filter) override;
+  caf::expected<session_stats> stats(const std::string& session_id) override;
+  caf::expected<trigger_state> triggers(const std::string& session_id) override;
+  caf::expected<std::vector<message>> live_context(const std::string& session_id) override;
+  caf::expected<std::vector<message>> range(const std::string& session_id, int64_t first_id,
+                                            int64_t last_id) override;
+  caf::expected<std::vector<checkpoint_record>>
+  checkpoints(const std::string& session_id) override;
+  caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out) override;
+
+  caf::expected<fact_record> put_fact(const fact_record& f, time_ms now) override;
+  caf::expected<fact_record> remove_fact(const std::string& user_id, const std::string& key,
+                                         time_ms now) override;
+  caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override;
+  caf::error put_session_tools(const std::string& session_key, const std::string& session_id,
+                               const std::string& tools, time_ms now) override;
+  caf::expected<std::string> session_tools(const std::string& session_key) override;
+  caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
+                                             time_ms now) override;
+
+  // Test seam: the connection (assertions on the tables).
+  pqxx::connection& connection() { return *conn_; }
+
+private:
+  pg_store(store_params params, std::unique_ptr<pqxx::connection> conn);
+
+  // Inside `t`: not_found / bad_request unless the session exists and is open.
+  // A group remembers the sessions it found open (as sqlite_store does).
+  caf::error require_open(pqxx::transaction_base& t, const std::string& session_id,
+                          bool remember);
+  // Validates and inserts one message of an open session inside `t`; position 0
+  // means "= id".
+  caf::expected<int64_t> insert_message(pqxx::transaction_base& t, const message& m,
+                                        int64_t position, bool remember);
+  caf::error write_triggers(pqxx::transaction_base& t, const std::string& session_id,
+                            const trigger_state& t_state);
+
+  store_params params_;
+  std::unique_ptr<pqxx::connection> conn_;
+  std::unique_ptr<pqxx::dbtransaction> group_;
+  bool group_broken_ = false; // a statement failed outside a savepoint: the group is lost
+  std::unordered_set<std::string> open_sessions_;
+  session_id_generator ids_;
+};
+
+} // namespace mneme

@@ -1,0 +1,83 @@
+// Tests of the recall columns the PostgreSQL store writes with each message
+// (store/pg/pg_search_columns.hpp): mneme's own tokens as a tsvector, so PostgreSQL
+// matches exactly what SQLite's CJK bigram index would (Latin glued to CJK splits,
+// CJK bigrams match), and a UTF-8-clean copy of the text for pg_trgm.
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include <pqxx/pqxx>
+
+#include "store/pg/pg_search_columns.hpp"
+#include "store/pg/pg_store.hpp"
+#include "tests/store_backends.hpp"
+#include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(pg_search_columns_test)
+
+using namespace mneme;
+using mneme::testing::err_of;
+using mneme::testing::msg;
+
+BOOST_AUTO_TEST_CASE(the_literal_lists_mnemes_tokens_with_positions_and_escapes_quotes) {
+  BOOST_TEST(pg_tsvector_literal("修改youer服务端") == "'修改':1 'youer':2 '服务':3 '务端':4");
+  BOOST_TEST(pg_tsvector_literal("Don't CAFÉ") == "'don':1 't':2 'café':3");
+  BOOST_TEST(pg_tsvector_literal("a\\b") == "'a':1 'b':2");
+  BOOST_TEST(pg_tsvector_literal("  ,;!  ").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_huge_row_stops_adding_tokens_under_the_tsvector_limit) {
+  std::string text;
+  for (int i = 0; i < 200000; ++i)
+    text += "w" + std::to_string(i) + " ";
+  auto literal = pg_tsvector_literal(text);
+  BOOST_TEST(literal.size() <= pg_words_max_literal_bytes);
+  BOOST_TEST(literal.rfind("'w0':1 'w1':2", 0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(the_search_text_is_valid_utf8_without_nul) {
+  BOOST_TEST(pg_search_text("plain 数据") == "plain 数据");
+  BOOST_TEST(pg_search_text(std::string{"a\0b\xff", 4}) == "a b\xef\xbf\xbd");
+}
+
+namespace {
+
+struct pg_search_fixture {
+  testing::temp_dir dir{"mneme-pg-search"};
+  store_params params;
+  std::unique_ptr<message_store> store;
+  std::string sid;
+
+  pg_search_fixture() {
+    testing::use_backend(testing::store_backend::postgres, params, dir);
+    auto s = testing::open_test_store(params);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    store = std::move(*s);
+    session_record rec;
+    rec.user_id = "alice";
+    auto created = store->create_session(rec, 1000);
+    BOOST_REQUIRE(created);
+    sid = created->id;
+  }
+
+  int64_t count(const std::string& where) {
+    return testing::store_scalar(*store, "SELECT count(*) FROM messages WHERE " + where);
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(postgres_matches_latin_glued_to_cjk_and_cjk_bigrams, pg_search_fixture) {
+  BOOST_REQUIRE(store->append(msg(sid, msg_role::user, "请修改youer服务端的配置")));
+  BOOST_REQUIRE(store->append(msg(sid, msg_role::user, std::string{"bytes \xff\0 kept", 13})));
+  BOOST_TEST(count("search_words @@ to_tsquery('simple', 'youer')") == 1);
+  BOOST_TEST(count("search_words @@ to_tsquery('simple', '服务 & 务端')") == 1);
+  BOOST_TEST(count("search_words @@ to_tsquery('simple', '服务 <-> 务端')") == 1);
+  BOOST_TEST(count("search_words @@ to_tsquery('simple', 'you')") == 0); // words, not prefixes
+  BOOST_TEST(count("search_text ILIKE '%OUER服%'") == 1);
+  BOOST_TEST(count("search_words @@ to_tsquery('simple', 'kept')") == 1);
+  // The stored content keeps its bytes; only the search copy is cleaned.
+  BOOST_TEST(store->live_context(sid)->back().content == std::string("bytes \xff\0 kept", 13));
+}
+
+BOOST_AUTO_TEST_SUITE_END() // pg_search_columns_test

@@ -1,0 +1,125 @@
+// Tests of opening the PostgreSQL store (store/pg/pg_store.hpp, pg_schema.hpp) and of
+// what refuses it while it is incomplete: migrations recorded in a version table and
+// applied once, a newer schema refused, an unreachable server and a missing URL
+// reported clearly without the password, database.url_file read, the daemon's
+// runtime and every SQLite path refusing backend postgres (docs/scale-out.md).
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+
+#include <pqxx/pqxx>
+
+#include "caf/all.hpp"
+
+#include "actors/runtime.hpp"
+#include "messages/mneme_types.hpp"
+#include "store/pg/pg_schema.hpp"
+#include "store/pg/pg_store.hpp"
+#include "store/store_reader.hpp"
+#include "tests/store_backends.hpp"
+#include "tests/store_test_util.hpp"
+
+BOOST_AUTO_TEST_SUITE(pg_store_open_test)
+
+using namespace mneme;
+using mneme::testing::err_of;
+
+namespace {
+
+struct pg_open_fixture {
+  testing::temp_dir dir{"mneme-pg-open"};
+  store_params params;
+
+  pg_open_fixture() { testing::use_backend(testing::store_backend::postgres, params, dir); }
+
+  int64_t scalar(const std::string& sql) {
+    pqxx::connection c{params.url};
+    pqxx::nontransaction t{c};
+    return t.exec1(sql)[0].as<int64_t>();
+  }
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(migrations_are_recorded_once_and_a_reopen_keeps_the_rows,
+                        pg_open_fixture) {
+  std::string sid;
+  {
+    auto s = pg_store::open(params);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    auto rec = (*s)->create_session(session_record{}, 1000);
+    BOOST_REQUIRE(rec);
+    sid = rec->id;
+    BOOST_REQUIRE((*s)->append(testing::msg(sid, msg_role::user, "kept")));
+  }
+  auto again = pg_store::open(params);
+  BOOST_REQUIRE_MESSAGE(again, err_of(again));
+  BOOST_TEST(scalar("SELECT count(*) FROM mneme_schema_versions")
+             == static_cast<int64_t>(pg_schema_migrations().size()));
+  BOOST_TEST(scalar("SELECT max(version) FROM mneme_schema_versions")
+             == pg_latest_schema_version());
+  BOOST_TEST((*again)->live_context(sid)->front().content == "kept");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_database_of_a_newer_mneme_is_refused, pg_open_fixture) {
+  BOOST_REQUIRE(pg_store::open(params));
+  {
+    pqxx::connection c{params.url};
+    pqxx::work t{c};
+    t.exec0("INSERT INTO mneme_schema_versions(version, description) VALUES (999, 'future')");
+    t.commit();
+  }
+  auto s = pg_store::open(params);
+  BOOST_REQUIRE(!s);
+  BOOST_TEST((s.error() == errc::storage_schema_too_new), render_error(s.error()));
+}
+
+BOOST_AUTO_TEST_CASE(an_unreachable_server_is_a_clear_error_without_the_password) {
+  store_params p;
+  p.backend = "postgres";
+  // A port nothing listens on (the cluster's port + 1 is not ours either way: the
+  // refusal or a failed authentication are both clear errors).
+  p.url = "postgresql://mneme:s3cretpw@127.0.0.1:1/none?connect_timeout=2";
+  auto s = pg_store::open(p);
+  BOOST_REQUIRE(!s);
+  BOOST_TEST((s.error() == errc::storage_cant_open), render_error(s.error()));
+  BOOST_TEST(render_error(s.error()).find("postgres: connect") != std::string::npos);
+  BOOST_TEST(render_error(s.error()).find("s3cretpw") == std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_url_may_come_from_a_file_and_is_required, pg_open_fixture) {
+  auto file = dir.file("url");
+  std::ofstream{file} << params.url << "\n";
+  store_params p = params;
+  p.url.clear();
+  p.url_file = file;
+  auto s = pg_store::open(p);
+  BOOST_REQUIRE_MESSAGE(s, err_of(s));
+  p.url_file.clear();
+  auto none = pg_store::open(p);
+  BOOST_REQUIRE(!none);
+  BOOST_TEST((none.error() == errc::config_invalid));
+  BOOST_TEST(render_error(none.error()).find("database.url") != std::string::npos);
+  p.url_file = dir.file("missing");
+  BOOST_TEST((pg_store::open(p).error() == errc::config_invalid));
+}
+
+BOOST_FIXTURE_TEST_CASE(sqlite_paths_and_the_daemon_refuse_backend_postgres_for_now,
+                        pg_open_fixture) {
+  auto reader = store_reader::open(params);
+  BOOST_REQUIRE(!reader);
+  BOOST_TEST((reader.error() == errc::config_invalid));
+  BOOST_TEST(render_error(reader.error()).find("postgres") != std::string::npos);
+  caf::actor_system_config cfg;
+  register_mneme_types(cfg);
+  caf::actor_system sys{cfg};
+  runtime_config rc;
+  rc.database = params;
+  auto rt = runtime::start(sys, rc);
+  BOOST_REQUIRE(!rt);
+  BOOST_TEST((rt.error() == errc::config_invalid));
+  BOOST_TEST(render_error(rt.error()).find("not complete yet") != std::string::npos,
+             render_error(rt.error()));
+}
+
+BOOST_AUTO_TEST_SUITE_END() // pg_store_open_test
