@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policies/json_text.hpp"
+
 namespace mneme::llm {
 
 using nlohmann::json;
@@ -29,6 +31,45 @@ json message_to_json(const message& m) {
       j["name"] = m.tool_name;
   }
   return j;
+}
+
+void append_message_json(std::string& out, const message& m) {
+  // The members in nlohmann's (sorted) order: content, name, role, tool_call_id, tool_calls.
+  out += "{\"content\":";
+  bool calls = m.role == msg_role::assistant && m.has_tool_calls();
+  if (calls && m.content.empty())
+    out += "null";
+  else
+    append_json_string(out, m.content);
+  bool tool = m.role == msg_role::tool;
+  if (tool && !m.tool_name.empty()) {
+    out += ",\"name\":";
+    append_json_string(out, m.tool_name);
+  }
+  out += ",\"role\":";
+  append_json_string(out, to_string(m.role));
+  if (tool) {
+    out += ",\"tool_call_id\":";
+    append_json_string(out, m.tool_call_id);
+  }
+  if (calls) {
+    out += ",\"tool_calls\":[";
+    bool first = true;
+    for (const auto& c : m.tool_calls) {
+      if (!first)
+        out.push_back(',');
+      first = false;
+      out += "{\"function\":{\"arguments\":";
+      append_json_string(out, c.arguments);
+      out += ",\"name\":";
+      append_json_string(out, c.name);
+      out += "},\"id\":";
+      append_json_string(out, c.id);
+      out += ",\"type\":\"function\"}";
+    }
+    out.push_back(']');
+  }
+  out.push_back('}');
 }
 
 namespace {
@@ -95,12 +136,10 @@ std::string content_text(const json& content) {
 }
 
 std::string to_wire_json(const chat_request& req) {
+  // Every member but "messages" goes through a (small) document; the messages, the bulk
+  // of the body, are written directly at their place in the document's sorted order.
   json j;
   j["model"] = req.model;
-  auto msgs = json::array();
-  for (const auto& m : req.messages)
-    msgs.push_back(message_to_json(m));
-  j["messages"] = std::move(msgs);
   if (req.max_tokens)
     j["max_tokens"] = *req.max_tokens;
   if (req.temperature)
@@ -108,11 +147,38 @@ std::string to_wire_json(const chat_request& req) {
   j["stream"] = req.stream;
   if (req.stream) // the token counts come on the stream's last chunk
     j["stream_options"] = {{"include_usage", true}};
+  j["messages"] = nullptr; // holds the key's place: add_agent_fields never overrides it
   add_agent_fields(req, j);
   if (req.server_compact_threshold > 0)
     j["context_management"] = json::array(
       {{{"type", "compaction"}, {"compact_threshold", req.server_compact_threshold}}});
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  size_t text_bytes = 0;
+  for (const auto& m : req.messages)
+    text_bytes += m.content.size() + 64;
+  std::string out;
+  out.reserve(text_bytes + 256);
+  out.push_back('{');
+  bool first = true;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!first)
+      out.push_back(',');
+    first = false;
+    append_json_string(out, it.key());
+    out.push_back(':');
+    if (it.key() == "messages") {
+      out.push_back('[');
+      for (size_t i = 0; i < req.messages.size(); ++i) {
+        if (i > 0)
+          out.push_back(',');
+        append_message_json(out, req.messages[i]);
+      }
+      out.push_back(']');
+    } else {
+      out += it.value().dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  out.push_back('}');
+  return out;
 }
 
 std::string strip_reasoning_blocks(std::string_view text) {
