@@ -654,6 +654,9 @@ BOOST_AUTO_TEST_CASE(the_request_body_is_byte_identical_to_the_document_dump) {
   reqs[4].messages.clear();
   reqs[5].tools_json = "[]";
   reqs[5].extra_json = "not json";
+  reqs.push_back(reqs[2]); // the same tools again (kept from the first time)
+  reqs.back().tools_json = R"([{"type":"function","function":{"name":"g"}}])";
+  reqs.push_back(reqs[2]);
   for (size_t i = 0; i < reqs.size(); ++i)
     BOOST_TEST(to_wire_json(reqs[i]) == wire_reference(reqs[i]), "request " << i);
   for (const auto& m : rows) {
