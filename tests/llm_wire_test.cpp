@@ -41,6 +41,44 @@ std::string answer_body(const json& message_obj, const std::string& finish = "st
 
 errc code_of(const caf::error& err) { return static_cast<errc>(err.code()); }
 
+// The request body as to_wire_json built it before it wrote the messages directly: the
+// whole request as one nlohmann document, dumped (the oracle of the byte-identity test).
+std::string wire_reference(const chat_request& req) {
+  json j;
+  j["model"] = req.model;
+  auto msgs = json::array();
+  for (const auto& m : req.messages)
+    msgs.push_back(message_to_json(m));
+  j["messages"] = std::move(msgs);
+  if (req.max_tokens)
+    j["max_tokens"] = *req.max_tokens;
+  if (req.temperature)
+    j["temperature"] = *req.temperature;
+  j["stream"] = req.stream;
+  if (req.stream)
+    j["stream_options"] = {{"include_usage", true}};
+  bool tools = false;
+  if (!req.tools_json.empty()) {
+    auto t = json::parse(req.tools_json, nullptr, false);
+    if (t.is_array() && !t.empty()) {
+      j["tools"] = std::move(t);
+      tools = true;
+    }
+  }
+  auto extra = req.extra_json.empty() ? json() : json::parse(req.extra_json, nullptr, false);
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it) {
+      bool tool_field = it.key() == "tool_choice" || it.key() == "parallel_tool_calls";
+      if ((tool_field && !tools) || j.contains(it.key()))
+        continue;
+      j[it.key()] = it.value();
+    }
+  if (req.server_compact_threshold > 0)
+    j["context_management"] = json::array(
+      {{{"type", "compaction"}, {"compact_threshold", req.server_compact_threshold}}});
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 } // namespace
 
 // ---------------------------------------------------------------- request JSON
@@ -582,6 +620,50 @@ BOOST_AUTO_TEST_CASE(agent_fields_and_turn_inputs_survive_caf_serialization) {
   BOOST_REQUIRE(rr.tool_calls.size() == 1u);
   BOOST_TEST(rr.tool_calls[0].arguments == "{\"a\":1}");
   BOOST_TEST(rr.finish_reason == "tool_calls");
+}
+
+BOOST_AUTO_TEST_CASE(the_request_body_is_byte_identical_to_the_document_dump) {
+  auto call = msg(msg_role::assistant, "");
+  call.tool_calls = {{"call_1", "read_file", R"({"path":"/etc/\"hosts\""})"},
+                     {"call_2", "查找", "{\"q\":\"caf\u00e9 \\n\"}"}};
+  auto spoken_call = msg(msg_role::assistant, "Let me look. \xF0\x9F\x98\x80");
+  spoken_call.tool_calls = {{"c\"3", "f", ""}};
+  auto named = tool_result("call_1", "read_file", "127.0.0.1 localhost\n\t\x01");
+  auto unnamed = tool_result("call_2", "", "结果：\xE4\xB8 cut, \xFF bad, \x7F del");
+  auto user_calls = msg(msg_role::user, "a user row never sends calls");
+  user_calls.tool_calls = {{"x", "y", "z"}};
+  std::vector<message> rows{msg(msg_role::system, "sys \"quoted\" \\ back"),
+                            msg(msg_role::user, "héllo 中文 \b\f\r"),
+                            call, named, unnamed, spoken_call, user_calls,
+                            msg(msg_role::assistant, std::string("nul\0byte", 8)),
+                            msg(msg_role::user, "")};
+  std::vector<chat_request> reqs(6);
+  for (auto& r : reqs) {
+    r.model = "m\xC3\xA9";
+    r.messages = rows;
+  }
+  reqs[1].stream = true;
+  reqs[1].max_tokens = 300;
+  reqs[1].temperature = 0.1;
+  reqs[2].tools_json = R"([{"type":"function","function":{"name":"f","parameters":{}}}])";
+  reqs[2].extra_json = R"({"tool_choice":"auto","metadata":{"messages":null},"logit_bias":)"
+                       R"({"1":2},"messages":[1],"n":1,"user":"u\u00e9","frequency_penalty":0.5,)"
+                       R"("max_completion_tokens":9,"zeta":"\u0000"})";
+  reqs[3].extra_json = R"({"tool_choice":"none","stream":true,"model":"x","context_management":1})";
+  reqs[3].server_compact_threshold = 1000;
+  reqs[4].messages.clear();
+  reqs[5].tools_json = "[]";
+  reqs[5].extra_json = "not json";
+  reqs.push_back(reqs[2]); // the same tools again (kept from the first time)
+  reqs.back().tools_json = R"([{"type":"function","function":{"name":"g"}}])";
+  reqs.push_back(reqs[2]);
+  for (size_t i = 0; i < reqs.size(); ++i)
+    BOOST_TEST(to_wire_json(reqs[i]) == wire_reference(reqs[i]), "request " << i);
+  for (const auto& m : rows) {
+    std::string one;
+    append_message_json(one, m);
+    BOOST_TEST(one == message_to_json(m).dump(-1, ' ', false, json::error_handler_t::replace));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END() // llm_wire_test

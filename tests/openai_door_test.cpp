@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/common/api/http_api.hpp"
+#include "apps/common/api/openai_wire.hpp"
 #include "tests/http_api_fixture.hpp"
 
 BOOST_AUTO_TEST_SUITE(openai_door_test)
@@ -339,4 +340,56 @@ BOOST_AUTO_TEST_CASE(refusals_before_the_route_are_in_openai_shape_and_models_li
 }
 
 BOOST_AUTO_TEST_SUITE_END() // openai_door
+
+// decode_openai_chat takes common messages by a path that builds no field names and
+// moves their strings; every message must come out as decode_openai_message makes it,
+// and every refusal must stay the one that names the field.
+BOOST_AUTO_TEST_CASE(the_request_decoder_answers_what_the_message_decoder_answers) {
+  auto messages = json::parse(R"([
+    {"role":"system","content":"sys \" \\ \n"},
+    {"role":"developer","content":"dev"},
+    {"role":"user","content":"h\u00e9llo 中文 😀","name":"ann"},
+    {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
+    {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","index":0,
+      "function":{"name":"f","arguments":"{\"x\":1}"}},{"id":"c2","function":{"name":"g"}}]},
+    {"role":"tool","tool_call_id":"c1","content":"r1","name":"f"},
+    {"role":"tool","tool_call_id":"c2","content":""},
+    {"role":"assistant","content":"text","refusal":null,"tool_calls":[]},
+    {"role":"assistant","content":"both","tool_calls":null,"reasoning_content":"r"}
+  ])");
+  auto decoded = api::decode_openai_chat(json{{"messages", messages}}.dump());
+  BOOST_REQUIRE(decoded);
+  BOOST_REQUIRE(decoded->messages.size() == messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    auto one = api::decode_openai_message(messages[i], "messages[" + std::to_string(i) + "]");
+    BOOST_REQUIRE(one);
+    const auto& got = decoded->messages[i];
+    BOOST_TEST((got.role == one->role), "message " << i);
+    BOOST_TEST(got.content == one->content, "message " << i);
+    BOOST_TEST((got.tool_calls == one->tool_calls), "message " << i);
+    BOOST_TEST(got.tool_call_id == one->tool_call_id, "message " << i);
+    BOOST_TEST(got.tool_name == one->tool_name, "message " << i);
+  }
+  BOOST_TEST(decoded->messages[4].tool_calls.size() == 2u);
+  BOOST_TEST(decoded->messages[5].tool_name == "f");
+  const std::vector<std::pair<std::string, std::string>> refused{
+    {R"({"role":"user","content":"a","name":null})", "field 'messages[1].name' must be a string"},
+    {R"({"role":"user","content":"a","extra":1})", "unknown field 'messages[1].extra'"},
+    {R"({"role":"tool","content":"a"})", "field 'messages[1].tool_call_id' is missing or empty"},
+    {R"({"role":"user","content":"a","tool_call_id":"c"})", "belongs to tool messages only"},
+    {R"({"role":"assistant"})", "field 'messages[1].content' is missing"},
+    {R"({"role":"assistant","tool_calls":[{"id":"c","type":"x","function":{"name":"f"}}]})",
+     "field 'messages[1].tool_calls[0].type' must be \"function\""},
+    {R"({"role":"robot","content":"a"})", "unknown role 'robot'"},
+    {R"({"role":"user","content":7})", "field 'messages[1].content' must be a string"},
+  };
+  for (const auto& [bad, expected] : refused) {
+    auto body = R"({"messages":[{"role":"user","content":"ok"},)" + bad + "]}";
+    auto r = api::decode_openai_chat(body);
+    BOOST_REQUIRE_MESSAGE(!r, bad);
+    BOOST_TEST(render_error(r.error()).find(expected) != std::string::npos,
+               render_error(r.error()) << " should hold " << expected);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END() // openai_door_test

@@ -1,17 +1,29 @@
 // The curl-multi event loop of the LLM transport; see curl_multi_loop.hpp.
 //
+// Event-driven: curl tells the loop which sockets to watch (CURLMOPT_SOCKETFUNCTION) and
+// when its next timeout is due (CURLMOPT_TIMERFUNCTION); the loop waits in epoll and
+// hands curl only the sockets that are ready (curl_multi_socket_action). A loop step
+// costs what happened in it, not the number of transfers in flight (curl_multi_perform
+// visits every transfer, curl_multi_poll every socket).
+//
 // Invariants (loop thread only, except `incoming_`/`stopping_` under `mtx_`):
 //   1. Every transfer in `active_` is added to `multi_`; it leaves both together, and
 //      its completion runs right after, exactly once.
 //   2. `in_flight_` == |incoming_| + |active_| outside a loop step.
-//   3. A transfer's `last_activity` only moves forward.
+//   3. A transfer's `last_activity` only moves forward, so no transfer in `active_` can
+//      reach its idle deadline before `next_sweep_`.
 #include "actors/llm/curl_multi_loop.hpp"
 
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cassert>
+#include <cerrno>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -27,6 +39,14 @@ using clock = std::chrono::steady_clock;
 
 constexpr size_t max_answer_bytes = 32 * 1024 * 1024;
 constexpr auto max_poll_wait = std::chrono::milliseconds{1000};
+constexpr int max_events = 256;
+
+// Milliseconds from now to `t`, rounded up (a wait never ends before its deadline).
+int wait_ms(clock::time_point now, clock::time_point t) {
+  if (t <= now)
+    return 0;
+  return static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(t - now).count());
+}
 
 struct transfer {
   http_call call;
@@ -91,6 +111,8 @@ void ensure_curl_global_init() {
 struct curl_multi_loop::impl {
   std::string name;
   CURLM* multi = nullptr;
+  int epoll_fd = -1;
+  int wake_fd = -1; // eventfd: submit() and the destructor wake the loop
   std::thread thread;
 
   std::mutex mtx_;
@@ -99,10 +121,62 @@ struct curl_multi_loop::impl {
   std::atomic<size_t> in_flight_{0};
 
   std::unordered_map<CURL*, std::unique_ptr<transfer>> active_;
+  std::optional<clock::time_point> curl_due_; // curl's next timeout
+  clock::time_point next_sweep_ = clock::time_point::max(); // invariant 3
 
   ~impl() {
     if (multi)
       curl_multi_cleanup(multi);
+    if (epoll_fd >= 0)
+      ::close(epoll_fd);
+    if (wake_fd >= 0)
+      ::close(wake_fd);
+  }
+
+  void wake() const {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+  }
+
+  // CURLMOPT_SOCKETFUNCTION: watch `s` for what curl waits for, or stop watching it.
+  static int on_socket(CURL*, curl_socket_t s, int what, void* user, void*) {
+    auto* self = static_cast<impl*>(user);
+    if (what == CURL_POLL_REMOVE) {
+      ::epoll_ctl(self->epoll_fd, EPOLL_CTL_DEL, s, nullptr); // may be closed already
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (::epoll_ctl(self->epoll_fd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT)
+      ::epoll_ctl(self->epoll_fd, EPOLL_CTL_ADD, s, &ev);
+    return 0;
+  }
+
+  // CURLMOPT_TIMERFUNCTION: curl's next timeout (-1: none).
+  static int on_timer(CURLM*, long timeout_ms, void* user) {
+    auto* self = static_cast<impl*>(user);
+    if (timeout_ms < 0)
+      self->curl_due_.reset();
+    else
+      self->curl_due_ = clock::now() + std::chrono::milliseconds{timeout_ms};
+    return 0;
+  }
+
+  void init() {
+    multi = curl_multi_init();
+    assert(multi != nullptr);
+    epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    assert(epoll_fd >= 0 && wake_fd >= 0);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wake_fd;
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &ev);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &impl::on_socket);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &impl::on_timer);
+    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
   }
 
   void start(std::unique_ptr<transfer> t) {
@@ -149,6 +223,7 @@ struct curl_multi_loop::impl {
       complete(std::move(t));
       return;
     }
+    next_sweep_ = std::min(next_sweep_, t->last_activity + t->call.idle_timeout);
     active_.emplace(easy, std::move(t));
   }
 
@@ -190,15 +265,15 @@ struct curl_multi_loop::impl {
 
   // Fails every transfer idle for its idle timeout; returns how long the loop may
   // sleep before the next one could expire.
-  std::chrono::milliseconds sweep_idle(clock::time_point now) {
-    auto next = max_poll_wait;
+  clock::duration sweep_idle(clock::time_point now) {
+    clock::duration next = max_poll_wait;
     std::vector<CURL*> expired;
     for (auto& [easy, t] : active_) {
       auto deadline = t->last_activity + t->call.idle_timeout;
       if (deadline <= now)
         expired.push_back(easy);
       else
-        next = std::min(next, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+        next = std::min(next, deadline - now);
     }
     for (auto* easy : expired) {
       auto t = detach(easy);
@@ -225,9 +300,39 @@ struct curl_multi_loop::impl {
     }
   }
 
+  // Completes every transfer curl reports done.
+  void drain_done() {
+    int left = 0;
+    while (auto* msg = curl_multi_info_read(multi, &left))
+      if (msg->msg == CURLMSG_DONE)
+        finish_curl(msg->easy_handle, msg->data.result);
+  }
+
+  // Hands curl the ready sockets of one wait (the wake-up fd is only drained).
+  void dispatch(const epoll_event* events, int n) {
+    int running = 0;
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == wake_fd) {
+        uint64_t count = 0;
+        [[maybe_unused]] auto r = ::read(wake_fd, &count, sizeof count);
+        continue;
+      }
+      int mask = 0;
+      if (events[i].events & EPOLLIN)
+        mask |= CURL_CSELECT_IN;
+      if (events[i].events & EPOLLOUT)
+        mask |= CURL_CSELECT_OUT;
+      if (events[i].events & (EPOLLERR | EPOLLHUP))
+        mask |= CURL_CSELECT_ERR;
+      curl_multi_socket_action(multi, fd, mask, &running);
+    }
+  }
+
   static void run(std::shared_ptr<impl> self) {
     pthread_setname_np(pthread_self(), self->name.substr(0, 15).c_str());
     std::vector<std::unique_ptr<transfer>> batch;
+    epoll_event events[max_events];
     for (;;) {
       bool stop = false;
       {
@@ -242,18 +347,24 @@ struct curl_multi_loop::impl {
       for (auto& t : batch)
         self->start(std::move(t));
       batch.clear();
-      int running = 0;
-      curl_multi_perform(self->multi, &running);
-      int left = 0;
-      while (auto* msg = curl_multi_info_read(self->multi, &left))
-        if (msg->msg == CURLMSG_DONE)
-          self->finish_curl(msg->easy_handle, msg->data.result);
-      auto wait = self->sweep_idle(clock::now());
-      long curl_wait = -1;
-      curl_multi_timeout(self->multi, &curl_wait);
-      if (curl_wait >= 0)
-        wait = std::min(wait, std::chrono::milliseconds{curl_wait});
-      curl_multi_poll(self->multi, nullptr, 0, static_cast<int>(wait.count()), nullptr);
+      auto now = clock::now();
+      if (self->curl_due_ && *self->curl_due_ <= now) {
+        self->curl_due_.reset();
+        int running = 0;
+        curl_multi_socket_action(self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        self->drain_done();
+        now = clock::now();
+      }
+      if (now >= self->next_sweep_)
+        self->next_sweep_ = now + self->sweep_idle(now);
+      auto until = std::min(self->next_sweep_, now + max_poll_wait);
+      if (self->curl_due_)
+        until = std::min(until, *self->curl_due_);
+      int n = ::epoll_wait(self->epoll_fd, events, max_events, wait_ms(now, until));
+      if (n > 0) {
+        self->dispatch(events, n);
+        self->drain_done();
+      }
     }
   }
 };
@@ -261,8 +372,7 @@ struct curl_multi_loop::impl {
 curl_multi_loop::curl_multi_loop(std::string name) : impl_(std::make_shared<impl>()) {
   ensure_curl_global_init();
   impl_->name = std::move(name);
-  impl_->multi = curl_multi_init();
-  assert(impl_->multi != nullptr);
+  impl_->init();
   impl_->thread = std::thread{&impl::run, impl_};
 }
 
@@ -271,7 +381,7 @@ curl_multi_loop::~curl_multi_loop() {
     std::lock_guard<std::mutex> guard{impl_->mtx_};
     impl_->stopping_ = true;
   }
-  curl_multi_wakeup(impl_->multi);
+  impl_->wake();
   if (std::this_thread::get_id() == impl_->thread.get_id())
     impl_->thread.detach(); // a completion released the last owner; run() ends by itself
   else
@@ -287,7 +397,7 @@ void curl_multi_loop::submit(http_call call, completion done) {
     std::lock_guard<std::mutex> guard{impl_->mtx_};
     impl_->incoming_.push_back(std::move(t));
   }
-  curl_multi_wakeup(impl_->multi);
+  impl_->wake();
 }
 
 size_t curl_multi_loop::in_flight() const {

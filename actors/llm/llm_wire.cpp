@@ -2,8 +2,11 @@
 #include "actors/llm/llm_wire.hpp"
 
 #include <array>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
+
+#include "policies/json_text.hpp"
 
 namespace mneme::llm {
 
@@ -31,6 +34,45 @@ json message_to_json(const message& m) {
   return j;
 }
 
+void append_message_json(std::string& out, const message& m) {
+  // The members in nlohmann's (sorted) order: content, name, role, tool_call_id, tool_calls.
+  out += "{\"content\":";
+  bool calls = m.role == msg_role::assistant && m.has_tool_calls();
+  if (calls && m.content.empty())
+    out += "null";
+  else
+    append_json_string(out, m.content);
+  bool tool = m.role == msg_role::tool;
+  if (tool && !m.tool_name.empty()) {
+    out += ",\"name\":";
+    append_json_string(out, m.tool_name);
+  }
+  out += ",\"role\":";
+  append_json_string(out, to_string(m.role));
+  if (tool) {
+    out += ",\"tool_call_id\":";
+    append_json_string(out, m.tool_call_id);
+  }
+  if (calls) {
+    out += ",\"tool_calls\":[";
+    bool first = true;
+    for (const auto& c : m.tool_calls) {
+      if (!first)
+        out.push_back(',');
+      first = false;
+      out += "{\"function\":{\"arguments\":";
+      append_json_string(out, c.arguments);
+      out += ",\"name\":";
+      append_json_string(out, c.name);
+      out += "},\"id\":";
+      append_json_string(out, c.id);
+      out += ",\"type\":\"function\"}";
+    }
+    out.push_back(']');
+  }
+  out.push_back('}');
+}
+
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -55,17 +97,35 @@ std::string string_or_empty(const json& obj, const char* key) {
   return obj[key].get<std::string>();
 }
 
-// The tools and the verbatim fields of an agent turn. Both texts were validated as JSON
-// by the HTTP front; text that does not parse is left out rather than thrown.
-void add_agent_fields(const chat_request& req, json& j) {
-  bool tools = false;
-  if (!req.tools_json.empty()) {
-    auto t = json::parse(req.tools_json, nullptr, false);
-    if (t.is_array() && !t.empty()) {
-      j["tools"] = std::move(t);
-      tools = true;
-    }
+// `tools_json` as its document dumps it when it is a non-empty array, else "". A model
+// call of a tool loop sends the same tools every round: the text is kept per thread
+// (bounded; the whole cache is dropped when full) so a round does not parse and dump them
+// again.
+const std::string& normalized_tools(const std::string& tools_json) {
+  static const std::string none;
+  if (tools_json.empty())
+    return none;
+  constexpr size_t max_cached_bytes = 4 * 1024 * 1024;
+  thread_local std::unordered_map<std::string, std::string> cache;
+  thread_local size_t cached_bytes = 0;
+  if (auto it = cache.find(tools_json); it != cache.end())
+    return it->second;
+  auto t = json::parse(tools_json, nullptr, false);
+  std::string text;
+  if (t.is_array() && !t.empty())
+    text = t.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (cached_bytes + tools_json.size() + text.size() > max_cached_bytes) {
+    cache.clear();
+    cached_bytes = 0;
   }
+  cached_bytes += tools_json.size() + text.size();
+  return cache.emplace(tools_json, std::move(text)).first->second;
+}
+
+// The verbatim fields of an agent turn; `tools`: the request sends tools. The text was
+// validated as JSON by the HTTP front; text that does not parse is left out rather than
+// thrown.
+void add_extra_fields(const chat_request& req, bool tools, json& j) {
   if (req.extra_json.empty())
     return;
   auto extra = json::parse(req.extra_json, nullptr, false);
@@ -76,7 +136,7 @@ void add_agent_fields(const chat_request& req, json& j) {
     if (tool_field && !tools)
       continue; // APIs refuse tool_choice without tools
     if (j.contains(it.key()))
-      continue; // never overrides model, messages, stream
+      continue; // never overrides model, messages, stream, tools
     j[it.key()] = it.value();
   }
 }
@@ -95,12 +155,11 @@ std::string content_text(const json& content) {
 }
 
 std::string to_wire_json(const chat_request& req) {
+  // Every member but "messages" and "tools" goes through a (small) document; those two,
+  // the bulk of the body, are written directly at their place in the document's sorted
+  // order (their members hold the place as null).
   json j;
   j["model"] = req.model;
-  auto msgs = json::array();
-  for (const auto& m : req.messages)
-    msgs.push_back(message_to_json(m));
-  j["messages"] = std::move(msgs);
   if (req.max_tokens)
     j["max_tokens"] = *req.max_tokens;
   if (req.temperature)
@@ -108,11 +167,43 @@ std::string to_wire_json(const chat_request& req) {
   j["stream"] = req.stream;
   if (req.stream) // the token counts come on the stream's last chunk
     j["stream_options"] = {{"include_usage", true}};
-  add_agent_fields(req, j);
+  j["messages"] = nullptr;
+  const auto& tools = normalized_tools(req.tools_json);
+  if (!tools.empty())
+    j["tools"] = nullptr;
+  add_extra_fields(req, !tools.empty(), j);
   if (req.server_compact_threshold > 0)
     j["context_management"] = json::array(
       {{{"type", "compaction"}, {"compact_threshold", req.server_compact_threshold}}});
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  size_t text_bytes = 0;
+  for (const auto& m : req.messages)
+    text_bytes += m.content.size() + 64;
+  std::string out;
+  out.reserve(text_bytes + 256);
+  out.push_back('{');
+  bool first = true;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!first)
+      out.push_back(',');
+    first = false;
+    append_json_string(out, it.key());
+    out.push_back(':');
+    if (it.key() == "messages") {
+      out.push_back('[');
+      for (size_t i = 0; i < req.messages.size(); ++i) {
+        if (i > 0)
+          out.push_back(',');
+        append_message_json(out, req.messages[i]);
+      }
+      out.push_back(']');
+    } else if (it.key() == "tools" && !tools.empty()) {
+      out += tools;
+    } else {
+      out += it.value().dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  out.push_back('}');
+  return out;
 }
 
 std::string strip_reasoning_blocks(std::string_view text) {

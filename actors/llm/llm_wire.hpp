@@ -39,6 +39,10 @@ std::string to_wire_json(const chat_request& req);
 // a tool row. The context service answers its messages with this same encoder.
 nlohmann::json message_to_json(const message& m);
 
+// Appends message_to_json(m).dump(-1, ' ', false, error_handler_t::replace) to `out`,
+// byte for byte, without building the document (to_wire_json's messages).
+void append_message_json(std::string& out, const message& m);
+
 // `text` without reasoning blocks: every <think>...</think>, <thinking>...</thinking>
 // and <reasoning>...</reasoning> is removed, an unclosed opening tag drops the rest of
 // the text, and surrounding whitespace is trimmed.
