@@ -1,6 +1,10 @@
 // The OpenAI door's wire format; see openai_wire.hpp.
 #include "apps/common/api/openai_wire.hpp"
 
+#include <algorithm>
+#include <initializer_list>
+#include <string_view>
+
 #include "actors/llm/llm_wire.hpp"
 #include "apps/common/api/request_decoder.hpp"
 #include "messages/errc.hpp"
@@ -10,6 +14,27 @@ namespace mneme::api {
 namespace {
 
 using json = nlohmann::json;
+
+// The fields an OpenAI message, one of its tool calls and a call's function may hold
+// (both decoders below accept exactly these). Namespace-scope initializer lists: their
+// arrays live as long as the program.
+const std::initializer_list<std::string_view> message_fields = {
+  "role", "content", "name", "tool_calls", "tool_call_id",
+  "refusal", "annotations", "audio", "function_call", "reasoning_content"};
+const std::initializer_list<std::string_view> call_fields = {"id", "type", "function", "index"};
+const std::initializer_list<std::string_view> function_fields = {"name", "arguments"};
+
+bool one_of(std::initializer_list<std::string_view> fields, std::string_view name) {
+  return std::find(fields.begin(), fields.end(), name) != fields.end();
+}
+
+// Whether every member of `obj` is one of `fields`.
+bool fields_within(const json& obj, std::initializer_list<std::string_view> fields) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!one_of(fields, it.key()))
+      return false;
+  return true;
+}
 
 caf::error wire_refusal(std::string what) { return caf::make_error(errc::bad_request, std::move(what)); }
 
@@ -74,7 +99,7 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
     auto at = where + ".tool_calls[" + std::to_string(i) + "]";
     if (!c.is_object())
       return wire_refusal("field '" + at + "' must be an object, not " + c.type_name());
-    if (auto err = only_fields(c, {"id", "type", "function", "index"}, at + "."))
+    if (auto err = only_fields(c, call_fields, at + "."))
       return err;
     tool_call call;
     std::string type = "function";
@@ -87,7 +112,7 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
     auto fn = c.find("function");
     if (fn == c.end() || !fn->is_object())
       return wire_refusal("field '" + at + ".function' must be an object with name and arguments");
-    if (auto err = only_fields(*fn, {"name", "arguments"}, at + ".function."))
+    if (auto err = only_fields(*fn, function_fields, at + ".function."))
       return err;
     if (auto err = string_field(*fn, "name", call.name, true, at + ".function."))
       return err;
@@ -96,13 +121,6 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
     out.push_back(std::move(call));
   }
   return {};
-}
-
-// The fields decode_openai_message accepts on a message and on a tool call.
-bool known_message_field(const std::string& k) {
-  return k == "role" || k == "content" || k == "name" || k == "tool_calls" || k == "tool_call_id"
-         || k == "refusal" || k == "annotations" || k == "audio" || k == "function_call"
-         || k == "reasoning_content";
 }
 
 bool is_text(const json& obj, const char* name, bool required) {
@@ -116,11 +134,8 @@ bool is_text(const json& obj, const char* name, bool required) {
 // decode_openai_message, which answers the same message or the error. Strings are moved
 // out of `j` only once the message is known to decode.
 std::optional<message> decode_plain_message(json& j) {
-  if (!j.is_object())
+  if (!j.is_object() || !fields_within(j, message_fields))
     return std::nullopt;
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!known_message_field(it.key()))
-      return std::nullopt;
   auto role_it = j.find("role");
   if (role_it == j.end() || !role_it->is_string())
     return std::nullopt;
@@ -138,21 +153,15 @@ std::optional<message> decode_plain_message(json& j) {
     if (!calls->is_array())
       return std::nullopt;
     for (const auto& c : *calls) {
-      if (!c.is_object())
+      if (!c.is_object() || !fields_within(c, call_fields))
         return std::nullopt;
-      for (auto it = c.begin(); it != c.end(); ++it)
-        if (it.key() != "id" && it.key() != "type" && it.key() != "function" && it.key() != "index")
-          return std::nullopt;
       if (!is_text(c, "id", true) || !is_text(c, "type", false))
         return std::nullopt;
       if (auto t = c.find("type"); t != c.end() && t->get_ref<const std::string&>() != "function")
         return std::nullopt;
       auto fn = c.find("function");
-      if (fn == c.end() || !fn->is_object())
+      if (fn == c.end() || !fn->is_object() || !fields_within(*fn, function_fields))
         return std::nullopt;
-      for (auto it = fn->begin(); it != fn->end(); ++it)
-        if (it.key() != "name" && it.key() != "arguments")
-          return std::nullopt;
       if (!is_text(*fn, "name", true) || !is_text(*fn, "arguments", false))
         return std::nullopt;
       has_calls = true;
@@ -196,10 +205,7 @@ std::optional<message> decode_plain_message(json& j) {
 caf::expected<message> decode_openai_message(const json& j, const std::string& where) {
   if (!j.is_object())
     return wire_refusal("field '" + where + "' must be an object, not " + j.type_name());
-  if (auto err = only_fields(j, {"role", "content", "name", "tool_calls", "tool_call_id",
-                                 "refusal", "annotations", "audio", "function_call",
-                                 "reasoning_content"},
-                             where + "."))
+  if (auto err = only_fields(j, message_fields, where + "."))
     return err;
   std::string role;
   if (auto err = string_field(j, "role", role, true, where + "."))
