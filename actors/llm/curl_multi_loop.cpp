@@ -277,9 +277,18 @@ struct curl_multi_loop::impl {
     }
     for (auto* easy : expired) {
       auto t = detach(easy);
-      t->outcome.transport = llm_error_kind::idle_timeout;
-      t->outcome.transport_detail =
-        "no byte for " + std::to_string(t->call.idle_timeout.count()) + " ms";
+      // An idle deadline at or past the total deadline is the total timeout firing
+      // (idle_timeout is clamped to total_timeout, so the two can coincide); the
+      // sweep must not win that race against curl's own CURLOPT_TIMEOUT_MS.
+      if (t->last_activity + t->call.idle_timeout >= t->started + t->call.total_timeout) {
+        t->outcome.transport = llm_error_kind::total_timeout;
+        t->outcome.transport_detail =
+          "no answer within " + std::to_string(t->call.total_timeout.count()) + " ms";
+      } else {
+        t->outcome.transport = llm_error_kind::idle_timeout;
+        t->outcome.transport_detail =
+          "no byte for " + std::to_string(t->call.idle_timeout.count()) + " ms";
+      }
       complete(std::move(t));
     }
     return next;
