@@ -47,9 +47,12 @@ constexpr const char* pg_statements[][2] = {
   {"live_ids",
    "SELECT id, coalesce(position, id) AS pos FROM message_state"
    " WHERE session_id = $1 AND active = 1 ORDER BY pos, id"},
-  {"archive_row",
-   "UPDATE message_state SET active = 0, compacted = 1, archived_by = $1"
-   " WHERE id = $2 AND active = 1"},
+  // $1: the archived ids, $2: the row that absorbed each (same length), as arrays:
+  // one statement per commit, whatever the number of rows archived.
+  {"archive_rows",
+   "UPDATE message_state s SET active = 0, compacted = 1, archived_by = a.by"
+   " FROM unnest($1::bigint[], $2::bigint[]) AS a(id, by)"
+   " WHERE s.id = a.id AND s.active = 1"},
   {"live_context",
    "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 AND active = 1"
    " ORDER BY position, id"},
@@ -122,6 +125,12 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
     // An acknowledged write is in the server's WAL on disk (SPEC §1).
     // (set_variable: libpqxx sets it again after reconnecting.)
     conn->set_variable("synchronous_commit", "on");
+    // Long text (content, search_text) compresses with lz4, several times cheaper than
+    // the default pglz on the append path; a server built without lz4 keeps pglz.
+    try {
+      conn->set_variable("default_toast_compression", "lz4");
+    } catch (const pqxx::sql_error&) {
+    }
     if (auto err = pg_apply_migrations(*conn))
       return err;
     for (const auto& s : pg_statements)
