@@ -35,6 +35,11 @@ namespace mneme {
 // naming the key when neither or both are set, or the file cannot be read).
 caf::expected<std::string> pg_database_url(const store_params& params);
 
+// SEAM (issue 26, recall on PostgreSQL): the error a search on PostgreSQL answers
+// until its recall readers exist (storage_failed, "... not implemented on PostgreSQL
+// yet"); the daemon's recall seam (actors/runtime.cpp) and the CLI answer it.
+caf::error pg_recall_not_implemented();
+
 class pg_store final : public message_store {
 public:
   // Connects, migrates (store/pg/pg_schema.hpp) and prepares the statements.
