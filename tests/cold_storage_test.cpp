@@ -214,36 +214,38 @@ BOOST_AUTO_TEST_CASE(a_cold_file_imported_into_a_fresh_database_under_its_id_is_
   BOOST_TEST(again.str() == cold_text);
 }
 
-BOOST_DATA_TEST_CASE(importing_under_an_id_that_exists_is_refused_and_writes_nothing,
-                     data::make(testing::all_store_backends()), backend) {
-  testing::temp_dir dir{"mneme-cold"};
-  auto store = open_backend(backend, dir);
-  auto text = build_rich_session(*store, "orig");
-  auto rows_before = testing::store_scalar(*store, "SELECT count(*) FROM messages");
-  session_record into;
-  into.user_id = "alice";
-  auto rec = store->import_jsonl(text, into, 5000);
-  BOOST_REQUIRE(!rec);
-  BOOST_TEST(rec.error() == errc::bad_request);
-  BOOST_TEST(render_error(rec.error()).find("already exists") != std::string::npos);
-  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages") == rows_before);
-}
+// A target the import cannot create, found inside its transaction: refused, and
+// nothing written (no session, no row).
+struct refused_target {
+  const char* name;
+  std::string id;      // "" = the file's own id ("orig", which exists)
+  std::string parent;
+  errc code;
+  const char* says;
+};
 
-// The parent is checked inside the import's transaction: refused, nothing written.
-BOOST_DATA_TEST_CASE(importing_under_an_unknown_parent_writes_nothing,
-                     data::make(testing::all_store_backends()), backend) {
+std::ostream& operator<<(std::ostream& os, const refused_target& r) { return os << r.name; }
+
+BOOST_DATA_TEST_CASE(an_import_whose_target_cannot_be_created_writes_nothing,
+                     data::make(std::vector<refused_target>{
+                       {"id exists", "", "", errc::bad_request, "already exists"},
+                       {"unknown parent", "copy", "no-such-parent", errc::not_found,
+                        "no-such-parent"},
+                     }) * data::make(testing::all_store_backends()),
+                     refused, backend) {
   testing::temp_dir dir{"mneme-cold"};
   auto store = open_backend(backend, dir);
   auto text = build_rich_session(*store, "orig");
   auto rows_before = testing::store_scalar(*store, "SELECT count(*) FROM messages");
   session_record into;
-  into.id = "copy";
+  into.id = refused.id;
   into.user_id = "alice";
-  into.parent_id = "no-such-parent";
+  into.parent_id = refused.parent;
   auto rec = store->import_jsonl(text, into, 5000);
   BOOST_REQUIRE(!rec);
-  BOOST_TEST(rec.error() == errc::not_found);
-  BOOST_TEST(!store->session("copy"));
+  BOOST_TEST(rec.error() == refused.code);
+  BOOST_TEST(render_error(rec.error()).find(refused.says) != std::string::npos,
+             render_error(rec.error()));
   BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages") == rows_before);
   BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM sessions") == 1);
 }
