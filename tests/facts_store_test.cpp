@@ -6,7 +6,10 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "messages/mneme_types.hpp"
 #include "store/facts.hpp"
@@ -252,6 +255,48 @@ BOOST_DATA_TEST_CASE_F(fixture, another_connection_searches_the_facts_the_writer
   }
   BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(keys_of(*r) == std::vector<std::string>{"editor"});
+}
+
+// PostgreSQL takes writers of one key from several connections (nodes, the CLI
+// beside the daemon): they run one after the other, every put succeeds, and exactly
+// one version stays active with each retired one linked to its successor.
+BOOST_FIXTURE_TEST_CASE(concurrent_writers_of_one_key_on_postgres_keep_one_active_version,
+                        fixture) {
+  open(store_backend::postgres);
+  constexpr int writers = 3;
+  constexpr int puts_each = 30;
+  std::atomic<int> failed{0};
+  std::string first_error;
+  std::mutex error_mutex;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w)
+    threads.emplace_back([&, w] {
+      auto own = testing::open_test_store(params);
+      if (!own) {
+        ++failed;
+        return;
+      }
+      for (int i = 0; i < puts_each; ++i) {
+        fact_record f;
+        f.user_id = "alice";
+        f.key = "editor";
+        f.value = "writer " + std::to_string(w) + " put " + std::to_string(i);
+        auto r = (*own)->put_fact(f, 1000 + i);
+        if (!r) {
+          std::lock_guard<std::mutex> lock{error_mutex};
+          if (failed++ == 0)
+            first_error = render_error(r.error());
+        }
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  BOOST_TEST(failed.load() == 0, first_error);
+  BOOST_TEST(count("SELECT count(*) FROM facts") == writers * puts_each);
+  BOOST_TEST(count("SELECT count(*) FROM facts WHERE active = 1") == 1);
+  BOOST_TEST(count("SELECT count(*) FROM facts WHERE active = 0 AND replaced_by = 0") == 0);
+  BOOST_TEST(count("SELECT count(DISTINCT replaced_by) FROM facts WHERE active = 0")
+             == writers * puts_each - 1);
 }
 
 struct bad_fact {

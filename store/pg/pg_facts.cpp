@@ -41,12 +41,18 @@ std::vector<fact_record> decode_all(const pqxx::result& rows) {
   return out;
 }
 
-// The active version of (user, key) inside `t`, locked for the rest of the
-// transaction (a concurrent put or remove of the same key waits).
+// The active version of (user, key) inside `t`. Every writer of the key (another
+// connection, another node) first takes the key's transaction-scoped advisory lock,
+// so puts and removes of one key run one after the other and each reads the last
+// one's commit (its next statement's snapshot comes after the lock): never two active
+// versions, never a unique-index failure from a race.
 caf::expected<fact_record> active_fact(pqxx::transaction_base& t, const std::string& user_id,
                                        const std::string& key) {
+  t.exec_params("SELECT pg_advisory_xact_lock(hashtextextended(encode($1, 'hex') || '/'"
+                " || encode($2, 'hex'), 0))",
+                pg::bytes(user_id), pg::bytes(key));
   auto rows = t.exec_params("SELECT " MNEME_PG_FACT_COLUMNS " FROM facts"
-                            " WHERE user_id = $1 AND key = $2 AND active = 1 FOR UPDATE",
+                            " WHERE user_id = $1 AND key = $2 AND active = 1",
                             pg::bytes(user_id), pg::bytes(key));
   if (rows.empty())
     return not_found("no fact '" + key + "' for user '" + user_id + "'");
