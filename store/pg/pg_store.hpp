@@ -1,4 +1,4 @@
-// The PostgreSQL backend of store/message_store.hpp (issue 26, stage 1): one
+// The PostgreSQL backend of store/message_store.hpp (issue 26, stages 1 and 3): one
 // connection owned by the storage actor's thread (libpqxx blocks). Semantics are
 // those of sqlite_store (store/sqlite_store.hpp) for every operation implemented
 // here; the others answer errc::storage_failed "not implemented on PostgreSQL yet"
@@ -10,8 +10,9 @@
 // row replacement, child continuation, reset, checkpoints and rollback (flag flips in
 // message_state only: the schema refuses any UPDATE of a message row), JSONL export.
 // Each message's recall columns are written in its insert (pg_search_columns.hpp).
-// Session tools (schema v2). Not yet: JSONL import, facts, recall search (store/message_store.hpp
-// recall_source).
+// Session tools (schema v2). Facts (schema v4, store/pg/pg_facts.hpp) and JSONL import
+// (store/pg/pg_jsonl_import.hpp). Not yet: recall search (store/message_store.hpp
+// recall_source; see pg_recall_not_implemented below).
 //
 // Durability: the connection sets synchronous_commit = on, so an operation that
 // returned has its COMMIT flushed to the server's WAL.
