@@ -1,14 +1,18 @@
 // The daemon and the CLI on PostgreSQL (issue 26, stage 3): the real `mneme serve` of
 // this build (MNEME_BINARY_DIR) with `database.backend: postgres` on a schema of the
 // throw-away cluster (tests/pg_cluster_fixture.hpp), its model `mneme-fakellm`.
-// Turns are answered and stored; a fact written by the CLI beside the running daemon
+// Turns are answered and stored; a second daemon on the same database is refused with
+// storage_locked (one writer per database until node leases); a fact written by the
+// CLI beside the running daemon
 // (PostgreSQL has no writer lock) is read through the daemon; a search answers the
 // clear "not implemented on PostgreSQL yet" error (recall on PostgreSQL is another
 // stage) and the daemon keeps serving; after the daemon stopped, `mneme show` and
 // `mneme export` read the session from PostgreSQL, and no SQLite file was created.
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <string>
 
@@ -62,6 +66,15 @@ BOOST_AUTO_TEST_CASE(turns_facts_and_cli_reads_run_on_postgres_and_search_says_n
       BOOST_REQUIRE(r);
       BOOST_TEST(r->status == 200, r->body);
     }
+
+    // A second daemon on the same database is refused (after the lock wait).
+    child_program second;
+    BOOST_REQUIRE(second.start("mneme", {"serve", "--config", config, "--port", "0"},
+                               dir.file("second.err")));
+    BOOST_TEST(second.wait(std::chrono::seconds(60)) == 1);
+    std::ifstream second_err{dir.file("second.err")};
+    std::string second_said{std::istreambuf_iterator<char>{second_err}, {}};
+    BOOST_TEST(second_said.find("storage_locked") != std::string::npos, second_said);
 
     // A fact written by the CLI while the daemon runs, read through the daemon.
     auto set = run_program("mneme", {"facts", "set", "drink", "oolong tea", "--user", "alice",

@@ -135,6 +135,27 @@ caf::error pg_recall_not_implemented() {
   return pg::not_yet("recall search");
 }
 
+caf::error pg_store::lock_as_only_writer() {
+  return pg::guarded("take the writer lock", [&]() -> caf::error {
+    pqxx::nontransaction t{*conn_};
+    t.exec0(std::string{"SET lock_timeout = '"} + pg_writer_lock_wait + "'");
+    try {
+      // One key per schema: each schema holds one mneme database.
+      t.exec("SELECT pg_advisory_lock("
+             "hashtextextended('mneme-writer/' || current_schema(), 0))");
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != "55P03") // lock_not_available
+        throw;
+      t.exec0("RESET lock_timeout");
+      return caf::make_error(errc::storage_locked,
+                             "postgres: another mneme daemon (or `mneme compact`) is writing"
+                             " to this database; one writer per database");
+    }
+    t.exec0("RESET lock_timeout");
+    return {};
+  });
+}
+
 // --- sessions
 
 caf::expected<session_record> pg_store::create_session(session_record rec, time_ms now) {

@@ -41,6 +41,8 @@ caf::expected<std::string> pg_database_url(const store_params& params);
 // yet"); the daemon's recall seam (actors/runtime.cpp) and the CLI answer it.
 caf::error pg_recall_not_implemented();
 
+inline constexpr const char* pg_writer_lock_wait = "5s";
+
 class pg_store final : public message_store {
 public:
   // Connects, migrates (store/pg/pg_schema.hpp) and prepares the statements.
@@ -105,6 +107,15 @@ public:
   caf::expected<std::string> session_tools(const std::string& session_key) override;
   caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                              time_ms now) override;
+
+  // Makes this store the only writer of its database (its schema) for the life of
+  // its connection: a session-level advisory lock, waited for up to
+  // pg_writer_lock_wait (a killed writer's server process lets go within it).
+  // Errors: storage_locked naming the cause when another writer holds it. The
+  // storage actor takes it (a daemon, `mneme compact`); the CLI's facts writes do
+  // not need it. Until node leases (issue 26, item 4) this is what keeps one daemon
+  // per database. A reconnect after the server restarted does not retake it.
+  caf::error lock_as_only_writer();
 
   // Test seam: the connection (assertions on the tables).
   pqxx::connection& connection() { return *conn_; }

@@ -64,9 +64,10 @@ public:
 // file is bad input), or the PostgreSQL database of database.url / url_file.
 maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& out);
 
-// Opens the database of `cfg` as the writer (SQLite: takes the file's writer lock,
-// so it fails with storage_locked beside a running daemon; a missing file is bad
-// input). PostgreSQL has no such lock.
+// Opens the database of `cfg` for the facts writes (SQLite: takes the file's writer
+// lock, so it fails with storage_locked beside a running daemon; a missing file is
+// bad input). On PostgreSQL it does not take the daemon's writer lock
+// (pg_store::lock_as_only_writer): facts writes serialise per key on their own.
 maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out);
 
 // SEAM (issue 26, recall on PostgreSQL): the failure of a CLI search on PostgreSQL
