@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "store/pg/pg_store.hpp"
+
 namespace mneme {
 
 session_params session_params_of(const runtime_config& cfg) {
@@ -19,7 +21,8 @@ session_params session_params_of(const runtime_config& cfg) {
   p.max_tool_rounds = cfg.gateway.max_tool_rounds;
   p.max_tool_calls_per_message = cfg.gateway.max_tool_calls_per_message;
   builtin_availability available;
-  available.recall = cfg.database.path != ":memory:";
+  // SEAM (issue 26, recall on PostgreSQL): offered on PostgreSQL once its readers exist.
+  available.recall = cfg.database.backend == "sqlite" && cfg.database.path != ":memory:";
   available.skills = !cfg.gateway.skills_dir.empty();
   p.builtin_tools =
     resolve_builtin_tools(parse_builtin_tools(cfg.gateway.builtin_tools).set, available);
@@ -31,6 +34,20 @@ session_params session_params_of(const runtime_config& cfg) {
 }
 
 namespace {
+
+// SEAM (issue 26, recall on PostgreSQL): the recall pool of a daemon on PostgreSQL.
+// Recall readers on PostgreSQL (store/pg/pg_recall, spawn_recall choosing the backend)
+// replace this actor; until then every search answers the store's clear error and
+// the daemon serves everything else.
+recall_actor spawn_recall_not_on_postgres(caf::actor_system& sys) {
+  return sys.spawn([]() -> recall_actor::behavior_type {
+    return {
+      [](rc_search_atom, const recall_request&) -> caf::result<recall_result> {
+        return pg_recall_not_implemented();
+      },
+    };
+  });
+}
 
 // The longest a summary may take: the summarizer's or the hygiene pool's deadline.
 std::chrono::milliseconds summary_caller_timeout(const runtime_config& cfg) {
@@ -52,13 +69,10 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
     cfg.metrics = std::make_shared<runtime_metrics>();
   if (auto b = parse_builtin_tools(cfg.gateway.builtin_tools); !b.error.empty())
     return caf::make_error(errc::bad_request, b.error);
-  // The PostgreSQL store (store/pg) is stage 1 of issue 26: no recall, no
-  // checkpoints, no facts yet. A daemon on it would half work, so it refuses.
-  if (cfg.database.backend != "sqlite")
+  if (cfg.database.backend != "sqlite" && cfg.database.backend != "postgres")
     return caf::make_error(errc::config_invalid,
-                           "database.backend: " + cfg.database.backend
-                             + " is not complete yet (recall, checkpoints, reset, facts and"
-                               " exports run on sqlite only; docs/scale-out.md); use sqlite");
+                           "database.backend must be sqlite or postgres, got '"
+                             + cfg.database.backend + "'");
   std::unique_ptr<runtime> rt{new runtime(sys, std::move(cfg))};
   auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log, rt->cfg_.metrics->storage);
   if (!storage)
@@ -68,7 +82,9 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
   if (rt->cfg_.hygiene)
     rt->hygiene_ = llm::spawn_llm_pool(sys, *rt->cfg_.hygiene, rt->cfg_.log);
-  if (rt->cfg_.database.path != ":memory:") {
+  if (rt->cfg_.database.backend == "postgres") {
+    rt->recall_ = spawn_recall_not_on_postgres(sys); // SEAM (issue 26): see above
+  } else if (rt->cfg_.database.path != ":memory:") {
     auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
     if (!recall)
       return std::move(recall.error());

@@ -31,16 +31,18 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   app_config cfg;
   if (auto f = load_config(opt.source, cfg))
     return f;
-  std::unique_ptr<store_reader> reader;
+  std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
+  if (reader->sqlite() == nullptr)
+    return search_not_on_postgres(); // SEAM (issue 26, recall on PostgreSQL)
   recall_request req;
   req.user_id = opt.user.empty() ? cfg.gateway.default_user : opt.user;
   req.query = opt.query;
   const auto clamped = clamp_recall_limit(opt.limit, recall_max_sessions);
   req.max_sessions = clamped.sessions;
   req.include_inactive = opt.include_inactive;
-  auto result = recall_search(reader->connection(), req);
+  auto result = recall_search(reader->sqlite()->connection(), req);
   if (!result)
     return failure_of(result.error(), "search failed");
   result->limit_clamped = clamped.clamped;

@@ -9,9 +9,10 @@
 
 #include "store/jsonl_export.hpp"
 #include "store/pg/pg_error.hpp"
+#include "store/pg/pg_facts.hpp"
+#include "store/pg/pg_jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_schema.hpp"
-#include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
 #include "store/session_tools.hpp"
@@ -139,6 +140,31 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
   });
 }
 
+caf::error pg_recall_not_implemented() {
+  return pg::not_yet("recall search");
+}
+
+caf::error pg_store::lock_as_only_writer() {
+  return pg::guarded("take the writer lock", [&]() -> caf::error {
+    pqxx::nontransaction t{*conn_};
+    t.exec0(std::string{"SET lock_timeout = '"} + pg_writer_lock_wait + "'");
+    try {
+      // One key per schema: each schema holds one mneme database.
+      t.exec("SELECT pg_advisory_lock("
+             "hashtextextended('mneme-writer/' || current_schema(), 0))");
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != "55P03") // lock_not_available
+        throw;
+      t.exec0("RESET lock_timeout");
+      return caf::make_error(errc::storage_locked,
+                             "postgres: another mneme daemon (or `mneme compact`) is writing"
+                             " to this database; one writer per database");
+    }
+    t.exec0("RESET lock_timeout");
+    return {};
+  });
+}
+
 // --- sessions
 
 caf::expected<session_record> pg_store::create_session(session_record rec, time_ms now) {
@@ -228,13 +254,7 @@ caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const
     return err;
   if (auto err = require_open(t, m.session_id, remember))
     return err;
-  auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},
-                           pg::bytes(m.content), pg::bytes(m.tool_call_id),
-                           pg::bytes(encode_tool_calls(m.tool_calls)), pg::bytes(m.tool_name),
-                           m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
-                           m.replaced_first_id, m.replaced_last_id, position,
-                           pg_tsvector_literal(m.content), pg_search_text(m.content));
-  return r[0][0].as<int64_t>();
+  return pg::insert_message_row(t, m, position);
 }
 
 caf::expected<int64_t> pg_store::append(const message& m) {
@@ -464,17 +484,18 @@ caf::expected<int64_t> pg_store::export_jsonl(const std::string& session_id,
 
 // --- memory tiers (stage 2) and agent tools
 
-caf::expected<fact_record> pg_store::put_fact(const fact_record&, time_ms) {
-  return pg::not_yet("facts");
+// Facts: store/pg/pg_facts.cpp.
+caf::expected<fact_record> pg_store::put_fact(const fact_record& f, time_ms now) {
+  return pg_put_fact(*conn_, f, now);
 }
 
-caf::expected<fact_record> pg_store::remove_fact(const std::string&, const std::string&,
-                                                 time_ms) {
-  return pg::not_yet("facts");
+caf::expected<fact_record> pg_store::remove_fact(const std::string& user_id,
+                                                 const std::string& key, time_ms now) {
+  return pg_remove_fact(*conn_, user_id, key, now);
 }
 
-caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query&) {
-  return pg::not_yet("facts");
+caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query& q) {
+  return pg_query_facts(*conn_, q);
 }
 
 caf::error pg_store::put_session_tools(const std::string& session_key,
@@ -502,9 +523,10 @@ caf::expected<std::string> pg_store::session_tools(const std::string& session_ke
   });
 }
 
-caf::expected<session_record> pg_store::import_jsonl(std::string_view, session_record,
-                                                     time_ms) {
-  return pg::not_yet("JSONL import");
+// JSONL import: store/pg/pg_jsonl_import.cpp.
+caf::expected<session_record> pg_store::import_jsonl(std::string_view jsonl,
+                                                     session_record into, time_ms now) {
+  return pg_import_jsonl(*conn_, jsonl, std::move(into), now, params_);
 }
 
 } // namespace mneme
