@@ -288,36 +288,19 @@ compaction_result run_compaction(const std::string& dir, const std::vector<std::
                "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.messages"
                " BEGIN UPDATE rewrites SET n = n + 1; END;",
                nullptr, nullptr, nullptr);
-  std::vector<double> times;
   compaction_result r;
-  for (int rep = 0; rep < reps; ++rep) {
-    auto sid = store->create_session(session_record{}, 1)->id;
-    std::vector<message> batch;
-    for (int i = 0; i < 5000; ++i)
-      batch.push_back(make_message(sid, bodies[static_cast<size_t>(rep * 5000 + i) % bodies.size()], i));
-    auto ids = store->append_batch(batch);
-    compaction_commit c;
-    c.session_id = sid;
-    c.archive_ids.assign(ids->ids.begin() + 4, ids->ids.end() - 20);
-    c.summary.role = msg_role::assistant;
-    c.summary.content = "[CONTEXT COMPACTION — REFERENCE ONLY] " + bodies[0];
-    c.update_triggers = true;
-    c.triggers.compaction_count = 1;
-    auto t0 = steady::now();
-    auto s = store->commit_compaction(c);
-    times.push_back(ms_since(t0));
-    if (!s) {
-      std::fprintf(stderr, "compaction: %s\n", render_error(s.error()).c_str());
-      std::exit(1);
-    }
-    r.archived = static_cast<int64_t>(c.archive_ids.size());
+  try {
+    r.commit_ms = compaction_commit_ms(*store, bodies, reps);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "compaction: %s\n", e.what());
+    std::exit(1);
   }
+  r.archived = compaction_archived_rows;
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "SELECT n FROM temp.rewrites", -1, &st, nullptr);
   if (sqlite3_step(st) == SQLITE_ROW)
     r.rows_rewritten = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
-  r.commit_ms = median(times);
   return r;
 }
 

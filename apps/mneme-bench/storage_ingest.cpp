@@ -216,4 +216,36 @@ ingest_result run_ingest(const store_params& params, size_t sessions, int per_se
   return r;
 }
 
+// --- 3. compaction commit
+
+double compaction_commit_ms(message_store& store, const std::vector<std::string>& bodies,
+                            int reps) {
+  std::vector<double> times;
+  for (int rep = 0; rep < reps; ++rep) {
+    auto sid = store.create_session(session_record{}, 1);
+    if (!sid)
+      throw std::runtime_error("create_session: " + render_error(sid.error()));
+    std::vector<message> batch;
+    for (int i = 0; i < compaction_session_rows; ++i)
+      batch.push_back(make_message(
+        sid->id, bodies[static_cast<size_t>(rep * compaction_session_rows + i) % bodies.size()], i));
+    auto ids = store.append_batch(batch);
+    if (!ids)
+      throw std::runtime_error("append_batch: " + render_error(ids.error()));
+    compaction_commit c;
+    c.session_id = sid->id;
+    c.archive_ids.assign(ids->ids.begin() + 4, ids->ids.end() - 20);
+    c.summary.role = msg_role::assistant;
+    c.summary.content = "[CONTEXT COMPACTION — REFERENCE ONLY] " + bodies[0];
+    c.update_triggers = true;
+    c.triggers.compaction_count = 1;
+    auto t0 = steady::now();
+    auto s = store.commit_compaction(c);
+    times.push_back(ms_since(t0));
+    if (!s)
+      throw std::runtime_error("commit_compaction: " + render_error(s.error()));
+  }
+  return median(times);
+}
+
 } // namespace mneme::bench

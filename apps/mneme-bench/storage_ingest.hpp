@@ -1,7 +1,7 @@
-// The ingest part of `mneme-bench storage`, shared by its SQLite run
-// (bench_storage.cpp) and its side-by-side run of both backends
-// (bench_storage_backends.cpp): N session actors appending M messages each through
-// one storage actor, unpaced (peak rate) or paced (acknowledgement latency), on a
+// The parts of `mneme-bench storage` shared by its SQLite run (bench_storage.cpp) and
+// its side-by-side run of both backends (bench_storage_backends.cpp): the ingest (N
+// session actors appending M messages each through one storage actor, unpaced for the
+// peak rate or paced for the acknowledgement latency) and the compaction commit, on a
 // store of either backend. Only mneme-bench links this unit.
 #pragma once
 
@@ -15,6 +15,7 @@
 
 #include "actors/storage/storage_actor.hpp"
 #include "messages/transcript.hpp"
+#include "store/message_store.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme::bench {
@@ -58,5 +59,14 @@ struct ingest_result {
 // many messages per second; 0 sends each append on the previous one's acknowledgement.
 ingest_result run_ingest(const store_params& params, size_t sessions, int per_session,
                          const std::vector<std::string>& bodies, double pace_rate);
+
+// The compaction commit's session: 5,000 rows, the middle archived (head 4, tail 20).
+inline constexpr int compaction_session_rows = 5000;
+inline constexpr int compaction_archived_rows = compaction_session_rows - 4 - 20;
+
+// Median time of `reps` compaction commits, each of a new compaction_session_rows
+// session, called on `store` directly; throws std::runtime_error on a store error.
+double compaction_commit_ms(message_store& store, const std::vector<std::string>& bodies,
+                            int reps);
 
 } // namespace mneme::bench
