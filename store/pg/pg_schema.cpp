@@ -9,6 +9,7 @@
 
 #include "messages/errc.hpp"
 #include "store/pg/pg_error.hpp"
+#include "store/pg/pg_search_columns.hpp"
 
 namespace mneme {
 
@@ -127,6 +128,37 @@ CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
   FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
 )sql";
 
+// --- v3 (owned by the recall module, store/pg/pg_recall.hpp): the word route's
+// index, SQLite's unicode61 tokens with accents folded (pg_search_columns.hpp).
+// Rows stored before v3 get theirs from pg_v3_backfill, in the same transaction
+// (the only UPDATE of message rows mneme ever runs: the trigger is off for it).
+constexpr const char* pg_v3_sql = R"sql(
+ALTER TABLE messages ADD COLUMN search_unicode61 tsvector;
+)sql";
+
+constexpr const char* pg_v3_finish_sql = R"sql(
+ALTER TABLE messages ALTER COLUMN search_unicode61 SET NOT NULL;
+CREATE INDEX messages_search_unicode61 ON messages USING gin(search_unicode61);
+)sql";
+
+void pg_v3_backfill(pqxx::transaction_base& w) {
+  w.exec0("ALTER TABLE messages DISABLE TRIGGER messages_are_never_rewritten");
+  for (long long after = 0;;) {
+    auto rows = w.exec_params("SELECT id, content FROM messages WHERE id > $1 ORDER BY id"
+                              " LIMIT 1000", after);
+    if (rows.empty())
+      break;
+    for (const auto& r : rows) {
+      after = r[0].as<long long>();
+      w.exec_params("UPDATE messages SET search_unicode61 = $2::tsvector WHERE id = $1", after,
+                    pg_unicode61_literal(pqxx::binarystring{r[1]}.str()));
+    }
+  }
+  w.exec0("ALTER TABLE messages ENABLE TRIGGER messages_are_never_rewritten");
+  w.exec0(pg_v3_finish_sql);
+}
+// --- end v3
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -134,6 +166,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {1, "sessions, messages (with recall columns), message_state, message_rows, checkpoints",
      pg_v1_sql},
     {2, "agent turns: the tools of each session key", pg_v2_sql},
+    {3, "recall word route: unicode61 tokens with accents folded", pg_v3_sql, pg_v3_backfill},
   };
   return list;
 }
@@ -177,6 +210,8 @@ caf::error pg_apply_migrations(pqxx::connection& conn) {
       if (current >= m.version)
         continue;
       w.exec0(m.sql);
+      if (m.backfill != nullptr)
+        m.backfill(w);
       w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
                     m.version, std::string{m.description});
       w.commit();

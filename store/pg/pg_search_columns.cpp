@@ -3,6 +3,7 @@
 
 #include "policies/cjk_bigram.hpp"
 #include "policies/utf8.hpp"
+#include "store/word_tokens.hpp"
 
 namespace mneme {
 
@@ -18,6 +19,8 @@ int add_lexeme(void* ctx, std::string_view token, std::size_t, std::size_t, bigr
   auto& s = *static_cast<literal_sink*>(ctx);
   // A tsvector position is at most 16383; later tokens keep that position.
   s.position = s.position < 16383 ? s.position + 1 : 16383;
+  if (token.size() > pg_max_lexeme_bytes)
+    return 0; // PostgreSQL refuses longer lexemes: such a word is found by substring
   if (s.out.size() + token.size() + 16 > pg_words_max_literal_bytes) {
     s.full = true;
     return 1; // stop tokenizing
@@ -40,6 +43,12 @@ int add_lexeme(void* ctx, std::string_view token, std::size_t, std::size_t, bigr
 std::string pg_tsvector_literal(std::string_view content) {
   literal_sink sink;
   tokenize_cjk_bigram(content, &sink, add_lexeme);
+  return std::move(sink.out);
+}
+
+std::string pg_unicode61_literal(std::string_view content) {
+  literal_sink sink;
+  tokenize_unicode61(content, &sink, add_lexeme);
   return std::move(sink.out);
 }
 

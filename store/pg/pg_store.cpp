@@ -39,8 +39,8 @@ constexpr const char* pg_statements[][2] = {
   {"message_insert",
    "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
    " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
-   " replaced_last_id, search_words, search_text)"
-   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14)"
+   " replaced_last_id, search_words, search_text, search_unicode61)"
+   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14, $15::tsvector)"
    " RETURNING id, session_id)"
    " INSERT INTO message_state(id, session_id, position)"
    " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
@@ -224,7 +224,8 @@ caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const
                            pg::bytes(encode_tool_calls(m.tool_calls)), pg::bytes(m.tool_name),
                            m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
                            m.replaced_first_id, m.replaced_last_id, position,
-                           pg_tsvector_literal(m.content), pg_search_text(m.content));
+                           pg_tsvector_literal(m.content), pg_search_text(m.content),
+                           pg_unicode61_literal(m.content));
   return r[0][0].as<int64_t>();
 }
 
