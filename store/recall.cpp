@@ -133,15 +133,7 @@ constexpr const char* last_rows_sql =
   " ORDER BY position DESC, id DESC LIMIT ?5";
 
 
-struct candidate {
-  int64_t id = 0;
-  std::string session_id;
-  std::string conversation_id;
-  double score = 0;
-  std::string snippet;
-  recall_route route = recall_route::unicode61;
-  bool from_tail = false; // found by the unindexed tail scan
-};
+using candidate = recall_candidate;
 
 struct positioned {
   message m;
@@ -157,41 +149,40 @@ constexpr const char* parent_of_sql =
 // leaves the searching user: a parent of another user ends the walk.
 class conversation_map {
 public:
-  conversation_map(db_connection& db, const std::string& user) : db_(db), user_(user) {}
+  conversation_map(db_connection& db, const std::string& user)
+    : db_(db), user_(user), cache_([this](const std::string& id) { return parent_of(id); }) {}
 
   caf::expected<std::string> root_of(const std::string& session_id) {
-    if (auto i = roots_.find(session_id); i != roots_.end())
-      return i->second;
-    caf::error failed;
-    auto root = conversation_root(session_id, [&](const std::string& id)
-                                                -> std::optional<std::string> {
-      if (failed)
-        return std::nullopt;
-      auto stmt = db_.prepare(parent_of_sql);
-      if (!stmt) {
-        failed = std::move(stmt.error());
-        return std::nullopt;
-      }
-      statement_scope s{**stmt};
-      s->bind(1, id);
-      s->bind(2, user_);
-      auto rc = s->step();
-      if (rc == SQLITE_ROW)
-        return s->column_text(0);
-      if (rc != SQLITE_DONE)
-        failed = db_.failure(rc, "recall conversation lineage");
-      return std::nullopt;
-    });
-    if (failed)
-      return failed;
-    roots_.emplace(session_id, root);
+    auto root = cache_.root_of(session_id);
+    if (failed_)
+      return failed_;
     return root;
   }
 
 private:
+  std::optional<std::string> parent_of(const std::string& id) {
+    if (failed_)
+      return std::nullopt;
+    auto stmt = db_.prepare(parent_of_sql);
+    if (!stmt) {
+      failed_ = std::move(stmt.error());
+      return std::nullopt;
+    }
+    statement_scope s{**stmt};
+    s->bind(1, id);
+    s->bind(2, user_);
+    auto rc = s->step();
+    if (rc == SQLITE_ROW)
+      return s->column_text(0);
+    if (rc != SQLITE_DONE)
+      failed_ = db_.failure(rc, "recall conversation lineage");
+    return std::nullopt;
+  }
+
   db_connection& db_;
   const std::string& user_;
-  std::unordered_map<std::string, std::string> roots_;
+  caf::error failed_;
+  conversation_cache cache_;
 };
 
 const route_statements* statements_of(recall_route r) {

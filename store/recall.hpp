@@ -54,6 +54,7 @@
 
 #include "messages/recall_types.hpp"
 #include "messages/transcript.hpp"
+#include "policies/fts_query.hpp"
 #include "policies/recall_text.hpp"
 
 namespace mneme {
@@ -77,6 +78,17 @@ inline constexpr int64_t tail_scan_rows = 20000;
 inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
 
 inline constexpr std::size_t recall_max_user_id_bytes = 128;
+
+// One hit of a search before its anchored view is read (every backend's).
+struct recall_candidate {
+  int64_t id = 0;
+  std::string session_id;
+  std::string conversation_id;
+  double score = 0;
+  std::string snippet;
+  recall_route route = recall_route::unicode61;
+  bool from_tail = false; // found by SQLite's unindexed tail scan
+};
 
 // bad_request for an empty or oversized user id or max_sessions outside 1..10 (every
 // backend checks a request with this before it searches).

@@ -7,6 +7,8 @@
 
 #include <sqlite3.h>
 
+#include "store/fts_tokenizers.hpp"
+
 namespace mneme {
 
 namespace {
@@ -18,13 +20,7 @@ public:
     if (sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr)
         != SQLITE_OK)
       return;
-    fts5_api* api = nullptr;
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, "SELECT fts5(?1)", -1, &stmt, nullptr) == SQLITE_OK) {
-      sqlite3_bind_pointer(stmt, 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
-      sqlite3_step(stmt);
-    }
-    sqlite3_finalize(stmt);
+    fts5_api* api = fts5_api_of(db_);
     void* user_data = nullptr;
     if (api == nullptr
         || api->xFindTokenizer(api, "unicode61", &user_data, &module_) != SQLITE_OK)
@@ -88,15 +84,7 @@ int tokenize_unicode61(std::string_view text, void* ctx, bigram_token_sink sink)
 }
 
 std::vector<bigram_token> unicode61_tokens(std::string_view text) {
-  std::vector<bigram_token> out;
-  tokenize_unicode61(text, &out,
-                     [](void* ctx, std::string_view tok, std::size_t b, std::size_t e,
-                        bigram_token_kind kind) {
-                       static_cast<std::vector<bigram_token>*>(ctx)->push_back(
-                         bigram_token{std::string{tok}, b, e, kind});
-                       return 0;
-                     });
-  return out;
+  return collect_tokens(text, tokenize_unicode61);
 }
 
 } // namespace mneme

@@ -76,14 +76,7 @@ constexpr const char* pg_recall_statements[][2] = {
 
 using read_tx = pqxx::transaction<pqxx::repeatable_read, pqxx::read_only>;
 
-struct candidate {
-  int64_t id = 0;
-  std::string session_id;
-  std::string conversation_id;
-  double score = 0;
-  std::string snippet;
-  recall_route route = recall_route::unicode61;
-};
+using candidate = recall_candidate;
 
 // A row of a route, before ranking.
 struct ranked_row {
@@ -105,37 +98,22 @@ std::vector<std::string> token_texts(recall_route route, std::string_view text) 
   return out;
 }
 
-// The lineage root of each session a search meets, once per session and search;
-// the walk never leaves the searching user (as in store/recall.cpp).
-class pg_conversations {
-public:
-  pg_conversations(read_tx& t, const std::string& user) : t_(t), user_(user) {}
-
-  std::string root_of(const std::string& session_id) {
-    if (auto i = roots_.find(session_id); i != roots_.end())
-      return i->second;
-    auto root = conversation_root(session_id, [&](const std::string& id)
-                                                -> std::optional<std::string> {
-      auto r = t_.exec_prepared("recall_parent", id, pg::bytes(user_));
-      if (r.empty())
-        return std::nullopt;
-      return r[0][0].as<std::string>();
-    });
-    roots_.emplace(session_id, root);
-    return root;
-  }
-
-private:
-  read_tx& t_;
-  const std::string& user_;
-  std::unordered_map<std::string, std::string> roots_;
-};
+// The lineage root of each session a search meets; the walk never leaves the
+// searching user (as in store/recall.cpp).
+conversation_cache pg_conversations(read_tx& t, const std::string& user) {
+  return conversation_cache{[&t, &user](const std::string& id) -> std::optional<std::string> {
+    auto r = t.exec_prepared("recall_parent", id, pg::bytes(user));
+    if (r.empty())
+      return std::nullopt;
+    return r[0][0].as<std::string>();
+  }};
+}
 
 struct search_state {
   read_tx& t;
   const recall_request& req;
   const parsed_query& q;
-  pg_conversations conversations;
+  conversation_cache conversations;
   std::unordered_set<std::string> seen;
   std::vector<candidate> found;
 
@@ -349,15 +327,10 @@ caf::expected<recall_hit> anchor(read_tx& t, const candidate& c, bool include_in
 
 caf::expected<std::unique_ptr<pg_recall_source>> pg_recall_source::open(
   const store_params& params) {
-  auto url = pg_database_url(params);
-  if (!url)
-    return std::move(url.error());
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(*url);
-  } catch (const std::exception& e) {
-    return pg_failure(e, "connect recall reader");
-  }
+  auto connected = pg_connect(params, "connect recall reader");
+  if (!connected)
+    return std::move(connected.error());
+  auto conn = std::move(*connected);
   auto version = pg_schema_version(*conn);
   if (!version)
     return std::move(version.error());
@@ -386,7 +359,7 @@ caf::expected<recall_result> pg_recall_source::search(const recall_request& req)
     recall_result result;
     result.query_truncated = q.truncated;
     read_tx t{*conn_};
-    search_state s{t, req, q, pg_conversations{t, req.user_id}, {}, {}};
+    search_state s{t, req, q, pg_conversations(t, req.user_id), {}, {}};
     for (auto route : plan_routes(q)) {
       if (s.full())
         break;

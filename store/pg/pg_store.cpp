@@ -96,6 +96,19 @@ caf::expected<std::string> pg_database_url(const store_params& params) {
   return line;
 }
 
+caf::expected<std::unique_ptr<pqxx::connection>> pg_connect(const store_params& params,
+                                                            const std::string& what) {
+  auto url = pg_database_url(params);
+  if (!url)
+    return std::move(url.error());
+  try {
+    return std::make_unique<pqxx::connection>(*url);
+  } catch (const std::exception& e) {
+    // The message names host and port but never the password.
+    return pg_failure(e, what);
+  }
+}
+
 pg_store::pg_store(store_params params, std::unique_ptr<pqxx::connection> conn)
   : params_(std::move(params)), conn_(std::move(conn)) {}
 
@@ -108,16 +121,10 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
     return bad_request("store: max_batch must be >= 1");
   if (params.max_content_bytes < 1)
     return bad_request("store: max_content_bytes must be >= 1");
-  auto url = pg_database_url(params);
-  if (!url)
-    return std::move(url.error());
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(*url);
-  } catch (const std::exception& e) {
-    // The message names host and port but never the password.
-    return pg_failure(e, "connect");
-  }
+  auto connected = pg_connect(params, "connect");
+  if (!connected)
+    return std::move(connected.error());
+  auto conn = std::move(*connected);
   return pg::guarded("open", [&]() -> caf::expected<std::unique_ptr<pg_store>> {
     // An acknowledged write is in the server's WAL on disk (SPEC §1).
     // (set_variable: libpqxx sets it again after reconnecting.)

@@ -35,6 +35,11 @@ namespace mneme {
 // naming the key when neither or both are set, or the file cannot be read).
 caf::expected<std::string> pg_database_url(const store_params& params);
 
+// A new connection to the URL of params (errors of pg_database_url; the failure to
+// connect as pg_failure with `what`, never repeating the URL).
+caf::expected<std::unique_ptr<pqxx::connection>> pg_connect(const store_params& params,
+                                                            const std::string& what);
+
 class pg_store final : public message_store {
 public:
   // Connects, migrates (store/pg/pg_schema.hpp) and prepares the statements.
