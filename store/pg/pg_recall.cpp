@@ -31,18 +31,13 @@ constexpr int pg_recall_schema_version = 3;
 // ($3 of every statement below is include_inactive).
 #define MNEME_PG_VISIBLE(prefix) "($3 OR " prefix "active = 1 OR " prefix "compacted = 1)"
 
-// The matches of a route's filter (MATERIALIZED: the index answers first, so a
-// rare term never becomes a backward walk of the whole table for ORDER BY id),
-// then the user's visible ones, newest first ($2 user id, $4 candidates).
-#define MNEME_PG_MATCHES_TO_ROWS                                                       \
-  " SELECT m.id, st.session_id, m.search_text FROM m"                                  \
-  " JOIN message_state st ON st.id = m.id JOIN sessions se ON se.id = st.session_id"   \
-  " WHERE se.user_id = $2 AND " MNEME_PG_VISIBLE("st.") " ORDER BY m.id DESC LIMIT $4"
-
-// One token route: $1 tsquery (ranked in C++, see pg_recall.hpp).
+// One token route: $1 tsquery, $2 user id, $4 candidates. The user's visible
+// matches, newest first (ranked in C++, see pg_recall.hpp).
 #define MNEME_PG_TOKEN_ROUTE(column)                                                   \
-  "WITH m AS MATERIALIZED (SELECT id, search_text FROM messages"                        \
-  " WHERE " column " @@ $1::tsquery)" MNEME_PG_MATCHES_TO_ROWS
+  "SELECT m.id, st.session_id, m.search_text FROM messages m"                          \
+  " JOIN message_state st ON st.id = m.id JOIN sessions se ON se.id = st.session_id"   \
+  " WHERE m." column " @@ $1::tsquery AND se.user_id = $2 AND " MNEME_PG_VISIBLE("st.") \
+  " ORDER BY m.id DESC LIMIT $4"
 
 #define MNEME_PG_WINDOW_COLUMNS MNEME_PG_MESSAGE_COLUMNS ", position"
 
@@ -230,12 +225,10 @@ void run_trigram_route(search_state& s) {
     }
     where += std::string{" AND "} + (c.negated ? "NOT " : "") + "(" + clause + ")";
   }
-  // As MNEME_PG_MATCHES_TO_ROWS, with typed parameters (all are text here).
-  auto sql = "WITH m AS MATERIALIZED (SELECT id, search_text FROM messages m WHERE true" + where
-             + ") SELECT m.id, st.session_id, m.search_text FROM m"
-               " JOIN message_state st ON st.id = m.id JOIN sessions se ON se.id = st.session_id"
-               " WHERE se.user_id = decode($1, 'hex') AND ($3::boolean OR st.active = 1"
-               " OR st.compacted = 1) ORDER BY m.id DESC LIMIT $2::bigint";
+  auto sql = "SELECT m.id, st.session_id, m.search_text FROM messages m"
+             " JOIN message_state st ON st.id = m.id JOIN sessions se ON se.id = st.session_id"
+             " WHERE se.user_id = decode($1, 'hex') AND ($3::boolean OR st.active = 1"
+             " OR st.compacted = 1)" + where + " ORDER BY m.id DESC LIMIT $2::bigint";
   auto rows = read_rows(s.t.exec_params(sql, pqxx::prepare::make_dynamic_params(all)));
   rank_and_take(
     s, recall_route::trigram, rows,
