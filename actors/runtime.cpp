@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "store/pg/pg_store.hpp"
+
 namespace mneme {
 
 session_params session_params_of(const runtime_config& cfg) {
@@ -52,13 +54,10 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
     cfg.metrics = std::make_shared<runtime_metrics>();
   if (auto b = parse_builtin_tools(cfg.gateway.builtin_tools); !b.error.empty())
     return caf::make_error(errc::bad_request, b.error);
-  // The PostgreSQL store (store/pg) is stage 1 of issue 26: no recall, no
-  // checkpoints, no facts yet. A daemon on it would half work, so it refuses.
-  if (cfg.database.backend != "sqlite")
+  if (cfg.database.backend != "sqlite" && cfg.database.backend != "postgres")
     return caf::make_error(errc::config_invalid,
-                           "database.backend: " + cfg.database.backend
-                             + " is not complete yet (recall, checkpoints, reset, facts and"
-                               " exports run on sqlite only; docs/scale-out.md); use sqlite");
+                           "database.backend must be sqlite or postgres, got '"
+                             + cfg.database.backend + "'");
   std::unique_ptr<runtime> rt{new runtime(sys, std::move(cfg))};
   auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log, rt->cfg_.metrics->storage);
   if (!storage)

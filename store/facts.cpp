@@ -132,28 +132,6 @@ caf::error run(db_connection& db, const char* sql, int64_t id, int64_t value,
   return {};
 }
 
-std::string ascii_lower(std::string_view text) {
-  std::string out{text};
-  for (auto& c : out)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-// The substring rule of the last-resort scan: every positive clause has an
-// alternative inside the text, no negated clause does (ASCII case-insensitive).
-bool scan_matches(const fact_record& f, const parsed_query& q) {
-  auto text = ascii_lower(f.key + "\n" + f.value);
-  for (const auto& c : q.clauses) {
-    bool any = std::any_of(c.any_of.begin(), c.any_of.end(), [&](const query_term& t) {
-      return text.find(ascii_lower(t.text)) != std::string::npos;
-    });
-    if (any == c.negated)
-      return false;
-  }
-  return true;
-}
-
 caf::expected<std::vector<fact_record>> search_route(db_connection& db, recall_route route,
                                                      const parsed_query& parsed,
                                                      const fact_query& q) {
@@ -181,7 +159,7 @@ caf::expected<std::vector<fact_record>> search_route(db_connection& db, recall_r
       return rows;
     std::vector<fact_record> out;
     for (auto& f : *rows)
-      if (scan_matches(f, parsed) && static_cast<int64_t>(out.size()) < q.limit)
+      if (fact_scan_matches(f, parsed) && static_cast<int64_t>(out.size()) < q.limit)
         out.push_back(std::move(f));
     return out;
   }
@@ -197,14 +175,31 @@ caf::expected<std::vector<fact_record>> search_route(db_connection& db, recall_r
 
 } // namespace
 
-caf::expected<fact_record> find_fact(db_connection& db, const std::string& user_id,
-                                     const std::string& key) {
-  return load_one(db, active_fact_sql,
-                  ("no fact '" + key + "' for user '" + user_id + "'").c_str(), user_id, &key);
+namespace {
+
+std::string ascii_lower(std::string_view text) {
+  std::string out{text};
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return out;
 }
 
-caf::expected<fact_record> put_fact(db_connection& db, const fact_record& f, time_ms now) {
-  assert(db.mode() == open_mode::writer);
+} // namespace
+
+bool fact_scan_matches(const fact_record& f, const parsed_query& q) {
+  auto text = ascii_lower(f.key + "\n" + f.value);
+  for (const auto& c : q.clauses) {
+    bool any = std::any_of(c.any_of.begin(), c.any_of.end(), [&](const query_term& t) {
+      return text.find(ascii_lower(t.text)) != std::string::npos;
+    });
+    if (any == c.negated)
+      return false;
+  }
+  return true;
+}
+
+caf::error check_fact(const fact_record& f, time_ms now) {
   if (auto err = check_size(f.user_id, 1, fact_user_max_bytes, "user_id"))
     return err;
   if (auto err = check_size(f.key, 1, fact_key_max_bytes, "key"))
@@ -215,6 +210,27 @@ caf::expected<fact_record> put_fact(db_connection& db, const fact_record& f, tim
     return err;
   if (now < 0)
     return bad_request("fact: now must be >= 0");
+  return {};
+}
+
+caf::error check_fact_query(const fact_query& q) {
+  if (auto err = check_size(q.user_id, 1, fact_user_max_bytes, "user_id"))
+    return err;
+  if (q.limit < 1 || q.limit > fact_query_max_limit)
+    return bad_request("fact query: limit must be 1.." + std::to_string(fact_query_max_limit));
+  return {};
+}
+
+caf::expected<fact_record> find_fact(db_connection& db, const std::string& user_id,
+                                     const std::string& key) {
+  return load_one(db, active_fact_sql,
+                  ("no fact '" + key + "' for user '" + user_id + "'").c_str(), user_id, &key);
+}
+
+caf::expected<fact_record> put_fact(db_connection& db, const fact_record& f, time_ms now) {
+  assert(db.mode() == open_mode::writer);
+  if (auto err = check_fact(f, now))
+    return err;
   write_transaction txn{db};
   if (auto err = txn.begin())
     return err;
@@ -275,10 +291,8 @@ caf::expected<fact_record> remove_fact(db_connection& db, const std::string& use
 }
 
 caf::expected<std::vector<fact_record>> query_facts(db_connection& db, const fact_query& q) {
-  if (auto err = check_size(q.user_id, 1, fact_user_max_bytes, "user_id"))
+  if (auto err = check_fact_query(q))
     return err;
-  if (q.limit < 1 || q.limit > fact_query_max_limit)
-    return bad_request("fact query: limit must be 1.." + std::to_string(fact_query_max_limit));
   if (q.text.empty()) {
     auto stmt = db.prepare(list_facts_sql);
     if (!stmt)

@@ -20,6 +20,9 @@
 //     ranks; a route that finds anything ends the search. Only the user's own
 //     facts; retired versions only with include_inactive.
 //
+// The PostgreSQL store (store/pg/pg_facts.hpp) keeps these semantics and shares the
+// checks below; its search runs the same routes over its own columns.
+//
 // Writes REQUIRE the writer connection (the storage actor's thread) and run in
 // their own IMMEDIATE transaction; reads run on any connection (a read-only
 // reader included). Thread: the thread that owns `db`.
@@ -44,6 +47,17 @@ inline constexpr std::size_t fact_value_max_bytes = 64 * 1024;
 inline constexpr std::size_t fact_source_max_bytes = 128;
 inline constexpr int64_t fact_query_max_limit = 1000;
 inline constexpr int64_t fact_scan_rows = 10000;
+
+// The limits of a put (bad_request naming the field), shared by both backends.
+caf::error check_fact(const fact_record& f, time_ms now);
+// The limits of a query (bad_request for user_id or limit).
+caf::error check_fact_query(const fact_query& q);
+
+struct parsed_query;
+// The rule of the last-resort substring scan: every positive clause has an
+// alternative inside key + "\n" + value, no negated clause does (ASCII
+// case-insensitive).
+bool fact_scan_matches(const fact_record& f, const parsed_query& q);
 
 // Adds `f.key` for `f.user_id`, or replaces its active version. Reads user_id,
 // key, value and source_session from `f`; returns the active version.

@@ -22,11 +22,7 @@ namespace {
 
 using json = nlohmann::json;
 
-// One parsed line: the row as the file has it, with the file's ids.
-struct file_row {
-  message m;
-  int64_t archived_by = 0;
-};
+using file_row = import_row;
 
 // The export's fields, in its order (store/jsonl_export.cpp).
 constexpr const char* export_fields[] = {
@@ -228,8 +224,10 @@ caf::expected<int64_t> insert_row(db_connection& db, const message& m) {
   return sqlite3_last_insert_rowid(db.native_handle());
 }
 
-caf::error set_state(db_connection& db, int64_t id, const message& m, int64_t archived_by,
-                     int64_t position) {
+caf::error set_state(db_connection& db, const import_state& st, const message& m) {
+  auto id = st.id;
+  auto archived_by = st.archived_by;
+  auto position = st.position;
   auto stmt = db.prepare("UPDATE message_state SET active = ?2, compacted = ?3,"
                          " archived_by = ?4, position = ?5 WHERE id = ?1");
   if (!stmt)
@@ -250,10 +248,8 @@ caf::error set_state(db_connection& db, int64_t id, const message& m, int64_t ar
 
 } // namespace
 
-caf::expected<session_record> import_session_jsonl(db_connection& db, std::string_view jsonl,
-                                                   session_record into, time_ms now,
-                                                   const store_params& params) {
-  assert(db.mode() == open_mode::writer);
+caf::expected<import_plan> plan_session_import(std::string_view jsonl, session_record into,
+                                              time_ms now, const store_params& params) {
   auto rows = parse_file(jsonl);
   if (!rows)
     return std::move(rows.error());
@@ -272,7 +268,7 @@ caf::expected<session_record> import_session_jsonl(db_connection& db, std::strin
   if (into.ended_at_ms == 0)
     into.end_reason.clear();
   into.triggers = trigger_state{};
-  // Validation as for an append, line by line, before the transaction.
+  // Validation as for an append, line by line, before anything is written.
   for (size_t i = 0; i < rows->size(); ++i) {
     auto probe = (*rows)[i].m;
     probe.session_id = into.id;
@@ -281,48 +277,71 @@ caf::expected<session_record> import_session_jsonl(db_connection& db, std::strin
     if (auto err = validate_new_message(probe, params))
       return line_error(i + 1, render_error(err));
   }
-  write_transaction txn{db};
-  if (auto err = txn.begin())
-    return err;
-  if (!into.parent_id.empty())
-    if (auto err = require_session(db, into.parent_id))
-      return err;
-  if (auto err = create_target(db, into))
-    return err;
-  // Insert every row (live), learning the renumbering old id -> new id.
-  std::map<int64_t, int64_t> new_id;
-  for (const auto& r : *rows) {
-    auto m = r.m;
-    m.session_id = into.id;
-    // Provenance names earlier rows (checked by parse_file), already inserted.
-    auto mapped = [&](int64_t old) { return old == 0 ? 0 : new_id.at(old); };
-    m.replaced_first_id = mapped(m.replaced_first_id);
-    m.replaced_last_id = mapped(m.replaced_last_id);
-    auto id = insert_row(db, m);
-    if (!id)
-      return std::move(id.error());
-    new_id.emplace(r.m.id, *id);
-  }
-  // Row states and the live order: a row that archived others sits where the
-  // first of them (in live order) sat; the archived rows precede it in id order.
-  std::map<int64_t, int64_t> position; // new id -> position
+  return import_plan{std::move(into), std::move(*rows)};
+}
+
+message import_message(const import_row& r, const std::string& session_id,
+                       const std::map<int64_t, int64_t>& new_id) {
+  auto m = r.m;
+  m.session_id = session_id;
+  // Provenance names earlier rows (checked by the plan), already inserted.
+  auto mapped = [&](int64_t old) { return old == 0 ? 0 : new_id.at(old); };
+  m.replaced_first_id = mapped(m.replaced_first_id);
+  m.replaced_last_id = mapped(m.replaced_last_id);
+  return m;
+}
+
+std::vector<import_state> import_states(const std::vector<import_row>& rows,
+                                        const std::map<int64_t, int64_t>& new_id) {
+  // A row that archived others sits where the first of them (in live order) sat;
+  // the archived rows precede it in id order.
+  std::vector<import_state> out;
+  out.reserve(rows.size());
   std::map<int64_t, int64_t> first_archived_position; // old archiver id -> min position
-  for (const auto& r : *rows) {
+  for (const auto& r : rows) {
     auto id = new_id.at(r.m.id);
     auto it = first_archived_position.find(r.m.id);
     auto pos = it == first_archived_position.end() ? id : it->second;
-    position.emplace(id, pos);
     if (r.archived_by != 0) {
       auto& slot = first_archived_position.try_emplace(r.archived_by, pos).first->second;
       slot = std::min(slot, pos);
     }
-    if (auto err = set_state(db, id, r.m, r.archived_by == 0 ? 0 : new_id.at(r.archived_by),
-                             pos))
-      return err;
+    out.push_back({id, r.archived_by == 0 ? 0 : new_id.at(r.archived_by), pos});
   }
+  return out;
+}
+
+caf::expected<session_record> import_session_jsonl(db_connection& db, std::string_view jsonl,
+                                                   session_record into, time_ms now,
+                                                   const store_params& params) {
+  assert(db.mode() == open_mode::writer);
+  auto plan = plan_session_import(jsonl, std::move(into), now, params);
+  if (!plan)
+    return std::move(plan.error());
+  const auto& target = plan->into;
+  write_transaction txn{db};
+  if (auto err = txn.begin())
+    return err;
+  if (!target.parent_id.empty())
+    if (auto err = require_session(db, target.parent_id))
+      return err;
+  if (auto err = create_target(db, target))
+    return err;
+  // Insert every row (live), learning the renumbering old id -> new id.
+  std::map<int64_t, int64_t> new_id;
+  for (const auto& r : plan->rows) {
+    auto id = insert_row(db, import_message(r, target.id, new_id));
+    if (!id)
+      return std::move(id.error());
+    new_id.emplace(r.m.id, *id);
+  }
+  auto states = import_states(plan->rows, new_id);
+  for (size_t i = 0; i < states.size(); ++i)
+    if (auto err = set_state(db, states[i], plan->rows[i].m))
+      return err;
   if (auto err = txn.commit())
     return err;
-  return load_session(db, into.id);
+  return load_session(db, target.id);
 }
 
 } // namespace mneme

@@ -28,7 +28,11 @@
 // Thread: the owner of the writer connection (the storage actor's thread).
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "caf/expected.hpp"
 
@@ -39,7 +43,39 @@ namespace mneme {
 
 class db_connection;
 
-// REQUIRES: db is the writer.
+// --- shared by both backends (store/pg/pg_jsonl_import.cpp runs the same plan)
+
+// One checked line: the row with the file's ids, its archived_by (a file id).
+struct import_row {
+  message m;
+  int64_t archived_by = 0;
+};
+
+// Every line checked and the target resolved (the decisions above); nothing written.
+struct import_plan {
+  session_record into;
+  std::vector<import_row> rows;
+};
+
+caf::expected<import_plan> plan_session_import(std::string_view jsonl, session_record into,
+                                               time_ms now, const store_params& params);
+
+// The row to insert: in session `session_id`, its provenance renumbered through
+// `new_id` (file id -> new id; the rows it names were inserted before it).
+message import_message(const import_row& r, const std::string& session_id,
+                       const std::map<int64_t, int64_t>& new_id);
+
+// The state of each inserted row, in file order: its new id, archived_by mapped,
+// and its live position (`position == id` means "its own id").
+struct import_state {
+  int64_t id = 0;
+  int64_t archived_by = 0;
+  int64_t position = 0;
+};
+std::vector<import_state> import_states(const std::vector<import_row>& rows,
+                                        const std::map<int64_t, int64_t>& new_id);
+
+// The whole import in one transaction on SQLite. REQUIRES: db is the writer.
 caf::expected<session_record> import_session_jsonl(db_connection& db, std::string_view jsonl,
                                                    session_record into, time_ms now,
                                                    const store_params& params);

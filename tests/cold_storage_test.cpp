@@ -3,6 +3,8 @@
 // atomically and retried after a failure; an import re-creates a session whose
 // export is byte for byte the input (ids renumbered as documented, or identical in
 // a fresh database); bad JSONL is refused with its line number and writes nothing.
+// The import cases run on both backends (tests/store_backends.hpp); the cold folder
+// and its sweep are SQLite's.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -21,6 +23,7 @@
 #include "store/cold_storage.hpp"
 #include "store/jsonl_import.hpp"
 #include "store/sqlite_store.hpp"
+#include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 
@@ -42,6 +45,16 @@ std::unique_ptr<sqlite_store> open_store(const std::string& path) {
   return std::move(*s);
 }
 
+// A fresh, empty store of backend `b` (a file in `dir` on SQLite).
+std::unique_ptr<message_store> open_backend(testing::store_backend b,
+                                            const testing::temp_dir& dir) {
+  store_params p;
+  testing::use_backend(b, p, dir);
+  auto s = testing::open_test_store(p);
+  BOOST_REQUIRE_MESSAGE(s, err_of(s));
+  return std::move(*s);
+}
+
 message row(const std::string& sid, msg_role role, std::string text, time_ms ts) {
   message m;
   m.session_id = sid;
@@ -55,7 +68,7 @@ message row(const std::string& sid, msg_role role, std::string text, time_ms ts)
 // A session with every kind of row: system, user (CJK), an assistant tool call
 // and its tool result, a compaction summary with archived rows, rows rolled back
 // to a checkpoint, and an ended state.
-std::string build_rich_session(sqlite_store& store, const std::string& id) {
+std::string build_rich_session(message_store& store, const std::string& id) {
   session_record rec;
   rec.id = id;
   rec.user_id = "alice";
@@ -124,7 +137,7 @@ std::vector<std::string> map_ids_back(const std::string& original, const std::st
   return out;
 }
 
-std::vector<std::string> live_texts(sqlite_store& store, const std::string& sid) {
+std::vector<std::string> live_texts(message_store& store, const std::string& sid) {
   auto live = store.live_context(sid);
   BOOST_REQUIRE(live);
   std::vector<std::string> out;
@@ -142,16 +155,17 @@ std::string read_file(const std::string& path) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(an_imported_session_exports_byte_for_byte_modulo_the_renumbered_ids) {
+BOOST_DATA_TEST_CASE(an_imported_session_exports_byte_for_byte_modulo_the_renumbered_ids,
+                     data::make(testing::all_store_backends()), backend) {
   testing::temp_dir dir{"mneme-cold"};
-  auto store = open_store(dir.file("a.db"));
+  auto store = open_backend(backend, dir);
   auto original = build_rich_session(*store, "orig");
   BOOST_TEST(original.find("rolled_back") != std::string::npos);
   BOOST_TEST(original.find("archived") != std::string::npos);
   session_record into;
   into.id = "copy";
   into.user_id = "alice";
-  auto rec = import_session_jsonl(store->connection(), original, into, 5000, store->params());
+  auto rec = store->import_jsonl(original, into, 5000);
   BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(rec->id == "copy");
   BOOST_TEST(rec->session_key == "copy");
@@ -200,19 +214,40 @@ BOOST_AUTO_TEST_CASE(a_cold_file_imported_into_a_fresh_database_under_its_id_is_
   BOOST_TEST(again.str() == cold_text);
 }
 
-BOOST_AUTO_TEST_CASE(importing_under_an_id_that_exists_is_refused_and_writes_nothing) {
+// A target the import cannot create, found inside its transaction: refused, and
+// nothing written (no session, no row).
+struct refused_target {
+  const char* name;
+  std::string id;      // "" = the file's own id ("orig", which exists)
+  std::string parent;
+  errc code;
+  const char* says;
+};
+
+std::ostream& operator<<(std::ostream& os, const refused_target& r) { return os << r.name; }
+
+BOOST_DATA_TEST_CASE(an_import_whose_target_cannot_be_created_writes_nothing,
+                     data::make(std::vector<refused_target>{
+                       {"id exists", "", "", errc::bad_request, "already exists"},
+                       {"unknown parent", "copy", "no-such-parent", errc::not_found,
+                        "no-such-parent"},
+                     }) * data::make(testing::all_store_backends()),
+                     refused, backend) {
   testing::temp_dir dir{"mneme-cold"};
-  auto store = open_store(dir.file("a.db"));
+  auto store = open_backend(backend, dir);
   auto text = build_rich_session(*store, "orig");
-  auto before = store->stats("orig");
+  auto rows_before = testing::store_scalar(*store, "SELECT count(*) FROM messages");
   session_record into;
+  into.id = refused.id;
   into.user_id = "alice";
-  auto rec = import_session_jsonl(store->connection(), text, into, 5000, store->params());
+  into.parent_id = refused.parent;
+  auto rec = store->import_jsonl(text, into, 5000);
   BOOST_REQUIRE(!rec);
-  BOOST_TEST(rec.error() == errc::bad_request);
-  BOOST_TEST(render_error(rec.error()).find("already exists") != std::string::npos);
-  auto after = store->stats("orig");
-  BOOST_TEST(after->last_id == before->last_id);
+  BOOST_TEST(rec.error() == refused.code);
+  BOOST_TEST(render_error(rec.error()).find(refused.says) != std::string::npos,
+             render_error(rec.error()));
+  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages") == rows_before);
+  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM sessions") == 1);
 }
 
 struct bad_jsonl {
@@ -273,28 +308,29 @@ BOOST_DATA_TEST_CASE(an_invalid_line_is_refused_with_its_line_number_and_nothing
                                          R"("replaced_last_id":2})")
                           + "\n",
                         2, "provenance"},
-                     }),
-                     bad) {
+                     }) * data::make(testing::all_store_backends()),
+                     bad, backend) {
   testing::temp_dir dir{"mneme-cold"};
-  auto store = open_store(dir.file("a.db"));
+  auto store = open_backend(backend, dir);
   session_record into;
   into.user_id = "alice";
-  auto rec = import_session_jsonl(store->connection(), bad.text, into, 5000, store->params());
+  auto rec = store->import_jsonl(bad.text, into, 5000);
   BOOST_REQUIRE(!rec);
   BOOST_TEST(rec.error() == errc::bad_request);
   auto text = render_error(rec.error());
   BOOST_TEST(text.find("line " + std::to_string(bad.line) + ":") != std::string::npos, text);
   BOOST_TEST(text.find(bad.says) != std::string::npos, text);
   BOOST_TEST(!store->session("s"));
+  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages") == 0);
 }
 
-BOOST_AUTO_TEST_CASE(a_well_formed_minimal_file_without_final_newline_imports) {
+BOOST_DATA_TEST_CASE(a_well_formed_minimal_file_without_final_newline_imports,
+                     data::make(testing::all_store_backends()), backend) {
   testing::temp_dir dir{"mneme-cold"};
-  auto store = open_store(dir.file("a.db"));
+  auto store = open_backend(backend, dir);
   session_record into;
   into.user_id = "alice";
-  auto rec = import_session_jsonl(store->connection(), good_line(1) + "\n" + good_line(2),
-                                  into, 5000, store->params());
+  auto rec = store->import_jsonl(good_line(1) + "\n" + good_line(2), into, 5000);
   BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(live_texts(*store, "s").size() == 2u);
 }

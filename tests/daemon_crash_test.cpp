@@ -3,7 +3,7 @@
 // database, four HTTP writers appending concurrently (each to its own key and all to
 // one shared key), `kill -9` in the middle of the load, a restart on the same file.
 // After every kill:
-//   1. PRAGMA integrity_check of the file is "ok";
+//   1. SQLite: PRAGMA integrity_check of the file is "ok";
 //   2. every acknowledged append (201) is in the restarted daemon's export exactly once,
 //      under the id its acknowledgement named; an append without an acknowledgement is
 //      there at most once; nothing appears that no writer sent.
@@ -18,8 +18,12 @@
 // a compaction whose 200 came back right before the kill is stored whole (its summary
 // live, exactly the rows it reported archived by it, the live context the stored one).
 // Last, the online backup of docs/operations.md under the same load (its own case below).
+// The kill cases run on both backends: a SQLite file, and a schema of the throw-away
+// PostgreSQL cluster (tests/pg_cluster_fixture.hpp; the daemon dies, the server lives
+// on, and PostgreSQL checks its own pages); the online backup is SQLite's.
 // The kill comes after a count of acknowledgements, never after a time; no verdict
 // depends on how long anything took (every wait has a bound that fails the test).
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -42,6 +46,7 @@
 #include <sqlite3.h>
 
 #include "tests/child_program.hpp"
+#include "tests/pg_cluster_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(daemon_crash_test)
@@ -267,8 +272,18 @@ void check_ledger(httplib::Client& c, append_ledger& ledger) {
                                                       << ledger.sent.size() - acked);
 }
 
+enum class daemon_backend { sqlite, postgres };
+
+std::ostream& operator<<(std::ostream& out, daemon_backend b) {
+  return out << (b == daemon_backend::sqlite ? "sqlite" : "postgres");
+}
+
+const std::vector<daemon_backend> both_daemon_backends{daemon_backend::sqlite,
+                                                       daemon_backend::postgres};
+
 // A mneme-fakellm and the daemon's configuration on a temporary directory; the daemon
-// is started, killed and restarted on the same database.
+// is started, killed and restarted on the same database (the file `db`, or a fresh
+// schema of the test cluster).
 struct crash_rig {
   mneme::testing::temp_dir dir{"mneme-daemon-crash"};
   child_program fakellm;
@@ -278,9 +293,12 @@ struct crash_rig {
   std::string db = dir.file("mneme.db");
   std::string config = dir.file("mneme.yaml");
   int starts = 0;
+  daemon_backend backend;
 
   // `scenario_yaml`: the fake's fault plan ("" = none).
-  explicit crash_rig(const std::string& scenario_yaml) {
+  explicit crash_rig(const std::string& scenario_yaml,
+                     daemon_backend b = daemon_backend::sqlite)
+    : backend(b) {
     std::vector<std::string> args{"--log-level", "warn"};
     if (!scenario_yaml.empty()) {
       std::ofstream{dir.file("scenario.yaml")} << scenario_yaml;
@@ -307,6 +325,11 @@ struct crash_rig {
                              "  request_timeout_seconds: 1000\n"
                              "logging:\n"
                              "  level: warn\n";
+    if (backend == daemon_backend::postgres)
+      std::ofstream{config, std::ios::app}
+        << "database:\n"
+           "  backend: postgres\n"
+           "  url: \"" << mneme::testing::pg_test_cluster::shared().fresh_url() << "\"\n";
   }
   ~crash_rig() {
     if (daemon.running())
@@ -317,13 +340,18 @@ struct crash_rig {
   void start_daemon() {
     std::string seen;
     auto err = dir.file("serve-" + std::to_string(++starts) + ".err");
-    port = mneme::testing::start_mneme_serve(daemon, {"--config", config, "--db", db}, seen, err);
+    std::vector<std::string> args{"--config", config};
+    if (backend == daemon_backend::sqlite)
+      args.insert(args.end(), {"--db", db});
+    port = mneme::testing::start_mneme_serve(daemon, args, seen, err);
     BOOST_REQUIRE_MESSAGE(port > 0, "mneme serve did not start: " + seen + slurp(err));
   }
 
   void kill_daemon() {
     BOOST_REQUIRE(daemon.running());
     BOOST_TEST(daemon.stop(SIGKILL, 30s) == 128 + SIGKILL);
+    if (backend != daemon_backend::sqlite)
+      return;
     auto integrity = pragma_integrity(db);
     BOOST_TEST(integrity == "ok", "integrity_check after kill -9: " << integrity);
   }
@@ -431,8 +459,9 @@ std::string compacting_first_key(int writer) {
 }
 } // namespace
 
-BOOST_AUTO_TEST_CASE(every_acknowledged_append_survives_kill_9_of_the_daemon_once) {
-  crash_rig rig{""};
+BOOST_DATA_TEST_CASE(every_acknowledged_append_survives_kill_9_of_the_daemon_once,
+                     boost::unit_test::data::make(both_daemon_backends), backend) {
+  crash_rig rig{"", backend};
   append_ledger ledger;
   constexpr int rounds = 3;
   constexpr int acks_per_round = 150;
@@ -456,11 +485,14 @@ BOOST_AUTO_TEST_CASE(every_acknowledged_append_survives_kill_9_of_the_daemon_onc
   BOOST_TEST(rig.daemon.stop(SIGTERM, 30s) == 0);
 }
 
-BOOST_AUTO_TEST_CASE(a_compaction_in_flight_at_kill_9_is_all_or_nothing_and_the_session_stays_valid) {
+BOOST_DATA_TEST_CASE(
+  a_compaction_in_flight_at_kill_9_is_all_or_nothing_and_the_session_stays_valid,
+  boost::unit_test::data::make(both_daemon_backends), backend) {
   // The fake reads every summary request and never answers it.
   crash_rig rig{"faults:\n"
                 "  - kind: silence\n"
-                "    purpose: summary\n"};
+                "    purpose: summary\n",
+                backend};
   append_ledger ledger;
   rig.start_daemon();
   seed_session(rig.port, compact_key, ledger);
@@ -534,8 +566,9 @@ BOOST_AUTO_TEST_CASE(a_compaction_in_flight_at_kill_9_is_all_or_nothing_and_the_
 
 // The other side of all or nothing: a compaction whose 200 came back is there whole after
 // a kill -9 that follows it at once, with the writers still appending.
-BOOST_AUTO_TEST_CASE(a_compaction_answered_right_before_kill_9_is_stored_whole) {
-  crash_rig rig{""};
+BOOST_DATA_TEST_CASE(a_compaction_answered_right_before_kill_9_is_stored_whole,
+                     boost::unit_test::data::make(both_daemon_backends), backend) {
+  crash_rig rig{"", backend};
   append_ledger ledger;
   rig.start_daemon();
   seed_session(rig.port, compact_key, ledger);

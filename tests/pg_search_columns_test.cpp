@@ -21,10 +21,23 @@ using mneme::testing::err_of;
 using mneme::testing::msg;
 
 BOOST_AUTO_TEST_CASE(the_literal_lists_mnemes_tokens_with_positions_and_escapes_quotes) {
-  BOOST_TEST(pg_tsvector_literal("修改youer服务端") == "'修改':1 'youer':2 '服务':3 '务端':4");
-  BOOST_TEST(pg_tsvector_literal("Don't CAFÉ") == "'don':1 't':2 'café':3");
+  // Lexemes in byte order ('y' < UTF-8 of 修 < 务 < 服), each with its positions.
+  BOOST_TEST(pg_tsvector_literal("修改youer服务端") == "'youer':2 '修改':1 '务端':4 '服务':3");
+  BOOST_TEST(pg_tsvector_literal("Don't CAFÉ") == "'café':3 'don':1 't':2");
   BOOST_TEST(pg_tsvector_literal("a\\b") == "'a':1 'b':2");
   BOOST_TEST(pg_tsvector_literal("  ,;!  ").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_repeated_word_is_one_lexeme_with_its_positions_in_order) {
+  BOOST_TEST(pg_tsvector_literal("b a b A c b") == "'a':2,4 'b':1,3,6 'c':5");
+  // PostgreSQL keeps 256 positions of a lexeme: the literal lists no more.
+  std::string text;
+  for (int i = 0; i < 300; ++i)
+    text += "x ";
+  auto literal = pg_tsvector_literal(text);
+  BOOST_TEST(literal.rfind("'x':1,2,3,", 0) == 0u);
+  BOOST_TEST(literal.find(",256") != std::string::npos);
+  BOOST_TEST(literal.find(",257") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_huge_row_stops_adding_tokens_under_the_tsvector_limit) {
@@ -87,6 +100,18 @@ BOOST_FIXTURE_TEST_CASE(postgres_matches_latin_glued_to_cjk_and_cjk_bigrams, pg_
   BOOST_TEST(count("search_words @@ to_tsquery('simple', 'kept')") == 1);
   // The stored content keeps its bytes; only the search copy is cleaned.
   BOOST_TEST(store->live_context(sid)->back().content == std::string("bytes \xff\0 kept", 13));
+}
+
+BOOST_FIXTURE_TEST_CASE(the_literal_is_already_postgres_own_form_of_the_tsvector,
+                        pg_search_fixture) {
+  const std::string text = "b a b A c b 修改youer服务端 修改";
+  BOOST_REQUIRE(store->append(msg(sid, msg_role::user, text)));
+  // PostgreSQL prints a tsvector in its sorted, merged form: the literal is that form.
+  std::string quoted;
+  for (char c : pg_tsvector_literal(text))
+    quoted += c == '\'' ? std::string{"''"} : std::string(1, c);
+  BOOST_TEST(count("search_words::text = '" + quoted + "'") == 1);
+  BOOST_TEST(count("search_words @@ to_tsquery('simple', 'youer <-> 服务')") == 1);
 }
 
 // Schema v3 adds the word route's column; rows stored at v2 get theirs in the

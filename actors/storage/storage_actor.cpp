@@ -607,6 +607,11 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
                    render_error(pg.error()));
       return std::move(pg.error());
     }
+    if (auto err = (*pg)->lock_as_only_writer()) {
+      if (log)
+        log->error("session=- event=open_failed backend=postgres error={}", render_error(err));
+      return err;
+    }
     return spawn_storage(sys, std::shared_ptr<message_store>{std::move(*pg)}, std::move(log),
                          std::move(metrics));
   }

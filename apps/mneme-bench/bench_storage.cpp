@@ -53,6 +53,8 @@
 #include "actors/storage/storage_actor.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
+#include "apps/mneme-bench/bench_storage_backends.hpp"
+#include "apps/mneme-bench/storage_ingest.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/sqlite_store.hpp"
@@ -60,218 +62,13 @@
 namespace mneme::bench {
 namespace {
 
-using steady = std::chrono::steady_clock;
 constexpr auto request_timeout = std::chrono::seconds(60);
 
-double ms_since(steady::time_point t0) {
-  return std::chrono::duration<double, std::milli>(steady::now() - t0).count();
-}
-
-// A pool of realistic message bodies, reused round-robin.
-std::vector<std::string> make_bodies(size_t n, unsigned seed) {
-  static const std::string en = "The deployment failed because the config path was wrong. ";
-  static const std::string zh = "部署失败，因为配置路径写错了，请检查服务端日志。";
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> pct(0, 99);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < n; ++i) {
-    size_t size = pct(rng) < 2 ? std::uniform_int_distribution<size_t>(20000, 200000)(rng)
-                               : std::uniform_int_distribution<size_t>(50, 2000)(rng);
-    const auto& unit = pct(rng) < 35 ? zh : en;
-    std::string s;
-    while (s.size() < size)
-      s += unit;
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-message make_message(const std::string& sid, const std::string& body, int64_t seq) {
-  message m;
-  m.session_id = sid;
-  m.role = seq % 2 == 0 ? msg_role::user : msg_role::assistant;
-  m.content = body;
-  m.timestamp_ms = 1700000000000 + seq;
-  m.token_estimate = static_cast<int64_t>(body.size() / 4);
-  return m;
-}
-
-struct fresh_file {
-  std::string path;
-  fresh_file(const std::string& dir, const std::string& name) : path(dir + "/" + name) {
-    for (auto suffix : {"", "-wal", "-shm"})
-      std::filesystem::remove(path + suffix);
-  }
-};
-
-// Creates `n` sessions through the actor; returns their ids.
-std::vector<std::string> create_sessions(caf::scoped_actor& self, const storage_actor& st,
-                                         size_t n) {
-  std::vector<std::string> ids;
-  for (size_t i = 0; i < n; ++i) {
-    session_record rec;
-    rec.user_id = "bench";
-    rec.session_key = "k" + std::to_string(i);
-    self->request(st, request_timeout, st_new_session_atom_v, rec, int64_t{1})
-      .receive([&](session_record& r) { ids.push_back(r.id); },
-               [&](caf::error& err) { std::fprintf(stderr, "%s\n", render_error(err).c_str()); });
-  }
-  return ids;
-}
-
-// --- 1. ingest through the actor
-
-// A session actor: appends `count` messages one after the other, each sent when
-// the previous is acknowledged (or on a timer tick when `pace` > 0), recording
-// the send-to-acknowledge latency of each into its own slot of `latencies`.
-struct session_job {
-  std::string sid;
-  const std::vector<std::string>* bodies;
-  size_t first_body;
-  int count;
-  std::chrono::microseconds pace{0};
-  std::chrono::microseconds offset{0};
-  std::vector<double>* latencies;
-  std::atomic<int64_t>* errors;
-};
-
-struct session_bench_state {
-  session_job job;
-  storage_actor storage;
-  caf::actor done;
-  int sent = 0;
-  int answered = 0;
-};
-
-using session_bench_actor = caf::stateful_actor<session_bench_state>;
-
-void send_one(session_bench_actor* self);
-
-void on_answer(session_bench_actor* self) {
-  auto& st = self->state;
-  if (++st.answered == st.job.count) {
-    self->send(st.done, caf::ok_atom_v);
-    self->quit();
-    return;
-  }
-  if (st.job.pace.count() == 0)
-    send_one(self);
-}
-
-void send_one(session_bench_actor* self) {
-  auto& st = self->state;
-  if (st.sent == st.job.count)
-    return;
-  auto i = st.sent++;
-  auto t0 = steady::now();
-  const auto& bodies = *st.job.bodies;
-  const auto& body = bodies[(st.job.first_body + static_cast<size_t>(i)) % bodies.size()];
-  self->request(st.storage, request_timeout, st_append_atom_v, make_message(st.job.sid, body, i))
-    .then(
-      [self, t0](int64_t) {
-        self->state.job.latencies->push_back(ms_since(t0));
-        on_answer(self);
-      },
-      [self](caf::error&) {
-        self->state.job.errors->fetch_add(1);
-        on_answer(self);
-      });
-}
-
-caf::behavior session_actor(session_bench_actor* self, session_job job, storage_actor storage,
-                            caf::actor done) {
-  self->state.job = std::move(job);
-  self->state.storage = std::move(storage);
-  self->state.done = std::move(done);
-  if (self->state.job.pace.count() == 0) {
-    send_one(self);
-  } else {
-    self->delayed_send(self, self->state.job.offset, caf::tick_atom_v);
-  }
-  return {
-    [self](caf::tick_atom) { // paced: one append per tick
-      send_one(self);
-      if (self->state.sent < self->state.job.count)
-        self->delayed_send(self, self->state.job.pace, caf::tick_atom_v);
-    },
-  };
-}
-
-struct ingest_result {
-  double msgs_per_s = 0;
-  int64_t messages = 0;
-  int64_t errors = 0;
-  double p50_ms = 0;
-  double p99_ms = 0;
-  double mean_batch = 0;
-  std::vector<std::pair<std::string, int64_t>> batches;
-  int64_t index_backlog = 0;    // rows not yet indexed when the last append was acked
-  double index_catchup_ms = 0;  // then, until the idle ticks indexed them all
-  int64_t wal_checkpoints_background = 0; // during the whole run, catch-up included
-  int64_t wal_checkpoints_inline = 0;
-};
-
-// Runs N sessions × M messages through a fresh storage actor. pace_rate > 0 paces
-// the total offered load at that many messages per second.
-ingest_result run_ingest(const std::string& dir, size_t sessions, int per_session,
-                         const std::vector<std::string>& bodies, double pace_rate) {
-  fresh_file file{dir, pace_rate > 0 ? "paced.db" : "ingest.db"};
-  caf::actor_system_config cfg;
-  register_mneme_types(cfg);
-  caf::actor_system sys{cfg};
+// The parameters of a new, empty SQLite store named `name` in `dir`.
+store_params sqlite_in(const std::string& dir, const std::string& name) {
   store_params params;
-  params.path = file.path;
-  auto metrics = std::make_shared<storage_metrics>();
-  auto spawned = spawn_storage(sys, params, nullptr, metrics);
-  if (!spawned) {
-    std::fprintf(stderr, "storage: %s\n", render_error(spawned.error()).c_str());
-    std::exit(1);
-  }
-  auto storage = *spawned;
-  caf::scoped_actor self{sys};
-  auto ids = create_sessions(self, storage, sessions);
-  auto base_commits = metrics->group_commits.load();
-  std::vector<std::vector<double>> latencies(sessions);
-  std::atomic<int64_t> errors{0};
-  auto pace = pace_rate > 0 ? std::chrono::microseconds(static_cast<int64_t>(
-                                1e6 * static_cast<double>(sessions) / pace_rate))
-                            : std::chrono::microseconds(0);
-  std::mt19937 rng(7);
-  auto t0 = steady::now();
-  for (size_t i = 0; i < sessions; ++i) {
-    latencies[i].reserve(static_cast<size_t>(per_session));
-    session_job job{ids[i], &bodies, i * 7, per_session, pace,
-                    std::chrono::microseconds(pace.count() > 0
-                      ? std::uniform_int_distribution<int64_t>(0, pace.count())(rng) : 0),
-                    &latencies[i], &errors};
-    sys.spawn(session_actor, job, storage, caf::actor_cast<caf::actor>(self));
-  }
-  for (size_t i = 0; i < sessions; ++i)
-    self->receive([](caf::ok_atom) {});
-  auto elapsed = ms_since(t0);
-  ingest_result r;
-  r.index_backlog = metrics->unindexed_rows.load();
-  auto idle_t0 = steady::now();
-  while (metrics->unindexed_rows.load() > 0 && ms_since(idle_t0) < 120000)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  r.index_catchup_ms = ms_since(idle_t0);
-  r.wal_checkpoints_background = metrics->wal_checkpoints_background.load();
-  r.wal_checkpoints_inline = metrics->wal_checkpoints_inline.load();
-  std::vector<double> all;
-  for (auto& l : latencies)
-    all.insert(all.end(), l.begin(), l.end());
-  r.messages = static_cast<int64_t>(all.size());
-  r.errors = errors.load();
-  r.msgs_per_s = static_cast<double>(r.messages) / (elapsed / 1000.0);
-  r.p50_ms = percentile(all, 0.50);
-  r.p99_ms = percentile(all, 0.99);
-  auto commits = metrics->group_commits.load() - base_commits;
-  r.mean_batch = commits > 0 ? static_cast<double>(r.messages) / static_cast<double>(commits) : 0;
-  for (size_t i = 0; i < metrics->batch_buckets.size(); ++i)
-    r.batches.emplace_back(storage_metrics::bucket_label(i), metrics->batch_buckets[i].load());
-  r.batches.front().second -= base_commits; // session creation commits
-  self->send_exit(storage, caf::exit_reason::user_shutdown);
-  return r;
+  params.path = fresh_file{dir, name}.path;
+  return params;
 }
 
 // --- 1. raw SQLite baseline: one thread, same schema, one prepared INSERT
@@ -534,6 +331,8 @@ struct storage_options {
   std::string only; // "": every part
   double paced_rate = 15000; // --only paced
   bool rate_given = false;
+  std::string backend = "sqlite";
+  std::string pg_url;
 };
 
 int run_storage_bench(const storage_options& o) {
@@ -544,6 +343,18 @@ int run_storage_bench(const storage_options& o) {
   std::string dir = o.dir;
   const std::string& only = o.only;
   const double paced_rate = o.paced_rate;
+  if (o.backend == "postgres") {
+    if (!only.empty() || o.rate_given || !o.dir.empty()) {
+      std::fprintf(stderr, "--backend postgres runs every part of both backends: --only, --rate"
+                           " and --dir apply to the SQLite bench alone\n");
+      return exit_usage;
+    }
+    return run_storage_backends_bench({json, sessions, per_session, o.pg_url});
+  }
+  if (!o.pg_url.empty()) {
+    std::fprintf(stderr, "--pg-url applies to --backend postgres\n");
+    return exit_usage;
+  }
   if (o.rate_given && only != "paced") {
     std::fprintf(stderr, "--rate applies to --only paced (the full run paces at half its ingest rate)\n");
     return exit_usage;
@@ -564,14 +375,14 @@ int run_storage_bench(const storage_options& o) {
   }
   auto bodies = make_bodies(4000, 42);
   if (only == "ingest") {
-    auto ingest = run_ingest(dir, sessions, per_session, bodies, 0);
+    auto ingest = run_ingest(sqlite_in(dir, "ingest.db"), sessions, per_session, bodies, 0);
     std::printf("ingest %.0f msgs/s, mean batch %.1f, errors %lld, index catch-up %.0f ms\n",
                 ingest.msgs_per_s, ingest.mean_batch, static_cast<long long>(ingest.errors),
                 ingest.index_catchup_ms);
   } else if (only == "raw") {
     std::printf("raw %.0f msgs/s at batch 370\n", run_raw(dir, sessions, per_session, bodies, 370));
   } else if (only == "paced") {
-    auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
+    auto paced = run_ingest(sqlite_in(dir, "paced.db"), sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                             paced_rate);
     std::printf("paced %.0f msgs/s: ack p50 %.2f ms, p99 %.2f ms, errors %lld, index backlog %lld,"
                 " checkpoints %lld by the checkpointer, %lld by the writer, mean batch %.1f\n",
@@ -601,10 +412,10 @@ int run_storage_bench(const storage_options& o) {
   });
   std::vector<double> ingest_rates;
   std::vector<double> raw_rates;
-  auto ingest = run_ingest(dir, sessions, per_session, bodies, 0); // its batches are reported
+  auto ingest = run_ingest(sqlite_in(dir, "ingest.db"), sessions, per_session, bodies, 0); // its batches are reported
   ingest_rates.push_back(ingest.msgs_per_s);
   auto ingest_again = [&] {
-    auto again = run_ingest(dir, sessions, per_session, bodies, 0);
+    auto again = run_ingest(sqlite_in(dir, "ingest.db"), sessions, per_session, bodies, 0);
     ingest_rates.push_back(again.msgs_per_s);
     ingest.errors += again.errors;
   };
@@ -618,7 +429,7 @@ int run_storage_bench(const storage_options& o) {
   }
   auto ingest_rate = median(ingest_rates);
   auto raw = median(raw_rates);
-  auto paced = run_ingest(dir, sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
+  auto paced = run_ingest(sqlite_in(dir, "paced.db"), sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                           ingest_rate / 2);
   std::vector<double> mp_mneme_rates;
   auto mp_mneme = repeat_multiprocess(repeats, mp_mneme_rates, [&] {
@@ -692,7 +503,8 @@ int run_storage_bench(const storage_options& o) {
 
 } // namespace
 
-MNEME_BENCH("storage", "durable appends vs raw SQLite, 4 writer processes, compaction commit",
+MNEME_BENCH("storage", "durable appends vs raw SQLite, 4 writer processes, compaction commit;"
+                       " --backend postgres: PostgreSQL beside SQLite",
             [](CLI::App& cmd) -> bench_action {
               auto o = std::make_shared<storage_options>();
               cmd.add_option("--sessions", o->sessions, "sessions appending at once")
@@ -716,6 +528,13 @@ MNEME_BENCH("storage", "durable appends vs raw SQLite, 4 writer processes, compa
                                                                : "must be above 0, got " + v;
                                                     },
                                                     "> 0"});
+              cmd.add_option("--backend", o->backend,
+                             "sqlite (default: the SQLite parts below) or postgres (PostgreSQL "
+                             "beside SQLite: ingest, acknowledgement latency, compaction commit)")
+                ->check(CLI::IsMember({"sqlite", "postgres"}));
+              cmd.add_option("--pg-url", o->pg_url,
+                             "with --backend postgres: a server to use (the bench creates and "
+                             "drops schemas there); default: a throw-away cluster in /tmp");
               cmd.add_flag("--json", o->json, "one JSON object on stdout");
               return [o, rate] {
                 o->rate_given = rate->count() > 0;

@@ -43,7 +43,7 @@ maybe_failure compact_file(const compact_options& opt, api::json& out) {
     return f;
   session_record rec;
   {
-    std::unique_ptr<store_reader> reader;  // closed before the writer opens the file
+    std::unique_ptr<read_source> reader;  // closed before the writer opens the file
     if (auto f = open_reader(cfg, reader))
       return f;
     if (auto f = find_session(*reader, opt.session, rec))

@@ -25,7 +25,7 @@ maybe_failure export_file(const export_options& opt, std::ostream& out) {
   app_config cfg;
   if (auto f = load_config(opt.source, cfg))
     return f;
-  std::unique_ptr<store_reader> reader;
+  std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;

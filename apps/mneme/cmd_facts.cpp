@@ -62,7 +62,7 @@ time_ms now_ms() {
 maybe_failure facts_file(facts_action action, const facts_options& opt, const app_config& cfg,
                          const std::string& user, api::json& out) {
   if (action == facts_action::list) {
-    std::unique_ptr<store_reader> reader;
+    std::unique_ptr<read_source> reader;
     if (auto f = open_reader(cfg, reader))
       return f;
     fact_query q;
@@ -70,18 +70,15 @@ maybe_failure facts_file(facts_action action, const facts_options& opt, const ap
     q.text = opt.query;
     q.limit = opt.limit;
     q.include_inactive = opt.include_inactive;
-    auto found = query_facts(reader->connection(), q);
+    auto found = reader->query_facts(q);
     if (!found)
       return failure_of(found.error(), "facts");
     out = {{"facts", api::to_json(*found)}};
     return std::nullopt;
   }
-  std::error_code ec;
-  if (cfg.database.path == ":memory:" || !std::filesystem::is_regular_file(cfg.database.path, ec))
-    return failure::input("database file " + cfg.database.path + " does not exist");
-  auto store = sqlite_store::open(cfg.database);
-  if (!store)
-    return failure_of(store.error(), "cannot open database " + cfg.database.path);
+  std::unique_ptr<message_store> store;
+  if (auto f = open_writer(cfg, store))
+    return f;
   caf::expected<fact_record> done{caf::error{}};
   if (action == facts_action::set) {
     fact_record f;
@@ -89,9 +86,9 @@ maybe_failure facts_file(facts_action action, const facts_options& opt, const ap
     f.key = opt.key;
     f.value = opt.value;
     f.source_session = opt.source_session;
-    done = put_fact((*store)->connection(), f, now_ms());
+    done = store->put_fact(f, now_ms());
   } else {
-    done = remove_fact((*store)->connection(), user, opt.key, now_ms());
+    done = store->remove_fact(user, opt.key, now_ms());
   }
   if (!done)
     return failure_of(done.error(), name_of(action));

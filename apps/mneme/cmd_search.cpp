@@ -14,6 +14,7 @@
 #include "apps/mneme/command_registry.hpp"
 #include "policies/recall_grouping.hpp"
 #include "store/recall.hpp"
+#include "store/recall_sources.hpp"
 
 namespace mneme::cli {
 
@@ -31,7 +32,7 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   app_config cfg;
   if (auto f = load_config(opt.source, cfg))
     return f;
-  std::unique_ptr<store_reader> reader;
+  std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
   recall_request req;
@@ -40,7 +41,16 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   const auto clamped = clamp_recall_limit(opt.limit, recall_max_sessions);
   req.max_sessions = clamped.sessions;
   req.include_inactive = opt.include_inactive;
-  auto result = recall_search(reader->connection(), req);
+  // On PostgreSQL a recall reader of its own (store/recall_sources.hpp).
+  caf::expected<recall_result> result{caf::error{}};
+  if (reader->sqlite() != nullptr) {
+    result = recall_search(reader->sqlite()->connection(), req);
+  } else {
+    auto source = open_recall_source(cfg.database);
+    if (!source)
+      return failure_of(source.error(), "search failed");
+    result = (*source)->search(req);
+  }
   if (!result)
     return failure_of(result.error(), "search failed");
   result->limit_clamped = clamped.clamped;

@@ -224,11 +224,13 @@ int serve(const serve_options& opt) {
       rt.stop();
       return exit_failure;
     }
+    // On PostgreSQL the backend's name, never the URL (it may hold a password).
+    const auto& db_shown =
+      cfg.database.backend == "postgres" ? cfg.database.backend : cfg.database.path;
     std::cout << fmt::format("mneme serve: listening on http://{}:{} (db {})\n",
-                             cfg.gateway.host, *port, cfg.database.path)
+                             cfg.gateway.host, *port, db_shown)
               << std::flush;
-    log->info("event=listening host={} port={} db={}", cfg.gateway.host, *port,
-              cfg.database.path);
+    log->info("event=listening host={} port={} db={}", cfg.gateway.host, *port, db_shown);
 
     int sig = 0;
     for (sigwait(&signals, &sig); sig == SIGHUP; sigwait(&signals, &sig))

@@ -28,7 +28,7 @@ maybe_failure sessions_file(const sessions_options& opt, api::json& out) {
   app_config cfg;
   if (auto f = load_config(opt.source, cfg))
     return f;
-  std::unique_ptr<store_reader> reader;
+  std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
   auto listed = reader->sessions(opt.filter);

@@ -38,7 +38,7 @@ maybe_failure show_file(const show_options& opt, api::json& out) {
   app_config cfg;
   if (auto f = load_config(opt.source, cfg))
     return f;
-  std::unique_ptr<store_reader> reader;
+  std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;

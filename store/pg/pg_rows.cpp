@@ -3,6 +3,7 @@
 
 #include <pqxx/pqxx>
 
+#include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_ids.hpp"
 #include "store/sqlite_error.hpp"
@@ -20,7 +21,7 @@ std::string text_of(const pqxx::field& f) {
 caf::error not_yet(const char* op) {
   return caf::make_error(errc::storage_failed,
                          std::string{"postgres: "} + op
-                           + " is not implemented on PostgreSQL yet (issue 26, stage 2)");
+                           + " is not implemented on PostgreSQL yet (issue 26)");
 }
 
 std::string unknown_session(const std::string& id) {
@@ -92,6 +93,17 @@ caf::error require_session(pqxx::transaction_base& t, const std::string& session
 caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
                                               const std::string& session_id) {
   return decode_messages(t.exec_prepared("live_context", session_id));
+}
+
+int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position) {
+  auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},
+                           bytes(m.content), bytes(m.tool_call_id),
+                           bytes(encode_tool_calls(m.tool_calls)), bytes(m.tool_name),
+                           m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
+                           m.replaced_first_id, m.replaced_last_id, position,
+                           pg_tsvector_literal(m.content), pg_search_text(m.content),
+                           pg_unicode61_literal(m.content));
+  return r[0][0].as<int64_t>();
 }
 
 } // namespace mneme::pg

@@ -54,6 +54,11 @@ caf::error require_session(pqxx::transaction_base& t, const std::string& session
 caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
                                               const std::string& session_id);
 
+// Inserts one message row and its live state row inside `t` (the prepared
+// "message_insert", recall columns included); position 0 means "= id". Returns the
+// new id. REQUIRES: `m` validated, its session open.
+int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position);
+
 // Runs `body` (returning caf::expected<T> or caf::error) and turns a libpqxx
 // exception into the errc of pg_error.hpp.
 template <class F>

@@ -159,6 +159,39 @@ void pg_v3_backfill(pqxx::transaction_base& w) {
 }
 // --- end v3
 
+// Semantic memory (store/facts.hpp, store/pg/pg_facts.hpp; SQLite's schema v6): one
+// row per version of a fact, never deleted, its text never rewritten (triggers
+// raise; only active, removed_at_ms and replaced_by change, when a version is
+// retired); at most one active version per (user_id, key). The recall columns are
+// written with the row, as for messages: search_words over key and value with
+// mneme's tokens, search_text (valid UTF-8) under a pg_trgm index.
+constexpr const char* pg_v4_facts_sql = R"sql(
+CREATE TABLE facts(
+  id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  user_id        bytea NOT NULL,
+  key            bytea NOT NULL,
+  value          bytea NOT NULL,
+  source_session bytea NOT NULL DEFAULT '',
+  created_at_ms  bigint NOT NULL,
+  updated_at_ms  bigint NOT NULL,
+  active         bigint NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+  removed_at_ms  bigint NOT NULL DEFAULT 0,
+  replaced_by    bigint NOT NULL DEFAULT 0,
+  search_words   tsvector NOT NULL,
+  search_text    text NOT NULL
+);
+CREATE UNIQUE INDEX facts_one_active_key ON facts(user_id, key) WHERE active = 1;
+CREATE INDEX facts_by_user ON facts(user_id, id);
+CREATE INDEX facts_search_words ON facts USING gin(search_words);
+CREATE INDEX facts_search_text ON facts USING gin(search_text gin_trgm_ops);
+CREATE TRIGGER facts_are_never_deleted BEFORE DELETE ON facts
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+CREATE TRIGGER facts_text_is_immutable
+  BEFORE UPDATE OF user_id, key, value, source_session, created_at_ms, updated_at_ms,
+    search_words, search_text ON facts
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -167,6 +200,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
      pg_v1_sql},
     {2, "agent turns: the tools of each session key", pg_v2_sql},
     {3, "recall word route: unicode61 tokens with accents folded", pg_v3_sql, pg_v3_backfill},
+    {4, "semantic memory: facts with recall columns", pg_v4_facts_sql},
   };
   return list;
 }
@@ -207,7 +241,10 @@ caf::error pg_apply_migrations(pqxx::connection& conn) {
                                "postgres: schema version " + std::to_string(current)
                                  + " is newer than this binary's "
                                  + std::to_string(pg_latest_schema_version()));
-      if (current >= m.version)
+      // Each version applies once, whether or not a later one is there already (v3
+      // was numbered after v4 had been released to test databases).
+      if (!w.exec_params("SELECT 1 FROM mneme_schema_versions WHERE version = $1", m.version)
+             .empty())
         continue;
       w.exec0(m.sql);
       if (m.backfill != nullptr)

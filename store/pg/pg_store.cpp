@@ -9,9 +9,10 @@
 
 #include "store/jsonl_export.hpp"
 #include "store/pg/pg_error.hpp"
+#include "store/pg/pg_facts.hpp"
+#include "store/pg/pg_jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_schema.hpp"
-#include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
 #include "store/session_tools.hpp"
@@ -47,9 +48,12 @@ constexpr const char* pg_statements[][2] = {
   {"live_ids",
    "SELECT id, coalesce(position, id) AS pos FROM message_state"
    " WHERE session_id = $1 AND active = 1 ORDER BY pos, id"},
-  {"archive_row",
-   "UPDATE message_state SET active = 0, compacted = 1, archived_by = $1"
-   " WHERE id = $2 AND active = 1"},
+  // $1: the archived ids, $2: the row that absorbed each (same length), as arrays:
+  // one statement per commit, whatever the number of rows archived.
+  {"archive_rows",
+   "UPDATE message_state s SET active = 0, compacted = 1, archived_by = a.by"
+   " FROM unnest($1::bigint[], $2::bigint[]) AS a(id, by)"
+   " WHERE s.id = a.id AND s.active = 1"},
   {"live_context",
    "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 AND active = 1"
    " ORDER BY position, id"},
@@ -129,11 +133,38 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
     // An acknowledged write is in the server's WAL on disk (SPEC §1).
     // (set_variable: libpqxx sets it again after reconnecting.)
     conn->set_variable("synchronous_commit", "on");
+    // Long text (content, search_text) compresses with lz4, several times cheaper than
+    // the default pglz on the append path; a server built without lz4 keeps pglz.
+    try {
+      conn->set_variable("default_toast_compression", "lz4");
+    } catch (const pqxx::sql_error&) {
+    }
     if (auto err = pg_apply_migrations(*conn))
       return err;
     for (const auto& s : pg_statements)
       conn->prepare(s[0], s[1]);
     return std::unique_ptr<pg_store>{new pg_store(params, std::move(conn))};
+  });
+}
+
+caf::error pg_store::lock_as_only_writer() {
+  return pg::guarded("take the writer lock", [&]() -> caf::error {
+    pqxx::nontransaction t{*conn_};
+    t.exec0(std::string{"SET lock_timeout = '"} + pg_writer_lock_wait + "'");
+    try {
+      // One key per schema: each schema holds one mneme database.
+      t.exec("SELECT pg_advisory_lock("
+             "hashtextextended('mneme-writer/' || current_schema(), 0))");
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != "55P03") // lock_not_available
+        throw;
+      t.exec0("RESET lock_timeout");
+      return caf::make_error(errc::storage_locked,
+                             "postgres: another mneme daemon (or `mneme compact`) is writing"
+                             " to this database; one writer per database");
+    }
+    t.exec0("RESET lock_timeout");
+    return {};
   });
 }
 
@@ -226,14 +257,7 @@ caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const
     return err;
   if (auto err = require_open(t, m.session_id, remember))
     return err;
-  auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},
-                           pg::bytes(m.content), pg::bytes(m.tool_call_id),
-                           pg::bytes(encode_tool_calls(m.tool_calls)), pg::bytes(m.tool_name),
-                           m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
-                           m.replaced_first_id, m.replaced_last_id, position,
-                           pg_tsvector_literal(m.content), pg_search_text(m.content),
-                           pg_unicode61_literal(m.content));
-  return r[0][0].as<int64_t>();
+  return pg::insert_message_row(t, m, position);
 }
 
 caf::expected<int64_t> pg_store::append(const message& m) {
@@ -463,17 +487,18 @@ caf::expected<int64_t> pg_store::export_jsonl(const std::string& session_id,
 
 // --- memory tiers (stage 2) and agent tools
 
-caf::expected<fact_record> pg_store::put_fact(const fact_record&, time_ms) {
-  return pg::not_yet("facts");
+// Facts: store/pg/pg_facts.cpp.
+caf::expected<fact_record> pg_store::put_fact(const fact_record& f, time_ms now) {
+  return pg_put_fact(*conn_, f, now);
 }
 
-caf::expected<fact_record> pg_store::remove_fact(const std::string&, const std::string&,
-                                                 time_ms) {
-  return pg::not_yet("facts");
+caf::expected<fact_record> pg_store::remove_fact(const std::string& user_id,
+                                                 const std::string& key, time_ms now) {
+  return pg_remove_fact(*conn_, user_id, key, now);
 }
 
-caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query&) {
-  return pg::not_yet("facts");
+caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query& q) {
+  return pg_query_facts(*conn_, q);
 }
 
 caf::error pg_store::put_session_tools(const std::string& session_key,
@@ -501,9 +526,10 @@ caf::expected<std::string> pg_store::session_tools(const std::string& session_ke
   });
 }
 
-caf::expected<session_record> pg_store::import_jsonl(std::string_view, session_record,
-                                                     time_ms) {
-  return pg::not_yet("JSONL import");
+// JSONL import: store/pg/pg_jsonl_import.cpp.
+caf::expected<session_record> pg_store::import_jsonl(std::string_view jsonl,
+                                                     session_record into, time_ms now) {
+  return pg_import_jsonl(*conn_, jsonl, std::move(into), now, params_);
 }
 
 } // namespace mneme

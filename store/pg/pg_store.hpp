@@ -1,4 +1,4 @@
-// The PostgreSQL backend of store/message_store.hpp (issue 26, stage 1): one
+// The PostgreSQL backend of store/message_store.hpp (issue 26, stages 1 and 3): one
 // connection owned by the storage actor's thread (libpqxx blocks). Semantics are
 // those of sqlite_store (store/sqlite_store.hpp) for every operation implemented
 // here; the others answer errc::storage_failed "not implemented on PostgreSQL yet"
@@ -10,8 +10,9 @@
 // row replacement, child continuation, reset, checkpoints and rollback (flag flips in
 // message_state only: the schema refuses any UPDATE of a message row), JSONL export.
 // Each message's recall columns are written in its insert (pg_search_columns.hpp).
-// Session tools (schema v2). Not yet: JSONL import, facts, recall search (store/message_store.hpp
-// recall_source).
+// Session tools (schema v2). Facts (schema v4, store/pg/pg_facts.hpp) and JSONL import
+// (store/pg/pg_jsonl_import.hpp). Recall search is the recall readers' own
+// connection's (store/pg/pg_recall.hpp).
 //
 // Durability: the connection sets synchronous_commit = on, so an operation that
 // returned has its COMMIT flushed to the server's WAL.
@@ -39,6 +40,9 @@ caf::expected<std::string> pg_database_url(const store_params& params);
 // connect as pg_failure with `what`, never repeating the URL).
 caf::expected<std::unique_ptr<pqxx::connection>> pg_connect(const store_params& params,
                                                             const std::string& what);
+
+
+inline constexpr const char* pg_writer_lock_wait = "5s";
 
 class pg_store final : public message_store {
 public:
@@ -104,6 +108,15 @@ public:
   caf::expected<std::string> session_tools(const std::string& session_key) override;
   caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                              time_ms now) override;
+
+  // Makes this store the only writer of its database (its schema) for the life of
+  // its connection: a session-level advisory lock, waited for up to
+  // pg_writer_lock_wait (a killed writer's server process lets go within it).
+  // Errors: storage_locked naming the cause when another writer holds it. The
+  // storage actor takes it (a daemon, `mneme compact`); the CLI's facts writes do
+  // not need it. Until node leases (issue 26, item 4) this is what keeps one daemon
+  // per database. A reconnect after the server restarted does not retake it.
+  caf::error lock_as_only_writer();
 
   // Test seam: the connection (assertions on the tables).
   pqxx::connection& connection() { return *conn_; }

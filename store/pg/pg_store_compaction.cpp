@@ -6,6 +6,8 @@
 #include "store/pg/pg_store.hpp"
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include <pqxx/pqxx>
 
@@ -44,6 +46,28 @@ caf::error pg_not_live(pqxx::transaction_base& t, int64_t id, const std::string&
                      + ")");
 }
 
+// PostgreSQL's text form of a bigint[]: {1,2,3}.
+std::string pg_bigint_array(const std::vector<int64_t>& ids) {
+  std::string out = "{";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0)
+      out += ',';
+    out += std::to_string(ids[i]);
+  }
+  return out + "}";
+}
+
+// Archives `ids[i]` into `by[i]` in one statement (flag flips in message_state only).
+void archive_rows(pqxx::transaction_base& t, const std::vector<int64_t>& ids,
+                  const std::vector<int64_t>& by) {
+  if (!ids.empty())
+    t.exec_prepared("archive_rows", pg_bigint_array(ids), pg_bigint_array(by));
+}
+
+void archive_rows_into(pqxx::transaction_base& t, const std::vector<int64_t>& ids, int64_t by) {
+  archive_rows(t, ids, std::vector<int64_t>(ids.size(), by));
+}
+
 constexpr const char* pg_child_end_reason = "continued_in_child";
 
 } // namespace
@@ -65,8 +89,7 @@ caf::expected<message> pg_store::commit_compaction(const compaction_commit& c) {
       return std::move(id.error());
     summary.id = *id;
     // Flag flips only: message_state rows change, no message row is touched.
-    for (auto archived : c.archive_ids)
-      w.exec_prepared("archive_row", summary.id, archived);
+    archive_rows_into(w, c.archive_ids, summary.id);
     if (c.update_triggers)
       if (auto err = write_triggers(w, c.session_id, c.triggers))
         return err;
@@ -106,8 +129,11 @@ caf::expected<std::vector<message>> pg_store::commit_replacement(const replaceme
       absorbers.add(c.positions[i], at.index, *id);
       inserted.push_back(std::move(row));
     }
+    std::vector<int64_t> absorbed_by;
+    absorbed_by.reserve(c.archive_ids.size());
     for (auto archived : c.archive_ids)
-      w.exec_prepared("archive_row", absorbers.of(archived, live.at(archived).index), archived);
+      absorbed_by.push_back(absorbers.of(archived, live.at(archived).index));
+    archive_rows(w, c.archive_ids, absorbed_by);
     if (c.update_triggers)
       if (auto err = write_triggers(w, c.session_id, c.triggers))
         return err;
@@ -155,8 +181,7 @@ caf::expected<std::vector<message>> pg_store::continue_in_child(const compaction
     for (size_t i = end; i < live->size(); ++i)
       if (auto id = copy_into_child((*live)[i]); !id)
         return std::move(id.error());
-    for (auto archived : c.archive_ids)
-      w.exec_prepared("archive_row", *summary_id, archived);
+    archive_rows_into(w, c.archive_ids, *summary_id);
     w.exec_prepared("session_end", c.session_id, now > 0 ? now : int64_t{1},
                     pg::bytes(pg_child_end_reason));
     open_sessions_.erase(c.session_id);

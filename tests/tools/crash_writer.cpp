@@ -8,7 +8,8 @@
 // The parent kills it with SIGKILL at a random moment and checks the file.
 // Every message content starts with a unique tag "w<run>-<seq>" and every summary
 // with "S n=<count>" so the parent can check exactly-once and all-or-nothing.
-// Usage: crash_writer DB_PATH RUN_NUMBER SEED
+// Usage: crash_writer DB_PATH|POSTGRES_URL RUN_NUMBER SEED (a postgresql:// or
+// postgres:// URL runs the same load on the PostgreSQL store).
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -48,7 +49,7 @@ void say(const std::string& line) {
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: crash_writer DB_PATH RUN_NUMBER SEED\n");
+    std::fprintf(stderr, "usage: crash_writer DB_PATH|POSTGRES_URL RUN_NUMBER SEED\n");
     return 2;
   }
   std::string run = argv[2];
@@ -57,7 +58,13 @@ int main(int argc, char** argv) {
   register_mneme_types(cfg);
   caf::actor_system sys{cfg};
   store_params params;
-  params.path = argv[1];
+  std::string target = argv[1];
+  if (target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0) {
+    params.backend = "postgres";
+    params.url = target;
+  } else {
+    params.path = target;
+  }
   params.max_batch = 64;
   auto spawned = spawn_storage(sys, params, nullptr);
   if (!spawned) {

@@ -4,8 +4,71 @@
 #include <filesystem>
 
 #include "messages/errc.hpp"
+#include "store/facts.hpp"
+#include "store/pg/pg_store.hpp"
+#include "store/sqlite_store.hpp"
 
 namespace mneme::cli {
+
+namespace {
+
+caf::expected<std::vector<fact_record>> facts_of(store_reader& r, const fact_query& q) {
+  return query_facts(r.connection(), q);
+}
+
+caf::expected<std::vector<fact_record>> facts_of(pg_store& s, const fact_query& q) {
+  return s.query_facts(q);
+}
+
+store_reader* sqlite_of(store_reader& r) { return &r; }
+store_reader* sqlite_of(pg_store&) { return nullptr; }
+
+// The read commands' operations on a store_reader or a pg_store (same signatures).
+template <class Store>
+class read_source_of final : public read_source {
+public:
+  read_source_of(std::unique_ptr<Store> s, std::string where)
+    : s_(std::move(s)), where_(std::move(where)) {}
+  caf::expected<session_record> session(const std::string& id) override {
+    return s_->session(id);
+  }
+  caf::expected<std::vector<session_record>> sessions(const session_filter& f) override {
+    return s_->sessions(f);
+  }
+  caf::expected<session_stats> stats(const std::string& id) override { return s_->stats(id); }
+  caf::expected<std::vector<message>> live_context(const std::string& id) override {
+    return s_->live_context(id);
+  }
+  caf::expected<std::vector<checkpoint_record>> checkpoints(const std::string& id) override {
+    return s_->checkpoints(id);
+  }
+  caf::expected<int64_t> export_jsonl(const std::string& id, std::ostream& out) override {
+    return s_->export_jsonl(id, out);
+  }
+  caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override {
+    return facts_of(*s_, q);
+  }
+  store_reader* sqlite() override { return sqlite_of(*s_); }
+  std::string where() const override { return where_; }
+
+private:
+  std::unique_ptr<Store> s_;
+  std::string where_;
+};
+
+constexpr const char* pg_where = "the PostgreSQL database";
+
+// A SQLite file that other processes can open: bad input otherwise.
+maybe_failure require_file(const std::string& path) {
+  if (path == ":memory:")
+    return failure::input("database.path is :memory:, which no other process can read");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return failure::input("database file " + path + " does not exist");
+  return std::nullopt;
+}
+
+} // namespace
 
 void add_source_options(CLI::App& cmd, source_options& opt, bool with_json) {
   cmd.add_option("--db", opt.db, "database file (default: database.path of --config, "
@@ -37,21 +100,43 @@ maybe_failure load_config(const source_options& opt, app_config& out) {
   return std::nullopt;
 }
 
-maybe_failure open_reader(const app_config& cfg, std::unique_ptr<store_reader>& out) {
+maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& out) {
+  if (cfg.database.backend == "postgres") {
+    // Never the URL in a message: it may hold a password.
+    auto pg = pg_store::open(cfg.database);
+    if (!pg)
+      return failure_of(pg.error(), std::string{"cannot open "} + pg_where);
+    out = std::make_unique<read_source_of<pg_store>>(std::move(*pg), pg_where);
+    return std::nullopt;
+  }
   const auto& path = cfg.database.path;
-  if (path == ":memory:")
-    return failure::input("database.path is :memory:, which no other process can read");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return failure::input("database file " + path + " does not exist");
+  if (auto f = require_file(path))
+    return f;
   auto reader = store_reader::open(cfg.database);
   if (!reader)
     return failure_of(reader.error(), "cannot open database " + path);
-  out = std::move(*reader);
+  out = std::make_unique<read_source_of<store_reader>>(std::move(*reader), path);
   return std::nullopt;
 }
 
-maybe_failure find_session(store_reader& reader, const std::string& key_or_id,
+maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out) {
+  if (cfg.database.backend == "postgres") {
+    auto pg = pg_store::open(cfg.database);
+    if (!pg)
+      return failure_of(pg.error(), std::string{"cannot open "} + pg_where);
+    out = std::move(*pg);
+    return std::nullopt;
+  }
+  if (auto f = require_file(cfg.database.path))
+    return f;
+  auto store = sqlite_store::open(cfg.database);
+  if (!store)
+    return failure_of(store.error(), "cannot open database " + cfg.database.path);
+  out = std::move(*store);
+  return std::nullopt;
+}
+
+maybe_failure find_session(read_source& reader, const std::string& key_or_id,
                            session_record& out) {
   if (key_or_id.empty())
     return failure::input("SESSION is empty: give a session key or a session id");
@@ -74,7 +159,7 @@ maybe_failure find_session(store_reader& reader, const std::string& key_or_id,
       || static_cast<errc>(by_id.error().code()) != errc::not_found)
     return failure_of(by_id.error(), "cannot read session " + key_or_id);
   return failure::input("unknown session " + key_or_id
-                        + ": no session has this key or id in " + reader.connection().path());
+                        + ": no session has this key or id in " + reader.where());
 }
 
 } // namespace mneme::cli

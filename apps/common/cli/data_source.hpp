@@ -2,7 +2,9 @@
 // `database.path` of `--config FILE`, else ./mneme.db), or a running daemon
 // (`--server URL [--token T]`). Declares the shared options on a CLI11 command and
 // resolves them. Reads go through read-only connections, so they work beside a running
-// daemon. Thread: the program's main thread.
+// daemon. With `database.backend: postgres` the same commands read the PostgreSQL
+// database of `database.url` (read_source below); recall search there is not
+// implemented yet (issue 26) and says so. Thread: the program's main thread.
 #pragma once
 
 #include <memory>
@@ -13,6 +15,7 @@
 #include "apps/common/config/app_config.hpp"
 #include "apps/common/cli/cli_failure.hpp"
 #include "messages/transcript.hpp"
+#include "store/message_store.hpp"
 #include "store/store_reader.hpp"
 
 namespace mneme::cli {
@@ -37,12 +40,39 @@ void add_source_options(CLI::App& cmd, source_options& opt, bool with_json = tru
 // config without a database block reads ./mneme.db, the default).
 maybe_failure load_config(const source_options& opt, app_config& out);
 
-// Opens the database file of `cfg` read-only. A missing file is bad input.
-maybe_failure open_reader(const app_config& cfg, std::unique_ptr<store_reader>& out);
+// What the read commands read, on either backend: SQLite through a read-only
+// store_reader, PostgreSQL through a pg_store of its own (reads only).
+class read_source {
+public:
+  virtual ~read_source() = default;
+  virtual caf::expected<session_record> session(const std::string& session_id) = 0;
+  virtual caf::expected<std::vector<session_record>> sessions(const session_filter& f) = 0;
+  virtual caf::expected<session_stats> stats(const std::string& session_id) = 0;
+  virtual caf::expected<std::vector<message>> live_context(const std::string& session_id) = 0;
+  virtual caf::expected<std::vector<checkpoint_record>>
+  checkpoints(const std::string& session_id) = 0;
+  virtual caf::expected<int64_t> export_jsonl(const std::string& session_id,
+                                              std::ostream& out) = 0;
+  virtual caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) = 0;
+  // The SQLite reader (recall search), or null on PostgreSQL.
+  virtual store_reader* sqlite() { return nullptr; }
+  // Where the rows are, for messages: the file, or "the PostgreSQL database".
+  virtual std::string where() const = 0;
+};
+
+// Opens the database of `cfg` for reading: the SQLite file read-only (a missing
+// file is bad input), or the PostgreSQL database of database.url / url_file.
+maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& out);
+
+// Opens the database of `cfg` for the facts writes (SQLite: takes the file's writer
+// lock, so it fails with storage_locked beside a running daemon; a missing file is
+// bad input). On PostgreSQL it does not take the daemon's writer lock
+// (pg_store::lock_as_only_writer): facts writes serialise per key on their own.
+maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out);
 
 // The session SESSION names: the newest session stored under that key, else the
 // session with that id (ended sessions stay readable). Unknown: bad input.
-maybe_failure find_session(store_reader& reader, const std::string& key_or_id,
+maybe_failure find_session(read_source& reader, const std::string& key_or_id,
                            session_record& out);
 
 } // namespace mneme::cli
