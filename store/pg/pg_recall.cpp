@@ -343,6 +343,15 @@ caf::expected<std::unique_ptr<pg_recall_source>> pg_recall_source::open(
                              + " (the store migrates it when it opens)");
   return pg::guarded("open recall reader",
                      [&]() -> caf::expected<std::unique_ptr<pg_recall_source>> {
+                       // Versions apply out of order (pg_apply_migrations): v3 itself.
+                       pqxx::nontransaction t{*conn};
+                       if (t.exec_params("SELECT 1 FROM mneme_schema_versions"
+                                         " WHERE version = $1", pg_recall_schema_version)
+                             .empty())
+                         return caf::make_error(errc::storage_failed,
+                                                "postgres: recall needs schema version 3"
+                                                " (the store migrates it when it opens)");
+                       t.commit();
                        conn->set_variable("default_transaction_read_only", "on");
                        for (const auto& s : pg_recall_statements)
                          conn->prepare(s[0], s[1]);
