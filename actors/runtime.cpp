@@ -21,8 +21,7 @@ session_params session_params_of(const runtime_config& cfg) {
   p.max_tool_rounds = cfg.gateway.max_tool_rounds;
   p.max_tool_calls_per_message = cfg.gateway.max_tool_calls_per_message;
   builtin_availability available;
-  // SEAM (issue 26, recall on PostgreSQL): offered on PostgreSQL once its readers exist.
-  available.recall = cfg.database.backend == "sqlite" && cfg.database.path != ":memory:";
+  available.recall = cfg.database.backend == "postgres" || cfg.database.path != ":memory:";
   available.skills = !cfg.gateway.skills_dir.empty();
   p.builtin_tools =
     resolve_builtin_tools(parse_builtin_tools(cfg.gateway.builtin_tools).set, available);
@@ -34,20 +33,6 @@ session_params session_params_of(const runtime_config& cfg) {
 }
 
 namespace {
-
-// SEAM (issue 26, recall on PostgreSQL): the recall pool of a daemon on PostgreSQL.
-// Recall readers on PostgreSQL (store/pg/pg_recall, spawn_recall choosing the backend)
-// replace this actor; until then every search answers the store's clear error and
-// the daemon serves everything else.
-recall_actor spawn_recall_not_on_postgres(caf::actor_system& sys) {
-  return sys.spawn([]() -> recall_actor::behavior_type {
-    return {
-      [](rc_search_atom, const recall_request&) -> caf::result<recall_result> {
-        return pg_recall_not_implemented();
-      },
-    };
-  });
-}
 
 // The longest a summary may take: the summarizer's or the hygiene pool's deadline.
 std::chrono::milliseconds summary_caller_timeout(const runtime_config& cfg) {
@@ -82,9 +67,7 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
   if (rt->cfg_.hygiene)
     rt->hygiene_ = llm::spawn_llm_pool(sys, *rt->cfg_.hygiene, rt->cfg_.log);
-  if (rt->cfg_.database.backend == "postgres") {
-    rt->recall_ = spawn_recall_not_on_postgres(sys); // SEAM (issue 26): see above
-  } else if (rt->cfg_.database.path != ":memory:") {
+  if (rt->cfg_.database.backend == "postgres" || rt->cfg_.database.path != ":memory:") {
     auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
     if (!recall)
       return std::move(recall.error());

@@ -137,16 +137,22 @@ int tokenize_cjk_bigram(std::string_view text, void* ctx, bigram_token_sink sink
   return end_cjk_run();
 }
 
-std::vector<bigram_token> cjk_bigram_tokens(std::string_view text) {
+std::vector<bigram_token> collect_tokens(std::string_view text,
+                                         int (*tokenize)(std::string_view, void*,
+                                                         bigram_token_sink)) {
   std::vector<bigram_token> out;
-  tokenize_cjk_bigram(text, &out,
-                      [](void* ctx, std::string_view tok, std::size_t b, std::size_t e,
-                         bigram_token_kind kind) {
-                        static_cast<std::vector<bigram_token>*>(ctx)->push_back(
-                          bigram_token{std::string{tok}, b, e, kind});
-                        return 0;
-                      });
+  tokenize(text, &out,
+           [](void* ctx, std::string_view tok, std::size_t b, std::size_t e,
+              bigram_token_kind kind) {
+             static_cast<std::vector<bigram_token>*>(ctx)->push_back(
+               bigram_token{std::string{tok}, b, e, kind});
+             return 0;
+           });
   return out;
+}
+
+std::vector<bigram_token> cjk_bigram_tokens(std::string_view text) {
+  return collect_tokens(text, tokenize_cjk_bigram);
 }
 
 } // namespace mneme

@@ -44,6 +44,11 @@ struct bigram_token {
   bigram_token_kind kind = bigram_token_kind::word;
 };
 
+// Every token `tokenize` (this tokenizer or another with its signature) gives `text`.
+std::vector<bigram_token> collect_tokens(std::string_view text,
+                                         int (*tokenize)(std::string_view, void*,
+                                                         bigram_token_sink));
+
 // Convenience for tests and query planning: every token of `text`.
 std::vector<bigram_token> cjk_bigram_tokens(std::string_view text);
 

@@ -19,6 +19,12 @@ std::string conversation_root(const std::string& session_id,
   return at;
 }
 
+const std::string& conversation_cache::root_of(const std::string& session_id) {
+  if (auto i = roots_.find(session_id); i != roots_.end())
+    return i->second;
+  return roots_.emplace(session_id, conversation_root(session_id, parent_of_)).first->second;
+}
+
 recall_limit clamp_recall_limit(int64_t requested, int32_t max_sessions) {
   assert(requested >= 1 && max_sessions >= 1);
   if (requested > max_sessions) return {max_sessions, true};

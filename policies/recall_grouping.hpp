@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace mneme {
 
@@ -31,6 +32,19 @@ inline constexpr int recall_max_lineage_depth = 10000;
 std::string conversation_root(const std::string& session_id,
                               const std::function<std::optional<std::string>(
                                 const std::string&)>& parent_of);
+
+// The conversation of each session one search meets, each looked up once
+// (conversation_root with `parent_of`). Used by every recall backend.
+class conversation_cache {
+public:
+  using parent_lookup = std::function<std::optional<std::string>(const std::string&)>;
+  explicit conversation_cache(parent_lookup parent_of) : parent_of_(std::move(parent_of)) {}
+  const std::string& root_of(const std::string& session_id);
+
+private:
+  parent_lookup parent_of_;
+  std::unordered_map<std::string, std::string> roots_;
+};
 
 // A requested number of result slots: values above the maximum are clamped to
 // it and the answer says so (a client asking for 50 gets the 10 best

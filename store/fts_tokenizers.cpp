@@ -52,6 +52,8 @@ int cjk_tokenize(Fts5Tokenizer*, void* ctx, int /*flags*/, const char* text, int
     });
 }
 
+} // namespace
+
 fts5_api* fts5_api_of(sqlite3* db) {
   fts5_api* api = nullptr;
   sqlite3_stmt* stmt = nullptr;
@@ -62,8 +64,6 @@ fts5_api* fts5_api_of(sqlite3* db) {
   sqlite3_finalize(stmt);
   return api;
 }
-
-} // namespace
 
 int register_fts_tokenizers(sqlite3* db) {
   assert(db != nullptr);

@@ -5,12 +5,16 @@
 #pragma once
 
 struct sqlite3;
+struct fts5_api;
 
 namespace mneme {
 
 // The name under which the CJK bigram tokenizer is registered:
 // `CREATE VIRTUAL TABLE ... USING fts5(..., tokenize='mneme_cjk')`.
 inline constexpr const char* cjk_bigram_tokenizer_name = "mneme_cjk";
+
+// The FTS5 API of `db`, or null when SQLite was built without FTS5.
+fts5_api* fts5_api_of(sqlite3* db);
 
 // Returns SQLITE_OK, or the SQLite error code that made registration fail.
 // REQUIRES: db is an open connection.

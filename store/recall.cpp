@@ -13,6 +13,7 @@
 #include "messages/errc.hpp"
 #include "policies/fts_query.hpp"
 #include "policies/recall_grouping.hpp"
+#include "policies/recall_text.hpp"
 #include "store/db_connection.hpp"
 #include "store/row_codec.hpp"
 
@@ -131,18 +132,8 @@ constexpr const char* last_rows_sql =
   " WHERE session_id = ?1 AND " MNEME_VISIBLE("") " AND is_summary = 0"
   " ORDER BY position DESC, id DESC LIMIT ?5";
 
-constexpr std::size_t max_user_id_bytes = 128;
-constexpr std::size_t scan_snippet_context = 80; // bytes each side of a scan match
 
-struct candidate {
-  int64_t id = 0;
-  std::string session_id;
-  std::string conversation_id;
-  double score = 0;
-  std::string snippet;
-  recall_route route = recall_route::unicode61;
-  bool from_tail = false; // found by the unindexed tail scan
-};
+using candidate = recall_candidate;
 
 struct positioned {
   message m;
@@ -158,41 +149,40 @@ constexpr const char* parent_of_sql =
 // leaves the searching user: a parent of another user ends the walk.
 class conversation_map {
 public:
-  conversation_map(db_connection& db, const std::string& user) : db_(db), user_(user) {}
+  conversation_map(db_connection& db, const std::string& user)
+    : db_(db), user_(user), cache_([this](const std::string& id) { return parent_of(id); }) {}
 
   caf::expected<std::string> root_of(const std::string& session_id) {
-    if (auto i = roots_.find(session_id); i != roots_.end())
-      return i->second;
-    caf::error failed;
-    auto root = conversation_root(session_id, [&](const std::string& id)
-                                                -> std::optional<std::string> {
-      if (failed)
-        return std::nullopt;
-      auto stmt = db_.prepare(parent_of_sql);
-      if (!stmt) {
-        failed = std::move(stmt.error());
-        return std::nullopt;
-      }
-      statement_scope s{**stmt};
-      s->bind(1, id);
-      s->bind(2, user_);
-      auto rc = s->step();
-      if (rc == SQLITE_ROW)
-        return s->column_text(0);
-      if (rc != SQLITE_DONE)
-        failed = db_.failure(rc, "recall conversation lineage");
-      return std::nullopt;
-    });
-    if (failed)
-      return failed;
-    roots_.emplace(session_id, root);
+    auto root = cache_.root_of(session_id);
+    if (failed_)
+      return failed_;
     return root;
   }
 
 private:
+  std::optional<std::string> parent_of(const std::string& id) {
+    if (failed_)
+      return std::nullopt;
+    auto stmt = db_.prepare(parent_of_sql);
+    if (!stmt) {
+      failed_ = std::move(stmt.error());
+      return std::nullopt;
+    }
+    statement_scope s{**stmt};
+    s->bind(1, id);
+    s->bind(2, user_);
+    auto rc = s->step();
+    if (rc == SQLITE_ROW)
+      return s->column_text(0);
+    if (rc != SQLITE_DONE)
+      failed_ = db_.failure(rc, "recall conversation lineage");
+    return std::nullopt;
+  }
+
   db_connection& db_;
   const std::string& user_;
-  std::unordered_map<std::string, std::string> roots_;
+  caf::error failed_;
+  conversation_cache cache_;
 };
 
 const route_statements* statements_of(recall_route r) {
@@ -203,57 +193,6 @@ const route_statements* statements_of(recall_route r) {
     case recall_route::substring_scan: break;
   }
   return nullptr;
-}
-
-std::string ascii_lower(std::string_view s) {
-  std::string out{s};
-  for (auto& ch : out)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  return out;
-}
-
-// Byte offset of `needle` in `hay_lower` (both already ASCII-lowered), or npos.
-std::size_t find_term(const std::string& hay_lower, const query_term& t) {
-  return hay_lower.find(ascii_lower(t.text));
-}
-
-bool clause_matches(const std::string& hay_lower, const query_clause& c) {
-  for (auto& t : c.any_of)
-    if (find_term(hay_lower, t) != std::string::npos) return true;
-  return false;
-}
-
-// Moves `pos` back to the start of the UTF-8 sequence it points into.
-std::size_t char_start(std::string_view s, std::size_t pos) {
-  while (pos > 0 && pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80)
-    --pos;
-  return pos;
-}
-
-// The scan's snippet: the first match of any positive term with context around it.
-std::string scan_snippet(std::string_view text, const std::string& lower,
-                         const parsed_query& q) {
-  std::size_t at = std::string::npos, len = 0;
-  for (auto& c : q.clauses) {
-    if (c.negated) continue;
-    for (auto& t : c.any_of) {
-      auto p = find_term(lower, t);
-      if (p < at) { at = p; len = t.text.size(); }
-    }
-  }
-  if (at == std::string::npos)
-    return {};
-  auto begin = char_start(text, at > scan_snippet_context ? at - scan_snippet_context : 0);
-  auto end = char_start(text, std::min(text.size(), at + len + scan_snippet_context));
-  std::string out;
-  if (begin > 0) out += "…";
-  out.append(text.substr(begin, at - begin));
-  out.append(snippet_open);
-  out.append(text.substr(at, len));
-  out.append(snippet_close);
-  out.append(text.substr(at + len, end - (at + len)));
-  if (end < text.size()) out += "…";
-  return out;
 }
 
 caf::expected<positioned> decode_positioned(statement& row) {
@@ -382,10 +321,7 @@ caf::error scan_rows(db_connection& db, statement& s, const parsed_query& q,
       continue;
     auto text = s.column_text(2);
     auto lower = ascii_lower(text);
-    bool ok = true;
-    for (auto& c : q.clauses)
-      if (clause_matches(lower, c) == c.negated) { ok = false; break; }
-    if (!ok)
+    if (!text_matches_query(lower, q))
       continue;
     seen.insert(*conversation);
     candidate c;
@@ -536,16 +472,22 @@ private:
 
 } // namespace
 
-caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req) {
-  if (req.user_id.empty() || req.user_id.size() > max_user_id_bytes)
+caf::error check_recall_request(const recall_request& req) {
+  if (req.user_id.empty() || req.user_id.size() > recall_max_user_id_bytes)
     return caf::make_error(errc::bad_request,
-                           "recall: user id must have 1.." + std::to_string(max_user_id_bytes)
+                           "recall: user id must have 1.." + std::to_string(recall_max_user_id_bytes)
                              + " bytes, got " + std::to_string(req.user_id.size()));
   if (req.max_sessions < 1 || req.max_sessions > recall_max_sessions)
     return caf::make_error(errc::bad_request,
                            "recall: max_sessions must be 1.."
                              + std::to_string(recall_max_sessions) + ", got "
                              + std::to_string(req.max_sessions));
+  return {};
+}
+
+caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req) {
+  if (auto err = check_recall_request(req))
+    return err;
   read_snapshot snapshot{db};
   if (auto err = snapshot.begin())
     return err;

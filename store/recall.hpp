@@ -54,6 +54,8 @@
 
 #include "messages/recall_types.hpp"
 #include "messages/transcript.hpp"
+#include "policies/fts_query.hpp"
+#include "policies/recall_text.hpp"
 
 namespace mneme {
 
@@ -74,8 +76,23 @@ inline constexpr int64_t fts_member_filter_matches = 1000;
 inline constexpr int64_t tail_scan_rows = 20000;
 // recall_hit::route of a hit found among the not yet indexed rows.
 inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
-inline constexpr std::string_view snippet_open = ">>>";
-inline constexpr std::string_view snippet_close = "<<<";
+
+inline constexpr std::size_t recall_max_user_id_bytes = 128;
+
+// One hit of a search before its anchored view is read (every backend's).
+struct recall_candidate {
+  int64_t id = 0;
+  std::string session_id;
+  std::string conversation_id;
+  double score = 0;
+  std::string snippet;
+  recall_route route = recall_route::unicode61;
+  bool from_tail = false; // found by SQLite's unindexed tail scan
+};
+
+// bad_request for an empty or oversized user id or max_sessions outside 1..10 (every
+// backend checks a request with this before it searches).
+caf::error check_recall_request(const recall_request& req);
 
 // Runs one search. Errors: bad_request for an empty or oversized user id or
 // max_sessions outside 1..10; storage_* for SQLite failures. A query that

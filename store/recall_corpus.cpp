@@ -7,7 +7,7 @@
 
 #include "policies/utf8.hpp"
 #include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/message_store.hpp"
 
 namespace mneme {
 
@@ -220,7 +220,7 @@ message row(const std::string& sid, int i, std::string text) {
   return m;
 }
 
-caf::expected<std::vector<int64_t>> append_rows(sqlite_store& store,
+caf::expected<std::vector<int64_t>> append_rows(message_store& store,
                                                 const std::vector<message>& rows) {
   if (rows.empty())
     return std::vector<int64_t>{};
@@ -242,7 +242,7 @@ std::string user_name(int64_t u) {
 
 } // namespace
 
-caf::expected<corpus_report> generate_corpus(sqlite_store& store, const corpus_spec& spec) {
+caf::expected<corpus_report> generate_corpus(message_store& store, const corpus_spec& spec) {
   auto started = std::chrono::steady_clock::now();
   generator g{spec.seed};
   corpus_report report;
@@ -337,12 +337,12 @@ caf::expected<corpus_report> generate_corpus(sqlite_store& store, const corpus_s
   return report;
 }
 
-caf::expected<probe_outcome> run_probes(db_connection& db,
+caf::expected<probe_outcome> run_probes(recall_source& source,
                                         const std::vector<recall_probe>& probes) {
   probe_outcome out;
   for (auto& p : probes) {
     auto t0 = std::chrono::steady_clock::now();
-    auto r = recall_search(db, p.request);
+    auto r = source.search(p.request);
     out.latencies_ms.push_back(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!r)

@@ -34,8 +34,8 @@
 
 namespace mneme {
 
-class sqlite_store;
-class db_connection;
+class message_store;
+class recall_source;
 
 struct corpus_spec {
   uint64_t seed = 20261130;
@@ -68,7 +68,7 @@ struct corpus_report {
 
 // Writes the corpus into `store` (which must be open and may already hold rows).
 // Errors: the store's errors, unchanged.
-caf::expected<corpus_report> generate_corpus(sqlite_store& store, const corpus_spec& spec);
+caf::expected<corpus_report> generate_corpus(message_store& store, const corpus_spec& spec);
 
 struct probe_outcome {
   int64_t expected_found = 0;  // probes with expect == found
@@ -83,8 +83,8 @@ struct probe_outcome {
   }
 };
 
-// Runs every probe through recall_search on `db`. Errors: the first search error.
-caf::expected<probe_outcome> run_probes(db_connection& db,
+// Runs every probe through `source` (either backend). Errors: the first search error.
+caf::expected<probe_outcome> run_probes(recall_source& source,
                                         const std::vector<recall_probe>& probes);
 
 } // namespace mneme

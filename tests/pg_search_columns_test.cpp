@@ -8,6 +8,7 @@
 
 #include <pqxx/pqxx>
 
+#include "store/pg/pg_schema.hpp"
 #include "store/pg/pg_search_columns.hpp"
 #include "store/pg/pg_store.hpp"
 #include "tests/store_backends.hpp"
@@ -46,6 +47,14 @@ BOOST_AUTO_TEST_CASE(a_huge_row_stops_adding_tokens_under_the_tsvector_limit) {
   auto literal = pg_tsvector_literal(text);
   BOOST_TEST(literal.size() <= pg_words_max_literal_bytes);
   BOOST_TEST(literal.rfind("'w0':1 'w1':2", 0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(the_word_literal_folds_case_and_accents_as_sqlites_unicode61) {
+  BOOST_TEST(pg_unicode61_literal("Café CRÈME, Việt") == "'cafe':1 'creme':2 'viet':3");
+  // unicode61 keeps a CJK run as one word (the CJK route splits it: search_words).
+  BOOST_TEST(pg_unicode61_literal("修改youer服务端") == "'修改youer服务端':1");
+  // A word longer than PostgreSQL's lexeme limit is left out; positions go on.
+  BOOST_TEST(pg_unicode61_literal(std::string(3000, 'x') + " tail") == "'tail':2");
 }
 
 BOOST_AUTO_TEST_CASE(the_search_text_is_valid_utf8_without_nul) {
@@ -103,6 +112,53 @@ BOOST_FIXTURE_TEST_CASE(the_literal_is_already_postgres_own_form_of_the_tsvector
     quoted += c == '\'' ? std::string{"''"} : std::string(1, c);
   BOOST_TEST(count("search_words::text = '" + quoted + "'") == 1);
   BOOST_TEST(count("search_words @@ to_tsquery('simple', 'youer <-> 服务')") == 1);
+}
+
+// Schema v3 adds the word route's column; rows stored at v2 get theirs in the
+// migration, and the schema still refuses rewriting a message afterwards.
+BOOST_AUTO_TEST_CASE(a_version_2_database_gets_the_word_column_for_rows_it_already_holds) {
+  testing::temp_dir dir{"mneme-pg-v3"};
+  store_params params;
+  testing::use_backend(testing::store_backend::postgres, params, dir);
+  {
+    pqxx::connection c{params.url};
+    pqxx::work w{c};
+    w.exec0("CREATE TABLE mneme_schema_versions(version integer PRIMARY KEY,"
+            " description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
+    for (std::size_t v = 0; v < 2; ++v) {
+      const auto& m = pg_schema_migrations()[v];
+      w.exec0(m.sql);
+      w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
+                    m.version, std::string{m.description});
+    }
+    w.exec0("INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+            " VALUES ('old', 'u', 'k', 1)");
+    w.exec_params("WITH m AS (INSERT INTO messages(session_id, role, content, search_words,"
+                  " search_text) VALUES ('old', 'user', convert_to($1, 'UTF8'),"
+                  " $2::tsvector, $1) RETURNING id)"
+                  " INSERT INTO message_state(id, session_id) SELECT id, 'old' FROM m",
+                  std::string{"the Café crème"}, pg_tsvector_literal("the Café crème"));
+    w.commit();
+  }
+  auto store = testing::open_test_store(params);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  BOOST_TEST(testing::store_scalar(**store, "SELECT max(version) FROM mneme_schema_versions")
+             == pg_latest_schema_version());
+  BOOST_TEST(testing::store_scalar(**store, "SELECT count(*) FROM messages"
+                                            " WHERE search_unicode61 @@ 'cafe & creme'::tsquery")
+             == 1);
+  BOOST_TEST(!testing::store_exec_ok(**store, "UPDATE messages SET timestamp_ms = 2"));
+  auto reader = testing::open_test_recall(params);
+  BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
+  recall_request req;
+  req.user_id = "u";
+  req.query = "cafe";
+  auto r = (*reader)->search(req);
+  BOOST_REQUIRE_MESSAGE(r, err_of(r));
+  BOOST_REQUIRE_EQUAL(r->hits.size(), 1u);
+  BOOST_TEST(r->hits[0].hit.session_id == "old");
+  BOOST_TEST(r->hits[0].route == "unicode61");
+  BOOST_TEST(r->hits[0].snippet == "the >>>Café<<< crème");
 }
 
 BOOST_AUTO_TEST_SUITE_END() // pg_search_columns_test

@@ -1,6 +1,9 @@
 // Tests of the recall pool (actors/recall) beside the storage actor: a message is
 // findable as soon as its append is acknowledged, tenant scope through messages,
-// errors as values, concurrent searches over several readers, overload refusal.
+// errors as values, concurrent searches over several readers, overload refusal; on
+// both backends (tests/store_backends.hpp: spawn_recall opens the configured one,
+// each PostgreSQL reader with a connection of its own).
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -10,6 +13,7 @@
 
 #include "actors/recall/recall_actor.hpp"
 #include "actors/storage/storage_actor.hpp"
+#include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 
 BOOST_AUTO_TEST_SUITE(recall_actor_test)
@@ -17,6 +21,7 @@ BOOST_AUTO_TEST_SUITE(recall_actor_test)
 using namespace mneme;
 using mneme::testing::err_of;
 using namespace std::chrono_literals;
+namespace data = boost::unit_test::data;
 
 namespace {
 
@@ -34,10 +39,11 @@ struct pool_fixture {
   storage_actor storage;
   recall_actor recall;
 
-  pool_fixture() {
-    params.path = dir.file("r.db");
+  // Every case starts the storage actor of its backend first.
+  void open(testing::store_backend backend) {
+    testing::use_backend(backend, params, dir);
     auto s = spawn_storage(sys, params, nullptr);
-    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
     storage = *s;
   }
 
@@ -50,7 +56,8 @@ struct pool_fixture {
   ~pool_fixture() {
     if (recall)
       self->send_exit(recall, caf::exit_reason::user_shutdown);
-    self->send_exit(storage, caf::exit_reason::user_shutdown);
+    if (storage)
+      self->send_exit(storage, caf::exit_reason::user_shutdown);
   }
 
   std::string session(const std::string& user) {
@@ -88,10 +95,12 @@ struct pool_fixture {
   }
 };
 
+const auto pool_backends = data::make(testing::all_store_backends());
+
 } // namespace
 
-BOOST_FIXTURE_TEST_CASE(every_acknowledged_append_is_findable_by_the_next_search,
-                        pool_fixture) {
+BOOST_DATA_TEST_CASE_F(pool_fixture, every_acknowledged_append_is_findable_by_the_next_search, pool_backends, backend) {
+  open(backend);
   auto sid = session("alice");
   start_recall(); // readers open before any of the messages below exist
   const char* forms[] = {"fact%d marker", "事实%d号记录", "log line err%dx glued数据"};
@@ -109,8 +118,8 @@ BOOST_FIXTURE_TEST_CASE(every_acknowledged_append_is_findable_by_the_next_search
   }
 }
 
-BOOST_FIXTURE_TEST_CASE(the_pool_scopes_searches_to_the_user_and_returns_errors_as_values,
-                        pool_fixture) {
+BOOST_DATA_TEST_CASE_F(pool_fixture, the_pool_scopes_searches_to_the_user_and_returns_errors_as_values, pool_backends, backend) {
+  open(backend);
   auto a = session("alice");
   auto b = session("bob");
   append(a, "shared ocelot words");
@@ -127,8 +136,8 @@ BOOST_FIXTURE_TEST_CASE(the_pool_scopes_searches_to_the_user_and_returns_errors_
   BOOST_TEST(static_cast<bool>(search("bob", "ocelot")));
 }
 
-BOOST_FIXTURE_TEST_CASE(many_concurrent_searches_are_all_answered_by_the_readers,
-                        pool_fixture) {
+BOOST_DATA_TEST_CASE_F(pool_fixture, many_concurrent_searches_are_all_answered_by_the_readers, pool_backends, backend) {
+  open(backend);
   auto sid = session("alice");
   for (int i = 0; i < 20; ++i)
     append(sid, "concurrent lemur number " + std::to_string(i));
@@ -148,8 +157,8 @@ BOOST_FIXTURE_TEST_CASE(many_concurrent_searches_are_all_answered_by_the_readers
   BOOST_TEST(answered == 40);
 }
 
-BOOST_FIXTURE_TEST_CASE(searches_beyond_the_queue_bound_are_refused_as_overloaded,
-                        pool_fixture) {
+BOOST_DATA_TEST_CASE_F(pool_fixture, searches_beyond_the_queue_bound_are_refused_as_overloaded, pool_backends, backend) {
+  open(backend);
   auto sid = session("alice");
   append(sid, "queued tapir");
   recall_pool_params pool;
@@ -176,6 +185,7 @@ BOOST_FIXTURE_TEST_CASE(searches_beyond_the_queue_bound_are_refused_as_overloade
 }
 
 BOOST_FIXTURE_TEST_CASE(a_pool_refuses_a_bad_reader_count_and_a_missing_file, pool_fixture) {
+  open(testing::store_backend::sqlite);
   recall_pool_params none;
   none.readers = 0;
   auto r = spawn_recall(sys, params, nullptr, none);
@@ -184,6 +194,24 @@ BOOST_FIXTURE_TEST_CASE(a_pool_refuses_a_bad_reader_count_and_a_missing_file, po
   store_params missing = params;
   missing.path = dir.file("missing.db");
   BOOST_TEST(!spawn_recall(sys, missing, nullptr));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_postgres_pool_refuses_a_schema_without_the_recall_columns,
+                        pool_fixture) {
+  // A fresh schema nobody migrated: the readers refuse it at spawn, naming why.
+  store_params bare;
+  testing::use_backend(testing::store_backend::postgres, bare, dir);
+  auto r = spawn_recall(sys, bare, nullptr);
+  BOOST_REQUIRE(!r);
+  BOOST_TEST((r.error() == errc::storage_failed));
+  BOOST_TEST(render_error(r.error()).find("schema version") != std::string::npos,
+             render_error(r.error()));
+  // An unreachable server fails at spawn too, without repeating the URL's password.
+  store_params down = bare;
+  down.url = "postgresql://mneme:s3cret@127.0.0.1:1/mneme";
+  auto d = spawn_recall(sys, down, nullptr);
+  BOOST_REQUIRE(!d);
+  BOOST_TEST(render_error(d.error()).find("s3cret") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END() // recall_actor_test

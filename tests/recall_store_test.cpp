@@ -1,7 +1,9 @@
-// Tests of recall over the store (store/recall on a read-only connection beside the
-// single writer): routes, tenant scope, row kinds, the anchored view, dedup limits,
-// bad queries, index maintenance, the scan of rows not yet indexed and the in-place
-// upgrade of a version 2 file.
+// Tests of recall over the store (a recall reader on a connection of its own beside
+// the single writer): routes, accent folding, tenant scope, row kinds, the anchored
+// view, dedup limits and bad queries on both backends (tests/store_backends.hpp:
+// SQLite's store/recall, PostgreSQL's store/pg/pg_recall); SQLite's index
+// maintenance, its scan of rows not yet indexed and the in-place upgrade of a
+// version 2 file.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -16,6 +18,7 @@
 #include "store/recall.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 
@@ -25,6 +28,7 @@ using namespace mneme;
 using mneme::testing::err_of;
 using mneme::testing::msg;
 using mneme::testing::row_estimate;
+using mneme::testing::store_backend;
 namespace data = boost::unit_test::data;
 
 namespace {
@@ -41,18 +45,24 @@ int64_t scalar(sqlite3* db, const char* sql) {
 struct recall_fixture {
   testing::temp_dir dir{"mneme-recall"};
   store_params params;
-  std::unique_ptr<sqlite_store> store;
-  std::unique_ptr<store_reader> reader;
-  bool index_before_search = true; // false: leave new rows to the tail scan
+  std::unique_ptr<message_store> store;
+  std::unique_ptr<recall_source> reader;
+  bool index_before_search = true; // false: leave new rows to SQLite's tail scan
 
-  recall_fixture() {
-    params.path = dir.file("r.db");
-    auto s = sqlite_store::open(params);
+  // Every case opens its backend first (SQLite-only cases: store_backend::sqlite).
+  void open(store_backend backend) {
+    testing::use_backend(backend, params, dir);
+    auto s = testing::open_test_store(params);
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
-    auto r = store_reader::open(params);
+    auto r = testing::open_test_recall(params);
     BOOST_REQUIRE_MESSAGE(r, err_of(r));
     reader = std::move(*r);
+  }
+
+  sqlite_store& sqlite() {
+    BOOST_REQUIRE(store->sqlite() != nullptr);
+    return *store->sqlite();
   }
 
   std::string session(const std::string& user, const std::string& key,
@@ -81,11 +91,8 @@ struct recall_fixture {
     return ids;
   }
 
-  // Indexes every committed row (what the storage actor does when idle).
-  void index_all() {
-    auto n = index_all_pending(store->connection());
-    BOOST_REQUIRE_MESSAGE(n, err_of(n));
-  }
+  // Indexes every committed row (what SQLite's storage actor does when idle).
+  void index_all() { testing::index_for_recall(*store); }
 
   recall_result search(const std::string& user, const std::string& query,
                        bool include_inactive = false, int32_t max_sessions = 3) {
@@ -96,11 +103,13 @@ struct recall_fixture {
     req.query = query;
     req.include_inactive = include_inactive;
     req.max_sessions = max_sessions;
-    auto r = recall_search(reader->connection(), req);
+    auto r = reader->search(req);
     BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return std::move(*r);
   }
 };
+
+const auto both_backends = data::make(testing::all_store_backends());
 
 std::vector<int64_t> ids_of(const std::vector<message>& xs) {
   std::vector<int64_t> out;
@@ -131,12 +140,23 @@ const route_case route_cases[] = {
   {"東京タワーに行きました", "タワー", "cjk_bigram", "タワー"},
   {"error in handlerRegistryFactory today", "RegistryFac", "trigram", "RegistryFac"},
   {"token zzqy7 marks it", "qy", "substring_scan", "qy"},
+  // Issue 26 item 4: accents and case fold the same way on both backends (SQLite's
+  // unicode61 remove_diacritics 2; PostgreSQL indexes those very tokens).
+  {"we met at the Café crème at noon", "cafe", "unicode61", "Café"},
+  {"we met at the Café crème at noon", "CREME", "unicode61", "crème"},
+  {"we met at the cafe creme at noon", "café", "unicode61", "cafe"},
+  {"the Noël market opens", "noel", "unicode61", "Noël"},
+  {"Tiếng Việt is spoken there", "viet", "unicode61", "Việt"},
+  {"a naïve approach", "NAIVE", "unicode61", "naïve"},
+  {"the résumé review", "résu*", "unicode61", "résumé"},
+  {"the Ångström unit", "\"angstrom unit\"", "unicode61", "Ångström unit"},
 };
 
 } // namespace
 
 BOOST_DATA_TEST_CASE_F(recall_fixture, each_route_finds_what_it_is_for_and_highlights_it,
-                       data::make(route_cases), c) {
+                       data::make(route_cases) * both_backends, c, backend) {
+  open(backend);
   auto mine = session("alice", "k1");
   filler(mine, 3);
   auto hit_id = add(mine, c.stored);
@@ -150,7 +170,8 @@ BOOST_DATA_TEST_CASE_F(recall_fixture, each_route_finds_what_it_is_for_and_highl
              r.hits[0].snippet);
 }
 
-BOOST_FIXTURE_TEST_CASE(a_search_never_sees_another_users_sessions, recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, a_search_never_sees_another_users_sessions, both_backends, backend) {
+  open(backend);
   auto a = session("alice", "k");
   auto b = session("bob", "k");
   add(a, "shared words about the kubernetes deployment");
@@ -169,8 +190,8 @@ BOOST_FIXTURE_TEST_CASE(a_search_never_sees_another_users_sessions, recall_fixtu
   BOOST_TEST(search("bob", "kubernetes").hits.size() == 1u);
 }
 
-BOOST_FIXTURE_TEST_CASE(rolled_back_rows_are_found_only_with_include_inactive,
-                        recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, rolled_back_rows_are_found_only_with_include_inactive, both_backends, backend) {
+  open(backend);
   auto s = session("alice", "k");
   filler(s, 4);
   BOOST_REQUIRE(store->create_checkpoint(s, "before", 2));
@@ -185,8 +206,8 @@ BOOST_FIXTURE_TEST_CASE(rolled_back_rows_are_found_only_with_include_inactive,
   BOOST_TEST(to_string(r.hits[0].kind) == "rolled_back");
 }
 
-BOOST_FIXTURE_TEST_CASE(archived_rows_and_summaries_are_found_and_say_their_kind,
-                        recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, archived_rows_and_summaries_are_found_and_say_their_kind, both_backends, backend) {
+  open(backend);
   auto s = session("alice", "k");
   auto ids = filler(s, 4);
   auto fact = add(s, "the archived platypus fact");
@@ -214,8 +235,8 @@ BOOST_FIXTURE_TEST_CASE(archived_rows_and_summaries_are_found_and_say_their_kind
   BOOST_TEST((at - 1)->id == ids[2]);
 }
 
-BOOST_FIXTURE_TEST_CASE(a_hit_carries_five_rows_each_side_and_three_bookends_each_end,
-                        recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, a_hit_carries_five_rows_each_side_and_three_bookends_each_end, both_backends, backend) {
+  open(backend);
   auto s = session("alice", "k");
   auto before = filler(s, 14);
   auto hit = add(s, "the needle wombat");
@@ -234,7 +255,8 @@ BOOST_FIXTURE_TEST_CASE(a_hit_carries_five_rows_each_side_and_three_bookends_eac
   BOOST_TEST(h.window.size() + h.first.size() + h.last.size() == 17u);
 }
 
-BOOST_FIXTURE_TEST_CASE(bookends_overlapping_the_window_are_not_repeated, recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, bookends_overlapping_the_window_are_not_repeated, both_backends, backend) {
+  open(backend);
   auto s = session("alice", "k");
   auto before = filler(s, 2);
   auto hit = add(s, "the needle wombat");
@@ -248,7 +270,8 @@ BOOST_FIXTURE_TEST_CASE(bookends_overlapping_the_window_are_not_repeated, recall
   BOOST_TEST(h.last.empty());
 }
 
-BOOST_FIXTURE_TEST_CASE(bookends_skip_summary_messages, recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, bookends_skip_summary_messages, both_backends, backend) {
+  open(backend);
   auto s = session("alice", "k");
   auto ids = filler(s, 30);
   compaction_commit c;
@@ -275,8 +298,8 @@ BOOST_FIXTURE_TEST_CASE(bookends_skip_summary_messages, recall_fixture) {
     BOOST_TEST(!m.is_summary);
 }
 
-BOOST_FIXTURE_TEST_CASE(results_keep_the_best_hit_per_session_three_by_default_ten_at_most,
-                        recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, results_keep_the_best_hit_per_session_three_by_default_ten_at_most, both_backends, backend) {
+  open(backend);
   for (int i = 0; i < 12; ++i) {
     auto s = session("alice", "k" + std::to_string(i));
     add(s, "quokka once");
@@ -294,19 +317,20 @@ BOOST_FIXTURE_TEST_CASE(results_keep_the_best_hit_per_session_three_by_default_t
     req.user_id = "alice";
     req.query = "quokka";
     req.max_sessions = bad;
-    auto x = recall_search(reader->connection(), req);
+    auto x = reader->search(req);
     BOOST_REQUIRE(!x);
     BOOST_TEST((x.error() == errc::bad_request));
     BOOST_TEST(render_error(x.error()).find("max_sessions") != std::string::npos);
   }
   recall_request anon;
   anon.query = "quokka";
-  auto x = recall_search(reader->connection(), anon);
+  auto x = reader->search(anon);
   BOOST_REQUIRE(!x);
   BOOST_TEST(render_error(x.error()).find("user id") != std::string::npos);
 }
 
-BOOST_FIXTURE_TEST_CASE(bm25_ranks_the_denser_match_first, recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, bm25_ranks_the_denser_match_first, both_backends, backend) {
+  open(backend);
   auto weak = session("alice", "weak");
   add(weak, "a long message that mentions capybara once among many many other words here");
   auto strong = session("alice", "strong");
@@ -349,26 +373,28 @@ const std::string bad_queries[] = {
 } // namespace
 
 BOOST_DATA_TEST_CASE_F(recall_fixture, bad_queries_never_fail_and_never_change_the_store,
-                       data::make(bad_queries), q) {
+                       data::make(bad_queries) * both_backends, q, backend) {
+  open(backend);
   auto s = session("alice", "k");
   add(s, "the wombat met the capybara");
-  auto before = scalar(store->connection().native_handle(), "SELECT count(*) FROM messages");
+  auto before = testing::store_scalar(*store, "SELECT count(*) FROM messages");
   for (bool inactive : {false, true}) {
     recall_request req;
     req.user_id = "alice";
     req.query = q;
     req.include_inactive = inactive;
-    auto r = recall_search(reader->connection(), req);
+    auto r = reader->search(req);
     BOOST_REQUIRE_MESSAGE(r, err_of(r));
     for (auto& h : r->hits)
       BOOST_TEST(h.hit.session_id == s);
   }
-  BOOST_TEST(scalar(store->connection().native_handle(), "SELECT count(*) FROM messages")
+  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages")
              == before);
 }
 
 BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
                         recall_fixture) {
+  open(store_backend::sqlite);
   auto s = session("alice", "k");
   auto ids = filler(s, 10);
   BOOST_REQUIRE(store->create_checkpoint(s, "cp", 2));
@@ -380,7 +406,7 @@ BOOST_FIXTURE_TEST_CASE(state_flips_leave_every_index_consistent_with_the_text,
   BOOST_REQUIRE(store->commit_compaction(c));
   BOOST_REQUIRE(store->rollback_to_checkpoint(s, "cp"));
   index_all();
-  auto* db = store->connection().native_handle();
+  auto* db = sqlite().connection().native_handle();
   auto rows = scalar(db, "SELECT count(*) FROM messages");
   for (auto* sql : {"INSERT INTO fts_words(fts_words, rank) VALUES ('integrity-check', 1)",
                     "INSERT INTO fts_cjk(fts_cjk, rank) VALUES ('integrity-check', 1)",
@@ -441,10 +467,11 @@ BOOST_AUTO_TEST_CASE(a_version_2_file_is_upgraded_in_place_and_its_rows_become_f
 
 BOOST_FIXTURE_TEST_CASE(a_row_not_yet_indexed_is_found_by_the_tail_scan_and_later_by_its_index,
                         recall_fixture) {
+  open(store_backend::sqlite);
   index_before_search = false;
   auto s = session("alice", "k");
   auto id = add(s, "the Marmoset escaped from the lab");
-  BOOST_REQUIRE(fts_watermark(store->connection()) == int64_t{0});
+  BOOST_REQUIRE(fts_watermark(sqlite().connection()) == int64_t{0});
   auto r = search("alice", "marmoset");
   BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
   BOOST_TEST(r.hits[0].hit.id == id);
@@ -483,6 +510,7 @@ const tail_case tail_cases[] = {
 
 BOOST_DATA_TEST_CASE_F(recall_fixture, the_tail_scan_applies_the_query_clauses,
                        data::make(tail_cases), c) {
+  open(store_backend::sqlite);
   index_before_search = false;
   auto s = session("alice", "k");
   add(s, "deploy the 数据库 backup to staging-eu now");
@@ -494,6 +522,7 @@ BOOST_DATA_TEST_CASE_F(recall_fixture, the_tail_scan_applies_the_query_clauses,
 
 BOOST_FIXTURE_TEST_CASE(the_tail_scan_keeps_tenants_apart_and_hides_rolled_back_rows,
                         recall_fixture) {
+  open(store_backend::sqlite);
   index_before_search = false;
   auto mine = session("alice", "k");
   auto theirs = session("bob", "k");
@@ -513,6 +542,7 @@ BOOST_FIXTURE_TEST_CASE(the_tail_scan_keeps_tenants_apart_and_hides_rolled_back_
 
 BOOST_FIXTURE_TEST_CASE(indexed_hits_rank_before_tail_hits_and_a_session_counts_once,
                         recall_fixture) {
+  open(store_backend::sqlite);
   auto old_session = session("alice", "old");
   add(old_session, "pangolin pangolin");
   index_all();
@@ -531,8 +561,8 @@ BOOST_FIXTURE_TEST_CASE(indexed_hits_rank_before_tail_hits_and_a_session_counts_
 // Issue 25 item 7: a session, the child it continued in and the session of a
 // reset after it are one conversation and take one result slot: its best hit,
 // naming the session that holds it; the conversation id is the root session.
-BOOST_FIXTURE_TEST_CASE(a_lineage_of_sessions_takes_one_result_slot_with_its_best_hit,
-                        recall_fixture) {
+BOOST_DATA_TEST_CASE_F(recall_fixture, a_lineage_of_sessions_takes_one_result_slot_with_its_best_hit, both_backends, backend) {
+  open(backend);
   auto root = session("alice", "chat");
   add(root, "the narwhal left");
   auto child = session("alice", "chat", root);   // in_place: false continuation
@@ -560,6 +590,7 @@ BOOST_FIXTURE_TEST_CASE(a_lineage_of_sessions_takes_one_result_slot_with_its_bes
 }
 
 BOOST_FIXTURE_TEST_CASE(the_scans_group_a_lineage_into_one_slot_too, recall_fixture) {
+  open(store_backend::sqlite);
   auto root = session("alice", "chat");
   auto child = session("alice", "chat", root);
   auto other = session("alice", "elsewhere");

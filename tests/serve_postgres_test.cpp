@@ -4,10 +4,10 @@
 // Turns are answered and stored; a second daemon on the same database is refused with
 // storage_locked (one writer per database until node leases); a fact written by the
 // CLI beside the running daemon
-// (PostgreSQL has no writer lock) is read through the daemon; a search answers the
-// clear "not implemented on PostgreSQL yet" error (recall on PostgreSQL is another
-// stage) and the daemon keeps serving; after the daemon stopped, `mneme show` and
-// `mneme export` read the session from PostgreSQL, and no SQLite file was created.
+// (PostgreSQL has no writer lock) is read through the daemon; a search through the
+// daemon and through the CLI finds a turn (store/pg/pg_recall); after the daemon
+// stopped, `mneme show` and `mneme export` read the session from PostgreSQL, and no
+// SQLite file was created.
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -36,7 +36,7 @@ const char* const pg_turns[] = {"first question about tea", "second question abo
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(turns_facts_and_cli_reads_run_on_postgres_and_search_says_not_yet) {
+BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
   mneme::testing::temp_dir dir{"mneme-serve-pg"};
   child_program fake;
   std::string said;
@@ -87,12 +87,13 @@ BOOST_AUTO_TEST_CASE(turns_facts_and_cli_reads_run_on_postgres_and_search_says_n
     BOOST_REQUIRE(found.size() == 1u);
     BOOST_TEST(found[0]["key"] == "drink");
 
-    // Search: the clear error, and the daemon still serves.
+    // Search through the daemon's PostgreSQL recall readers finds the turn.
     auto search = c.Get("/v1/search?q=tea&user=alice");
     BOOST_REQUIRE(search);
-    BOOST_TEST(search->status == 500);
-    BOOST_TEST(search->body.find("not implemented on PostgreSQL yet") != std::string::npos,
-               search->body);
+    BOOST_TEST(search->status == 200, search->body);
+    auto hits = json::parse(search->body)["hits"];
+    BOOST_REQUIRE_EQUAL(hits.size(), 1u);
+    BOOST_TEST(hits[0]["snippet"].get<std::string>().find(">>>tea<<<") != std::string::npos);
     auto after = c.Post("/v1/sessions/pg-chat/messages",
                         json{{"user", "alice"}, {"role", "user"}, {"content", "still here"}}
                           .dump(),
@@ -121,11 +122,10 @@ BOOST_AUTO_TEST_CASE(turns_facts_and_cli_reads_run_on_postgres_and_search_says_n
   BOOST_REQUIRE_MESSAGE(exported.code == 0, exported.err);
   BOOST_TEST(exported.out.find("second question about coffee") != std::string::npos);
 
-  auto cli_search = run_program("mneme", {"search", "tea", "--config", config});
-  BOOST_TEST(cli_search.code != 0);
-  BOOST_TEST((cli_search.out + cli_search.err).find("not implemented on PostgreSQL yet")
-               != std::string::npos,
-             cli_search.out << cli_search.err);
+  auto cli_search = run_program("mneme", {"search", "tea", "--user", "alice", "--json",
+                                          "--config", config});
+  BOOST_TEST(cli_search.code == 0, cli_search.out << cli_search.err);
+  BOOST_TEST(cli_search.out.find(">>>tea<<<") != std::string::npos, cli_search.out);
   BOOST_TEST(!std::filesystem::exists(sqlite_file));
 }
 

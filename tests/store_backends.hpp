@@ -17,8 +17,10 @@
 #include <pqxx/pqxx>
 #include <sqlite3.h>
 
+#include "store/fts_indexer.hpp"
 #include "store/message_store.hpp"
 #include "store/pg/pg_store.hpp"
+#include "store/recall_sources.hpp"
 #include "store/sqlite_store.hpp"
 #include "tests/pg_cluster_fixture.hpp"
 #include "tests/store_test_util.hpp"
@@ -62,6 +64,21 @@ inline caf::expected<std::unique_ptr<message_store>> open_test_store(const store
   if (!s)
     return std::move(s.error());
   return std::unique_ptr<message_store>{std::move(*s)};
+}
+
+// A recall reader of the store at `params` (its own connection, as the recall pool's).
+inline caf::expected<std::unique_ptr<recall_source>> open_test_recall(const store_params& params) {
+  return open_recall_source(params);
+}
+
+// What the SQLite storage actor does when idle before a search may use the indexes:
+// index every committed row. PostgreSQL indexes in the append transaction.
+inline void index_for_recall(message_store& store) {
+  if (auto* sq = store.sqlite()) {
+    auto n = index_all_pending(sq->connection());
+    if (!n)
+      throw std::runtime_error("index_for_recall: " + err_of(n));
+  }
 }
 
 // One integer from `sql` (portable SQL) on the store's own connection.

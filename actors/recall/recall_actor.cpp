@@ -10,7 +10,7 @@
 #include "caf/all.hpp"
 
 #include "actors/request_timeouts.hpp"
-#include "store/store_reader.hpp"
+#include "store/recall_sources.hpp"
 #include "policies/client_text.hpp"
 
 namespace mneme {
@@ -128,18 +128,20 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
                              + ", got " + std::to_string(pool.readers));
   std::vector<std::shared_ptr<recall_source>> readers;
   for (std::size_t i = 0; i < pool.readers; ++i) {
-    auto r = store_reader::open(params);
+    auto r = open_recall_source(params);
     if (!r) {
       if (log)
-        log->error("session=- event=reader_open_failed path={} error={}", params.path,
+        log->error("session=- event=reader_open_failed backend={} path={} error={}",
+                   params.backend, params.backend == "sqlite" ? params.path : "-",
                    render_error(r.error()));
       return std::move(r.error());
     }
     readers.emplace_back(std::move(*r));
   }
   if (log)
-    log->info("session=- event=recall_opened path={} readers={} max_queued={}", params.path,
-              pool.readers, pool.max_queued);
+    log->info("session=- event=recall_opened backend={} path={} readers={} max_queued={}",
+              params.backend, params.backend == "sqlite" ? params.path : "-", pool.readers,
+              pool.max_queued);
   return sys.spawn(pool_impl, std::move(readers), std::move(log), pool);
 }
 

@@ -1,10 +1,11 @@
 // The recall pool (SPEC §4): one typed handle in front of a few detached reader
-// actors, each owning one read-only connection (WAL readers run beside the single
-// writer and never block it). A search goes to an idle reader; while all readers
+// actors, each owning one read-only connection of the configured backend
+// (store/recall_sources.hpp: SQLite WAL readers run beside the single writer and
+// never block it; on PostgreSQL each reader holds a connection of its own). A search goes to an idle reader; while all readers
 // are busy, up to `max_queued` searches wait in order and any beyond that are
 // refused with errc::overloaded (the caller retries) instead of growing latency.
-// Every reader answers a search with recall_search() (store/recall.hpp): tenant
-// scoped, routed, ranked, anchored. A message is findable as soon as the storage
+// Every reader answers a search with its backend's recall_source (store/recall.hpp,
+// store/pg/pg_recall.hpp): tenant scoped, routed, ranked, anchored. A message is findable as soon as the storage
 // actor acknowledged its append: the ack follows the durable COMMIT, and a reader
 // starts a fresh WAL snapshot for every search.
 //
@@ -37,11 +38,12 @@ struct recall_pool_params {
   std::chrono::milliseconds reader_timeout{30000}; // one search on a reader
 };
 
-// Opens `params.readers` read-only connections on the calling thread (so a missing
-// or foreign file fails here with its errc) and spawns the pool. Keep the handle:
+// Opens `params.readers` read-only connections of `params.backend` on the calling
+// thread (so a missing or foreign file, or an unreachable or unmigrated PostgreSQL,
+// fails here with its errc) and spawns the pool. Keep the handle:
 // the readers are linked to the front actor and end with it. `log` may be null.
 // Errors: bad_request when readers is outside 1..16; the errors of
-// store_reader::open.
+// open_recall_source.
 caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_params& params,
                                          std::shared_ptr<spdlog::logger> log,
                                          recall_pool_params pool = {});

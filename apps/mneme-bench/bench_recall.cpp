@@ -611,7 +611,7 @@ int run_recall_bench(const recall_options& o) {
     std::fprintf(stderr, "%s\n", render_error(reader.error()).c_str());
     return 1;
   }
-  auto outcome = run_probes((*reader)->connection(), corpus->probes);
+  auto outcome = run_probes(**reader, corpus->probes);
   if (!outcome) {
     std::fprintf(stderr, "%s\n", render_error(outcome.error()).c_str());
     return 1;

@@ -14,6 +14,7 @@
 #include "apps/mneme/command_registry.hpp"
 #include "policies/recall_grouping.hpp"
 #include "store/recall.hpp"
+#include "store/recall_sources.hpp"
 
 namespace mneme::cli {
 
@@ -34,15 +35,22 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
-  if (reader->sqlite() == nullptr)
-    return search_not_on_postgres(); // SEAM (issue 26, recall on PostgreSQL)
   recall_request req;
   req.user_id = opt.user.empty() ? cfg.gateway.default_user : opt.user;
   req.query = opt.query;
   const auto clamped = clamp_recall_limit(opt.limit, recall_max_sessions);
   req.max_sessions = clamped.sessions;
   req.include_inactive = opt.include_inactive;
-  auto result = recall_search(reader->sqlite()->connection(), req);
+  // On PostgreSQL a recall reader of its own (store/recall_sources.hpp).
+  caf::expected<recall_result> result{caf::error{}};
+  if (reader->sqlite() != nullptr) {
+    result = recall_search(reader->sqlite()->connection(), req);
+  } else {
+    auto source = open_recall_source(cfg.database);
+    if (!source)
+      return failure_of(source.error(), "search failed");
+    result = (*source)->search(req);
+  }
   if (!result)
     return failure_of(result.error(), "search failed");
   result->limit_clamped = clamped.clamped;

@@ -9,6 +9,7 @@
 
 #include "messages/errc.hpp"
 #include "store/pg/pg_error.hpp"
+#include "store/pg/pg_search_columns.hpp"
 
 namespace mneme {
 
@@ -127,13 +128,43 @@ CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
   FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
 )sql";
 
+// --- v3 (owned by the recall module, store/pg/pg_recall.hpp): the word route's
+// index, SQLite's unicode61 tokens with accents folded (pg_search_columns.hpp).
+// Rows stored before v3 get theirs from pg_v3_backfill, in the same transaction
+// (the only UPDATE of message rows mneme ever runs: the trigger is off for it).
+constexpr const char* pg_v3_sql = R"sql(
+ALTER TABLE messages ADD COLUMN search_unicode61 tsvector;
+)sql";
+
+constexpr const char* pg_v3_finish_sql = R"sql(
+ALTER TABLE messages ALTER COLUMN search_unicode61 SET NOT NULL;
+CREATE INDEX messages_search_unicode61 ON messages USING gin(search_unicode61);
+)sql";
+
+void pg_v3_backfill(pqxx::transaction_base& w) {
+  w.exec0("ALTER TABLE messages DISABLE TRIGGER messages_are_never_rewritten");
+  for (long long after = 0;;) {
+    auto rows = w.exec_params("SELECT id, content FROM messages WHERE id > $1 ORDER BY id"
+                              " LIMIT 1000", after);
+    if (rows.empty())
+      break;
+    for (const auto& r : rows) {
+      after = r[0].as<long long>();
+      w.exec_params("UPDATE messages SET search_unicode61 = $2::tsvector WHERE id = $1", after,
+                    pg_unicode61_literal(pqxx::binarystring{r[1]}.str()));
+    }
+  }
+  w.exec0("ALTER TABLE messages ENABLE TRIGGER messages_are_never_rewritten");
+  w.exec0(pg_v3_finish_sql);
+}
+// --- end v3
+
 // Semantic memory (store/facts.hpp, store/pg/pg_facts.hpp; SQLite's schema v6): one
 // row per version of a fact, never deleted, its text never rewritten (triggers
 // raise; only active, removed_at_ms and replaced_by change, when a version is
 // retired); at most one active version per (user_id, key). The recall columns are
 // written with the row, as for messages: search_words over key and value with
 // mneme's tokens, search_text (valid UTF-8) under a pg_trgm index.
-// Version 3 is left to the recall search (issue 26, stage 3; numbered on merge).
 constexpr const char* pg_v4_facts_sql = R"sql(
 CREATE TABLE facts(
   id             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -168,6 +199,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {1, "sessions, messages (with recall columns), message_state, message_rows, checkpoints",
      pg_v1_sql},
     {2, "agent turns: the tools of each session key", pg_v2_sql},
+    {3, "recall word route: unicode61 tokens with accents folded", pg_v3_sql, pg_v3_backfill},
     {4, "semantic memory: facts with recall columns", pg_v4_facts_sql},
   };
   return list;
@@ -209,9 +241,14 @@ caf::error pg_apply_migrations(pqxx::connection& conn) {
                                "postgres: schema version " + std::to_string(current)
                                  + " is newer than this binary's "
                                  + std::to_string(pg_latest_schema_version()));
-      if (current >= m.version)
+      // Each version applies once, whether or not a later one is there already (v3
+      // was numbered after v4 had been released to test databases).
+      if (!w.exec_params("SELECT 1 FROM mneme_schema_versions WHERE version = $1", m.version)
+             .empty())
         continue;
       w.exec0(m.sql);
+      if (m.backfill != nullptr)
+        m.backfill(w);
       w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
                     m.version, std::string{m.description});
       w.commit();

@@ -18,6 +18,7 @@
 #include "caf/expected.hpp"
 
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 
 namespace mneme {
 
@@ -25,6 +26,9 @@ struct pg_migration {
   int version;
   const char* description;
   const char* sql;
+  // Runs after `sql` in the same transaction (columns computed in C++ for the rows
+  // already stored), or null.
+  void (*backfill)(pqxx::transaction_base&) = nullptr;
 };
 
 const std::vector<pg_migration>& pg_schema_migrations();

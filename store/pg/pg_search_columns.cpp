@@ -9,6 +9,7 @@
 
 #include "policies/cjk_bigram.hpp"
 #include "policies/utf8.hpp"
+#include "store/word_tokens.hpp"
 
 namespace mneme {
 
@@ -28,6 +29,8 @@ int add_lexeme(void* ctx, std::string_view token, std::size_t, std::size_t, bigr
   auto& s = *static_cast<lexeme_sink*>(ctx);
   // Later tokens than the last position keep that position.
   s.position = s.position < pg_max_position ? s.position + 1 : pg_max_position;
+  if (token.size() > pg_max_lexeme_bytes)
+    return 0; // PostgreSQL refuses longer lexemes: such a word is found by substring
   auto [it, added] = s.lexemes.try_emplace(std::string{token});
   auto& positions = it->second;
   // Each new lexeme: quotes, escapes (at most one per byte), ':', ' '; each position: ',' + 5 digits.
@@ -45,11 +48,11 @@ int add_lexeme(void* ctx, std::string_view token, std::size_t, std::size_t, bigr
   return 0;
 }
 
-} // namespace
-
-std::string pg_tsvector_literal(std::string_view content) {
+// The tsvector literal of the tokens `tokenize` gives `content`.
+std::string literal_of(std::string_view content,
+                       int (*tokenize)(std::string_view, void*, bigram_token_sink)) {
   lexeme_sink sink;
-  tokenize_cjk_bigram(content, &sink, add_lexeme);
+  tokenize(content, &sink, add_lexeme);
   // PostgreSQL's order (byte-wise, as std::string compares) with ascending positions:
   // tsvectorin then finds its input sorted and unique instead of sorting every token.
   std::vector<std::pair<const std::string*, const std::vector<std::uint16_t>*>> sorted;
@@ -78,6 +81,16 @@ std::string pg_tsvector_literal(std::string_view content) {
     }
   }
   return out;
+}
+
+} // namespace
+
+std::string pg_tsvector_literal(std::string_view content) {
+  return literal_of(content, tokenize_cjk_bigram);
+}
+
+std::string pg_unicode61_literal(std::string_view content) {
+  return literal_of(content, tokenize_unicode61);
 }
 
 std::string pg_search_text(std::string_view content) {

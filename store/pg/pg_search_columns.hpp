@@ -13,6 +13,10 @@
 //     dictionary changes a token; queries use the `simple` configuration over the
 //     same tokens. Tokens stop after pg_words_max_literal_bytes of literal (a
 //     tsvector holds at most 1 MB): the rest of a huge row is found by substring.
+//   - search_unicode61 (schema v3): the same for the word route, with the tokens of
+//     SQLite's `unicode61 remove_diacritics 2` (store/word_tokens.hpp), so accents
+//     and case fold exactly as in SQLite's fts_words ("cafe" finds "café"). Lexemes
+//     longer than pg_max_lexeme_bytes (PostgreSQL's limit) are left out.
 //   - search_text: the text as valid UTF-8 (each invalid byte -> U+FFFD, NUL -> a
 //     space: PostgreSQL text can hold neither), for the pg_trgm substring index.
 // Pure functions; any thread.
@@ -25,8 +29,10 @@
 namespace mneme {
 
 inline constexpr std::size_t pg_words_max_literal_bytes = 512 * 1024;
+inline constexpr std::size_t pg_max_lexeme_bytes = 2046;
 
 std::string pg_tsvector_literal(std::string_view content);
+std::string pg_unicode61_literal(std::string_view content);
 std::string pg_search_text(std::string_view content);
 
 } // namespace mneme

@@ -40,8 +40,8 @@ constexpr const char* pg_statements[][2] = {
   {"message_insert",
    "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
    " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
-   " replaced_last_id, search_words, search_text)"
-   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14)"
+   " replaced_last_id, search_words, search_text, search_unicode61)"
+   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14, $15::tsvector)"
    " RETURNING id, session_id)"
    " INSERT INTO message_state(id, session_id, position)"
    " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
@@ -100,6 +100,19 @@ caf::expected<std::string> pg_database_url(const store_params& params) {
   return line;
 }
 
+caf::expected<std::unique_ptr<pqxx::connection>> pg_connect(const store_params& params,
+                                                            const std::string& what) {
+  auto url = pg_database_url(params);
+  if (!url)
+    return std::move(url.error());
+  try {
+    return std::make_unique<pqxx::connection>(*url);
+  } catch (const std::exception& e) {
+    // The message names host and port but never the password.
+    return pg_failure(e, what);
+  }
+}
+
 pg_store::pg_store(store_params params, std::unique_ptr<pqxx::connection> conn)
   : params_(std::move(params)), conn_(std::move(conn)) {}
 
@@ -112,16 +125,10 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
     return bad_request("store: max_batch must be >= 1");
   if (params.max_content_bytes < 1)
     return bad_request("store: max_content_bytes must be >= 1");
-  auto url = pg_database_url(params);
-  if (!url)
-    return std::move(url.error());
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(*url);
-  } catch (const std::exception& e) {
-    // The message names host and port but never the password.
-    return pg_failure(e, "connect");
-  }
+  auto connected = pg_connect(params, "connect");
+  if (!connected)
+    return std::move(connected.error());
+  auto conn = std::move(*connected);
   return pg::guarded("open", [&]() -> caf::expected<std::unique_ptr<pg_store>> {
     // An acknowledged write is in the server's WAL on disk (SPEC §1).
     // (set_variable: libpqxx sets it again after reconnecting.)
@@ -138,10 +145,6 @@ caf::expected<std::unique_ptr<pg_store>> pg_store::open(const store_params& para
       conn->prepare(s[0], s[1]);
     return std::unique_ptr<pg_store>{new pg_store(params, std::move(conn))};
   });
-}
-
-caf::error pg_recall_not_implemented() {
-  return pg::not_yet("recall search");
 }
 
 caf::error pg_store::lock_as_only_writer() {

@@ -11,8 +11,8 @@
 // message_state only: the schema refuses any UPDATE of a message row), JSONL export.
 // Each message's recall columns are written in its insert (pg_search_columns.hpp).
 // Session tools (schema v2). Facts (schema v4, store/pg/pg_facts.hpp) and JSONL import
-// (store/pg/pg_jsonl_import.hpp). Not yet: recall search (store/message_store.hpp
-// recall_source; see pg_recall_not_implemented below).
+// (store/pg/pg_jsonl_import.hpp). Recall search is the recall readers' own
+// connection's (store/pg/pg_recall.hpp).
 //
 // Durability: the connection sets synchronous_commit = on, so an operation that
 // returned has its COMMIT flushed to the server's WAL.
@@ -36,10 +36,11 @@ namespace mneme {
 // naming the key when neither or both are set, or the file cannot be read).
 caf::expected<std::string> pg_database_url(const store_params& params);
 
-// SEAM (issue 26, recall on PostgreSQL): the error a search on PostgreSQL answers
-// until its recall readers exist (storage_failed, "... not implemented on PostgreSQL
-// yet"); the daemon's recall seam (actors/runtime.cpp) and the CLI answer it.
-caf::error pg_recall_not_implemented();
+// A new connection to the URL of params (errors of pg_database_url; the failure to
+// connect as pg_failure with `what`, never repeating the URL).
+caf::expected<std::unique_ptr<pqxx::connection>> pg_connect(const store_params& params,
+                                                            const std::string& what);
+
 
 inline constexpr const char* pg_writer_lock_wait = "5s";
 

@@ -136,10 +136,6 @@ maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>&
   return std::nullopt;
 }
 
-failure search_not_on_postgres() {
-  return failure_of(pg_recall_not_implemented(), "search failed");
-}
-
 maybe_failure find_session(read_source& reader, const std::string& key_or_id,
                            session_record& out) {
   if (key_or_id.empty())

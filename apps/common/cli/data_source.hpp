@@ -70,10 +70,6 @@ maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& o
 // (pg_store::lock_as_only_writer): facts writes serialise per key on their own.
 maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out);
 
-// SEAM (issue 26, recall on PostgreSQL): the failure of a CLI search on PostgreSQL
-// until its recall readers exist.
-failure search_not_on_postgres();
-
 // The session SESSION names: the newest session stored under that key, else the
 // session with that id (ended sessions stay readable). Unknown: bad input.
 maybe_failure find_session(read_source& reader, const std::string& key_or_id,
