@@ -192,6 +192,15 @@ CREATE TRIGGER facts_text_is_immutable
   FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
 )sql";
 
+// Compaction flips the flags of thousands of message_state rows in one statement.
+// With half of each page left free, PostgreSQL rewrites those rows in their own page
+// without new index entries (a heap-only update: no flag column is indexed). Measured
+// (mneme-bench storage --backend postgres, 5,000-row compaction commit): 64-79 ms
+// with full pages, 21-26 ms with this. Pages written before v5 keep no room.
+constexpr const char* pg_v5_sql = R"sql(
+ALTER TABLE message_state SET (fillfactor = 50);
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -201,6 +210,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {2, "agent turns: the tools of each session key", pg_v2_sql},
     {3, "recall word route: unicode61 tokens with accents folded", pg_v3_sql, pg_v3_backfill},
     {4, "semantic memory: facts with recall columns", pg_v4_facts_sql},
+    {5, "compaction flag flips in place: message_state pages half free", pg_v5_sql},
   };
   return list;
 }
