@@ -41,6 +41,13 @@ struct gateway_params {
   int64_t keep_alive_seconds = 60;         // idle between two requests of a connection
   int64_t stream_buffer_bytes = 1048576;   // unsent bytes of a streamed answer; more: dropped
   int64_t shutdown_drain_seconds = 30;     // SIGTERM: requests in flight may finish this long
+  // Several nodes on one PostgreSQL database (docs/scale-out.md): a node id turns node
+  // mode on (session-key leases, fencing, forwarding); advertise_url is where the other
+  // nodes forward a key this node owns ("http://host:port"); a lease not renewed for
+  // lease_seconds may be taken over.
+  std::string node_id;
+  std::string advertise_url;
+  int64_t lease_seconds = 10;
 };
 
 } // namespace mneme

@@ -58,7 +58,21 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
     return caf::make_error(errc::config_invalid,
                            "database.backend must be sqlite or postgres, got '"
                              + cfg.database.backend + "'");
+  if (!cfg.gateway.node_id.empty() && cfg.database.backend != "postgres")
+    return caf::make_error(errc::config_invalid,
+                           "gateway.node_id (several nodes) needs database.backend: postgres");
+  cfg.database.node_id = cfg.gateway.node_id;
+  cfg.database.node_lease_ms = cfg.gateway.lease_seconds * 1000;
   std::unique_ptr<runtime> rt{new runtime(sys, std::move(cfg))};
+  if (!rt->cfg_.gateway.node_id.empty()) {
+    lease_identity me{rt->cfg_.gateway.node_id, rt->cfg_.gateway.advertise_url,
+                      rt->cfg_.gateway.lease_seconds * 1000};
+    auto leases = spawn_lease_actor(sys, rt->cfg_.database, std::move(me), rt->cfg_.log,
+                                    rt->cfg_.metrics);
+    if (!leases)
+      return std::move(leases.error());
+    rt->leases_ = *leases;
+  }
   auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log, rt->cfg_.metrics->storage);
   if (!storage)
     return std::move(storage.error());
@@ -89,6 +103,7 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   gc.log = rt->cfg_.log;
   gc.metrics = rt->cfg_.metrics;
   gc.recall = rt->recall_;
+  gc.leases = rt->leases_;
   rt->gateway_ = spawn_gateway(sys, gc, rt->storage_, rt->supervisor_);
   return rt;
 }
@@ -101,7 +116,7 @@ void runtime::stop() {
   for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(recall_),
                  caf::actor_cast<caf::actor>(supervisor_),
                  caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_),
-                 caf::actor_cast<caf::actor>(hygiene_)}) {
+                 caf::actor_cast<caf::actor>(hygiene_), caf::actor_cast<caf::actor>(leases_)}) {
     if (!a)
       continue;
     self->monitor(a);
@@ -119,6 +134,7 @@ void runtime::stop() {
   chat_ = nullptr;
   summarizer_ = nullptr;
   hygiene_ = nullptr;
+  leases_ = nullptr;
   storage_ = nullptr;
 }
 

@@ -87,6 +87,7 @@ class runtime {
   llm_pool_actor hygiene_;     // null without runtime_config::hygiene
   supervisor_actor supervisor_;
   gateway_actor gateway_;
+  lease_actor leases_; // node mode only
   recall_actor recall_;        // null with an in-memory database (no second connection)
   bool stopped_ = false;
 };

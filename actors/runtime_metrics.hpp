@@ -202,6 +202,17 @@ struct runtime_metrics {
   // Recall (written by whoever awaits the recall pool: gateway, daemon).
   latency_histogram search_latency;
 
+  // Node mode (issue 26 item 4): leases held now, granted (taken_over: from another
+  // node's expired lease), lost (renewal found another token, or a write was fenced
+  // off), and requests forwarded to a key's owner (by the HTTP API) and those whose
+  // owner did not answer.
+  std::atomic<int64_t> leases_held{0};
+  std::atomic<uint64_t> leases_acquired{0};
+  std::atomic<uint64_t> leases_taken_over{0};
+  std::atomic<uint64_t> leases_lost{0};
+  std::atomic<uint64_t> requests_forwarded{0};
+  std::atomic<uint64_t> forward_failures{0};
+
   // Storage: group commits, batch sizes, indexing backlog (written by the storage actor).
   std::shared_ptr<storage_metrics> storage = std::make_shared<storage_metrics>();
 

@@ -46,6 +46,8 @@ std::string to_string(errc x) {
     case errc::context_unfittable: return "context_unfittable";
     case errc::tool_results_pending: return "tool_results_pending";
     case errc::tool_round_cap: return "tool_round_cap";
+    case errc::lease_elsewhere: return "lease_elsewhere";
+    case errc::lease_lost: return "lease_lost";
   }
   return "unknown(" + std::to_string(static_cast<int>(x)) + ")";
 }

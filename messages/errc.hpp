@@ -67,6 +67,12 @@ enum class errc : uint8_t {
   // --- agent turns (110..129; SPEC §8.1, policies/tool_loop.hpp)
   tool_results_pending = 110, // a user turn while the model's tool calls wait for results
   tool_round_cap = 111,       // the turn's tool loop reached gateway.max_tool_rounds
+
+  // --- nodes (130..149; issue 26, docs/scale-out.md)
+  lease_elsewhere = 130,      // the key's lease is held by another live node; context:
+                              // the message, then that node's advertise URL (a string)
+  lease_lost = 131,           // this node no longer holds the key's lease: the write was
+                              // refused by its fencing token and nothing was stored
 };
 
 std::string to_string(errc x);

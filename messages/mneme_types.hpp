@@ -11,6 +11,7 @@
 #include "caf/all.hpp"
 
 #include "messages/errc.hpp"
+#include "messages/lease_types.hpp"
 #include "messages/transcript.hpp"
 
 namespace mneme {
@@ -27,6 +28,12 @@ typename Inspector::result_type inspect(Inspector& f, message& x) {
   return f(caf::meta::type_name("mneme::message"), x.id, x.session_id, x.role, x.content,
            x.tool_call_id, x.tool_calls, x.tool_name, x.timestamp_ms, x.token_estimate,
            x.active, x.compacted, x.is_summary, x.replaced_first_id, x.replaced_last_id);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_outcome& x) {
+  return f(caf::meta::type_name("mneme::lease_outcome"), x.granted, x.token, x.took_over_from,
+           x.owner_node, x.owner_url);
 }
 
 template <class Inspector>
@@ -170,6 +177,14 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(mneme, (mneme::context_reply))
   CAF_ADD_ATOM(mneme, mneme, ss_context_atom, "ss_ctx")
   CAF_ADD_ATOM(mneme, mneme, gw_context_atom, "gw_ctx")
+
+  // --- nodes (issue 26 item 4: leases, fencing, forwarding): add below this line
+  CAF_ADD_TYPE_ID(mneme, (mneme::lease_outcome))
+  CAF_ADD_ATOM(mneme, mneme, st_fence_atom, "st_fence")
+  CAF_ADD_ATOM(mneme, mneme, ls_acquire_atom, "ls_acquire")
+  CAF_ADD_ATOM(mneme, mneme, ls_renew_atom, "ls_renew")
+  CAF_ADD_ATOM(mneme, mneme, ls_release_atom, "ls_release")
+  CAF_ADD_ATOM(mneme, mneme, gw_lease_atom, "gw_lease")
 
 CAF_END_TYPE_ID_BLOCK(mneme)
 

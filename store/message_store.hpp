@@ -102,6 +102,14 @@ public:
   virtual caf::expected<std::string> session_tools(const std::string& session_key) = 0;
   virtual caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                                      time_ms now) = 0;
+
+  // --- node mode (PostgreSQL only: the configuration refuses gateway.node_id on
+  // another backend, which ignores this): the lease token this node holds on a
+  // session key (0: none); see store/pg/pg_store.hpp.
+  virtual void set_fence(const std::string& session_key, int64_t token) {
+    (void)session_key;
+    (void)token;
+  }
 };
 
 // The read side used by the recall readers (actors/recall): one search on a

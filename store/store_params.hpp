@@ -18,6 +18,13 @@ struct store_params {
   int64_t readers = 2;                 // read-only connections for recall/export
   std::string cold_storage_dir = "cold"; // JSONL of ended sessions (SPEC §7)
   int64_t max_content_bytes = 32 << 20; // larger message contents are refused (bad_request)
+  // gateway.node_id (PostgreSQL only): non-empty = node mode, writes fenced by session-key
+  // leases (store/pg/pg_leases.hpp) instead of one writer per database.
+  std::string node_id;
+  // gateway.lease_seconds in ms (node mode): a transaction of this node idle that long
+  // (the node paused mid-write) is ended by the server, so it cannot hold a lease row
+  // locked against a takeover.
+  int64_t node_lease_ms = 10000;
 };
 
 } // namespace mneme

@@ -201,6 +201,9 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.keep_alive_seconds);
   SAME(gateway.stream_buffer_bytes);
   SAME(gateway.shutdown_drain_seconds);
+  SAME(gateway.node_id);
+  SAME(gateway.advertise_url);
+  SAME(gateway.lease_seconds);
   SAME(logging.level);
   SAME(logging.file);
 #undef SAME
@@ -377,6 +380,21 @@ const std::vector<rejection> rejections = {
    "backend postgres)"},
   {"database:\n  backend: postgres\n  url: mysql://u:secret@db/mneme\n",
    "database.url: must start with postgresql:// (or postgres://)"},
+  {"gateway:\n  node_id: a\n  advertise_url: http://a:1\n",
+   "gateway.node_id: needs database.backend: postgres (the nodes share its leases)"},
+  {"database:\n  backend: postgres\n  url: postgresql://db/m\ngateway:\n  node_id: a\n",
+   "gateway.advertise_url: is required with gateway.node_id: the URL other nodes forward this "
+   "node's keys to (http://host:port)"},
+  {"database:\n  backend: postgres\n  url: postgresql://db/m\ngateway:\n  node_id: a\n"
+   "  advertise_url: https://a:1\n",
+   "gateway.advertise_url: must start with http:// (host:port of this node's API, as other "
+   "nodes reach it)"},
+  {"gateway:\n  advertise_url: http://a:1\n",
+   "gateway.advertise_url: is set but gateway.node_id is not (node mode is off)"},
+  {"database:\n  backend: postgres\n  url: postgresql://db/m\ngateway:\n  node_id: a b\n"
+   "  advertise_url: http://a:1\n",
+   "gateway.node_id: must be 1-64 characters of letters, digits, '.', '_' or '-'"},
+  {"gateway:\n  lease_seconds: 0\n", "gateway.lease_seconds: 0 is outside 1..3600"},
   {"logging:\n  level: verbose\n",
    "logging.level: \"verbose\" is not one of trace|debug|info|warn|error|critical|off"},
   {"gateway:\n  host: \"\"\n", "gateway.host: must not be empty"},
@@ -802,6 +820,8 @@ const std::set<std::string> unchangeable_in_fixture = {
   "database.backend",                    // postgres needs a server (tests/pg_cluster_fixture.hpp)
   "database.url",                        // only with backend postgres
   "database.url_file",                   // only with backend postgres
+  "gateway.node_id",                     // only with backend postgres
+  "gateway.advertise_url",               // only with gateway.node_id
 };
 
 BOOST_AUTO_TEST_CASE(the_round_trip_fixture_changes_every_key_it_can) {

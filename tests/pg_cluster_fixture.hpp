@@ -30,6 +30,26 @@
 
 namespace mneme::testing {
 
+// A loopback TCP port nobody listens on right now (bound, read, released: another
+// process may take it before the caller binds it, which the callers tolerate by
+// failing loudly).
+inline int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0
+      || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0)
+      ::close(fd);
+    throw std::runtime_error("no free loopback port");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
 class pg_test_cluster {
 public:
   // The program's cluster, started on first use.
@@ -91,7 +111,7 @@ private:
     // Two test programs may start clusters at once: a port taken between the probe
     // and the start is retried with another.
     for (int attempt = 0; attempt < 5; ++attempt) {
-      port_ = free_port();
+      port_ = free_loopback_port();
       auto opts = "-p " + std::to_string(port_) + " -k " + dir_
                   + " -c listen_addresses=127.0.0.1 -c max_connections=40";
       if (run(bin("pg_ctl") + " -D " + data_ + " -l " + log_ + " -w -t 30 -o '" + opts
@@ -122,22 +142,6 @@ private:
     return out;
   }
 
-  static int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0
-        || ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-      if (fd >= 0)
-        ::close(fd);
-      throw std::runtime_error("pg test cluster: no free loopback port");
-    }
-    ::close(fd);
-    return ntohs(a.sin_port);
-  }
 
   static std::string tail(const std::string& path) {
     std::ifstream in{path};

@@ -112,6 +112,7 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
     st.storage = storage;
     st.supervisor = supervisor;
     arm_eviction(self);
+    arm_lease_renewal(self);
     return {
       [self](gw_message_atom, std::string& key, std::string& user,
              std::string& text) -> caf::result<turn_reply> {
@@ -286,6 +287,7 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
         if (generation != 0)
           arm_eviction(self);
       },
+      [self](gw_lease_atom, uint64_t generation) { renew_leases(self, generation); },
     };
   });
   caf::anon_send(supervisor, sv_gateway_atom_v, caf::actor_cast<caf::actor>(gw));

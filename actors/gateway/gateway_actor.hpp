@@ -46,6 +46,7 @@
 #include "caf/all.hpp"
 
 #include "actors/gateway_params.hpp"
+#include "actors/lease/lease_actor.hpp"
 #include "actors/recall/recall_actor.hpp"
 #include "actors/session/session_actor.hpp"
 #include "actors/storage/storage_actor.hpp"
@@ -97,7 +98,9 @@ using gateway_actor = caf::typed_actor<
   // (compression.in_place: false); the key routes to the child from now on.
   caf::reacts_to<gw_child_atom, std::string, std::string, std::string>,
   // Eviction sweep: generation 0 = sweep now (tests, admin), else the timer's tick.
-  caf::reacts_to<gw_evict_atom, uint64_t>>;
+  caf::reacts_to<gw_evict_atom, uint64_t>,
+  // Node mode: lease renewal, generation 0 = renew now (tests), else the timer's tick.
+  caf::reacts_to<gw_lease_atom, uint64_t>>;
 
 struct gateway_config {
   compression_params compression;
@@ -110,6 +113,9 @@ struct gateway_config {
   std::chrono::milliseconds search_timeout{35000};   // > the recall reader's own 30 s
   std::shared_ptr<spdlog::logger> log;              // null = no logging
   std::shared_ptr<runtime_metrics> metrics;         // null = not counted
+  // Node mode (gateway.node_id, PostgreSQL): the lease actor; null = one daemon per
+  // database, no leases.
+  lease_actor leases;
 };
 
 // Spawns the gateway and registers it with the supervisor.

@@ -23,6 +23,8 @@ void opened(gateway_ptr self, const std::string& key) {
     next();
 }
 
+} // namespace
+
 void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on_error fail) {
   auto& e = self->state.keys[key];
   self->state.log().error("key={} session={} event=open_failed error={}", log_quoted(key),
@@ -34,6 +36,8 @@ void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on
   for (auto& next : waiting) // they retry the open
     next();
 }
+
+namespace {
 
 // Spawns the actor of the key's stored session and reads its numbers.
 void attach(gateway_ptr self, const std::string& key, on_error fail) {
@@ -122,7 +126,7 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
     }
     fn();
   };
-  if (e.opening) {
+  if (e.opening || e.retiring) { // retiring: node mode, the actor of a lost lease
     e.waiting.push_back([self, key, user, fn, fail] { with_session(self, key, user, fn, fail); });
     return;
   }
@@ -132,6 +136,16 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
   }
   e.opening = true;
   e.waiting.push_back(std::move(fn));
+  if (st.cfg.leases && e.lease_token == 0) { // node mode: the key's lease first
+    acquire_then_open(self, key, fail);
+    return;
+  }
+  open_stored(self, key, fail);
+}
+
+void open_stored(gateway_ptr self, const std::string& key, on_error fail) {
+  auto& st = self->state;
+  auto& e = st.keys[key];
   if (!e.session_id.empty()) {
     attach(self, key, fail);
     return;
@@ -261,7 +275,8 @@ namespace {
 // as after a restart.
 bool forgettable(const key_entry& e, time_ms now) {
   return !e.handle && !e.opening && e.in_flight == 0 && e.waiting.empty()
-         && e.hygiene_cooldown_until_ms <= now && e.replaying_in.empty();
+         && e.hygiene_cooldown_until_ms <= now && e.replaying_in.empty() && e.lease_token == 0
+         && !e.retiring;
 }
 
 } // namespace
@@ -281,6 +296,7 @@ void sweep(gateway_ptr self) {
           if (!evicted || i == st.keys.end() || i->second.handle != handle)
             return;
           i->second.handle = nullptr;
+          release_lease(self, key);
           if (forgettable(i->second, st.cfg.clock()))
             st.keys.erase(i);
         },

@@ -55,6 +55,13 @@ struct key_entry {
   // no reset loop); cleared when the re-run answered. A later turn's own exhaustion
   // still resets (gateway_turns.cpp calls reset itself). Empty = none.
   std::string replaying_in;
+  // Node mode: the fencing token of the key's lease this node holds; 0 = none (the
+  // key is opened only after acquiring it, gateway_leases.cpp).
+  int64_t lease_token = 0;
+  // Node mode: the session actor of a lost lease, still answering requests sent
+  // before the loss (its writes are refused: the key is no longer fenced for this
+  // node). Stopped once in_flight is 0; until then the key is not opened again.
+  session_actor retiring;
 };
 
 struct gateway_state {
@@ -64,6 +71,7 @@ struct gateway_state {
   supervisor_actor supervisor;
   std::unordered_map<std::string, key_entry> keys;
   uint64_t evict_generation = 0;
+  uint64_t lease_generation = 0;
 
   spdlog::logger& log() {
     static auto null_log = std::make_shared<spdlog::logger>(
@@ -110,6 +118,23 @@ class turn_promise {
 
 using reply_promise = turn_promise;
 
+// gateway_leases.cpp (node mode; every function a no-op without cfg.leases)
+// Takes the key's lease (REQUIRES: opening), then open_stored; a key served by another
+// node fails the open with errc::lease_elsewhere carrying that node's URL.
+void acquire_then_open(gateway_ptr self, const std::string& key, on_error fail);
+// The key's lease is gone: its writes are no longer fenced for this node (refused),
+// its session actor stops once the requests it holds are answered (retiring), and the
+// next request acquires again and rehydrates from the store.
+void lose_lease(gateway_ptr self, const std::string& key);
+// Stops the key's retiring session actor when nothing is in flight, then runs the
+// requests that waited for it.
+void retire_when_idle(gateway_ptr self, const std::string& key);
+// Gives the key's lease up (an evicted session): another node may take it at once.
+void release_lease(gateway_ptr self, const std::string& key);
+// Renews every lease held; the keys lost are dropped (lose_lease). Then re-arms.
+void renew_leases(gateway_ptr self, uint64_t generation);
+void arm_lease_renewal(gateway_ptr self);
+
 // Sends `xs...` to the key's session actor (REQUIRES: it is up) as a request counted
 // in the key's in_flight until it is answered; `on_value(T&)` or `on_fail(caf::error&)`
 // runs after the count is dropped.
@@ -123,10 +148,14 @@ void request_session(gateway_ptr self, const std::string& key,
       [self, key, on_value](T& answer) mutable {
         --self->state.keys[key].in_flight;
         on_value(answer);
+        retire_when_idle(self, key);
       },
       [self, key, on_fail](caf::error& err) mutable {
         --self->state.keys[key].in_flight;
+        if (err == errc::lease_lost) // a write was fenced off: the key is not ours
+          lose_lease(self, key);
         on_fail(err);
+        retire_when_idle(self, key);
       });
 }
 
@@ -135,6 +164,10 @@ void request_session(gateway_ptr self, const std::string& key,
 // open in the store. A user other than the key's owner is refused (bad_request).
 void with_session(gateway_ptr self, const std::string& key, const std::string& user,
                   std::function<void()> fn, on_error fail);
+// The open itself (REQUIRES: opening, the lease held in node mode): the key's known
+// session attached, else the newest open one stored under the key, else a new one.
+void open_stored(gateway_ptr self, const std::string& key, on_error fail);
+void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on_error fail);
 // Like with_session, for a session that must exist: known to this process or stored
 // open under the key; errc::not_found otherwise (nothing is created).
 void with_existing(gateway_ptr self, const std::string& key, std::function<void()> fn,

@@ -14,11 +14,6 @@ using nlohmann::json;
 constexpr std::string_view chat_suffix = "/chat/completions";
 constexpr std::string_view compact_suffix = "/responses/compact";
 
-int64_t int_or_zero(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number_integer())
-    return 0;
-  return obj[key].get<int64_t>();
-}
 
 } // namespace
 
@@ -82,8 +77,8 @@ parsed_answer parse_compaction_answer(std::string_view body) {
   ans.content = std::move(text);
   ans.finish_reason = "compacted";
   if (doc.contains("usage")) {
-    ans.prompt_tokens = int_or_zero(doc["usage"], "input_tokens");
-    ans.completion_tokens = int_or_zero(doc["usage"], "output_tokens");
+    ans.prompt_tokens = json_int_or_zero(doc["usage"], "input_tokens");
+    ans.completion_tokens = json_int_or_zero(doc["usage"], "output_tokens");
   }
   if (ans.content.empty()) {
     out.kind = llm_error_kind::empty_answer;

@@ -84,12 +84,6 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
-int64_t int_or_zero(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key))
-    return 0;
-  const auto& v = obj[key];
-  return v.is_number_integer() ? v.get<int64_t>() : 0;
-}
 
 std::string string_or_empty(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string())
@@ -254,8 +248,8 @@ parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose) {
                          && string_or_empty(doc["compaction"], "type") == "compaction";
   ans.finish_reason = string_or_empty(choice, "finish_reason");
   if (doc.contains("usage")) {
-    ans.prompt_tokens = int_or_zero(doc["usage"], "prompt_tokens");
-    ans.completion_tokens = int_or_zero(doc["usage"], "completion_tokens");
+    ans.prompt_tokens = json_int_or_zero(doc["usage"], "prompt_tokens");
+    ans.completion_tokens = json_int_or_zero(doc["usage"], "completion_tokens");
   }
   if (msg.contains("tool_calls") && msg["tool_calls"].is_array()) {
     for (const auto& c : msg["tool_calls"]) {
@@ -311,6 +305,13 @@ int error_status_in_body(std::string_view body) {
       status = std::atoi(s.c_str());
   }
   return status >= 400 && status <= 599 ? status : 0;
+}
+
+int64_t json_int_or_zero(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key))
+    return 0;
+  const auto& v = obj[key];
+  return v.is_number_integer() ? v.get<int64_t>() : 0;
 }
 
 } // namespace mneme::llm

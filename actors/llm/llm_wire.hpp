@@ -74,4 +74,7 @@ std::string content_text(const nlohmann::json& content);
 // code when it is in 400..599, else 0. Providers use this for upstream failures.
 int error_status_in_body(std::string_view body);
 
+// obj[key] when obj is an object holding an integer there, else 0.
+int64_t json_int_or_zero(const nlohmann::json& obj, const char* key);
+
 } // namespace mneme::llm

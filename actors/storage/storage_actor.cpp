@@ -570,6 +570,9 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_facts_atom, const fact_query& q) {
       return run_op(self, "facts", [&] { return self->state.store->query_facts(q); });
     },
+    [=](st_fence_atom, const std::string& key, int64_t token) {
+      self->state.store->set_fence(key, token);
+    },
     [=](st_import_atom, const std::string& jsonl, session_record& into, int64_t now) {
       auto& st = self->state;
       auto r = run_op(self, "import", [&] {
@@ -607,7 +610,11 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
                    render_error(pg.error()));
       return std::move(pg.error());
     }
-    if (auto err = (*pg)->lock_as_only_writer()) {
+    // Node mode: several daemons write, each under the leases of its keys; otherwise
+    // one daemon per database.
+    if (!params.node_id.empty()) {
+      (*pg)->set_node(params.node_id, std::chrono::milliseconds{params.node_lease_ms});
+    } else if (auto err = (*pg)->lock_as_only_writer()) {
       if (log)
         log->error("session=- event=open_failed backend=postgres error={}", render_error(err));
       return err;

@@ -110,7 +110,12 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_fact_put_atom, fact_record, int64_t>::with<fact_record>,
   caf::replies_to<st_fact_del_atom, std::string, std::string, int64_t>::with<fact_record>,
   caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>,
-  caf::replies_to<st_import_atom, std::string, session_record, int64_t>::with<session_record>>;
+  caf::replies_to<st_import_atom, std::string, session_record, int64_t>::with<session_record>,
+  // Node mode (PostgreSQL, gateway.node_id): registers the lease token this node holds
+  // on a session key (key, token), or drops it (token 0); writes of that key's sessions
+  // are fenced by it (store/pg/pg_store.hpp). The gateway sends it before the key's
+  // session actor exists, so it is queued ahead of that actor's writes.
+  caf::reacts_to<st_fence_atom, std::string, int64_t>>;
 
 // Opens the store of `params.backend` on the calling thread (so a bad file or an
 // unreachable server fails here, with its errc) and spawns the detached storage

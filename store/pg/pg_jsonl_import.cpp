@@ -13,13 +13,17 @@ namespace mneme {
 
 caf::expected<session_record> pg_import_jsonl(pqxx::connection& conn, std::string_view jsonl,
                                               session_record into, time_ms now,
-                                              const store_params& params) {
+                                              const store_params& params,
+                                              const pg_key_fence& fence) {
   auto plan = plan_session_import(jsonl, std::move(into), now, params);
   if (!plan)
     return std::move(plan.error());
   const auto& target = plan->into;
   return pg::guarded("import session", [&]() -> caf::expected<session_record> {
     pqxx::work w{conn};
+    auto token = fence(w, target.session_key);
+    if (!token)
+      return std::move(token.error());
     if (!target.parent_id.empty())
       if (auto err = pg::require_session(w, target.parent_id))
         return err;
@@ -35,7 +39,7 @@ caf::expected<session_record> pg_import_jsonl(pqxx::connection& conn, std::strin
     // Every row inserted live, learning the renumbering file id -> new id.
     std::map<int64_t, int64_t> new_id;
     for (const auto& r : plan->rows)
-      new_id.emplace(r.m.id, pg::insert_message_row(w, import_message(r, target.id, new_id), 0));
+      new_id.emplace(r.m.id, pg::insert_message_row(w, import_message(r, target.id, new_id), 0, *token));
     auto states = import_states(plan->rows, new_id);
     for (size_t i = 0; i < states.size(); ++i) {
       const auto& st = states[i];

@@ -6,9 +6,12 @@
 // Only for pg_store (store/pg/pg_store.cpp). Thread: the connection's owner.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include <pqxx/connection>
+#include <pqxx/transaction_base>
 
 #include "caf/expected.hpp"
 
@@ -17,8 +20,15 @@
 
 namespace mneme {
 
+// `fence` (node mode, pg_store::fence_key) runs first inside the transaction with
+// the target's session key: its token is stamped on every imported row, its error
+// refuses the import.
+using pg_key_fence =
+  std::function<caf::expected<int64_t>(pqxx::transaction_base&, const std::string&)>;
+
 caf::expected<session_record> pg_import_jsonl(pqxx::connection& conn, std::string_view jsonl,
                                               session_record into, time_ms now,
-                                              const store_params& params);
+                                              const store_params& params,
+                                              const pg_key_fence& fence);
 
 } // namespace mneme

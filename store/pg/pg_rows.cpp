@@ -18,12 +18,6 @@ std::string text_of(const pqxx::field& f) {
   return pqxx::binarystring{f}.str();
 }
 
-caf::error not_yet(const char* op) {
-  return caf::make_error(errc::storage_failed,
-                         std::string{"postgres: "} + op
-                           + " is not implemented on PostgreSQL yet (issue 26)");
-}
-
 std::string unknown_session(const std::string& id) {
   return "unknown session '" + id + "'";
 }
@@ -95,14 +89,25 @@ caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
   return decode_messages(t.exec_prepared("live_context", session_id));
 }
 
-int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position) {
+std::string bigint_array(const std::vector<int64_t>& ids) {
+  std::string out = "{";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0)
+      out += ',';
+    out += std::to_string(ids[i]);
+  }
+  return out + "}";
+}
+
+int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position,
+                           int64_t fence_token) {
   auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},
                            bytes(m.content), bytes(m.tool_call_id),
                            bytes(encode_tool_calls(m.tool_calls)), bytes(m.tool_name),
                            m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
                            m.replaced_first_id, m.replaced_last_id, position,
                            pg_tsvector_literal(m.content), pg_search_text(m.content),
-                           pg_unicode61_literal(m.content));
+                           pg_unicode61_literal(m.content), fence_token);
   return r[0][0].as<int64_t>();
 }
 

@@ -34,6 +34,8 @@ namespace mneme::pg {
 
 // A bytea parameter holding `s` as given (NUL and invalid UTF-8 included).
 pqxx::binarystring bytes(const std::string& s);
+// PostgreSQL's text form of a bigint[] ("{1,2,3}"), a parameter cast with ::bigint[].
+std::string bigint_array(const std::vector<int64_t>& ids);
 // The bytes of a bytea field.
 std::string text_of(const pqxx::field& f);
 
@@ -44,8 +46,6 @@ caf::expected<std::vector<message>> decode_messages(const pqxx::result& rows,
                                                     std::vector<int64_t>* archived_by = nullptr);
 
 std::string unknown_session(const std::string& id);
-// errc::storage_failed: `op` is not implemented on PostgreSQL yet.
-caf::error not_yet(const char* op);
 
 // Inside `t`: not_found unless the session exists (text that is not a valid session
 // id names no session and never reaches a query).
@@ -56,8 +56,10 @@ caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
 
 // Inserts one message row and its live state row inside `t` (the prepared
 // "message_insert", recall columns included); position 0 means "= id". Returns the
-// new id. REQUIRES: `m` validated, its session open.
-int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position);
+// new id. `fence_token` is the lease the row is written under (0: none, outside node
+// mode; stored as NULL). REQUIRES: `m` validated, its session open.
+int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position,
+                           int64_t fence_token = 0);
 
 // Runs `body` (returning caf::expected<T> or caf::error) and turns a libpqxx
 // exception into the errc of pg_error.hpp.

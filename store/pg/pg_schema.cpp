@@ -201,6 +201,34 @@ constexpr const char* pg_v5_sql = R"sql(
 ALTER TABLE message_state SET (fillfactor = 50);
 )sql";
 
+// Several nodes on one database (issue 26 item 4, store/pg/pg_leases.hpp): one lease
+// row per session key with its owner, the owner's URL, its fencing token and its
+// expiry (the server's clock); every token ever granted, with its owner, in
+// lease_grants (never updated or deleted: the history that proves which node wrote
+// each row); each message carries the token of the lease it was written under (NULL
+// outside node mode).
+constexpr const char* pg_v6_sql = R"sql(
+CREATE SEQUENCE mneme_lease_tokens;
+CREATE TABLE mneme_leases(
+  session_key   bytea PRIMARY KEY,
+  owner_node    text NOT NULL,
+  advertise_url text NOT NULL,
+  token         bigint NOT NULL,
+  expires_at    timestamptz NOT NULL
+);
+CREATE INDEX mneme_leases_by_owner ON mneme_leases(owner_node);
+CREATE TABLE mneme_lease_grants(
+  token           bigint PRIMARY KEY,
+  session_key     bytea NOT NULL,
+  owner_node      text NOT NULL,
+  granted_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+  took_over_from  text NOT NULL DEFAULT ''
+);
+CREATE TRIGGER lease_grants_are_never_rewritten BEFORE UPDATE OR DELETE ON mneme_lease_grants
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+ALTER TABLE messages ADD COLUMN fence_token bigint;
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -211,6 +239,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {3, "recall word route: unicode61 tokens with accents folded", pg_v3_sql, pg_v3_backfill},
     {4, "semantic memory: facts with recall columns", pg_v4_facts_sql},
     {5, "compaction flag flips in place: message_state pages half free", pg_v5_sql},
+    {6, "nodes: session-key leases, their grants, each message's fencing token", pg_v6_sql},
   };
   return list;
 }

@@ -3,6 +3,7 @@
 // rollback in pg_store_rollback.cpp.
 #include "store/pg/pg_store.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <pqxx/pqxx>
@@ -40,8 +41,9 @@ constexpr const char* pg_statements[][2] = {
   {"message_insert",
    "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
    " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
-   " replaced_last_id, search_words, search_text, search_unicode61)"
-   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14, $15::tsvector)"
+   " replaced_last_id, search_words, search_text, search_unicode61, fence_token)"
+   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14, $15::tsvector,"
+   " NULLIF($16::bigint, 0))"
    " RETURNING id, session_id)"
    " INSERT INTO message_state(id, session_id, position)"
    " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
@@ -178,6 +180,9 @@ caf::expected<session_record> pg_store::create_session(session_record rec, time_
     if (!rec.parent_id.empty())
       if (auto err = pg::require_session(w, rec.parent_id))
         return err;
+    auto token = fence_key(w, rec.session_key);
+    if (!token)
+      return std::move(token.error());
     auto r = w.exec_prepared("session_insert", rec.id, pg::bytes(rec.user_id),
                              pg::bytes(rec.session_key), rec.parent_id, pg::bytes(rec.model),
                              rec.started_at_ms);
@@ -189,9 +194,12 @@ caf::expected<session_record> pg_store::create_session(session_record rec, time_
 }
 
 caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& session_id,
-                                  bool remember) {
-  if (remember && open_sessions_.count(session_id) != 0)
+                                  bool remember, access a) {
+  if (remember && open_sessions_.count(session_id) != 0) {
+    if (a == access::write && fenced_now_.count(session_id) == 0)
+      return fence_session(t, session_id);
     return {};
+  }
   if (!valid_session_id(session_id))
     return not_found(pg::unknown_session(session_id));
   auto r = t.exec_prepared("session_open", session_id);
@@ -204,7 +212,72 @@ caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& 
       open_sessions_.clear();
     open_sessions_.insert(session_id);
   }
+  if (a == access::write)
+    return fence_session(t, session_id);
   return {};
+}
+
+// --- node mode: fencing
+
+void pg_store::set_node(std::string node_id, std::chrono::milliseconds idle_limit) {
+  node_id_ = std::move(node_id);
+  // libpqxx sets it again after a reconnect.
+  conn_->set_variable("idle_in_transaction_session_timeout",
+                      std::to_string(std::max<int64_t>(1, idle_limit.count())));
+}
+
+void pg_store::set_fence(const std::string& session_key, int64_t token) {
+  if (token > 0)
+    fences_[session_key] = token;
+  else
+    fences_.erase(session_key);
+}
+
+namespace {
+
+caf::error lease_lost(const std::string& node, const std::string& what) {
+  return caf::make_error(errc::lease_lost,
+                         "node '" + node + "' no longer holds the lease of " + what
+                           + "; nothing was written");
+}
+
+} // namespace
+
+caf::error pg_store::fence_session(pqxx::transaction_base& t, const std::string& session_id) {
+  if (node_id_.empty())
+    return {};
+  auto r = t.exec_params("SELECT s.session_key, l.owner_node, l.token FROM sessions s"
+                         " JOIN mneme_leases l ON l.session_key = s.session_key"
+                         " WHERE s.id = $1 FOR SHARE OF l",
+                         session_id);
+  if (r.empty())
+    return lease_lost(node_id_, "session '" + session_id + "'");
+  auto key = pg::text_of(r[0][0]);
+  auto mine = fences_.find(key);
+  if (mine == fences_.end() || r[0][1].as<std::string>() != node_id_
+      || r[0][2].as<int64_t>() != mine->second)
+    return lease_lost(node_id_, "session '" + session_id + "'");
+  fenced_now_[session_id] = mine->second;
+  return {};
+}
+
+caf::expected<int64_t> pg_store::fence_key(pqxx::transaction_base& t,
+                                           const std::string& session_key) {
+  if (node_id_.empty())
+    return int64_t{0};
+  auto r = t.exec_params("SELECT owner_node, token FROM mneme_leases WHERE session_key = $1"
+                         " FOR SHARE",
+                         pg::bytes(session_key));
+  auto mine = fences_.find(session_key);
+  if (r.empty() || mine == fences_.end() || r[0][0].as<std::string>() != node_id_
+      || r[0][1].as<int64_t>() != mine->second)
+    return lease_lost(node_id_, "its session key");
+  return mine->second;
+}
+
+int64_t pg_store::fence_token_of(const std::string& session_id) const {
+  auto i = fenced_now_.find(session_id);
+  return i == fenced_now_.end() ? 0 : i->second;
 }
 
 caf::expected<session_record> pg_store::end_session(const std::string& session_id, time_ms now,
@@ -242,6 +315,9 @@ caf::error pg_store::write_triggers(pqxx::transaction_base& w, const std::string
 caf::error pg_store::save_triggers(const std::string& session_id, const trigger_state& t) {
   return pg::guarded("save trigger state", [&]() -> caf::error {
     pqxx::work w{*conn_};
+    if (valid_session_id(session_id))
+      if (auto err = fence_session(w, session_id))
+        return err;
     if (auto err = write_triggers(w, session_id, t))
       return err;
     w.commit();
@@ -257,7 +333,7 @@ caf::expected<int64_t> pg_store::insert_message(pqxx::transaction_base& t, const
     return err;
   if (auto err = require_open(t, m.session_id, remember))
     return err;
-  return pg::insert_message_row(t, m, position);
+  return pg::insert_message_row(t, m, position, fence_token_of(m.session_id));
 }
 
 caf::expected<int64_t> pg_store::append(const message& m) {
@@ -292,6 +368,7 @@ caf::error pg_store::begin_group() {
   return pg::guarded("begin group", [&]() -> caf::error {
     group_ = std::make_unique<pqxx::work>(*conn_, "group");
     group_broken_ = false;
+    fenced_now_.clear(); // each group share-locks the leases it writes under
     return {};
   });
 }
@@ -313,6 +390,8 @@ caf::expected<message_ids> pg_store::insert_batch_in_group(const std::vector<mes
   auto& g = *group_;
   // The savepoint keeps a failed batch out and the rest of the group in.
   auto undo = [&] {
+    // Row locks taken after the savepoint go with it: fence again next time.
+    fenced_now_.clear();
     g.exec0("ROLLBACK TO SAVEPOINT batch_append");
     g.exec0("RELEASE SAVEPOINT batch_append");
   };
@@ -508,6 +587,8 @@ caf::error pg_store::put_session_tools(const std::string& session_key,
     return err;
   return pg::guarded("put session tools", [&]() -> caf::error {
     pqxx::work w{*conn_};
+    if (auto token = fence_key(w, session_key); !token)
+      return std::move(token.error());
     w.exec_params("INSERT INTO session_tools(session_key, session_id, tools, set_at_ms)"
                   " VALUES ($1, $2, $3, $4)",
                   pg::bytes(session_key), session_id, pg::bytes(tools), now);
@@ -529,7 +610,10 @@ caf::expected<std::string> pg_store::session_tools(const std::string& session_ke
 // JSONL import: store/pg/pg_jsonl_import.cpp.
 caf::expected<session_record> pg_store::import_jsonl(std::string_view jsonl,
                                                      session_record into, time_ms now) {
-  return pg_import_jsonl(*conn_, jsonl, std::move(into), now, params_);
+  return pg_import_jsonl(*conn_, jsonl, std::move(into), now, params_,
+                         [this](pqxx::transaction_base& t, const std::string& key) {
+                           return fence_key(t, key);
+                         });
 }
 
 } // namespace mneme

@@ -1,10 +1,8 @@
-// The PostgreSQL backend of store/message_store.hpp (issue 26, stages 1 and 3): one
+// The PostgreSQL backend of store/message_store.hpp (issue 26, stages 1 to 3): one
 // connection owned by the storage actor's thread (libpqxx blocks). Semantics are
-// those of sqlite_store (store/sqlite_store.hpp) for every operation implemented
-// here; the others answer errc::storage_failed "not implemented on PostgreSQL yet"
-// and change nothing.
+// those of sqlite_store (store/sqlite_store.hpp) for every operation.
 //
-// Implemented: sessions (create, end, list, load, stats, trigger state), appends
+// Operations: sessions (create, end, list, load, stats, trigger state), appends
 // (single, batch, group commit: many appends in one transaction, a batch atomic
 // inside it through a savepoint), live context, range, the atomic compaction commit,
 // row replacement, child continuation, reset, checkpoints and rollback (flag flips in
@@ -20,8 +18,10 @@
 // Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "store/message_store.hpp"
@@ -118,16 +118,39 @@ public:
   // per database. A reconnect after the server restarted does not retake it.
   caf::error lock_as_only_writer();
 
+  // --- node mode (issue 26 item 4, store/pg/pg_leases.hpp)
+  // With a node id, every write of a session first checks inside its own transaction
+  // that the session's key is leased to this node under the token registered with
+  // set_fence, share-locking the lease row until the commit (so no node takes the key
+  // over between the check and the commit), and stamps that token on every message
+  // it inserts (messages.fence_token). A write without that lease is refused with
+  // errc::lease_lost and writes nothing. Facts are per user, not per key: not fenced.
+  // Without a node id (one daemon per database, lock_as_only_writer) nothing is
+  // checked and rows carry no token.
+  // A transaction left idle for `idle_limit` (a paused node) is ended by the server.
+  void set_node(std::string node_id, std::chrono::milliseconds idle_limit);
+  // Registers the lease this node holds on `session_key` (token > 0), or drops it (0).
+  void set_fence(const std::string& session_key, int64_t token) override;
+
   // Test seam: the connection (assertions on the tables).
   pqxx::connection& connection() { return *conn_; }
 
 private:
   pg_store(store_params params, std::unique_ptr<pqxx::connection> conn);
 
+  enum class access { read, write };
   // Inside `t`: not_found / bad_request unless the session exists and is open.
-  // A group remembers the sessions it found open (as sqlite_store does).
+  // A group remembers the sessions it found open (as sqlite_store does). A write in
+  // node mode also holds the session's lease (fence_session).
   caf::error require_open(pqxx::transaction_base& t, const std::string& session_id,
-                          bool remember);
+                          bool remember, access a = access::write);
+  // Node mode: lease_lost unless the key of `session_id` (or `session_key`) is leased
+  // to this node under its registered token; the row stays share-locked until `t`
+  // ends, and the token is remembered for the rows `t` inserts. No-ops otherwise.
+  caf::error fence_session(pqxx::transaction_base& t, const std::string& session_id);
+  caf::expected<int64_t> fence_key(pqxx::transaction_base& t, const std::string& session_key);
+  // The token the rows of `session_id` are written under in this transaction (0: none).
+  int64_t fence_token_of(const std::string& session_id) const;
   // Validates and inserts one message of an open session inside `t`; position 0
   // means "= id".
   caf::expected<int64_t> insert_message(pqxx::transaction_base& t, const message& m,
@@ -141,6 +164,10 @@ private:
   bool group_broken_ = false; // a statement failed outside a savepoint: the group is lost
   std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
+  std::string node_id_;                                // empty: not in node mode
+  std::unordered_map<std::string, int64_t> fences_;    // session key -> lease token
+  // Sessions fenced in the current transaction (a group: since begin_group) -> token.
+  std::unordered_map<std::string, int64_t> fenced_now_;
 };
 
 } // namespace mneme

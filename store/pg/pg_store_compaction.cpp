@@ -46,22 +46,11 @@ caf::error pg_not_live(pqxx::transaction_base& t, int64_t id, const std::string&
                      + ")");
 }
 
-// PostgreSQL's text form of a bigint[]: {1,2,3}.
-std::string pg_bigint_array(const std::vector<int64_t>& ids) {
-  std::string out = "{";
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0)
-      out += ',';
-    out += std::to_string(ids[i]);
-  }
-  return out + "}";
-}
-
 // Archives `ids[i]` into `by[i]` in one statement (flag flips in message_state only).
 void archive_rows(pqxx::transaction_base& t, const std::vector<int64_t>& ids,
                   const std::vector<int64_t>& by) {
   if (!ids.empty())
-    t.exec_prepared("archive_rows", pg_bigint_array(ids), pg_bigint_array(by));
+    t.exec_prepared("archive_rows", pg::bigint_array(ids), pg::bigint_array(by));
 }
 
 void archive_rows_into(pqxx::transaction_base& t, const std::vector<int64_t>& ids, int64_t by) {

@@ -82,7 +82,7 @@ caf::expected<std::vector<message>>
 pg_store::rollback_to_checkpoint(const std::string& session_id, const std::string& name) {
   auto mark = pg::guarded("load checkpoint", [&]() -> caf::expected<int64_t> {
     pqxx::read_transaction r{*conn_};
-    if (auto err = require_open(r, session_id, false))
+    if (auto err = require_open(r, session_id, false, access::read))
       return err;
     auto rows = r.exec_params("SELECT last_message_id, retired_by FROM checkpoints"
                               " WHERE session_id = $1 AND name = $2",

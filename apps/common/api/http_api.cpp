@@ -58,10 +58,12 @@
 #include "apps/common/api/request_decoder.hpp"
 #include "apps/common/api/route_table.hpp"
 #include "apps/common/api/turn_stream.hpp"
+#include "apps/common/api/http_forward.hpp"
 #include "policies/access_scope.hpp"
 #include "policies/builtin_tools.hpp"
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
+#include "policies/lease_policy.hpp"
 #include "policies/log_rate.hpp"
 #include "policies/recall_grouping.hpp"
 #include "store/facts.hpp"
@@ -111,6 +113,9 @@ struct http_api::impl {
   std::shared_ptr<const token_set> tokens;
   boost::asio::thread_pool blocking{1};
   openai_door door; // POST /v1/chat/completions, GET /v1/models
+  // Node mode: sends a request to the node serving its key (http_forward.hpp); null
+  // with one daemon per database.
+  std::unique_ptr<request_forwarder> forwarder;
 
   // A request not yet completed, and the actor that serves it (once spawned).
   struct pending_request {
@@ -137,7 +142,15 @@ struct http_api::impl {
                     "api", std::make_shared<spdlog::sinks::null_sink_mt>())),
       unauthorized_logs{opt.unauthorized_logs_per_second},
       tokens(opt.tokens),
-      door(door_config()) {}
+      door(door_config()) {
+    const auto& g = r.config().gateway;
+    if (!g.node_id.empty()) {
+      forward_limits limits;
+      limits.total_timeout = turn_timeout;
+      limits.retry_after_seconds = g.lease_seconds;
+      forwarder = std::make_unique<request_forwarder>(g.node_id, limits);
+    }
+  }
 
   openai_door_config door_config() const {
     openai_door_config c;
@@ -207,7 +220,7 @@ using impl = http_api::impl;
 
 // One request on its way through the runtime (the OpenAI door sees it as a
 // door_request).
-struct call final : door_request {
+struct call final : door_request, std::enable_shared_from_this<call> {
   std::shared_ptr<impl> api;
   http_request req;
   query_params query;
@@ -237,6 +250,7 @@ struct call final : door_request {
   void answer(http_response res) override { finish(std::move(res)); }
   void streamed() override { api->forget(id); }
   void refused_for_scope() override { api->refused_by_scope.fetch_add(1); }
+  bool forward_elsewhere(const caf::error& err) override;
 };
 
 http_response json_response(int status, const json& body) {
@@ -272,7 +286,32 @@ std::pair<int, json> error_answer(const call_ptr& c, const caf::error& err) {
   return {status, std::move(body)};
 }
 
+// Node mode: a key served by another node (errc::lease_elsewhere, whose context
+// carries the owner's URL) sends the request there; true when it did (the owner's
+// answer completes the request).
+bool call::forward_elsewhere(const caf::error& err) {
+  auto& a = *api;
+  if (!a.forwarder || err != errc::lease_elsewhere || a.shutting_down.load())
+    return false;
+  const auto& ctx = err.context();
+  if (ctx.size() < 2 || !ctx.match_element<std::string>(1))
+    return false;
+  const auto& owner_url = ctx.get_as<std::string>(1);
+  if (!should_forward(!req.header(forwarded_by_header).empty(), owner_url,
+                      a.rt.config().gateway.advertise_url))
+    return false;
+  a.metrics->requests_forwarded.fetch_add(1, std::memory_order_relaxed);
+  a.forwarder->forward(req, owner_url, [c = shared_from_this()](http_response res) {
+    if (res.status == 503 && res.body.find("lease_owner_unreachable") != std::string::npos)
+      c->api->metrics->forward_failures.fetch_add(1, std::memory_order_relaxed);
+    c->finish(std::move(res));
+  });
+  return true;
+}
+
 void fail(const call_ptr& c, const caf::error& err) {
+  if (c->forward_elsewhere(err))
+    return;
   auto [status, body] = error_answer(c, err);
   send_json(c, status, body);
 }
@@ -669,6 +708,8 @@ void turn(const call_ptr& c) {
       if (reply) {
         relay->finish(to_json(*reply));
       } else {
+        if (c->forward_elsewhere(reply.error())) // refused before any piece was relayed
+          return;
         auto [status, body] = error_answer(c, reply.error());
         if (!relay->fail(body))
           return send_json(c, status, body); // nothing streamed yet: a plain HTTP error

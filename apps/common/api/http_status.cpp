@@ -54,6 +54,8 @@ int http_status_of(errc code) {
     case errc::context_unfittable: return 413; // the request cannot be made to fit
     case errc::tool_results_pending:
     case errc::tool_round_cap: return 409;
+    case errc::lease_elsewhere: // reaches a client only when forwarding failed
+    case errc::lease_lost: return 503;
   }
   return 500;
 }

@@ -160,6 +160,23 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
   f.counter("mneme_exhaustion_resets_total",
             "Sessions restarted from their latest summary after compaction exhaustion.",
             static_cast<double>(rm.exhaustion_resets.load(std::memory_order_relaxed)));
+  // Node mode (docs/scale-out.md): zero with one daemon per database.
+  f.gauge("mneme_leases_held", "Session-key leases this node holds.",
+          static_cast<double>(rm.leases_held.load(std::memory_order_relaxed)));
+  f.counter("mneme_leases_acquired_total", "Session-key leases granted to this node.",
+            static_cast<double>(rm.leases_acquired.load(std::memory_order_relaxed)));
+  f.counter("mneme_leases_taken_over_total",
+            "Leases granted by taking over another node's expired lease.",
+            static_cast<double>(rm.leases_taken_over.load(std::memory_order_relaxed)));
+  f.counter("mneme_leases_lost_total",
+            "Leases this node lost to another node (its writes to those keys stop).",
+            static_cast<double>(rm.leases_lost.load(std::memory_order_relaxed)));
+  f.counter("mneme_requests_forwarded_total",
+            "Requests sent to the node serving their session key.",
+            static_cast<double>(rm.requests_forwarded.load(std::memory_order_relaxed)));
+  f.counter("mneme_forward_failures_total",
+            "Forwarded requests whose owner node did not answer (503 to the client).",
+            static_cast<double>(rm.forward_failures.load(std::memory_order_relaxed)));
   f.counter("mneme_turns_total", "Inbound messages answered or failed by the gateway.",
             static_cast<double>(rm.turns.load(std::memory_order_relaxed)));
   f.counter("mneme_turn_errors_total", "Inbound messages answered with an error.",

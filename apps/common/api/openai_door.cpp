@@ -132,6 +132,8 @@ struct chat_call {
   }
 
   void fail(const caf::error& err) {
+    if (r->forward_elsewhere(err)) // refused at the open, before anything was relayed
+      return;
     auto status = http_status_of(err);
     if (status >= 500)
       door->log->warn("key={} event=openai_error status={} error={}", log_quoted(key), status,

@@ -59,6 +59,9 @@ class door_request {
   virtual void streamed() = 0;                // a stream completed it
   // Counts a refusal for the token's scope (mneme_http_forbidden_total).
   virtual void refused_for_scope() = 0;
+  // Node mode: sends the request to the node serving its key when `err` is
+  // errc::lease_elsewhere (http_forward.hpp); true when it did (that completes it).
+  virtual bool forward_elsewhere(const caf::error& err) = 0;
 };
 using door_request_ptr = std::shared_ptr<door_request>;
 

@@ -1,6 +1,8 @@
 // Cross-key configuration checks; see config_checks.hpp.
 #include "apps/common/config/config_checks.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -30,6 +32,19 @@ private:
   const std::set<std::string>& rejected_;
   std::vector<config_error> errors_;
 };
+
+} // namespace
+
+namespace {
+
+bool is_node_name(const std::string& s) {
+  if (s.empty() || s.size() > 64)
+    return false;
+  for (unsigned char ch : s)
+    if (!std::isalnum(ch) && ch != '.' && ch != '_' && ch != '-')
+      return false;
+  return true;
+}
 
 } // namespace
 
@@ -115,6 +130,24 @@ std::vector<config_error> check_config_consistency(const app_config& cfg,
   };
   c.require_not(!db.url.empty() && !scheme_ok(db.url), {"database.url"}, "database.url",
                 "must start with postgresql:// (or postgres://)");
+
+  // Several nodes (docs/scale-out.md): leases live in PostgreSQL, and the other nodes
+  // must know where to forward.
+  const auto& gw = cfg.gateway;
+  bool node = !gw.node_id.empty();
+  c.require_not(node && !postgres, {"gateway.node_id", "database.backend"}, "gateway.node_id",
+                "needs database.backend: postgres (the nodes share its leases)");
+  c.require_not(node && gw.advertise_url.empty(), {"gateway.node_id", "gateway.advertise_url"},
+                "gateway.advertise_url",
+                "is required with gateway.node_id: the URL other nodes forward this node's "
+                "keys to (http://host:port)");
+  c.require_not(!gw.advertise_url.empty() && gw.advertise_url.rfind("http://", 0) != 0,
+                {"gateway.advertise_url"}, "gateway.advertise_url",
+                "must start with http:// (host:port of this node's API, as other nodes reach it)");
+  c.require_not(!gw.advertise_url.empty() && !node, {"gateway.node_id", "gateway.advertise_url"},
+                "gateway.advertise_url", "is set but gateway.node_id is not (node mode is off)");
+  c.require_not(node && !is_node_name(gw.node_id), {"gateway.node_id"}, "gateway.node_id",
+                "must be 1-64 characters of letters, digits, '.', '_' or '-'");
 
   return c.take();
 }
