@@ -116,16 +116,21 @@ void runtime::stop() {
   for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(recall_),
                  caf::actor_cast<caf::actor>(supervisor_),
                  caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_),
-                 caf::actor_cast<caf::actor>(hygiene_), caf::actor_cast<caf::actor>(leases_)}) {
+                 caf::actor_cast<caf::actor>(hygiene_)}) {
     if (!a)
       continue;
     self->monitor(a);
     self->send_exit(a, caf::exit_reason::user_shutdown);
     self->receive([](caf::down_msg&) {});
   }
-  if (storage_) { // last: sessions may still have writes queued ahead of the exit
+  if (storage_) { // sessions may still have writes queued ahead of the exit
     self->monitor(storage_);
     self->send_exit(storage_, caf::exit_reason::user_shutdown);
+    self->receive([](caf::down_msg&) {});
+  }
+  if (leases_) { // last: gives every lease up once nothing of this node writes any more
+    self->monitor(leases_);
+    self->send_exit(leases_, caf::exit_reason::user_shutdown);
     self->receive([](caf::down_msg&) {});
   }
   gateway_ = nullptr;

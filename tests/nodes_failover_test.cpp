@@ -11,6 +11,8 @@
 // Pause: a node stopped with SIGSTOP past its lease while the other takes its key
 // over, then resumed with a request for that key waiting in its socket, writes
 // nothing under its old token; the key's later requests through it reach the owner.
+// Clean stop: a node stopped with SIGTERM gives its leases up, so the other node takes
+// its keys on their next request, long before the lease would have expired.
 //
 // Liveness bounds (how long a takeover may take) are generous and only end a hung
 // test; the takeover times are printed (BOOST_TEST_MESSAGE), not judged.
@@ -60,7 +62,7 @@ struct two_node_cluster {
   std::string url = mneme::testing::pg_test_cluster::shared().fresh_url();
   node a, b;
 
-  two_node_cluster() {
+  explicit two_node_cluster(int lease = lease_seconds) {
     std::string said;
     int fake_port = mneme::testing::start_fakellm(fake, {}, said);
     BOOST_REQUIRE_MESSAGE(fake_port > 0, "mneme-fakellm said: " + said);
@@ -77,7 +79,7 @@ struct two_node_cluster {
                                "gateway:\n"
                                "  node_id: " << n->id << "\n"
                                "  advertise_url: http://127.0.0.1:" << n->port << "\n"
-                               "  lease_seconds: " << lease_seconds << "\n"
+                               "  lease_seconds: " << lease << "\n"
                                "logging:\n"
                                "  level: warn\n";
     }
@@ -299,6 +301,20 @@ BOOST_AUTO_TEST_CASE(a_paused_node_resumed_after_a_takeover_writes_nothing) {
     " WHERE g.owner_node = 'node-a' AND m.id > (SELECT min(m2.id) FROM messages m2"
     " JOIN mneme_lease_grants g2 ON g2.token = m2.fence_token WHERE g2.owner_node = 'node-b')");
   BOOST_TEST(late[0][0].as<int64_t>() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_stopped_cleanly_gives_its_keys_up_at_once) {
+  two_node_cluster cluster{600}; // a lease that would outlast the test
+  BOOST_REQUIRE_EQUAL(append(cluster.a.port, "r", "r-at-a"), 201);
+  BOOST_TEST(cluster.a.process.stop(SIGTERM, std::chrono::seconds(30)) == 0);
+  // b takes the key on its first request: no forward to the stopped node, no wait.
+  std::string said;
+  BOOST_TEST(append(cluster.b.port, "r", "r-at-b", &said) == 201, said);
+  auto grant = cluster.query("SELECT took_over_from FROM mneme_lease_grants"
+                             " WHERE owner_node = 'node-b'");
+  BOOST_REQUIRE_EQUAL(grant.size(), 1u);
+  BOOST_TEST(grant[0][0].as<std::string>() == "node-a");
+  check_stored_once_and_fenced(cluster, {"r-at-a", "r-at-b"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -37,6 +37,20 @@ lease_actor::behavior_type lease_impl(lease_pointer self, std::unique_ptr<pg_lea
   st.leases = std::move(*leases);
   st.log = std::move(log);
   st.metrics = std::move(metrics);
+  // A clean stop (the runtime stops this actor after the storage actor) gives every
+  // lease up at once, so other nodes take the keys without waiting for the expiry.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& st = self->state;
+    for (const auto& [key, token] : st.held)
+      if (auto err = st.leases->release(held_lease{key, token}); err && st.log)
+        st.log->warn("key={} event=lease_release_failed error={}", log_quoted(key),
+                     render_error(err));
+    if (st.log && !st.held.empty())
+      st.log->info("session=- event=leases_released count={}", st.held.size());
+    st.held.clear();
+    st.publish_held();
+    self->quit(msg.reason);
+  });
   return {
     [self](ls_acquire_atom, const std::string& key) -> caf::result<lease_outcome> {
       auto& st = self->state;

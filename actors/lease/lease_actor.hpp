@@ -8,6 +8,9 @@
 // them over after they expired, e.g. while this node was paused); they are forgotten.
 // The gateway renews every policies/lease_policy lease_renew_period_ms.
 //
+// Stopped cleanly (an exit message: the runtime stops it last, after the storage
+// actor), it gives every lease it holds up, so the other nodes take those keys at once
+// instead of after gateway.lease_seconds. A killed node's leases expire.
 // Metrics (runtime_metrics, may be null): leases_held, leases_acquired,
 // leases_taken_over, leases_lost.
 // Thread: its own; talk to it only by messages.

@@ -116,6 +116,7 @@ struct http_api::impl {
   // Node mode: sends a request to the node serving its key (http_forward.hpp); null
   // with one daemon per database.
   std::unique_ptr<request_forwarder> forwarder;
+  std::string advertise_url; // this node's (gateway.advertise_url), copied at construction
 
   // A request not yet completed, and the actor that serves it (once spawned).
   struct pending_request {
@@ -149,6 +150,7 @@ struct http_api::impl {
       limits.total_timeout = turn_timeout;
       limits.retry_after_seconds = g.lease_seconds;
       forwarder = std::make_unique<request_forwarder>(g.node_id, limits);
+      advertise_url = g.advertise_url;
     }
   }
 
@@ -297,8 +299,7 @@ bool call::forward_elsewhere(const caf::error& err) {
   if (ctx.size() < 2 || !ctx.match_element<std::string>(1))
     return false;
   const auto& owner_url = ctx.get_as<std::string>(1);
-  if (!should_forward(!req.header(forwarded_by_header).empty(), owner_url,
-                      a.rt.config().gateway.advertise_url))
+  if (!should_forward(!req.header(forwarded_by_header).empty(), owner_url, a.advertise_url))
     return false;
   a.metrics->requests_forwarded.fetch_add(1, std::memory_order_relaxed);
   a.forwarder->forward(req, owner_url, [c = shared_from_this()](http_response res) {
