@@ -222,6 +222,8 @@ int run(const storage_backends_options& o) {
     {"sqlite_corpus_ingest_s", sqlite_recall.corpus.ingest_seconds},
     {"sqlite_corpus_index_s", sqlite_recall.index_seconds},
     {"pg_corpus_ingest_s", pg_recall.corpus.ingest_seconds},
+    {"sqlite_probe_p99_ms_by_form", probe_p99_by_form(sqlite_recall.corpus, lr.outcome)},
+    {"pg_probe_p99_ms_by_form", probe_p99_by_form(pg_recall.corpus, pr.outcome)},
   };
   // A leak (another user's or a rolled-back fact found) fails the run like an error.
   const bool ok = errors == 0 && lr.outcome.leaks == 0 && pr.outcome.leaks == 0;

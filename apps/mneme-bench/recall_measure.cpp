@@ -2,7 +2,10 @@
 #include "apps/mneme-bench/recall_measure.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
+
+#include "apps/mneme-bench/bench_stats.hpp"
 
 #include "store/fts_indexer.hpp"
 #include "store/pg/pg_store.hpp"
@@ -67,6 +70,18 @@ caf::expected<recall_figures> measure_recall(recall_source& source,
       out.latencies_ms.push_back(ms);
       out.common_ms.push_back(ms);
     }
+  return out;
+}
+
+std::map<std::string, double> probe_p99_by_form(const corpus_report& corpus,
+                                                const probe_outcome& outcome) {
+  assert(outcome.latencies_ms.size() == corpus.probes.size());
+  std::map<std::string, std::vector<double>> by_form;
+  for (std::size_t i = 0; i < corpus.probes.size() && i < outcome.latencies_ms.size(); ++i)
+    by_form[corpus.probes[i].label].push_back(outcome.latencies_ms[i]);
+  std::map<std::string, double> out;
+  for (auto& [form, ms] : by_form)
+    out[form] = percentile(ms, 0.99);
   return out;
 }
 

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "caf/expected.hpp"
@@ -33,6 +35,11 @@ struct recall_figures {
 // over the corpus's) through `source`. Errors: the first search error.
 caf::expected<recall_figures> measure_recall(recall_source& source,
                                              const corpus_report& corpus);
+
+// The p99 of the probes' search latency per probe form (their label, "en/prefix"):
+// where a search's tail comes from. REQUIRES: `outcome` is run_probes' over `corpus`.
+std::map<std::string, double> probe_p99_by_form(const corpus_report& corpus,
+                                                const probe_outcome& outcome);
 
 // A store of `params`' backend with the generated corpus of `spec` written into it and,
 // on SQLite, every row indexed (what the storage actor's idle indexer does before the
