@@ -561,6 +561,39 @@ BOOST_FIXTURE_TEST_CASE(indexed_hits_rank_before_tail_hits_and_a_session_counts_
 // Issue 25 item 7: a session, the child it continued in and the session of a
 // reset after it are one conversation and take one result slot: its best hit,
 // naming the session that holds it; the conversation id is the root session.
+// The substring scan reads the user's newest substring_scan_rows visible rows, over all
+// of the user's sessions together, whatever other users wrote since (PostgreSQL reads
+// them session by session; the bound is the user's, not each session's).
+BOOST_DATA_TEST_CASE_F(recall_fixture,
+                       the_substring_scan_reads_the_users_newest_rows_across_sessions_only,
+                       both_backends, backend) {
+  open(backend);
+  auto bulk = [&](const std::string& sid, int64_t n) {
+    for (int64_t done = 0; done < n;) {
+      std::vector<message> batch;
+      for (; done < n && batch.size() < 500; ++done)
+        batch.push_back(msg(sid, done % 2 == 0 ? msg_role::user : msg_role::assistant,
+                            "filler line number " + std::to_string(done), row_estimate::none));
+      auto ids = store->append_batch(batch);
+      BOOST_REQUIRE_MESSAGE(ids, err_of(ids));
+    }
+  };
+  auto old_session = session("alice", "k1");
+  auto old_id = add(old_session, "token zzqy7 marks it");
+  bulk(session("bob", "k1"), substring_scan_rows + 10);
+  // Bob's newer rows do not push Alice's row out of her scan.
+  auto r = search("alice", "qy");
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  BOOST_TEST(r.hits[0].hit.id == old_id);
+  BOOST_TEST(r.hits[0].route == "substring_scan");
+  // Her own newer rows in another session do; a newer row of the old session is in.
+  bulk(session("alice", "k2"), substring_scan_rows - 1);
+  auto recent_id = add(old_session, "token zzqy8 marks it");
+  r = search("alice", "qy", false, 10);
+  BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
+  BOOST_TEST(r.hits[0].hit.id == recent_id);
+}
+
 BOOST_DATA_TEST_CASE_F(recall_fixture, a_lineage_of_sessions_takes_one_result_slot_with_its_best_hit, both_backends, backend) {
   open(backend);
   auto root = session("alice", "chat");

@@ -58,6 +58,7 @@
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
+#include "apps/mneme-bench/recall_measure.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
 #include "store/db_connection.hpp"
@@ -570,10 +571,7 @@ int run_recall_bench(const recall_options& o) {
     std::fprintf(stderr, "%s\n", render_error(store.error()).c_str());
     return 1;
   }
-  corpus_spec spec;
-  spec.messages = messages;
-  spec.messages_per_session = 60;
-  auto corpus = generate_corpus(**store, spec);
+  auto corpus = generate_corpus(**store, bench_corpus_spec(messages));
   if (!corpus) {
     std::fprintf(stderr, "%s\n", render_error(corpus.error()).c_str());
     return 1;
@@ -611,31 +609,14 @@ int run_recall_bench(const recall_options& o) {
     std::fprintf(stderr, "%s\n", render_error(reader.error()).c_str());
     return 1;
   }
-  auto outcome = run_probes(**reader, corpus->probes);
-  if (!outcome) {
-    std::fprintf(stderr, "%s\n", render_error(outcome.error()).c_str());
+  auto searched = measure_recall(**reader, *corpus);
+  if (!searched) {
+    std::fprintf(stderr, "%s\n", render_error(searched.error()).c_str());
     return 1;
   }
-  // Common words too: many matches to rank, the worst case of a real user's query.
-  std::vector<double> latencies = outcome->latencies_ms;
-  std::vector<double> common_ms;
-  const char* common[] = {"database error", "timeout", "服务器", "cache", "設定", "retry OR queue",
-                          "deploy*", "KeyError", "数据", "the"};
-  for (int round = 0; round < 10; ++round)
-    for (auto* q : common) {
-      recall_request req;
-      req.user_id = "user-" + std::to_string(round * 7 % std::max<int64_t>(1, corpus->sessions / 10));
-      req.query = q;
-      auto t0 = clock_type::now();
-      auto r = recall_search((*reader)->connection(), req);
-      auto ms = seconds_since(t0) * 1000;
-      if (!r) {
-        std::fprintf(stderr, "%s\n", render_error(r.error()).c_str());
-        return 1;
-      }
-      latencies.push_back(ms);
-      common_ms.push_back(ms);
-    }
+  const probe_outcome* outcome = &searched->outcome;
+  const std::vector<double>& latencies = searched->latencies_ms;
+  const std::vector<double>& common_ms = searched->common_ms;
   reader->reset();
 
   std::vector<index_figures> indexing;

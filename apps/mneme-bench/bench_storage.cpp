@@ -316,6 +316,8 @@ struct storage_options {
   bool rate_given = false;
   std::string backend = "sqlite";
   std::string pg_url;
+  int64_t recall_messages = 200000; // --backend postgres: the recall part's corpus
+  bool recall_messages_given = false;
 };
 
 int run_storage_bench(const storage_options& o) {
@@ -332,10 +334,11 @@ int run_storage_bench(const storage_options& o) {
                            " and --dir apply to the SQLite bench alone\n");
       return exit_usage;
     }
-    return run_storage_backends_bench({json, sessions, per_session, o.pg_url});
+    return run_storage_backends_bench({json, sessions, per_session, o.pg_url,
+                                       o.recall_messages});
   }
-  if (!o.pg_url.empty()) {
-    std::fprintf(stderr, "--pg-url applies to --backend postgres\n");
+  if (!o.pg_url.empty() || o.recall_messages_given) {
+    std::fprintf(stderr, "--pg-url and --recall-messages apply to --backend postgres\n");
     return exit_usage;
   }
   if (o.rate_given && only != "paced") {
@@ -513,14 +516,20 @@ MNEME_BENCH("storage", "durable appends vs raw SQLite, 4 writer processes, compa
                                                     "> 0"});
               cmd.add_option("--backend", o->backend,
                              "sqlite (default: the SQLite parts below) or postgres (PostgreSQL "
-                             "beside SQLite: ingest, acknowledgement latency, compaction commit)")
+                             "beside SQLite: ingest, acknowledgement latency, compaction commit, "
+                             "recall)")
                 ->check(CLI::IsMember({"sqlite", "postgres"}));
               cmd.add_option("--pg-url", o->pg_url,
                              "with --backend postgres: a server to use (the bench creates and "
                              "drops schemas there); default: a throw-away cluster in /tmp");
+              auto* recall = cmd.add_option("--recall-messages", o->recall_messages,
+                                            "with --backend postgres: messages of the recall "
+                                            "part's generated corpus, written into each backend")
+                               ->check(integer_range(int64_t{1000}));
               cmd.add_flag("--json", o->json, "one JSON object on stdout");
-              return [o, rate] {
+              return [o, rate, recall] {
                 o->rate_given = rate->count() > 0;
+                o->recall_messages_given = recall->count() > 0;
                 return run_storage_bench(*o);
               };
             });

@@ -6,8 +6,14 @@
 //   2. acknowledgement latency, both backends paced at half PostgreSQL's median peak.
 //   3. compaction commit of a 5,000-message session (head 4, tail 20), median of 5,
 //      called on each store directly (no actor).
-// Recall at 200,000 messages on PostgreSQL is not measured here yet (its search is
-// issue 26's next stage). PostgreSQL: --pg-url names a server whose database the
+//   4. recall: the generated corpus of `mneme-bench recall` (recall_measure.hpp;
+//      --recall-messages, default 200,000) written into each backend (SQLite then
+//      indexed as its idle indexer would), then every probe and the common-word
+//      queries searched through the backend's recall_source (open_recall_source, the
+//      recall pool's own): search p50 / p99 over all of them, recall@3 over the probes
+//      as the quality suite computes it (target: PostgreSQL p99 <= 50 ms, recall@3
+//      equal to SQLite's). One corpus per backend per run.
+// PostgreSQL: --pg-url names a server whose database the
 // bench may create schemas in (each run works in a new schema, dropped at the end);
 // without it the bench starts a throw-away cluster of Debian's postgresql 15 in /tmp
 // (tests/pg_cluster_fixture.hpp, the tests' own) and removes it at exit.
@@ -20,6 +26,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,8 +36,10 @@
 
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
+#include "apps/mneme-bench/recall_measure.hpp"
 #include "apps/mneme-bench/storage_ingest.hpp"
 #include "store/pg/pg_store.hpp"
+#include "store/recall_sources.hpp"
 #include "store/sqlite_store.hpp"
 #include "tests/pg_cluster_fixture.hpp"
 
@@ -82,6 +91,33 @@ private:
   std::string base_;
   std::vector<std::string> schemas_;
 };
+
+// Part 4 on one backend: the corpus written into the store `params` names (empty), then
+// searched through a recall source of its own; throws std::runtime_error on an error.
+struct recall_run {
+  corpus_report corpus;
+  recall_figures figures;
+  double index_seconds = 0;
+};
+
+recall_run measure_backend_recall(const store_params& params, int64_t messages) {
+  auto fail = [](const caf::error& e) { return std::runtime_error{"recall: " + render_error(e)}; };
+  auto built = build_recall_corpus(params, bench_corpus_spec(messages));
+  if (!built)
+    throw fail(built.error());
+  recall_run out;
+  out.corpus = std::move(built->report);
+  out.index_seconds = built->index_seconds;
+  built->store.reset(); // searched as the recall pool does: its own connection only
+  auto source = open_recall_source(params);
+  if (!source)
+    throw fail(source.error());
+  auto figures = measure_recall(**source, out.corpus);
+  if (!figures)
+    throw fail(figures.error());
+  out.figures = std::move(*figures);
+  return out;
+}
 
 int run(const storage_backends_options& o) {
   auto bodies = make_bodies(4000, 42);
@@ -143,7 +179,13 @@ int run(const storage_backends_options& o) {
     }
     sqlite_compaction = compaction_commit_ms(**store, bodies, 5);
   }
+  store_params sqlite_recall_params = sqlite_fresh();
+  sqlite_recall_params.synchronous_full = false; // the corpus measures searches, not writes
+  auto sqlite_recall = measure_backend_recall(sqlite_recall_params, o.recall_messages);
+  auto pg_recall = measure_backend_recall(pg.fresh(), o.recall_messages);
   std::filesystem::remove_all(dir);
+  auto& lr = sqlite_recall.figures;
+  auto& pr = pg_recall.figures;
 
   nlohmann::json out = {
     {"sessions", o.sessions},
@@ -161,10 +203,33 @@ int run(const storage_backends_options& o) {
     {"sqlite_ack_p99_ms", sqlite_paced.p99_ms},
     {"pg_compaction_commit_ms", pg_compaction},
     {"sqlite_compaction_commit_ms", sqlite_compaction},
+    {"recall_messages", pg_recall.corpus.messages},
+    {"recall_sessions", pg_recall.corpus.sessions},
+    {"recall_probes", pg_recall.corpus.probes.size()},
+    {"recall_searches", pr.latencies_ms.size()},
+    {"sqlite_search_p50_ms", percentile(lr.latencies_ms, 0.50)},
+    {"sqlite_search_p99_ms", percentile(lr.latencies_ms, 0.99)},
+    {"sqlite_recall_at_3", lr.outcome.recall_at_3()},
+    {"pg_search_p50_ms", percentile(pr.latencies_ms, 0.50)},
+    {"pg_search_p99_ms", percentile(pr.latencies_ms, 0.99)},
+    {"pg_recall_at_3", pr.outcome.recall_at_3()},
+    {"sqlite_probe_p99_ms", percentile(lr.outcome.latencies_ms, 0.99)},
+    {"pg_probe_p99_ms", percentile(pr.outcome.latencies_ms, 0.99)},
+    {"sqlite_common_query_p99_ms", percentile(lr.common_ms, 0.99)},
+    {"pg_common_query_p99_ms", percentile(pr.common_ms, 0.99)},
+    {"sqlite_recall_leaks", lr.outcome.leaks},
+    {"pg_recall_leaks", pr.outcome.leaks},
+    {"sqlite_corpus_ingest_s", sqlite_recall.corpus.ingest_seconds},
+    {"sqlite_corpus_index_s", sqlite_recall.index_seconds},
+    {"pg_corpus_ingest_s", pg_recall.corpus.ingest_seconds},
+    {"sqlite_probe_p99_ms_by_form", probe_p99_by_form(sqlite_recall.corpus, lr.outcome)},
+    {"pg_probe_p99_ms_by_form", probe_p99_by_form(pg_recall.corpus, pr.outcome)},
   };
+  // A leak (another user's or a rolled-back fact found) fails the run like an error.
+  const bool ok = errors == 0 && lr.outcome.leaks == 0 && pr.outcome.leaks == 0;
   if (o.json) {
     std::printf("%s\n", out.dump().c_str());
-    return errors == 0 ? 0 : 1;
+    return ok ? 0 : 1;
   }
   std::printf("%s", fmt::format(
     "storage backends ({} sessions x {} messages, durable acknowledgements)\n"
@@ -173,11 +238,19 @@ int run(const storage_backends_options& o) {
     "  2. ack latency at {:.0f} msgs/s        SQLite p50 {:.2f} p99 {:.2f} ms"
     "   PostgreSQL p50 {:.2f} p99 {:.2f} ms\n"
     "  3. compaction commit of 5,000 messages SQLite {:.2f} ms   PostgreSQL {:.2f} ms\n"
+    "  4. recall, {} messages, {} searches  SQLite p50 {:.2f} p99 {:.2f} ms recall@3 {:.4f}"
+    "   PostgreSQL p50 {:.2f} p99 {:.2f} ms recall@3 {:.4f} (target p99 <= 50 ms, recall@3 equal)\n"
     "  errors {}\n",
     o.sessions, o.per_session, sqlite_rate, pg_rate, pg_rate / sqlite_rate, paced_rate,
     sqlite_paced.p50_ms, sqlite_paced.p99_ms, pg_paced.p50_ms, pg_paced.p99_ms,
-    sqlite_compaction, pg_compaction, errors).c_str());
-  return errors == 0 ? 0 : 1;
+    sqlite_compaction, pg_compaction, pg_recall.corpus.messages, pr.latencies_ms.size(),
+    percentile(lr.latencies_ms, 0.50), percentile(lr.latencies_ms, 0.99),
+    lr.outcome.recall_at_3(), percentile(pr.latencies_ms, 0.50),
+    percentile(pr.latencies_ms, 0.99), pr.outcome.recall_at_3(), errors).c_str());
+  if (lr.outcome.leaks + pr.outcome.leaks > 0)
+    std::printf("  recall leaks: SQLite %lld, PostgreSQL %lld (target 0)\n",
+                static_cast<long long>(lr.outcome.leaks), static_cast<long long>(pr.outcome.leaks));
+  return ok ? 0 : 1;
 }
 
 } // namespace

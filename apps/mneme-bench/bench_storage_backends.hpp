@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace mneme::bench {
@@ -12,6 +13,7 @@ struct storage_backends_options {
   size_t sessions = 1000;
   int per_session = 30;
   std::string pg_url; // empty: a throw-away cluster
+  int64_t recall_messages = 200000; // the recall part's generated corpus, rows
 };
 
 int run_storage_backends_bench(const storage_backends_options& o);

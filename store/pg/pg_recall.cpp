@@ -45,14 +45,19 @@ constexpr int pg_recall_schema_version = 3;
 constexpr const char* pg_recall_statements[][2] = {
   {"recall_unicode61", MNEME_PG_TOKEN_ROUTE("search_unicode61")},
   {"recall_cjk", MNEME_PG_TOKEN_ROUTE("search_words")},
-  // The newest $4 visible rows of user $2 whose text is ILIKE $1.
+  // The newest $4 visible rows of user $2 whose text is ILIKE $1. Those rows are the
+  // newest $4 of the union of each of the user's sessions' newest $4, read per session
+  // from message_state_by_session: the work is bounded by the user's own rows in any
+  // plan. (A plain top-$4 of the user's rows by id ran, as the prepared statement's
+  // generic plan, as a walk of every user's newer rows: docs/benchmarks.md.)
   {"recall_scan",
    "SELECT m.id, st.session_id, m.search_text FROM messages m"
    " JOIN message_state st ON st.id = m.id"
-   " WHERE m.id IN (SELECT s2.id FROM message_state s2"
-   "                JOIN sessions se ON se.id = s2.session_id"
-   "                WHERE se.user_id = $2 AND " MNEME_PG_VISIBLE("s2.")
-   "                ORDER BY s2.id DESC LIMIT $4)"
+   " WHERE m.id IN (SELECT r.id FROM sessions se CROSS JOIN LATERAL"
+   "                  (SELECT s2.id FROM message_state s2"
+   "                   WHERE s2.session_id = se.id AND " MNEME_PG_VISIBLE("s2.")
+   "                   ORDER BY s2.id DESC LIMIT $4) r"
+   "                WHERE se.user_id = $2 ORDER BY r.id DESC LIMIT $4)"
    " AND m.search_text ILIKE $1 ORDER BY m.id DESC"},
   {"recall_parent", "SELECT parent_id FROM sessions WHERE id = $1 AND user_id = $2"},
   {"recall_hit", "SELECT " MNEME_PG_WINDOW_COLUMNS " FROM message_rows WHERE id = $1"},
