@@ -211,6 +211,7 @@ double append(httplib::Client& c, const std::string& key, int n) {
 std::unique_ptr<httplib::Client> client(int port) {
   auto c = std::make_unique<httplib::Client>("127.0.0.1", port);
   c->set_keep_alive(true);
+  c->set_tcp_nodelay(true);   // headers and body leave at once (no delayed-ACK stall)
   c->set_read_timeout(60, 0);
   return c;
 }
