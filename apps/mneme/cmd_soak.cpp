@@ -1,9 +1,11 @@
 // `mneme soak [--scenario NAME|FILE] [--report DIR] [--config FILE] [--db FILE]
-// [--users N] [--duration SECONDS] [--server URL [--token T] [--fakellm URL2]
+// [--users N] [--duration SECONDS] [--server URL[,URL...] [--token T] [--fakellm URL2]
 // [--no-faults] [--connections N]]`: the soak runner (SPEC §8). Simulated users drive
 // one in-process runtime through the gateway against the in-process fake LLM with the
 // scenario's faults, or with --server a running daemon over its HTTP API (faults set on
-// the fake LLM at --fakellm); the invariants are checked while it runs and at the end;
+// the fake LLM at --fakellm), or several nodes on one PostgreSQL database (--server with
+// comma-separated URLs: each user's calls go to the nodes in turn); the invariants are
+// checked while it runs and at the end;
 // the report (report.json, report.md, plots) goes to DIR. Exit 0 when every invariant
 // held, 1 on a violation, 2 on bad input (also: the daemon unreachable or refusing the
 // token at the start). Scenarios: configs/soak/*.yaml, documented in docs/soak.md.
@@ -16,6 +18,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "apps/common/soak/soak_runner.hpp"
 #include "apps/common/soak/soak_scenario.hpp"
@@ -35,7 +38,7 @@ struct soak_cli {
   std::string db;
   int64_t users = 0;        // 0 = the scenario's
   double duration_s = 0;    // 0 = the scenario's
-  std::string server;
+  std::vector<std::string> server;   // one URL, or one per node
   std::string token;
   std::string fakellm;
   bool no_faults = false;
@@ -89,7 +92,14 @@ int run_soak_command(const soak_cli& cli) {
   if (cli.server.empty())
     return soak::run_soak(std::move(*sc), opt, std::cout, std::cerr);
   soak::server_options so;
-  so.url = cli.server;
+  for (const auto& url : cli.server) {
+    for (const auto& seen : so.urls)
+      if (seen == url) {
+        std::cerr << "mneme soak: --server names " << url << " twice\n";
+        return exit_usage;
+      }
+    so.urls.push_back(url);
+  }
   so.token = cli.token;
   so.fakellm_url = cli.fakellm;
   so.no_faults = cli.no_faults;
@@ -111,7 +121,11 @@ command_action setup_soak(CLI::App& cmd) {
                  "driving time in seconds (default: the scenario's)")
     ->check(CLI::Range(1.0, 30.0 * 24 * 3600));
   cmd.add_option("--server", cli->server,
-                 "drive a running daemon at URL (http://HOST:PORT) over its HTTP API");
+                 "drive a running daemon at URL (http://HOST:PORT) over its HTTP API; "
+                 "several nodes on one PostgreSQL database as URL1,URL2,... "
+                 "(comma-separated): each user's calls go to the nodes in turn, /metrics "
+                 "figures are summed, liveness and RSS checked per node")
+    ->delimiter(',');
   cmd.add_option("--token", cli->token, "bearer token for --server (gateway.auth_token)");
   cmd.add_option("--fakellm", cli->fakellm,
                  "with --server: the mneme-fakellm the daemon uses (http://HOST:PORT); the "

@@ -22,10 +22,12 @@ double ms_since(clock_type::time_point t0) {
 } // namespace
 
 http_driver::http_driver(http_driver_params params) : p_(std::move(params)) {
-  assert(p_.connections >= 1 && p_.plan.users >= 1 && p_.plan.ledger);
+  assert(p_.connections >= 1 && p_.plan.users >= 1 && p_.plan.ledger
+         && !p_.base_urls.empty());
   think_rng_.seed(p_.plan.seed ^ 0x5eed);
   for (int64_t u = 0; u < p_.plan.users; ++u)
-    users_.push_back({user_rng(p_.plan.seed, u), 0, false});
+    users_.push_back({user_rng(p_.plan.seed, u), 0, false,
+                      static_cast<size_t>(u) % p_.base_urls.size()});
   {
     std::lock_guard<std::mutex> lock{mu_};
     // The first messages spread over one think time so the users do not start in step.
@@ -34,10 +36,14 @@ http_driver::http_driver(http_driver_params params) : p_(std::move(params)) {
       queue_.push({now + think(), u});
   }
   auto n = std::min(p_.connections, p_.plan.users);
-  for (int64_t i = 0; i < n; ++i)
-    clients_.push_back(std::make_unique<daemon_client>(p_.base_url, p_.token, p_.turn_timeout));
+  for (int64_t i = 0; i < n; ++i) {
+    auto set = std::make_unique<node_clients>();
+    for (const auto& url : p_.base_urls)
+      set->push_back(std::make_unique<daemon_client>(url, p_.token, p_.turn_timeout));
+    clients_.push_back(std::move(set));
+  }
   for (auto& c : clients_)
-    workers_.emplace_back([this, client = c.get()] { work(*client); });
+    workers_.emplace_back([this, set = c.get()] { work(*set); });
 }
 
 http_driver::~http_driver() { stop(); }
@@ -50,8 +56,9 @@ void http_driver::stop() {
     stopped_ = true;
   }
   wake_.notify_all();
-  for (auto& c : clients_)
-    c->stop();
+  for (auto& set : clients_)
+    for (auto& c : *set)
+      c->stop();
   for (auto& w : workers_)
     w.join();
   workers_.clear();
@@ -62,7 +69,7 @@ std::chrono::milliseconds http_driver::think() {
   return std::chrono::milliseconds(d(think_rng_));
 }
 
-void http_driver::work(daemon_client& client) {
+void http_driver::work(node_clients& clients) {
   auto& ledger = *p_.plan.ledger;
   std::unique_lock<std::mutex> lock{mu_};
   for (;;) {
@@ -79,16 +86,22 @@ void http_driver::work(daemon_client& client) {
     auto user = queue_.top().user;
     queue_.pop();
     lock.unlock();
-    play(client, user);
+    play(clients, user);
     lock.lock();
     queue_.push({clock_type::now() + think(), user});
     wake_.notify_one();
   }
 }
 
-void http_driver::play(daemon_client& client, int64_t user) {
+void http_driver::play(node_clients& clients, int64_t user) {
   auto& ledger = *p_.plan.ledger;
   auto& us = users_[static_cast<size_t>(user)];
+  // Each call of this user to the next node in turn.
+  auto node = [&]() -> daemon_client& {
+    auto& c = *clients[us.next_node];
+    us.next_node = (us.next_node + 1) % clients.size();
+    return c;
+  };
   auto seq = us.next_seq++;
   auto msg = plan_message(p_.plan.mix, user, seq, us.rng);
   ledger.sent(user, seq, msg);
@@ -112,10 +125,10 @@ void http_driver::play(daemon_client& client, int64_t user) {
     result.tool_call_id = call_id;
     result.tool_name = "run_query";
     result.content = msg.content;
-    auto first = client.append(key, uid, call);
+    auto first = node().append(key, uid, call);
     if (!first)
       return failed(first.error(), false);
-    auto second = client.append(key, uid, result);
+    auto second = node().append(key, uid, result);
     if (!second)
       return failed(second.error(), false);
     ledger.appended(user, seq, msg, uid);
@@ -127,7 +140,7 @@ void http_driver::play(daemon_client& client, int64_t user) {
                      p_.plan.t0}};
     auto in = loop.first_input(us.left_pending);
     for (;;) {
-      auto reply = client.agent_turn(key, uid, in);
+      auto reply = node().agent_turn(key, uid, in);
       if (!reply) {
         us.left_pending = loop.on_error(reply.error().code, reply.error().timed_out);
         break;
@@ -141,7 +154,7 @@ void http_driver::play(daemon_client& client, int64_t user) {
     ledger.in_flight.fetch_sub(1);
     return;
   }
-  auto reply = client.turn(key, uid, msg.content);
+  auto reply = node().turn(key, uid, msg.content);
   if (!reply)
     return failed(reply.error(), true);
   // The key keeps the tools of its agent turns: calls this user does not run stay

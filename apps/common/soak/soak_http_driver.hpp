@@ -4,7 +4,8 @@
 // to its end for a share of them, soak_agent.hpp; a tool turn is two POST .../messages, the
 // assistant's call and the tagged result), waits for the answer, thinks for the
 // scenario's think time and sends the next; each user's messages in order, the users
-// at once up to `connections` calls in flight (one blocking client per worker thread).
+// at once up to `connections` calls in flight (one blocking client per worker thread and
+// node).
 // Every message and reply goes into the ledger; once ledger.stopping is set no new
 // message leaves and the calls in flight finish (ledger.in_flight counts them).
 //
@@ -29,7 +30,10 @@
 namespace mneme::soak {
 
 struct http_driver_params {
-  std::string base_url;
+  // The nodes (http://HOST:PORT each, one or more): a user's calls go to them in turn,
+  // starting at node user % n, so with several nodes most keys get requests through a
+  // node that does not own them (forwarded there).
+  std::vector<std::string> base_urls;
   std::string token;
   std::chrono::milliseconds turn_timeout{360000};
   int64_t connections = 16;     // worker threads = calls in flight at most
@@ -59,10 +63,12 @@ class http_driver {
     std::mt19937_64 rng;
     int64_t next_seq = 0;
     bool left_pending = false;   // the last tool loop ended with an error
+    size_t next_node = 0;        // the node of the user's next call
   };
+  using node_clients = std::vector<std::unique_ptr<daemon_client>>;  // one per node
 
-  void work(daemon_client& client);
-  void play(daemon_client& client, int64_t user);
+  void work(node_clients& clients);
+  void play(node_clients& clients, int64_t user);
   std::chrono::milliseconds think();   // REQUIRES: mu_ held
 
   http_driver_params p_;
@@ -72,7 +78,7 @@ class http_driver {
   std::priority_queue<due_user, std::vector<due_user>, std::greater<>> queue_;
   std::mt19937_64 think_rng_;
   bool stopped_ = false;
-  std::vector<std::unique_ptr<daemon_client>> clients_;
+  std::vector<std::unique_ptr<node_clients>> clients_;   // one set per worker
   std::vector<std::thread> workers_;
 };
 

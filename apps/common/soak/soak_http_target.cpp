@@ -26,38 +26,52 @@ std::string describe(const call_error& e) {
 } // namespace
 
 http_target::http_target(const http_target_options& opt, nlohmann::json faults)
-  : opt_(opt), faults_(std::move(faults)), api_(opt.server_url, opt.token, control_timeout) {}
+  : opt_(opt), faults_(std::move(faults)) {
+  for (const auto& url : opt.server_urls)
+    api_.push_back(std::make_unique<daemon_client>(url, opt.token, control_timeout));
+}
 
 http_target::~http_target() { shutdown(); }
 
 std::unique_ptr<http_target> http_target::connect(const http_target_options& opt,
                                                   nlohmann::json faults, std::string& why) {
   std::unique_ptr<http_target> t{new http_target(opt, std::move(faults))};
-  auto health = t->api_.health();
-  if (!health) {
-    why = fmt::format("the daemon at {} does not answer GET /v1/health: {}", opt.server_url,
-                      describe(health.error()));
-    return nullptr;
+  bool rss_everywhere = true;
+  for (size_t i = 0; i < opt.server_urls.size(); ++i) {
+    const auto& url = opt.server_urls[i];
+    auto& api = *t->api_[i];
+    auto health = api.health();
+    if (!health) {
+      why = fmt::format("the daemon at {} does not answer GET /v1/health: {}", url,
+                        describe(health.error()));
+      return nullptr;
+    }
+    auto version = health->value("version", "");
+    if (i == 0)
+      t->version_ = version;
+    else if (version != t->version_)
+      t->version_ += " / " + version;
+    rss_everywhere = rss_everywhere && health->value("rss_bytes", int64_t{-1}) > 0;
+    auto access = api.check_access();
+    if (!access) {
+      why = access.error().status == 401
+              ? fmt::format("the daemon at {} refused the {} (HTTP 401): pass the daemon's "
+                            "gateway.auth_token with --token", url,
+                            opt.token.empty() ? "request without a token" : "token given")
+              : fmt::format("the daemon at {} refused GET /v1/sessions: {}", url,
+                            describe(access.error()));
+      return nullptr;
+    }
+    if (!api.counters()) {
+      why = fmt::format("the daemon at {} serves no usable GET /metrics", url);
+      return nullptr;
+    }
   }
-  t->version_ = health->value("version", "");
-  t->reports_rss_ = health->value("rss_bytes", int64_t{-1}) > 0;
+  t->reports_rss_ = rss_everywhere;
   if (!t->reports_rss_)
-    t->notes_.push_back("The daemon's GET /v1/health reports no rss_bytes: the RSS plateau "
-                        "was not checked.");
-  auto access = t->api_.check_access();
-  if (!access) {
-    why = access.error().status == 401
-            ? fmt::format("the daemon at {} refused the {} (HTTP 401): pass the daemon's "
-                          "gateway.auth_token with --token", opt.server_url,
-                          opt.token.empty() ? "request without a token" : "token given")
-            : fmt::format("the daemon at {} refused GET /v1/sessions: {}", opt.server_url,
-                          describe(access.error()));
-    return nullptr;
-  }
-  if (!t->api_.counters()) {
-    why = fmt::format("the daemon at {} serves no usable GET /metrics", opt.server_url);
-    return nullptr;
-  }
+    t->notes_.push_back(fmt::format("{} GET /v1/health reports no rss_bytes: the RSS plateau "
+                                    "was not checked.", opt.server_urls.size() == 1
+                                                          ? "The daemon's" : "A node's"));
   if (!opt.fakellm_url.empty()) {
     t->llm_ = std::make_unique<fakellm_control>(opt.fakellm_url);
     auto stats = t->llm_->stats();
@@ -82,7 +96,7 @@ void http_target::start_driving(const drive_plan& plan) {
                                      opt_.fakellm_url, describe(*e));
   }
   http_driver_params dp;
-  dp.base_url = opt_.server_url;
+  dp.base_urls = opt_.server_urls;
   dp.token = opt_.token;
   dp.turn_timeout = opt_.turn_timeout;
   dp.connections = opt_.connections;
@@ -95,40 +109,65 @@ void http_target::stop_driving() {
     driver_->stop();
 }
 
+daemon_client& http_target::reader() {
+  auto& c = *api_[read_cursor_];
+  read_cursor_ = (read_cursor_ + 1) % api_.size();
+  return c;
+}
+
 std::optional<session_poll> http_target::poll_session(const std::string& key) {
-  auto s = api_.state(key);
+  auto s = reader().state(key);
   if (!s)
     return std::nullopt;
   return *s;
 }
 
 std::optional<compaction_counts> http_target::compactions() {
-  auto c = api_.counters();
-  if (!c)
-    return std::nullopt;
-  return c->compactions;
+  compaction_counts sum;
+  for (auto& api : api_) {
+    auto c = api->counters();
+    if (!c)
+      return std::nullopt;   // a partial sum would look like counters going back
+    for (size_t t = 0; t < sum.committed.size(); ++t) {
+      sum.committed[t] += c->compactions.committed[t];
+      sum.fallback[t] += c->compactions.fallback[t];
+    }
+  }
+  return sum;
 }
 
 std::optional<supervisor_stats> http_target::supervisor() {
-  auto c = api_.counters();
-  if (!c)
-    return std::nullopt;
   supervisor_stats s;
-  s.restarts = c->session_restarts;
-  s.exhausted = c->compaction_exhausted;
+  for (auto& api : api_) {
+    auto c = api->counters();
+    if (!c)
+      return std::nullopt;
+    s.restarts += c->session_restarts;
+    s.exhausted += c->compaction_exhausted;
+  }
   return s;
 }
 
 std::optional<rss_figures> http_target::rss() {
-  if (!reports_rss_)
-    return std::nullopt;
-  auto h = api_.health();
+  if (!reports_rss_ || api_.size() != 1)
+    return std::nullopt;   // several nodes: rss_by_node()
+  auto h = api_[0]->health();
   if (!h)
     return std::nullopt;
   auto bytes = h->value("rss_bytes", int64_t{-1});
   if (bytes <= 0)
     return std::nullopt;
   return rss_figures{bytes, bytes};
+}
+
+std::vector<std::pair<std::string, int64_t>> http_target::rss_by_node() {
+  std::vector<std::pair<std::string, int64_t>> out;
+  if (!reports_rss_ || api_.size() == 1)
+    return out;
+  for (size_t i = 0; i < api_.size(); ++i)
+    if (auto h = api_[i]->health(); h && h->value("rss_bytes", int64_t{-1}) > 0)
+      out.emplace_back(opt_.server_urls[i], h->value("rss_bytes", int64_t{-1}));
+  return out;
 }
 
 fault_figures http_target::faults() {
@@ -163,15 +202,18 @@ std::string http_target::liveness_problem() {
   if (!fault_problem_.empty())
     return fault_problem_;
   // Two failed health calls a second apart: one may be a busy moment.
-  for (int attempt = 0;; ++attempt) {
-    auto h = api_.health();
-    if (h)
-      return {};
-    if (attempt == 1)
-      return fmt::format("the daemon at {} stopped answering GET /v1/health: {}",
-                         opt_.server_url, describe(h.error()));
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
+  for (size_t i = 0; i < api_.size(); ++i)
+    for (int attempt = 0;; ++attempt) {
+      auto h = api_[i]->health();
+      if (h)
+        break;
+      if (attempt == 1)
+        return fmt::format("the {} at {} stopped answering GET /v1/health: {}",
+                           api_.size() == 1 ? "daemon" : "node", opt_.server_urls[i],
+                           describe(h.error()));
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  return {};
 }
 
 std::vector<std::string> http_target::visit_stored_rows(
@@ -179,13 +221,13 @@ std::vector<std::string> http_target::visit_stored_rows(
   std::vector<std::string> problems;
   for (int64_t u = 0; u < users_; ++u) {
     auto uid = user_id(u);
-    auto ids = api_.session_ids(uid, sessions_per_user_max);
+    auto ids = reader().session_ids(uid, sessions_per_user_max);
     if (!ids) {
       problems.push_back(fmt::format("GET /v1/sessions?user={}: {}", uid, describe(ids.error())));
       continue;
     }
     for (const auto& id : *ids) {
-      auto rows = api_.export_rows(id);
+      auto rows = reader().export_rows(id);
       if (!rows) {
         problems.push_back(fmt::format("GET /v1/sessions/{}/export: {}", id,
                                        describe(rows.error())));
@@ -201,7 +243,7 @@ std::vector<std::string> http_target::visit_stored_rows(
 
 caf::expected<std::string> http_target::ask(const std::string& key, const std::string& user,
                                             const std::string& text) {
-  auto r = api_.turn(key, user, text);
+  auto r = reader().turn(key, user, text);
   if (!r)
     return caf::make_error(errc::internal, "POST /turns: " + describe(r.error()));
   return std::move(r->answer);
@@ -209,7 +251,7 @@ caf::expected<std::string> http_target::ask(const std::string& key, const std::s
 
 caf::expected<std::vector<marker_hit>> http_target::search(const std::string& user_id,
                                                            const std::string& query) {
-  auto found = api_.search(user_id, query, recall_max_sessions);
+  auto found = reader().search(user_id, query, recall_max_sessions);
   if (!found)
     return caf::make_error(errc::internal, "GET /v1/search: " + describe(found.error()));
   return std::move(*found);

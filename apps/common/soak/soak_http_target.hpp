@@ -1,5 +1,8 @@
-// The soak target of `mneme soak --server URL`: a running daemon driven over its HTTP
-// API (docs/api.md) by the HTTP driver (soak_http_driver.hpp), and optionally the fake
+// The soak target of `mneme soak --server URL[,URL2...]`: a running daemon, or several
+// nodes sharing one PostgreSQL database (docs/scale-out.md "Several nodes"), driven over
+// their HTTP API (docs/api.md) by the HTTP driver (soak_http_driver.hpp: each user's
+// calls go to the nodes in turn, so keys are reached through non-owners and forwarded),
+// and optionally the fake
 // LLM the daemon talks to (--fakellm URL2), whose /control/faults gets the scenario's
 // fake_llm section when the drive starts (time 0 of the scenario's fault windows) and
 // whose /control/stats gives the faults injected during the run.
@@ -10,6 +13,11 @@
 // GET /v1/health; stored rows = GET /v1/sessions?user=U then .../export of each
 // session; markers = GET /v1/search. The daemon's configuration is its own: the
 // scenario's config: block is not applied (the runner says so in the report).
+// Several nodes: the reads of one daemon's view (session state, stored rows, search,
+// a turn of the model-recall check) go to the nodes in turn (they read the shared
+// database, a key's state is forwarded to its owner); the /metrics figures are summed
+// over every node (unreadable when one node's are); liveness and RSS are per node, a
+// node that stops answering is named.
 //
 // Thread: see soak_target.hpp (main only); the driver has its own threads.
 #pragma once
@@ -28,7 +36,7 @@
 namespace mneme::soak {
 
 struct http_target_options {
-  std::string server_url;       // http://HOST:PORT of the daemon
+  std::vector<std::string> server_urls;   // http://HOST:PORT of each node (one or more)
   std::string token;            // bearer token, "" = none
   std::string fakellm_url;      // "" = the fake LLM is not controlled
   bool set_faults = true;       // false: --no-faults (the fake LLM's faults untouched)
@@ -46,6 +54,7 @@ class http_target final : public soak_target {
 
   // Facts for the report found while connecting (e.g. the daemon reports no RSS).
   const std::vector<std::string>& notes() const { return notes_; }
+  // The version of the first node (every node's, when they differ: "x / y").
   const std::string& daemon_version() const { return version_; }
 
   void start_driving(const drive_plan& plan) override;
@@ -55,6 +64,7 @@ class http_target final : public soak_target {
   std::optional<compaction_counts> compactions() override;
   std::optional<supervisor_stats> supervisor() override;
   std::optional<rss_figures> rss() override;
+  std::vector<std::pair<std::string, int64_t>> rss_by_node() override;
   fault_figures faults() override;
   std::string liveness_problem() override;
   std::vector<std::string> visit_stored_rows(
@@ -70,7 +80,10 @@ class http_target final : public soak_target {
 
   http_target_options opt_;
   nlohmann::json faults_;
-  daemon_client api_;                           // the main thread's own client
+  daemon_client& reader();                      // the next node's client, in turn
+
+  std::vector<std::unique_ptr<daemon_client>> api_;  // the main thread's own, one per node
+  size_t read_cursor_ = 0;
   std::unique_ptr<fakellm_control> llm_;
   fakellm_counts llm_baseline_;                 // the fake LLM's counts at time 0
   std::string fault_problem_;                   // setting the faults failed

@@ -165,6 +165,8 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
         result.rss_raw.push_back({t, r->raw_bytes});
         result.rss.push_back({t, r->adjusted_bytes});
       }
+      for (const auto& [node, bytes] : target.rss_by_node())
+        result.rss_by_node[node].push_back({t, bytes});
       auto live = ledger->last_live_tokens();
       live_sample ls;
       ls.t_s = t;
@@ -360,6 +362,17 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
                                 result.rss_check.mid_bytes, result.rss_check.max_late_bytes,
                                 sc.invariants.rss_max_growth * 100), result.drive_s},
                    false);
+  for (const auto& [node, samples] : result.rss_by_node) {
+    auto v = check_rss_plateau(samples, sc.invariants.rss_max_growth);
+    result.rss_check_by_node[node] = v;
+    if (v.conclusive && !v.plateaued)
+      violations.add({"rss_plateau", "",
+                      fmt::format("RSS of the node at {} grew {:.1f} % over the second half "
+                                  "({} -> {} bytes), bound {:.0f} %", node, v.growth * 100,
+                                  v.mid_bytes, v.max_late_bytes,
+                                  sc.invariants.rss_max_growth * 100), result.drive_s},
+                     false);
+  }
   result.violations = violations.all();
 
   std::string why;

@@ -211,6 +211,8 @@ json report_json(const soak_result& r) {
   j["scenario"] = {{"name", s.name}, {"origin", s.origin}, {"users", s.users},
                    {"duration_s", s.duration_s}, {"seed", s.seed}};
   j["target"] = r.target;
+  if (!r.nodes.empty())
+    j["nodes"] = r.nodes;
   j["database"] = r.database;
   j["notes"] = r.notes;
   j["duration_s"] = std::round(r.drive_s * 10) / 10;
@@ -262,6 +264,19 @@ json report_json(const soak_result& r) {
               {"plateaued", r.rss_check.plateaued},
               {"second_half_growth", std::round(r.rss_check.growth * 1000) / 1000},
               {"max_growth", s.invariants.rss_max_growth}};
+  if (!r.rss_by_node.empty()) {
+    json by_node = json::object();
+    for (const auto& [node, samples] : r.rss_by_node) {
+      json series = json::array();
+      for (const auto& x : samples)
+        series.push_back({std::round(x.t_s * 10) / 10, x.rss_bytes});
+      const auto& v = r.rss_check_by_node.at(node);
+      by_node[node] = {{"samples", series}, {"samples_columns", {"t_s", "rss_bytes"}},
+                       {"conclusive", v.conclusive}, {"plateaued", v.plateaued},
+                       {"second_half_growth", std::round(v.growth * 1000) / 1000}};
+    }
+    j["rss"]["by_node"] = by_node;
+  }
   json v = json::array();
   for (const auto& x : r.violations)
     v.push_back({{"invariant", x.invariant}, {"session", x.session}, {"detail", x.detail},
@@ -315,6 +330,17 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
                     r.violations.empty() ? "PASSED" : "FAILED", s.users, r.drive_s, s.origin,
                     r.database);
   md << fmt::format("Target: {}.\n\n", r.target);
+  if (!r.nodes.empty()) {
+    md << "Nodes (one PostgreSQL database; each user's calls to the nodes in turn):\n\n";
+    for (const auto& n : r.nodes) {
+      md << "- " << n;
+      if (auto v = r.rss_check_by_node.find(n); v != r.rss_check_by_node.end())
+        md << fmt::format(": RSS second-half growth {:.1f} %{}", v->second.growth * 100,
+                          v->second.conclusive ? "" : " (inconclusive)");
+      md << "\n";
+    }
+    md << "\n";
+  }
   for (const auto& n : r.notes)
     md << "> " << n << "\n\n";
   md << "| figure | value |\n|---|---|\n";

@@ -40,6 +40,7 @@ struct live_sample {
 struct soak_result {
   const soak_scenario* scenario = nullptr;
   std::string target = "in-process";   // or the daemon's URL (mneme soak --server)
+  std::vector<std::string> nodes;      // --server with several URLs: each node's URL
   std::string database;
   std::vector<std::string> notes;      // what the reader must know (config not applied, ...)
   double drive_s = 0;               // driving time
@@ -67,6 +68,9 @@ struct soak_result {
   std::vector<rss_sample> rss;       // the process's RSS minus the ledger's own records
   std::vector<rss_sample> rss_raw;   // the process's RSS as sampled
   rss_verdict rss_check;
+  // Several nodes: each node's RSS samples and plateau verdict, by its URL.
+  std::map<std::string, std::vector<rss_sample>> rss_by_node;
+  std::map<std::string, rss_verdict> rss_check_by_node;
   std::vector<live_sample> live;
   tool_loop_figures tools;           // model tool loops (soak_tool_invariants.hpp)
   std::vector<violation> violations;

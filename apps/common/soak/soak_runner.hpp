@@ -17,6 +17,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "apps/common/soak/soak_scenario.hpp"
 
@@ -33,7 +34,7 @@ struct soak_options {
 
 // `mneme soak --server URL`: drive a running daemon over HTTP (soak_http_target.hpp).
 struct server_options {
-  std::string url;                     // http://HOST:PORT of the daemon
+  std::vector<std::string> urls;       // http://HOST:PORT of the daemon, or of each node
   std::string token;                   // bearer token ("" = none)
   std::string fakellm_url;             // the fake LLM the daemon uses ("" = not controlled)
   bool no_faults = false;              // run a scenario with faults without setting them

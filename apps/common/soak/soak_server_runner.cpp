@@ -1,5 +1,6 @@
-// `mneme soak --server URL`: one soak run against a running daemon; see soak_runner.hpp
-// (run_soak_server) and soak_http_target.hpp.
+// `mneme soak --server URL[,URL2...]`: one soak run against a running daemon, or against
+// several nodes on one PostgreSQL database; see soak_runner.hpp (run_soak_server) and
+// soak_http_target.hpp.
 #include <fmt/format.h>
 
 #include "apps/common/fakellm/fake_llm_server.hpp"
@@ -34,7 +35,7 @@ int run_soak_server(soak_scenario sc, const soak_options& opt, const server_opti
     return exit_usage;
   }
   http_target_options to;
-  to.server_url = server.url;
+  to.server_urls = server.urls;
   to.token = server.token;
   to.fakellm_url = server.fakellm_url;
   to.set_faults = !server.no_faults;
@@ -48,9 +49,17 @@ int run_soak_server(soak_scenario sc, const soak_options& opt, const server_opti
 
   soak_result result;
   result.scenario = &sc;
-  result.target = fmt::format("the daemon at {}{}", server.url,
-                              target->daemon_version().empty()
-                                ? "" : " (version " + target->daemon_version() + ")");
+  auto version = target->daemon_version().empty()
+                   ? std::string{} : " (version " + target->daemon_version() + ")";
+  if (server.urls.size() == 1) {
+    result.target = fmt::format("the daemon at {}{}", server.urls[0], version);
+  } else {
+    std::string list;
+    for (const auto& u : server.urls)
+      list += (list.empty() ? "" : ", ") + u;
+    result.target = fmt::format("{} nodes at {}{}", server.urls.size(), list, version);
+    result.nodes = server.urls;
+  }
   result.database = "the daemon's own";
   result.notes = target->notes();
   if (!sc.config_yaml.empty())
@@ -69,9 +78,11 @@ int run_soak_server(soak_scenario sc, const soak_options& opt, const server_opti
 
   out << fmt::format("mneme soak: scenario {} ({}), {} users for {:.0f} s\n", sc.name, sc.origin,
                      sc.users, sc.duration_s);
-  out << fmt::format("daemon      {}{}\n", server.url,
-                     target->daemon_version().empty()
-                       ? "" : " version " + target->daemon_version());
+  for (size_t i = 0; i < server.urls.size(); ++i)
+    out << fmt::format("{}{}{}\n", server.urls.size() == 1 ? "daemon      " : "node        ",
+                       server.urls[i],
+                       i > 0 || target->daemon_version().empty()
+                         ? "" : " version " + target->daemon_version());
   out << fmt::format("fake LLM    {}\n",
                      server.fakellm_url.empty() ? std::string{"not controlled"}
                      : server.no_faults

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "actors/runtime_metrics.hpp"
@@ -98,6 +99,9 @@ class soak_target {
   virtual std::optional<compaction_counts> compactions() = 0;
   virtual std::optional<supervisor_stats> supervisor() = 0;
   virtual std::optional<rss_figures> rss() = 0;
+  // Several processes (`mneme soak --server URL1,URL2`): each one's RSS by its name, the
+  // plateau checked per process; empty when the target is one process (rss() then).
+  virtual std::vector<std::pair<std::string, int64_t>> rss_by_node() { return {}; }
   virtual fault_figures faults() = 0;
   // An error text when the target stopped answering (the daemon is down), else "".
   virtual std::string liveness_problem() = 0;
