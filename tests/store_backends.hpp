@@ -17,6 +17,7 @@
 #include <pqxx/pqxx>
 #include <sqlite3.h>
 
+#include "store/open_store.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/message_store.hpp"
 #include "store/pg/pg_store.hpp"
@@ -54,16 +55,7 @@ inline void use_backend(store_backend b, store_params& params, const temp_dir& d
 }
 
 inline caf::expected<std::unique_ptr<message_store>> open_test_store(const store_params& params) {
-  if (params.backend == "postgres") {
-    auto s = pg_store::open(params);
-    if (!s)
-      return std::move(s.error());
-    return std::unique_ptr<message_store>{std::move(*s)};
-  }
-  auto s = sqlite_store::open(params);
-  if (!s)
-    return std::move(s.error());
-  return std::unique_ptr<message_store>{std::move(*s)};
+  return open_message_store(params);
 }
 
 // A recall reader of the store at `params` (its own connection, as the recall pool's).

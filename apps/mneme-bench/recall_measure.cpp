@@ -7,8 +7,8 @@
 
 #include "apps/mneme-bench/bench_stats.hpp"
 
+#include "store/open_store.hpp"
 #include "store/fts_indexer.hpp"
-#include "store/pg/pg_store.hpp"
 #include "store/sqlite_store.hpp"
 
 namespace mneme::bench {
@@ -26,18 +26,6 @@ constexpr const char* common_queries[] = {"database error", "timeout", "服务�
                                           "retry OR queue", "deploy*", "KeyError", "数据", "the"};
 constexpr int common_rounds = 10;
 
-caf::expected<std::unique_ptr<message_store>> open_store(const store_params& params) {
-  if (params.backend == "postgres") {
-    auto s = pg_store::open(params);
-    if (!s)
-      return std::move(s.error());
-    return std::unique_ptr<message_store>{std::move(*s)};
-  }
-  auto s = sqlite_store::open(params);
-  if (!s)
-    return std::move(s.error());
-  return std::unique_ptr<message_store>{std::move(*s)};
-}
 
 } // namespace
 
@@ -88,7 +76,7 @@ std::map<std::string, double> probe_p99_by_form(const corpus_report& corpus,
 caf::expected<built_corpus> build_recall_corpus(const store_params& params,
                                                 const corpus_spec& spec) {
   built_corpus out;
-  auto store = open_store(params);
+  auto store = open_message_store(params);
   if (!store)
     return std::move(store.error());
   out.store = std::move(*store);
