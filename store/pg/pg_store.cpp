@@ -212,9 +212,13 @@ caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& 
       open_sessions_.clear();
     open_sessions_.insert(session_id);
   }
-  if (a == access::write)
-    return fence_session(t, session_id);
-  return {};
+  if (a != access::write)
+    return {};
+  // Outside a group every operation fences its sessions again: what was fenced before
+  // belongs to an earlier transaction (and would grow without bound).
+  if (!remember)
+    fenced_now_.clear();
+  return fence_session(t, session_id);
 }
 
 // --- node mode: fencing
