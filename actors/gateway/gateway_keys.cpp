@@ -27,8 +27,13 @@ void opened(gateway_ptr self, const std::string& key) {
 
 void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on_error fail) {
   auto& e = self->state.keys[key];
-  self->state.log().error("key={} session={} event=open_failed error={}", log_quoted(key),
-                          e.session_id, render_error(err));
+  // A key served by another node is the normal way to a forward, not a failure.
+  if (err == errc::lease_elsewhere)
+    self->state.log().debug("key={} event=served_elsewhere detail={}", log_quoted(key),
+                            render_error(err));
+  else
+    self->state.log().error("key={} session={} event=open_failed error={}", log_quoted(key),
+                            e.session_id, render_error(err));
   e.opening = false;
   auto waiting = std::move(e.waiting);
   e.waiting.clear();
