@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "apps/mneme-bench/pg_bench_schemas.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "tests/pg_cluster_fixture.hpp"
@@ -123,43 +124,6 @@ void wait_ready(const process& p, int port, const std::string& path, const std::
   }
   throw std::runtime_error("a program did not start; its log " + log + ":\n" + file_text(log));
 }
-
-// A schema of its own per set of nodes, dropped when the bench ends.
-class schemas {
-public:
-  explicit schemas(std::string base) : base_(std::move(base)) {
-    pqxx::connection c{base_};
-    pqxx::work w{c};
-    w.exec0("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
-    w.commit();
-  }
-  ~schemas() {
-    try {
-      pqxx::connection c{base_};
-      pqxx::work w{c};
-      for (auto& s : made_)
-        w.exec0("DROP SCHEMA IF EXISTS " + w.quote_name(s) + " CASCADE");
-      w.commit();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "nodes: could not drop the bench schemas: %s\n", e.what());
-    }
-  }
-  // The URL of a new, empty schema.
-  std::string fresh() {
-    auto schema = "mneme_nodes_" + std::to_string(::getpid()) + "_" + std::to_string(made_.size());
-    pqxx::connection c{base_};
-    pqxx::work w{c};
-    w.exec0("CREATE SCHEMA " + w.quote_name(schema));
-    w.commit();
-    made_.push_back(schema);
-    return base_ + (base_.find('?') == std::string::npos ? "?" : "&")
-           + "options=-csearch_path%3D" + schema + "%2Cpublic";
-  }
-
-private:
-  std::string base_;
-  std::vector<std::string> made_;
-};
 
 struct node {
   std::string id;
@@ -325,7 +289,7 @@ int run(const nodes_options& o) {
     std::fprintf(stderr, "nodes: starting a throw-away PostgreSQL cluster\n");
     url = testing::pg_test_cluster::shared().base_url();
   }
-  schemas pg{url};
+  pg_bench_schemas pg{url, "mneme_nodes", "nodes"};
   char tmpl[] = "/tmp/mneme-bench-nodes-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr)
     return exit_failure;
@@ -342,12 +306,12 @@ int run(const nodes_options& o) {
   for (int r = 0; r < repeats; ++r) {
     auto tag = fmt::format("r{}", r);
     auto alone = [&] {
-      auto db = pg.fresh();
+      auto db = pg.fresh_url();
       auto nodes = start_nodes(1, db, llm_port, dir, tag + "-alone");
       one_rate.push_back(ingest(nodes, db, o, tag, errors).msgs_per_s);
     };
     auto pair = [&] {
-      auto db = pg.fresh();
+      auto db = pg.fresh_url();
       auto nodes = start_nodes(2, db, llm_port, dir, tag + "-pair");
       two_rate.push_back(ingest(nodes, db, o, tag, errors).msgs_per_s);
       auto l = forwarding(nodes, db, o, tag, errors);

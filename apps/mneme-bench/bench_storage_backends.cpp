@@ -37,6 +37,7 @@
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
+#include "apps/mneme-bench/pg_bench_schemas.hpp"
 #include "apps/mneme-bench/storage_ingest.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
@@ -45,52 +46,6 @@
 
 namespace mneme::bench {
 namespace {
-
-// Where the PostgreSQL runs go: a URL (given, or the throw-away cluster's) under
-// which every run gets a schema of its own, dropped when the bench ends.
-class pg_target {
-public:
-  // pg_trgm goes to public once, where every run's search_path finds it (the store
-  // would otherwise create it in the first run's schema, out of the others' path).
-  explicit pg_target(std::string url) : base_(std::move(url)) {
-    pqxx::connection c{base_};
-    pqxx::work w{c};
-    w.exec0("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
-    w.commit();
-  }
-  ~pg_target() {
-    try {
-      pqxx::connection c{base_};
-      pqxx::work w{c};
-      for (auto& s : schemas_)
-        w.exec0("DROP SCHEMA IF EXISTS " + w.quote_name(s) + " CASCADE");
-      w.commit();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "storage: could not drop the bench schemas: %s\n", e.what());
-    }
-  }
-
-  // The parameters of a new, empty PostgreSQL store.
-  store_params fresh() {
-    auto schema = "mneme_bench_" + std::to_string(::getpid()) + "_"
-                  + std::to_string(schemas_.size());
-    pqxx::connection c{base_};
-    pqxx::work w{c};
-    w.exec0("CREATE SCHEMA " + w.quote_name(schema));
-    w.commit();
-    schemas_.push_back(schema);
-    store_params params;
-    params.backend = "postgres";
-    // pg_trgm lives in public (the store creates it there when it may).
-    params.url = base_ + (base_.find('?') == std::string::npos ? "?" : "&")
-                 + "options=-csearch_path%3D" + schema + "%2Cpublic";
-    return params;
-  }
-
-private:
-  std::string base_;
-  std::vector<std::string> schemas_;
-};
 
 // Part 4 on one backend: the corpus written into the store `params` names (empty), then
 // searched through a recall source of its own; throws std::runtime_error on an error.
@@ -126,7 +81,7 @@ int run(const storage_backends_options& o) {
     std::fprintf(stderr, "storage: starting a throw-away PostgreSQL cluster\n");
     url = testing::pg_test_cluster::shared().base_url();
   }
-  pg_target pg{url};
+  pg_bench_schemas pg{url, "mneme_bench", "storage"};
   char tmpl[] = "/tmp/mneme-bench-backends-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr)
     return 1;
