@@ -1,11 +1,14 @@
 // Tests of opening the PostgreSQL store (store/pg/pg_store.hpp, pg_schema.hpp):
 // migrations recorded in a version table and applied once, a newer schema refused,
 // an unreachable server and a missing URL reported clearly without the password,
-// database.url_file read, every SQLite path refusing backend postgres, and the
+// database.url_file read, the writer lock taken again after a reconnect (or the write
+// refused while another writer holds it), every SQLite path refusing backend postgres, and the
 // daemon's runtime running on it with its recall seam (docs/scale-out.md).
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include <pqxx/pqxx>
 
@@ -59,6 +62,74 @@ BOOST_FIXTURE_TEST_CASE(migrations_are_recorded_once_and_a_reopen_keeps_the_rows
   BOOST_TEST(scalar("SELECT max(version) FROM mneme_schema_versions")
              == pg_latest_schema_version());
   BOOST_TEST((*again)->live_context(sid)->front().content == "kept");
+}
+
+// libpqxx reconnects a broken connection by itself, and the writer lock dies with the
+// old server process: the store's next write takes it again, or is refused while
+// another writer holds the database.
+BOOST_FIXTURE_TEST_CASE(the_writer_lock_is_taken_again_after_a_reconnect, pg_open_fixture) {
+  auto first = pg_store::open(params);
+  BOOST_REQUIRE_MESSAGE(first, err_of(first));
+  auto& a = **first;
+  BOOST_REQUIRE(!a.lock_as_only_writer());
+  auto rec = a.create_session(session_record{}, 1000);
+  BOOST_REQUIRE(rec);
+  const auto sid = rec->id;
+  BOOST_REQUIRE(a.append(testing::msg(sid, msg_role::user, "before the cut")));
+  const auto lock_is_free = [&] {
+    pqxx::connection c{params.url};
+    pqxx::nontransaction t{c};
+    const std::string key = "hashtextextended('mneme-writer/' || current_schema(), 0)";
+    if (!t.exec1("SELECT pg_try_advisory_lock(" + key + ")")[0].as<bool>())
+      return false;
+    t.exec1("SELECT pg_advisory_unlock(" + key + ")");
+    return true;
+  };
+  BOOST_TEST(!lock_is_free());
+  // Ends the first store's server process and waits until it is gone (bounded).
+  const auto cut = [&] {
+    const auto pid = std::to_string(a.connection().backendpid());
+    scalar("SELECT count(*) FROM (SELECT pg_terminate_backend(" + pid + ")) t");
+    for (int i = 0; i < 1000; ++i) {
+      if (scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid) == 0)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    BOOST_FAIL("the terminated server process did not exit within 10 s");
+  };
+  // Appends that meet the dead connection fail with storage_cant_open (libpqxx 6.4
+  // needs two of them to notice and reconnect); a later one runs on a new connection.
+  const auto append_after_cut = [&](const std::string& text) {
+    auto id = a.append(testing::msg(sid, msg_role::user, text));
+    for (int attempt = 0; attempt < 5 && !id && id.error() == errc::storage_cant_open; ++attempt)
+      id = a.append(testing::msg(sid, msg_role::user, text));
+    return id;
+  };
+
+  cut();
+  {
+    auto second = pg_store::open(params);
+    BOOST_REQUIRE_MESSAGE(second, err_of(second));
+    BOOST_REQUIRE_MESSAGE(!(*second)->lock_as_only_writer(), "the lock died with its backend");
+    auto refused = append_after_cut("while another writer holds the database");
+    BOOST_REQUIRE(!refused);
+    BOOST_TEST((refused.error() == errc::storage_locked), err_of(refused));
+    BOOST_TEST(scalar("SELECT count(*) FROM messages") == 1);
+    // The second writer lets go (at once: a closing connection's lock outlives the close
+    // by the server process's exit).
+    pqxx::nontransaction t{(*second)->connection()};
+    t.exec("SELECT pg_advisory_unlock_all()");
+  }
+
+  auto kept = append_after_cut("after the other writer left");
+  BOOST_REQUIRE_MESSAGE(kept, err_of(kept));
+  BOOST_TEST(!lock_is_free(), "the first store holds the writer lock again");
+  BOOST_TEST(scalar("SELECT count(*) FROM messages") == 2);
+
+  cut(); // alone: the next write reconnects and takes the lock back at once
+  auto again = append_after_cut("after a second cut");
+  BOOST_REQUIRE_MESSAGE(again, err_of(again));
+  BOOST_TEST(!lock_is_free());
 }
 
 BOOST_FIXTURE_TEST_CASE(a_database_of_a_newer_mneme_is_refused, pg_open_fixture) {

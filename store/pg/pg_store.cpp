@@ -25,6 +25,10 @@ namespace {
 
 constexpr size_t pg_max_open_sessions_remembered = 65536;
 
+// The key of the writer lock (lock_as_only_writer): one per schema, as each schema holds
+// one mneme database.
+#define MNEME_PG_WRITER_LOCK_KEY "hashtextextended('mneme-writer/' || current_schema(), 0)"
+
 // The prepared statements (names are the keys libpqxx knows them by).
 constexpr const char* pg_statements[][2] = {
   {"session_open", "SELECT ended_at_ms FROM sessions WHERE id = $1"},
@@ -154,9 +158,7 @@ caf::error pg_store::lock_as_only_writer() {
     pqxx::nontransaction t{*conn_};
     t.exec0(std::string{"SET lock_timeout = '"} + pg_writer_lock_wait + "'");
     try {
-      // One key per schema: each schema holds one mneme database.
-      t.exec("SELECT pg_advisory_lock("
-             "hashtextextended('mneme-writer/' || current_schema(), 0))");
+      t.exec("SELECT pg_advisory_lock(" MNEME_PG_WRITER_LOCK_KEY ")");
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != "55P03") // lock_not_available
         throw;
@@ -166,8 +168,22 @@ caf::error pg_store::lock_as_only_writer() {
                              " to this database; one writer per database");
     }
     t.exec0("RESET lock_timeout");
+    writer_lock_backend_ = conn_->backendpid();
     return {};
   });
+}
+
+caf::error pg_store::keep_writer_lock(pqxx::transaction_base& t) {
+  if (writer_lock_backend_ == 0 || conn_->backendpid() == writer_lock_backend_)
+    return {};
+  // A session-level lock taken inside a transaction outlives its rollback.
+  if (!t.exec1("SELECT pg_try_advisory_lock(" MNEME_PG_WRITER_LOCK_KEY ")")[0].as<bool>())
+    return caf::make_error(errc::storage_locked,
+                           "postgres: the connection to the server was re-established and"
+                           " another mneme daemon (or `mneme compact`) took this database"
+                           " meanwhile; nothing was written; one writer per database");
+  writer_lock_backend_ = conn_->backendpid();
+  return {};
 }
 
 // --- sessions
@@ -249,7 +265,7 @@ caf::error lease_lost(const std::string& node, const std::string& what) {
 
 caf::error pg_store::fence_session(pqxx::transaction_base& t, const std::string& session_id) {
   if (node_id_.empty())
-    return {};
+    return keep_writer_lock(t);
   auto r = t.exec_params("SELECT s.session_key, l.owner_node, l.token FROM sessions s"
                          " JOIN mneme_leases l ON l.session_key = s.session_key"
                          " WHERE s.id = $1 FOR SHARE OF l",
@@ -267,8 +283,11 @@ caf::error pg_store::fence_session(pqxx::transaction_base& t, const std::string&
 
 caf::expected<int64_t> pg_store::fence_key(pqxx::transaction_base& t,
                                            const std::string& session_key) {
-  if (node_id_.empty())
+  if (node_id_.empty()) {
+    if (auto err = keep_writer_lock(t))
+      return err;
     return int64_t{0};
+  }
   auto r = t.exec_params("SELECT owner_node, token FROM mneme_leases WHERE session_key = $1"
                          " FOR SHARE",
                          pg::bytes(session_key));

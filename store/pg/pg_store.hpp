@@ -115,7 +115,11 @@ public:
   // Errors: storage_locked naming the cause when another writer holds it. The
   // storage actor takes it (a daemon, `mneme compact`); the CLI's facts writes do
   // not need it. Until node leases (issue 26, item 4) this is what keeps one daemon
-  // per database. A reconnect after the server restarted does not retake it.
+  // per database. libpqxx reconnects a broken connection on its own (the server
+  // restarted, or ended this backend) and the lock dies with the old backend: every
+  // write then checks that its connection still holds it (keep_writer_lock) and
+  // takes it again, or is refused with storage_locked when another writer took the
+  // database meanwhile.
   caf::error lock_as_only_writer();
 
   // --- node mode (issue 26 item 4, store/pg/pg_leases.hpp)
@@ -149,6 +153,10 @@ private:
   // ends, and the token is remembered for the rows `t` inserts. No-ops otherwise.
   caf::error fence_session(pqxx::transaction_base& t, const std::string& session_id);
   caf::expected<int64_t> fence_key(pqxx::transaction_base& t, const std::string& session_key);
+  // Outside node mode, after lock_as_only_writer: {} when this connection's backend
+  // holds the writer lock (taken again here, without waiting, after a reconnect);
+  // storage_locked when another writer holds it. No-op when the lock was never taken.
+  caf::error keep_writer_lock(pqxx::transaction_base& t);
   // The token the rows of `session_id` are written under in this transaction (0: none).
   int64_t fence_token_of(const std::string& session_id) const;
   // Validates and inserts one message of an open session inside `t`; position 0
@@ -164,6 +172,7 @@ private:
   bool group_broken_ = false; // a statement failed outside a savepoint: the group is lost
   std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
+  int writer_lock_backend_ = 0; // the server process holding the writer lock; 0: not taken
   std::string node_id_;                                // empty: not in node mode
   std::unordered_map<std::string, int64_t> fences_;    // session key -> lease token
   // Sessions fenced in the current transaction (a group: since begin_group) -> token.
