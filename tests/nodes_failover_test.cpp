@@ -13,6 +13,8 @@
 // nothing under its old token; the key's later requests through it reach the owner.
 // Clean stop: a node stopped with SIGTERM gives its leases up, so the other node takes
 // its keys on their next request, long before the lease would have expired.
+// Streams: a streamed turn and a streamed chat completion for a key the other node
+// owns come through as streams, stored by the owner.
 //
 // Liveness bounds (how long a takeover may take) are generous and only end a hung
 // test; the takeover times are printed (BOOST_TEST_MESSAGE), not judged.
@@ -315,6 +317,50 @@ BOOST_AUTO_TEST_CASE(a_node_stopped_cleanly_gives_its_keys_up_at_once) {
   BOOST_REQUIRE_EQUAL(grant.size(), 1u);
   BOOST_TEST(grant[0][0].as<std::string>() == "node-a");
   check_stored_once_and_fenced(cluster, {"r-at-a", "r-at-b"});
+}
+
+// A streamed answer through the node that does not own the key is relayed as a stream
+// (http_forward_test shows it goes piece by piece): the client gets the owner's
+// events, the final one and [DONE], on both doors.
+BOOST_AUTO_TEST_CASE(a_streamed_answer_for_a_key_owned_elsewhere_comes_through_the_other_node) {
+  two_node_cluster cluster{600};
+  BOOST_REQUIRE_EQUAL(append(cluster.a.port, "t", "t-at-a"), 201); // a owns "t"
+  httplib::Client c{"127.0.0.1", cluster.b.port};
+  c.set_read_timeout(60, 0);
+  const auto streamed = [&](const std::string& path, const json& body,
+                            const httplib::Headers& headers) {
+    auto r = c.Post(path, headers, body.dump(), "application/json");
+    BOOST_REQUIRE_MESSAGE(r, path << ": " << httplib::to_string(r.error()));
+    BOOST_TEST(r->status == 200, path << ": " << r->body);
+    BOOST_TEST(r->get_header_value("Content-Type").rfind("text/event-stream", 0) == 0u,
+               path << ": " << r->get_header_value("Content-Type"));
+    return r->body;
+  };
+  auto turn = streamed("/v1/sessions/t/turns",
+                       json{{"user", "alice"}, {"content", "streamed through b"}, {"stream", true}},
+                       {});
+  BOOST_TEST(turn.find("\"session_id\"") != std::string::npos, turn); // the final event
+  BOOST_TEST(turn.size() >= 14u);
+  BOOST_TEST(turn.substr(turn.size() - 14) == "data: [DONE]\n\n", turn);
+  auto door = streamed("/v1/chat/completions",
+                       json{{"model", "mneme"}, {"stream", true}, {"user", "alice"},
+                            {"messages", json::array({json{{"role", "user"},
+                                                           {"content", "through the door"}}})}},
+                       {{"X-Mneme-Session", "t"}});
+  BOOST_TEST(door.find("chat.completion.chunk") != std::string::npos, door);
+  BOOST_TEST(door.substr(door.size() - 14) == "data: [DONE]\n\n", door);
+  auto metrics = httplib::Client{"127.0.0.1", cluster.b.port}.Get("/metrics");
+  BOOST_REQUIRE(metrics);
+  const std::string counter = "\nmneme_requests_forwarded_total ";
+  auto at = metrics->body.find(counter);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, metrics->body);
+  BOOST_TEST(std::stod(metrics->body.substr(at + counter.size())) == 2.0);
+  // Both turns were stored by the owner, under its token.
+  check_stored_once_and_fenced(cluster, {"t-at-a", "streamed through b", "through the door"});
+  auto owners = cluster.query("SELECT DISTINCT g.owner_node FROM messages m"
+                              " JOIN mneme_lease_grants g ON g.token = m.fence_token");
+  BOOST_REQUIRE_EQUAL(owners.size(), 1u);
+  BOOST_TEST(owners[0][0].as<std::string>() == "node-a");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

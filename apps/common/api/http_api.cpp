@@ -302,11 +302,20 @@ bool call::forward_elsewhere(const caf::error& err) {
   if (!should_forward(!req.header(forwarded_by_header).empty(), owner_url, a.advertise_url))
     return false;
   a.metrics->requests_forwarded.fetch_add(1, std::memory_order_relaxed);
-  a.forwarder->forward(req, owner_url, [c = shared_from_this()](http_response res) {
+  forward_sink sink;
+  sink.answer = [c = shared_from_this()](http_response res) {
     if (res.status == 503 && res.body.find("lease_owner_unreachable") != std::string::npos)
       c->api->metrics->forward_failures.fetch_add(1, std::memory_order_relaxed);
     c->finish(std::move(res));
-  });
+  };
+  // The owner's stream completes the request (nothing is left for fail_pending to end).
+  sink.open_stream = [c = shared_from_this()](int status, std::string content_type,
+                                              header_list headers) {
+    auto stream = c->reply.stream(status, std::move(content_type), std::move(headers));
+    c->api->forget(c->id);
+    return stream;
+  };
+  a.forwarder->forward(req, owner_url, std::move(sink));
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Forwarding to a key's owner node; see http_forward.hpp.
 #include "apps/common/api/http_forward.hpp"
 
+#include <optional>
 #include <thread>
 
 #include <boost/asio.hpp>
@@ -43,27 +44,52 @@ http_response unreachable(const std::string& url, const std::string& what,
   return r;
 }
 
-// One forwarded request: resolve, connect, write, read, done.
+// The owner's answer headers a client gets: all but the hop-by-hop ones and those the
+// front sets itself.
+header_list relayed_headers(const http::response_header<>& res) {
+  header_list out;
+  for (const auto& f : res)
+    if (!hop_by_hop(f.name_string()) && !beast::iequals(f.name_string(), "Content-Type")
+        && !beast::iequals(f.name_string(), "Date") && !beast::iequals(f.name_string(), "Server"))
+      out.emplace_back(std::string{f.name_string()}, std::string{f.value()});
+  return out;
+}
+
+bool is_event_stream(beast::string_view content_type) {
+  constexpr beast::string_view sse = "text/event-stream";
+  return content_type.size() >= sse.size()
+         && beast::iequals(content_type.substr(0, sse.size()), sse);
+}
+
+// Bytes read from the owner per piece of a relayed stream.
+constexpr size_t relay_piece_bytes = 16 * 1024;
+
+// One forwarded request: resolve, connect, write, read the header, then the whole
+// body (answer) or the stream piece by piece (relay).
 struct forward_op : std::enable_shared_from_this<forward_op> {
   forward_op(net::io_context& io, const forward_limits& limits, std::string url,
-             std::function<void(http_response)> done)
-    : resolver(io), stream(io), limits(limits), url(std::move(url)), done(std::move(done)) {}
+             forward_sink sink)
+    : resolver(io), stream(io), limits(limits), url(std::move(url)), sink(std::move(sink)) {}
 
   tcp::resolver resolver;
   beast::tcp_stream stream;
   forward_limits limits;
   std::string url;
-  std::function<void(http_response)> done;
+  forward_sink sink;
+  bool answered = false; // the sink was called
   http::request<http::string_body> out;
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
+  // Relaying a stream: the parser of its body, and where its pieces land.
+  std::optional<http::response_parser<http::buffer_body>> piece_parser;
+  std::shared_ptr<event_stream> client;
+  char piece[relay_piece_bytes];
 
   void fail(const std::string& what) {
-    if (!done)
+    if (answered)
       return;
-    auto d = std::move(done);
-    done = nullptr;
-    d(unreachable(url, what, limits.retry_after_seconds));
+    answered = true;
+    sink.answer(unreachable(url, what, limits.retry_after_seconds));
   }
 
   void start(const http_url& to) {
@@ -88,9 +114,28 @@ struct forward_op : std::enable_shared_from_this<forward_op> {
       if (e)
         return self->fail("write: " + e.message());
       self->parser.body_limit(static_cast<uint64_t>(self->limits.max_answer_bytes));
-      http::async_read(self->stream, self->buffer, self->parser,
-                       [self](beast::error_code e2, size_t) { self->on_read(e2); });
+      http::async_read_header(self->stream, self->buffer, self->parser,
+                              [self](beast::error_code e2, size_t) { self->on_header(e2); });
     });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec)
+      return fail("read: " + ec.message());
+    auto& res = parser.get();
+    if (!sink.open_stream || !is_event_stream(res[http::field::content_type]))
+      return http::async_read(stream, buffer, parser,
+                              [self = shared_from_this()](beast::error_code e, size_t) {
+                                self->on_read(e);
+                              });
+    answered = true;
+    client = sink.open_stream(static_cast<int>(res.result_int()),
+                              std::string{res[http::field::content_type]}, relayed_headers(res));
+    if (!client)
+      return close();
+    piece_parser.emplace(std::move(parser));
+    piece_parser->body_limit(static_cast<uint64_t>(limits.max_answer_bytes));
+    read_piece();
   }
 
   void on_read(beast::error_code ec) {
@@ -101,15 +146,42 @@ struct forward_op : std::enable_shared_from_this<forward_op> {
     r.status = static_cast<int>(res.result_int());
     r.content_type = std::string{res[http::field::content_type]};
     r.body = std::move(res.body());
-    for (const auto& f : res)
-      if (!hop_by_hop(f.name_string()) && !beast::iequals(f.name_string(), "Content-Type")
-          && !beast::iequals(f.name_string(), "Date") && !beast::iequals(f.name_string(), "Server"))
-        r.headers.emplace_back(std::string{f.name_string()}, std::string{f.value()});
+    r.headers = relayed_headers(res);
+    close();
+    answered = true;
+    sink.answer(std::move(r));
+  }
+
+  void read_piece() {
+    auto& body = piece_parser->get().body();
+    body.data = piece;
+    body.size = sizeof piece;
+    http::async_read_some(stream, buffer, *piece_parser,
+                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                            self->on_piece(ec);
+                          });
+  }
+
+  // Invariant: every byte the owner sent is pushed before the client's stream ends.
+  void on_piece(beast::error_code ec) {
+    if (ec == http::error::need_buffer)
+      ec = {};
+    auto& body = piece_parser->get().body();
+    const size_t got = sizeof piece - body.size;
+    // A client gone (or too slow) stops the relay; the owner's turn goes on without it.
+    if (got > 0 && !client->push(std::string{piece, got}))
+      return close();
+    if (ec || piece_parser->is_done()) {
+      client->end();
+      return close();
+    }
+    read_piece();
+  }
+
+  void close() {
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    auto d = std::move(done);
-    done = nullptr;
-    d(std::move(r));
+    stream.socket().close(ignored);
   }
 };
 
@@ -139,9 +211,9 @@ request_forwarder::request_forwarder(std::string self_node, forward_limits limit
 request_forwarder::~request_forwarder() = default;
 
 void request_forwarder::forward(const http_request& req, const std::string& owner_url,
-                                std::function<void(http_response)> done) {
+                                forward_sink sink) {
   auto to = parse_http_url(owner_url);
-  auto op = std::make_shared<forward_op>(impl_->io, impl_->limits, owner_url, std::move(done));
+  auto op = std::make_shared<forward_op>(impl_->io, impl_->limits, owner_url, std::move(sink));
   if (!to) {
     op->fail("not an http:// URL");
     return;

@@ -6,13 +6,17 @@
 // forwards a request that arrived with it (policies/lease_policy should_forward).
 //
 // Asynchronous: one I/O thread of its own (Boost.Beast client), no thread per request;
-// a connection per forwarded request. The owner's answer is relayed whole once read
-// (a streamed answer reaches the client in one piece at its end). An owner that
-// cannot be reached or does not answer within the deadline yields 503
-// `lease_owner_unreachable` with Retry-After: its lease expires within
-// gateway.lease_seconds, after which any node takes the key over.
+// a connection per forwarded request. A whole answer is relayed once read; a streamed
+// one (Content-Type text/event-stream: streamed turns, the OpenAI door's streams) is
+// relayed piece by piece as the owner writes it, so the client's first byte waits for
+// the owner's, not for its end. An owner that cannot be reached or does not answer
+// within the deadline yields 503 `lease_owner_unreachable` with Retry-After: its
+// lease expires within gateway.lease_seconds, after which any node takes the key over.
+// An owner whose stream breaks after it began ends the client's stream there (no
+// final event, no [DONE]: the client sees the cut).
 //
-// Threads: forward() from any thread; `done` runs on the forwarder's thread.
+// Threads: forward() from any thread; the sink's functions run on the forwarder's
+// thread.
 #pragma once
 
 #include <chrono>
@@ -34,6 +38,18 @@ struct forward_limits {
   int64_t retry_after_seconds = 10;                // gateway.lease_seconds
 };
 
+// Where a forwarded request's answer goes. Exactly one of the two is called once.
+struct forward_sink {
+  // A whole answer, or the 503 of a failure before the owner's status line arrived.
+  std::function<void(http_response)> answer;
+  // A streamed answer: the owner's status, content type and headers; returns the
+  // client's stream, or nullptr when the client's request is over (the forward stops).
+  // Null: streamed answers are relayed whole through `answer`.
+  std::function<std::shared_ptr<event_stream>(int status, std::string content_type,
+                                              header_list headers)>
+    open_stream;
+};
+
 class request_forwarder {
  public:
   // `self_node`: this node's id, sent in forwarded_by_header.
@@ -42,10 +58,9 @@ class request_forwarder {
   request_forwarder(const request_forwarder&) = delete;
   request_forwarder& operator=(const request_forwarder&) = delete;
 
-  // Sends `req` to `owner_url` (http://host:port[/base]); `done` gets the owner's
-  // answer, or a 503 naming what failed. `done` is called exactly once.
-  void forward(const http_request& req, const std::string& owner_url,
-               std::function<void(http_response)> done);
+  // Sends `req` to `owner_url` (http://host:port[/base]); `sink` gets the owner's
+  // answer (whole or streamed), or a 503 naming what failed.
+  void forward(const http_request& req, const std::string& owner_url, forward_sink sink);
 
  private:
   struct impl;
