@@ -177,6 +177,24 @@ BOOST_AUTO_TEST_CASE(a_wrong_token_is_refused_before_the_run_with_exit_2) {
   BOOST_TEST(r.report.is_null());
 }
 
+BOOST_AUTO_TEST_CASE(a_server_list_with_an_empty_bad_or_repeated_url_is_refused_with_exit_2) {
+  mneme::testing::temp_dir dir{"mneme-soak-urls"};
+  const std::string a = "http://127.0.0.1:1";
+  const std::pair<std::string, std::string> cases[] = {
+    {a + ",," + "http://127.0.0.1:2", "an empty URL"},
+    {a + ",", "an empty URL"},
+    {"127.0.0.1:8080", "'127.0.0.1:8080' is not an http://HOST:PORT URL"},
+    {a + ",https://x:1", "'https://x:1' is not an http://HOST:PORT URL"},
+    {a + "," + a, "names " + a + " twice"},
+  };
+  for (const auto& [list, said] : cases) {
+    auto r = run_soak({"--server", list, "--no-faults", "--scenario", scenario_file}, dir);
+    BOOST_TEST(r.exit_code == 2, list << ": " << r.output);
+    BOOST_TEST(r.output.find(said) != std::string::npos, list << ": " << r.output);
+    BOOST_TEST(r.report.is_null());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_scenario_with_faults_needs_fakellm_or_no_faults) {
   daemon_rig rig;
   auto refused = run_soak({"--server", rig.daemon_url, "--token", token, "--scenario",

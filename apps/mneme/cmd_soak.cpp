@@ -24,6 +24,7 @@
 #include "apps/common/soak/soak_scenario.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "messages/errc.hpp"
+#include "policies/http_url.hpp"
 
 namespace mneme::cli {
 
@@ -92,7 +93,24 @@ int run_soak_command(const soak_cli& cli) {
   if (cli.server.empty())
     return soak::run_soak(std::move(*sc), opt, std::cout, std::cerr);
   soak::server_options so;
-  for (const auto& url : cli.server) {
+  // Split here, not by CLI11 (whose delimiter drops empty entries): "a,,b" is a mistake.
+  std::vector<std::string> urls;
+  for (const auto& arg : cli.server)
+    for (size_t from = 0;;) {
+      const auto comma = arg.find(',', from);
+      urls.push_back(arg.substr(from, comma == std::string::npos ? comma : comma - from));
+      if (comma == std::string::npos)
+        break;
+      from = comma + 1;
+    }
+  for (const auto& url : urls) {
+    if (url.empty() || !parse_http_url(url)) {
+      std::cerr << "mneme soak: --server: "
+                << (url.empty() ? std::string{"an empty URL (two commas, or one at an end)"}
+                                : "'" + url + "' is not an http://HOST:PORT URL")
+                << "\n";
+      return exit_usage;
+    }
     for (const auto& seen : so.urls)
       if (seen == url) {
         std::cerr << "mneme soak: --server names " << url << " twice\n";
@@ -124,8 +142,7 @@ command_action setup_soak(CLI::App& cmd) {
                  "drive a running daemon at URL (http://HOST:PORT) over its HTTP API; "
                  "several nodes on one PostgreSQL database as URL1,URL2,... "
                  "(comma-separated): each user's calls go to the nodes in turn, /metrics "
-                 "figures are summed, liveness and RSS checked per node")
-    ->delimiter(',');
+                 "figures are summed, liveness and RSS checked per node");
   cmd.add_option("--token", cli->token, "bearer token for --server (gateway.auth_token)");
   cmd.add_option("--fakellm", cli->fakellm,
                  "with --server: the mneme-fakellm the daemon uses (http://HOST:PORT); the "
