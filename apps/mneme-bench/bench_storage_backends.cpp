@@ -3,6 +3,8 @@
 //   1. ingest: N session actors x M appends, each durable when acknowledged (SQLite
 //      synchronous=FULL; PostgreSQL synchronous_commit=on, fsync on), 3 runs of each
 //      backend alternating; the medians and their ratio (target: PostgreSQL >= 0.5x).
+//      Beside them, the ceiling of that ratio: each raw library writing the same
+//      messages into a bare table in the same group size (bare_ingest.hpp), 3 runs each.
 //   2. acknowledgement latency, both backends paced at half PostgreSQL's median peak.
 //   3. compaction commit of a 5,000-message session (head 4, tail 20), median of 5,
 //      called on each store directly (no actor).
@@ -21,6 +23,8 @@
 // bench_storage_backends.hpp and reached from `mneme-bench storage`.
 #include "apps/mneme-bench/bench_storage_backends.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +38,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include "apps/mneme-bench/bare_ingest.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
@@ -96,12 +101,15 @@ int run(const storage_backends_options& o) {
   constexpr int repeats = 3;
   std::vector<double> sqlite_rates;
   std::vector<double> pg_rates;
+  std::vector<double> pg_batches;
   int64_t errors = 0;
   for (int r = 0; r < repeats; ++r) { // orders alternate: sqlite pg, pg sqlite, ...
     auto one = [&](bool postgres) {
       auto res = run_ingest(postgres ? pg.fresh() : sqlite_fresh(), o.sessions, o.per_session,
                             bodies, 0);
       (postgres ? pg_rates : sqlite_rates).push_back(res.msgs_per_s);
+      if (postgres)
+        pg_batches.push_back(res.mean_batch);
       errors += res.errors;
     };
     one(r % 2 == 1);
@@ -109,6 +117,27 @@ int run(const storage_backends_options& o) {
   }
   auto sqlite_rate = median(sqlite_rates);
   auto pg_rate = median(pg_rates);
+
+  // 1b. The raw libraries on a bare table, in the group size mneme's PostgreSQL store
+  // committed: the ceiling of the ratio above (bare_ingest.hpp).
+  const auto bare_batch = std::max<int64_t>(1, std::llround(median(pg_batches)));
+  const auto bare_rows = static_cast<int64_t>(o.sessions) * o.per_session;
+  std::vector<double> sqlite_bare_rates;
+  std::vector<double> pg_bare_rates;
+  for (int r = 0; r < repeats; ++r) {
+    auto one = [&](bool postgres) {
+      if (postgres)
+        pg_bare_rates.push_back(pg_bare_ingest(pg.fresh_url(), bare_rows, bodies, bare_batch));
+      else
+        sqlite_bare_rates.push_back(sqlite_bare_ingest(
+          fresh_file{dir, "bare" + std::to_string(r) + ".db"}.path, bare_rows, bodies,
+          bare_batch));
+    };
+    one(r % 2 == 1);
+    one(r % 2 == 0);
+  }
+  const auto sqlite_bare = median(sqlite_bare_rates);
+  const auto pg_bare = median(pg_bare_rates);
   auto paced_rate = pg_rate / 2;
   int paced_per_session = o.per_session / 2 > 0 ? o.per_session / 2 : 1;
   auto pg_paced = run_ingest(pg.fresh(), o.sessions, paced_per_session, bodies, paced_rate);
@@ -150,6 +179,12 @@ int run(const storage_backends_options& o) {
     {"sqlite_ingest_runs_msgs_per_s", sqlite_rates},
     {"pg_ingest_runs_msgs_per_s", pg_rates},
     {"pg_ingest_ratio", pg_rate / sqlite_rate},
+    {"bare_batch_rows", bare_batch},
+    {"sqlite_bare_msgs_per_s", sqlite_bare},
+    {"pg_bare_msgs_per_s", pg_bare},
+    {"sqlite_bare_runs_msgs_per_s", sqlite_bare_rates},
+    {"pg_bare_runs_msgs_per_s", pg_bare_rates},
+    {"pg_bare_ratio", pg_bare / sqlite_bare},
     {"ingest_errors", errors},
     {"ack_rate_msgs_per_s", paced_rate},
     {"pg_ack_p50_ms", pg_paced.p50_ms},
@@ -190,13 +225,16 @@ int run(const storage_backends_options& o) {
     "storage backends ({} sessions x {} messages, durable acknowledgements)\n"
     "  1. ingest through the storage actor   SQLite {:>8.0f} msgs/s   PostgreSQL {:>8.0f} msgs/s"
     "   ratio {:.2f} (target >= 0.5)\n"
+    "     the raw libraries, bare table, {} rows a commit  SQLite {:>8.0f}   PostgreSQL {:>8.0f}"
+    "   ratio {:.2f} (the ceiling of the ratio above)\n"
     "  2. ack latency at {:.0f} msgs/s        SQLite p50 {:.2f} p99 {:.2f} ms"
     "   PostgreSQL p50 {:.2f} p99 {:.2f} ms\n"
     "  3. compaction commit of 5,000 messages SQLite {:.2f} ms   PostgreSQL {:.2f} ms\n"
     "  4. recall, {} messages, {} searches  SQLite p50 {:.2f} p99 {:.2f} ms recall@3 {:.4f}"
     "   PostgreSQL p50 {:.2f} p99 {:.2f} ms recall@3 {:.4f} (target p99 <= 50 ms, recall@3 equal)\n"
     "  errors {}\n",
-    o.sessions, o.per_session, sqlite_rate, pg_rate, pg_rate / sqlite_rate, paced_rate,
+    o.sessions, o.per_session, sqlite_rate, pg_rate, pg_rate / sqlite_rate, bare_batch,
+    sqlite_bare, pg_bare, pg_bare / sqlite_bare, paced_rate,
     sqlite_paced.p50_ms, sqlite_paced.p99_ms, pg_paced.p50_ms, pg_paced.p99_ms,
     sqlite_compaction, pg_compaction, pg_recall.corpus.messages, pr.latencies_ms.size(),
     percentile(lr.latencies_ms, 0.50), percentile(lr.latencies_ms, 0.99),
