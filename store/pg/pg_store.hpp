@@ -150,7 +150,8 @@ private:
                           bool remember, access a = access::write);
   // Node mode: lease_lost unless the key of `session_id` (or `session_key`) is leased
   // to this node under its registered token; the row stays share-locked until `t`
-  // ends, and the token is remembered for the rows `t` inserts. No-ops otherwise.
+  // ends, and the token is remembered for the rows `t` inserts. Outside node mode they
+  // only keep the writer lock (keep_writer_lock).
   caf::error fence_session(pqxx::transaction_base& t, const std::string& session_id);
   caf::expected<int64_t> fence_key(pqxx::transaction_base& t, const std::string& session_key);
   // Outside node mode, after lock_as_only_writer: {} when this connection's backend
