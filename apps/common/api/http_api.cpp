@@ -49,16 +49,16 @@
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/sinks/null_sink.h>
 
-#include "apps/common/api/bearer_auth.hpp"
-#include "apps/common/api/context_service.hpp"
+#include "apps/common/api/plumbing/bearer_auth.hpp"
+#include "apps/common/api/routes/context_service.hpp"
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/api/metrics_exporter.hpp"
-#include "apps/common/api/openai_door.hpp"
-#include "apps/common/api/request_decoder.hpp"
-#include "apps/common/api/route_table.hpp"
-#include "apps/common/api/turn_stream.hpp"
-#include "apps/common/api/http_forward.hpp"
+#include "apps/common/api/doors/openai_chat/openai_door.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
+#include "apps/common/api/plumbing/route_table.hpp"
+#include "apps/common/api/routes/turn_stream.hpp"
+#include "apps/common/api/front/http_forward.hpp"
 #include "policies/access_scope.hpp"
 #include "policies/builtin_tools.hpp"
 #include "policies/client_text.hpp"

@@ -48,8 +48,8 @@
 #include "caf/all.hpp"
 
 #include "actors/runtime.hpp"
-#include "apps/common/api/http_exchange.hpp"
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 
 namespace mneme::api {
 

@@ -1,12 +1,12 @@
 // The OpenAI door's wire format; see openai_wire.hpp.
-#include "apps/common/api/openai_wire.hpp"
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 
 #include <algorithm>
 #include <initializer_list>
 #include <string_view>
 
 #include "actors/llm/llm_wire.hpp"
-#include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
 #include "messages/errc.hpp"
 
 namespace mneme::api {

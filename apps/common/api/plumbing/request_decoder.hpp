@@ -35,7 +35,7 @@ struct append_request {
 struct turn_request {
   std::string user;
   turn_input input;
-  bool stream = false; // answer as text/event-stream (apps/common/api/turn_stream.hpp)
+  bool stream = false; // answer as text/event-stream (apps/common/api/routes/turn_stream.hpp)
 };
 
 inline constexpr int64_t default_local_radius = 5;

@@ -25,7 +25,7 @@
 #include <memory>
 #include <string>
 
-#include "apps/common/api/http_exchange.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
 
 namespace mneme::api {
 

@@ -21,8 +21,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "apps/common/api/openai_wire.hpp"
-#include "apps/common/api/turn_stream.hpp"
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
+#include "apps/common/api/routes/turn_stream.hpp"
 #include "messages/answer_stream.hpp"
 
 namespace mneme::api {

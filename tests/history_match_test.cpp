@@ -1,4 +1,4 @@
-// Tests of the OpenAI door's history matching (policies/openai_history.hpp) and error
+// Tests of the OpenAI door's history matching (policies/history_match.hpp) and error
 // mapping (policies/openai_errors.hpp): the print folded incrementally equals the print
 // folded at once (P1-P3), a resent prefix is verified from the print alone, archived rows
 // match and hidden rows (summaries, the daemon's prompt, built-in rounds, rolled-back
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "policies/openai_errors.hpp"
-#include "policies/openai_history.hpp"
+#include "policies/history_match.hpp"
 #include "tests/print_vocabulary.hpp"
 
-BOOST_AUTO_TEST_SUITE(openai_history_test)
+BOOST_AUTO_TEST_SUITE(history_match_test)
 
 using namespace mneme;
 
@@ -443,4 +443,4 @@ BOOST_AUTO_TEST_CASE(errors_keep_retriable_statuses_retriable_and_the_rest_not) 
   BOOST_TEST(openai_error_of(401, "unauthorized").type == "authentication_error");
 }
 
-BOOST_AUTO_TEST_SUITE_END() // openai_history_test
+BOOST_AUTO_TEST_SUITE_END() // history_match_test

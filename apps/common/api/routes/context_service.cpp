@@ -1,12 +1,12 @@
 // The context service's bodies; see context_service.hpp.
-#include "apps/common/api/context_service.hpp"
+#include "apps/common/api/routes/context_service.hpp"
 
 #include <algorithm>
 
 #include "actors/llm/llm_wire.hpp"
 #include "apps/common/api/json_codec.hpp"
-#include "apps/common/api/openai_wire.hpp"
-#include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
 
 namespace mneme::api {
 

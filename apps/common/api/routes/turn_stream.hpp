@@ -26,7 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "apps/common/api/http_exchange.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
 #include "messages/answer_stream.hpp"
 
 namespace mneme::api {

@@ -1,5 +1,5 @@
 // One HTTP request and its reply handle; see http_exchange.hpp.
-#include "apps/common/api/http_exchange.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
 
 #include <cctype>
 

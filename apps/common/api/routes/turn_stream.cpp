@@ -1,5 +1,5 @@
 // The SSE relay of a streamed turn; see turn_stream.hpp.
-#include "apps/common/api/turn_stream.hpp"
+#include "apps/common/api/routes/turn_stream.hpp"
 
 #include <nlohmann/json.hpp>
 

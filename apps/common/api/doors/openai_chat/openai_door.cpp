@@ -17,7 +17,7 @@
 //   - after a continuation (child session or reset) a full-history transcript is matched
 //     against the conversation across the sessions of the key (door_read_conversation);
 //     a branch from before the continuation is matched against the new session alone.
-#include "apps/common/api/openai_door.hpp"
+#include "apps/common/api/doors/openai_chat/openai_door.hpp"
 
 #include <cstdio>
 #include <limits>
@@ -27,8 +27,8 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "apps/common/api/http_status.hpp"
-#include "apps/common/api/openai_stream.hpp"
-#include "apps/common/api/openai_wire.hpp"
+#include "apps/common/api/doors/openai_chat/openai_stream.hpp"
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 #include "policies/client_text.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"

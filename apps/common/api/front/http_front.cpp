@@ -3,7 +3,7 @@
 // Every connection's handlers run on its own strand, so a connection's members are
 // touched by one thread at a time; the reply sinks and streams reach it only through
 // net::post onto that strand.
-#include "apps/common/api/http_front.hpp"
+#include "apps/common/api/front/http_front.hpp"
 
 #include <algorithm>
 #include <deque>

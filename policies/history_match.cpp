@@ -1,5 +1,5 @@
-// The OpenAI door's history matching; see openai_history.hpp.
-#include "policies/openai_history.hpp"
+// The OpenAI door's history matching; see history_match.hpp.
+#include "policies/history_match.hpp"
 
 #include <algorithm>
 #include <cassert>

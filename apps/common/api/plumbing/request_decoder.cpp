@@ -1,5 +1,5 @@
 // Request decoding; see request_decoder.hpp.
-#include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
 
 #include <charconv>
 #include <initializer_list>

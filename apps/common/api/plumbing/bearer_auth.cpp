@@ -1,5 +1,5 @@
 // Bearer-token check; see bearer_auth.hpp.
-#include "apps/common/api/bearer_auth.hpp"
+#include "apps/common/api/plumbing/bearer_auth.hpp"
 
 #include <cassert>
 #include <cstdint>

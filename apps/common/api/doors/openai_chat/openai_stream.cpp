@@ -1,5 +1,5 @@
 // The OpenAI door's chunk relay; see openai_stream.hpp.
-#include "apps/common/api/openai_stream.hpp"
+#include "apps/common/api/doors/openai_chat/openai_stream.hpp"
 
 #include <algorithm>
 

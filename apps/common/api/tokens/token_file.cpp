@@ -1,5 +1,5 @@
 // Changes to a tokens file; see token_file.hpp.
-#include "apps/common/api/token_file.hpp"
+#include "apps/common/api/tokens/token_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

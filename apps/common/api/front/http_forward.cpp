@@ -1,5 +1,5 @@
 // Forwarding to a key's owner node; see http_forward.hpp.
-#include "apps/common/api/http_forward.hpp"
+#include "apps/common/api/front/http_forward.hpp"
 
 #include <optional>
 #include <thread>

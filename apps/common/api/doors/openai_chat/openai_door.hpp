@@ -41,9 +41,9 @@
 #include "actors/gateway/gateway_actor.hpp"
 #include "actors/llm/llm_pool.hpp"
 #include "actors/storage/storage_actor.hpp"
-#include "apps/common/api/http_exchange.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
 #include "policies/access_scope.hpp"
-#include "policies/openai_history.hpp"
+#include "policies/history_match.hpp"
 
 namespace mneme::api {
 

@@ -1,5 +1,5 @@
 // The API's router; see route_table.hpp.
-#include "apps/common/api/route_table.hpp"
+#include "apps/common/api/plumbing/route_table.hpp"
 
 #include <algorithm>
 #include <cassert>

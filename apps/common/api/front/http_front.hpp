@@ -35,7 +35,7 @@
 
 #include "caf/expected.hpp"
 
-#include "apps/common/api/http_exchange.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
 
 namespace mneme::api {
 

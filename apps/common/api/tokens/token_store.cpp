@@ -3,7 +3,7 @@
 // find() hashes the presented token and looks the hash up in a map: the time of the
 // lookup depends on the hash, never on how much of a stored token the presented one
 // shares, so it reveals nothing usable about a stored token.
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 
 #include <openssl/evp.h>
 

@@ -15,7 +15,7 @@
 
 #include "caf/expected.hpp"
 
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 #include "policies/access_scope.hpp"
 
 namespace mneme::api {
