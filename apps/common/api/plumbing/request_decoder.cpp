@@ -328,13 +328,22 @@ caf::expected<nlohmann::json> parse_object(std::string_view body, bool empty_is_
   return j;
 }
 
-caf::expected<append_request> decode_append(std::string_view body) {
-  auto j = parse_object(body);
+caf::expected<nlohmann::json> parse_fields(std::string_view body,
+                                           std::initializer_list<std::string_view> known,
+                                           bool empty_is_object) {
+  auto j = parse_object(body, empty_is_object);
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"user", "role", "content", "tool_call_id", "tool_name",
-                                  "tool_calls"}))
+  if (auto err = only_fields(*j, known))
     return err;
+  return j;
+}
+
+caf::expected<append_request> decode_append(std::string_view body) {
+  auto j =
+    parse_fields(body, {"user", "role", "content", "tool_call_id", "tool_name", "tool_calls"});
+  if (!j)
+    return j.error();
   append_request out;
   std::string role;
   if (auto err = string_field(*j, "user", out.user, false))
@@ -357,14 +366,11 @@ caf::expected<append_request> decode_append(std::string_view body) {
 }
 
 caf::expected<turn_request> decode_turn(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_fields(body, {"user", "content", "tool_results", "abandon_pending", "tools",
+                               "tool_choice", "temperature", "top_p", "max_tokens",
+                               "response_format", "stop", "seed", "parallel_tool_calls", "stream"});
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"user", "content", "tool_results", "abandon_pending", "tools",
-                                  "tool_choice", "temperature", "top_p", "max_tokens",
-                                  "response_format", "stop", "seed", "parallel_tool_calls",
-                                  "stream"}))
-    return err;
   turn_request out;
   auto& in = out.input;
   if (auto err = string_field(*j, "user", out.user, false))
@@ -397,11 +403,9 @@ caf::expected<turn_request> decode_turn(std::string_view body) {
 }
 
 caf::expected<compact_request> decode_compact(std::string_view body) {
-  auto j = parse_object(body, true);
+  auto j = parse_fields(body, {"around_id", "radius", "focus"}, true);
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"around_id", "radius", "focus"}))
-    return err;
   compact_request out;
   if (auto err = int_field(*j, "around_id", out.around_id))
     return err;
@@ -421,11 +425,9 @@ caf::expected<compact_request> decode_compact(std::string_view body) {
 }
 
 caf::expected<name_request> decode_name(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_fields(body, {"name"});
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"name"}))
-    return err;
   name_request out;
   if (auto err = string_field(*j, "name", out.name, true))
     return err;
@@ -435,11 +437,9 @@ caf::expected<name_request> decode_name(std::string_view body) {
 }
 
 caf::expected<checkpoint_request> decode_checkpoint(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_fields(body, {"name", "replace"});
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"name", "replace"}))
-    return err;
   checkpoint_request out;
   if (auto err = string_field(*j, "name", out.name, true))
     return err;
@@ -454,11 +454,9 @@ caf::expected<checkpoint_request> decode_checkpoint(std::string_view body) {
 }
 
 caf::expected<fact_put_request> decode_fact_put(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_fields(body, {"value", "source_session"});
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"value", "source_session"}))
-    return err;
   fact_put_request out;
   if (auto err = string_field(*j, "value", out.value, true))
     return err;
@@ -471,11 +469,9 @@ caf::expected<fact_put_request> decode_fact_put(std::string_view body) {
 
 caf::expected<facts_inject_request> decode_facts_inject(std::string_view body,
                                                         int64_t max_limit) {
-  auto j = parse_object(body, true);
+  auto j = parse_fields(body, {"user", "q", "limit"}, true);
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"user", "q", "limit"}))
-    return err;
   facts_inject_request out;
   if (auto err = string_field(*j, "user", out.user, false))
     return err;

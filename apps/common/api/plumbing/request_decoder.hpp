@@ -76,6 +76,10 @@ std::optional<size_t> first_invalid_utf8(std::string_view text);
 
 // The body as a JSON object (an empty body is an empty object when `empty_is_object`).
 caf::expected<nlohmann::json> parse_object(std::string_view body, bool empty_is_object = false);
+// parse_object, then only the `known` fields (only_fields).
+caf::expected<nlohmann::json> parse_fields(std::string_view body,
+                                           std::initializer_list<std::string_view> known,
+                                           bool empty_is_object = false);
 
 // The `tools` of a turn body (OpenAI function tools, checked) into in.set_tools and
 // in.tools_json, and its sampling fields (temperature, max_tokens, top_p, tool_choice,

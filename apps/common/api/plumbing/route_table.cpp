@@ -109,6 +109,8 @@ route_table::found route_table::find(std::string_view method, std::string_view r
     auto args = match(routes_[i].segments, raw, raw_path);
     if (!args)
       continue;
+    if (!out.first_at_path)
+      out.first_at_path = i;
     if (std::find(out.allowed.begin(), out.allowed.end(), routes_[i].method) == out.allowed.end())
       out.allowed.push_back(routes_[i].method);
     if (!out.route && routes_[i].method == method) {

@@ -45,6 +45,7 @@ class route_table {
     std::optional<size_t> route;      // index from add(), when method and path match
     std::vector<std::string> args;    // the decoded captures of that route
     std::vector<std::string> allowed; // methods of the routes whose path matches
+    std::optional<size_t> first_at_path; // the first route whose path matches, any method
   };
 
   // REQUIRES: pattern starts with '/'; "{*}" only as the last segment.

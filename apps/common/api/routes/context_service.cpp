@@ -42,11 +42,9 @@ json messages_json(const std::vector<message>& rows) {
 } // namespace
 
 caf::expected<context_call> decode_context_call(std::string_view body) {
-  auto j = parse_object(body, true);
+  auto j = parse_fields(body, {"messages", "model", "tools", "max_tokens", "user"}, true);
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"messages", "model", "tools", "max_tokens", "user"}))
-    return err;
   context_call out;
   out.rq.op = context_op::context;
   if (auto err = string_field(*j, "user", out.user, false))
@@ -80,12 +78,9 @@ caf::expected<context_call> decode_context_call(std::string_view body) {
 }
 
 caf::expected<context_call> decode_usage_call(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_fields(body, {"prompt_tokens", "completion_tokens", "total_tokens", "answer"});
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"prompt_tokens", "completion_tokens", "total_tokens",
-                                  "answer"}))
-    return err;
   context_call out;
   auto& rq = out.rq;
   rq.op = context_op::usage;
@@ -110,11 +105,9 @@ caf::expected<context_call> decode_usage_call(std::string_view body) {
 }
 
 caf::expected<context_call> decode_model_error_call(std::string_view body) {
-  auto j = parse_object(body);
+  auto j = parse_fields(body, {"status", "body"});
   if (!j)
     return j.error();
-  if (auto err = only_fields(*j, {"status", "body"}))
-    return err;
   context_call out;
   auto& rq = out.rq;
   rq.op = context_op::model_error;

@@ -459,22 +459,11 @@ bool door_valid_name(const chat_ptr& c, std::string_view what, const std::string
 
 } // namespace
 
-std::string door_session_key(const http_request& req, const std::string& metadata_session_id) {
-  for (const char* name : {"X-Mneme-Session", "X-Session-Id", "X-Session-Affinity"})
-    if (auto v = req.header(name); !v.empty())
-      return v;
-  return metadata_session_id;
-}
-
 http_response openai_error_response(int status, const std::string& code,
                                     const std::string& message) {
   auto kind = openai_error_of(status, code);
   return door_json(kind.status,
                      openai_error_json(message, kind.type, param_of(message), kind.code));
-}
-
-bool is_door_path(std::string_view raw_path) {
-  return raw_path == "/v1/chat/completions" || raw_path == "/v1/models";
 }
 
 openai_door::openai_door(openai_door_config cfg)

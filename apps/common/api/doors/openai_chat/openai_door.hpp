@@ -41,29 +41,10 @@
 #include "actors/gateway/gateway_actor.hpp"
 #include "actors/llm/llm_pool.hpp"
 #include "actors/storage/storage_actor.hpp"
-#include "apps/common/api/front/http_exchange.hpp"
-#include "policies/access_scope.hpp"
+#include "apps/common/api/doors/door_request.hpp"
 #include "policies/history_match.hpp"
 
 namespace mneme::api {
-
-// One request as the door sees it (http_api's call implements it).
-class door_request {
- public:
-  virtual ~door_request() = default;
-  virtual const http_request& request() const = 0;
-  virtual const access_scope& scope() const = 0;
-  virtual caf::event_based_actor* actor() const = 0;
-  virtual const http_reply& reply_channel() const = 0;
-  virtual void answer(http_response res) = 0; // completes the request
-  virtual void streamed() = 0;                // a stream completed it
-  // Counts a refusal for the token's scope (mneme_http_forbidden_total).
-  virtual void refused_for_scope() = 0;
-  // Node mode: sends the request to the node serving its key when `err` is
-  // errc::lease_elsewhere (http_forward.hpp); true when it did (that completes it).
-  virtual bool forward_elsewhere(const caf::error& err) = 0;
-};
-using door_request_ptr = std::shared_ptr<door_request>;
 
 struct openai_door_config {
   gateway_actor gateway;
@@ -78,17 +59,9 @@ struct openai_door_config {
   std::shared_ptr<spdlog::logger> log; // null = no logging
 };
 
-// The session key of a request: the first non-empty header of the precedence, else the
-// body's metadata.session_id ("" = stateless).
-std::string door_session_key(const http_request& req, const std::string& metadata_session_id);
-
 // An OpenAI-shaped error answer of mneme's (status, code, message).
 http_response openai_error_response(int status, const std::string& code,
                                     const std::string& message);
-// Whether a request target is one of the door's routes (admit() answers its refusals in
-// OpenAI's shape).
-bool is_door_path(std::string_view raw_path);
-
 class openai_door {
  public:
   explicit openai_door(openai_door_config cfg);
