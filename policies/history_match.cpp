@@ -1,4 +1,4 @@
-// The OpenAI door's history matching; see history_match.hpp.
+// The doors' history matching; see history_match.hpp.
 #include "policies/history_match.hpp"
 
 #include <algorithm>
@@ -191,6 +191,48 @@ void continue_conversation(std::vector<message>& conversation, const std::vector
   }
   conversation.insert(conversation.end(), own.begin() + static_cast<std::ptrdiff_t>(creation),
                       own.end());
+}
+
+conversation_rows conversation_of(std::vector<message> own) {
+  conversation_rows conv;
+  conv.rows = own;
+  conv.own = std::move(own);
+  return conv;
+}
+
+conversation_rows continued_conversation(conversation_rows parent, std::vector<message> own) {
+  auto creation = creation_row_count(parent.own, own);
+  conversation_rows conv;
+  conv.rows = std::move(parent.rows);
+  conv.boundary_id = creation > 0        ? own[creation - 1].id
+                     : parent.own.empty() ? parent.boundary_id
+                                          : parent.own.back().id;
+  continue_conversation(conv.rows, own, creation);
+  conv.own = std::move(own);
+  return conv;
+}
+
+history_print print_of_conversation(const conversation_rows& conv, const visibility_rules& r,
+                                    std::string session_id) {
+  history_print p;
+  p.session_id = std::move(session_id);
+  fold_rows(p, conv.rows, r);
+  p.last_row_id = std::max(p.last_row_id, conv.boundary_id);
+  return p;
+}
+
+history_plan plan_from_conversation(const std::vector<message>& sent, history_style style,
+                                    const conversation_rows& conv, const visibility_rules& r) {
+  int64_t leading = 0;
+  auto visible = visible_rows(conv.rows, r, &leading);
+  auto plan = plan_from_rows(sent, style, visible, leading);
+  if (conv.boundary_id == 0)
+    return plan;
+  if (auto fitted = fit_to_continuation(plan, visible, conv.boundary_id))
+    return *fitted;
+  // The client's branch starts before the continuation: this session's rows alone.
+  auto own_visible = visible_rows(conv.own, r, &leading);
+  return plan_from_rows(sent, style, own_visible, leading);
 }
 
 std::string_view to_string(history_style s) {

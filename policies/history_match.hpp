@@ -1,10 +1,12 @@
-// The history matching of the OpenAI door (issue 27 item 1, docs/api.md "OpenAI door"):
-// which of the messages a chat-completions request sends are already stored in the
-// session, which are new, and when the client's transcript contradicts the stored one
-// (its branch) where to roll back. Pure, standard library only (and the std-only
-// messages/transcript.hpp); no I/O, no clock; safe from any thread. The door
-// (apps/common/api/openai_door.cpp) keeps one history_print per session key, feeds it
-// the rows the store reports, and acts on the plans below.
+// The history matching of mneme's doors (docs/api.md "OpenAI door"): which of the
+// messages a client sends for a session are already stored, which are new, and, when
+// the client's transcript contradicts the stored one (its branch), where to roll back.
+// It works on session messages, whatever the wire: each door translates its requests
+// (chat completions now; Responses, Anthropic Messages) into `message`s, and the
+// wire-neutral apps/common/api/doors/door_conversation.hpp keeps one history_print per
+// session key, feeds it the rows the store reports and acts on the plans below. Pure,
+// standard library only (and the std-only messages/transcript.hpp); no I/O, no clock;
+// safe from any thread.
 //
 // The visible history of a session: its rows in id order as a client would send them
 // back — every live or archived row (archived rows included: a client holding the
@@ -19,7 +21,7 @@
 // answer's pieces may carry what the stored answer trims), tool_call_id and the tool
 // calls (id, name, arguments) are equal.
 //
-// The fingerprint (history_print) — the invariant the door keeps (for a continuation,
+// The fingerprint (history_print) — the invariant the conversation keeps (for a continuation,
 // "stored rows" are its conversation rows, see "Continuations" below, and last_row_id
 // is at least the id of its last creation row):
 //   P1. rows == the number of visible rows among the stored rows with id <= last_row_id;
@@ -30,7 +32,8 @@
 // so extending it costs the new rows only (fold_rows with the rows after last_row_id),
 // and a resent transcript is verified by hashing the sent messages and comparing one
 // number: no stored row is read again. A rollback breaks P1 (rows before the mark
-// change state): the door then drops the print and folds the session's rows anew.
+// change state): the conversation then drops the print and folds the session's rows
+// anew.
 //
 // Styles, decided per request (style_of): a request whose messages contain an
 // assistant message or begin with a system message is full history; any other (user
@@ -103,10 +106,10 @@ std::vector<message> visible_rows(const std::vector<message>& rows, const visibi
 // session, compression.in_place: false, parent end reason "continued_in_child"; or the
 // session of an exhaustion reset, "compaction_exhausted") starts with creation rows:
 // copies of parent rows (the same message with the same timestamp: a copy keeps both)
-// and summaries. A full-history client holds the conversation, not the session, so the
-// door matches against the conversation rows: the parent's conversation rows, then the
-// continuation's own rows (those after its creation rows). Ids ascend across it (a
-// parent ends when its continuation is created). An exhaustion reset runs the
+// and summaries. A full-history client holds the conversation, not the session, so it
+// is matched against the conversation rows (conversation_rows): the parent's
+// conversation rows, then the continuation's own rows (those after its creation rows).
+// Ids ascend across it (a parent ends when its continuation is created). An exhaustion reset runs the
 // unanswered message again in the new session: the parent's unanswered tail, when the
 // continuation's own rows begin with it, is left out of the conversation (it is there
 // once, answered).
@@ -123,13 +126,34 @@ size_t creation_row_count(const std::vector<message>& parent_rows,
 void continue_conversation(std::vector<message>& conversation, const std::vector<message>& own,
                            size_t creation);
 
+// The conversation a full-history client holds (see "Continuations"): the rows it is
+// matched against, for the newest session of a key.
+struct conversation_rows {
+  std::vector<message> rows; // the conversation rows, ascending ids
+  std::vector<message> own;  // every row of the newest session
+  int64_t boundary_id = 0;   // rows above it are the newest session's own rows (0: all)
+};
+
+// A session that continues no parent: its own rows are the conversation.
+conversation_rows conversation_of(std::vector<message> own);
+// `own`, the rows of a continuation, after `parent`, its parent's conversation: the
+// creation rows are left out (creation_row_count), the boundary is the last creation
+// row (else the parent's last row, else the parent's boundary), and a parent's tail the
+// continuation ran again is held once (continue_conversation).
+conversation_rows continued_conversation(conversation_rows parent, std::vector<message> own);
+
+// The print of a conversation for `session_id`, folded anew from every conversation row
+// (P1-P3) and covering at least its boundary (the creation rows are never folded).
+history_print print_of_conversation(const conversation_rows& conv, const visibility_rules& r,
+                                    std::string session_id);
+
 enum class history_style : uint8_t { stateful, full_history };
 std::string_view to_string(history_style s);
 inline std::ostream& operator<<(std::ostream& os, history_style s) { return os << to_string(s); }
 history_style style_of(const std::vector<message>& sent);
 
 struct history_plan {
-  bool need_rows = false;     // undecidable from the print: call plan_from_rows
+  bool need_rows = false;     // undecidable from the print: plan from the rows
   size_t known = 0;           // sent[0, known) are stored (and kept)
   bool roll_back = false;     // roll back every row after last_kept_id first
   int64_t last_kept_id = 0;
@@ -154,6 +178,13 @@ history_plan plan_from_rows(const std::vector<message>& sent, history_style styl
 std::optional<history_plan> fit_to_continuation(history_plan plan,
                                                 const std::vector<message>& visible,
                                                 int64_t boundary_id);
+
+// The slow path over a whole conversation: plan_from_rows over its visible rows; for a
+// continuation the plan made fit for the newest session (fit_to_continuation), or, when
+// the client's branch starts before the continuation, the plan over that session's own
+// rows alone.
+history_plan plan_from_conversation(const std::vector<message>& sent, history_style style,
+                                    const conversation_rows& conv, const visibility_rules& r);
 
 // The new messages sent[known..] as rows to append and the turn that follows: a user
 // message (the last one), or the trailing tool results. nullopt with `why` set when

@@ -1,16 +1,14 @@
-// Tests of the OpenAI door's history matching (policies/history_match.hpp) and error
-// mapping (policies/openai_errors.hpp): the print folded incrementally equals the print
-// folded at once (P1-P3), a resent prefix is verified from the print alone, archived rows
-// match and hidden rows (summaries, the daemon's prompt, built-in rounds, rolled-back
-// rows) do not, a contradiction rolls back to the last common row, retries and replays,
-// and the statuses an SDK retries.
+// Tests of the doors' history matching (policies/history_match.hpp): the print folded
+// incrementally equals the print folded at once (P1-P3), a resent prefix is verified
+// from the print alone, archived rows match and hidden rows (summaries, the daemon's
+// prompt, built-in rounds, rolled-back rows) do not, a contradiction rolls back to the
+// last common row, retries and replays, and a conversation across continuations.
 #include <boost/test/unit_test.hpp>
 
 #include <random>
 #include <string>
 #include <vector>
 
-#include "policies/openai_errors.hpp"
 #include "policies/history_match.hpp"
 #include "tests/print_vocabulary.hpp"
 
@@ -427,20 +425,65 @@ BOOST_AUTO_TEST_CASE(a_rollback_in_a_continuation_stays_in_its_own_rows) {
   BOOST_TEST(fit_to_continuation(none, visible, c.creation_end_id).has_value());
 }
 
-BOOST_AUTO_TEST_CASE(errors_keep_retriable_statuses_retriable_and_the_rest_not) {
-  BOOST_TEST(openai_error_of(400, "bad_request").type == "invalid_request_error");
-  BOOST_TEST(!sdk_retries(openai_error_of(400, "bad_request").status));
-  BOOST_TEST(openai_error_of(409, "tool_results_pending").status == 400);
-  BOOST_TEST(openai_error_of(409, "compaction_locked").status == 429);
-  BOOST_TEST(openai_error_of(409, "compaction_exhausted").status == 503);
-  auto overflow = openai_error_of(413, "context_unfittable");
-  BOOST_TEST(overflow.status == 400);
-  BOOST_TEST(overflow.code == "context_length_exceeded");
-  BOOST_TEST(openai_error_of(503, "llm_rate_limited").status == 429);
-  BOOST_TEST(openai_error_of(429, "overloaded").type == "rate_limit_error");
-  BOOST_TEST(openai_error_of(502, "llm_server_error").type == "api_error");
-  BOOST_TEST(sdk_retries(openai_error_of(502, "llm_server_error").status));
-  BOOST_TEST(openai_error_of(401, "unauthorized").type == "authentication_error");
+BOOST_AUTO_TEST_CASE(a_continuations_conversation_is_its_parents_rows_then_its_own) {
+  auto parent = oa_session(4);
+  parent.push_back(oa_row(10, msg_role::user, "question 4"));
+  auto c = oa_continue(parent, {0, 8, 9}, {oa_msg(msg_role::assistant, "answer 4")});
+  auto conv = continued_conversation(conversation_of(c.parent), c.rows);
+  BOOST_TEST(conv.boundary_id == c.creation_end_id);
+  BOOST_TEST(conv.own.size() == c.rows.size());
+  BOOST_REQUIRE(conv.rows.size() == c.parent.size() + 1); // the parent, then the answer
+  BOOST_TEST(conv.rows.back().id == c.rows.back().id);
+  // The print covers the creation rows without folding them: P1-P3 over the rows.
+  auto p = print_of_conversation(conv, {}, "child");
+  BOOST_TEST(p.session_id == "child");
+  BOOST_TEST(p.last_row_id == c.rows.back().id);
+  BOOST_TEST(p.rows == oa_print(conv.rows).rows);
+  BOOST_TEST(p.chain == oa_print(conv.rows).chain);
+  // A continuation without creation rows keeps its parent's last row as the boundary.
+  auto bare = continued_conversation(conversation_of(c.parent),
+                                     {oa_row(40, msg_role::user, "fresh start")});
+  BOOST_TEST(bare.boundary_id == c.parent.back().id);
+  BOOST_TEST(print_of_conversation(conversation_of({}), {}, "s").last_row_id == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_conversation_plan_rolls_back_own_rows_or_matches_the_session_alone) {
+  auto parent = oa_session(2);
+  auto c = oa_continue(parent, {0, 3, 4},
+                       {oa_msg(msg_role::user, "question 2"), oa_msg(msg_role::assistant, "answer 2")});
+  auto conv = continued_conversation(conversation_of(c.parent), c.rows);
+  // Across the continuation: the whole transcript and one new question.
+  auto sent = oa_transcript(3);
+  sent.push_back(oa_msg(msg_role::user, "question 3"));
+  auto plan = plan_from_conversation(sent, history_style::full_history, conv, {});
+  BOOST_TEST(!plan.roll_back);
+  BOOST_TEST(plan.known == 6u);
+  // An edit in the continuation's own rows: rolled back to the boundary, not before.
+  auto edited = oa_transcript(2);
+  edited.push_back(oa_msg(msg_role::user, "question 2, edited"));
+  auto own_edit = plan_from_conversation(edited, history_style::full_history, conv, {});
+  BOOST_REQUIRE(own_edit.roll_back);
+  BOOST_TEST(own_edit.last_kept_id == c.creation_end_id);
+  BOOST_TEST(own_edit.rebased_rows == 2);
+  // An edit before the continuation: the plan of the newest session's rows alone.
+  auto early = oa_transcript(1);
+  early.push_back(oa_msg(msg_role::user, "question 1, edited"));
+  int64_t leading = 0;
+  auto alone = visible_rows(c.rows, {}, &leading);
+  auto want = plan_from_rows(early, history_style::full_history, alone, leading);
+  auto got = plan_from_conversation(early, history_style::full_history, conv, {});
+  BOOST_TEST(got.roll_back == want.roll_back);
+  BOOST_TEST(got.known == want.known);
+  BOOST_TEST(got.last_kept_id == want.last_kept_id);
+  BOOST_TEST(got.rebased_rows == want.rebased_rows);
+  // A session that continues nothing is planned from its rows as they are.
+  auto session = oa_session(2);
+  auto single = plan_from_conversation(edited, history_style::full_history,
+                                       conversation_of(session), {});
+  auto direct = plan_from_rows(edited, history_style::full_history,
+                               visible_rows(session, {}, &leading), leading);
+  BOOST_TEST(single.last_kept_id == direct.last_kept_id);
+  BOOST_TEST(single.known == direct.known);
 }
 
 BOOST_AUTO_TEST_SUITE_END() // history_match_test

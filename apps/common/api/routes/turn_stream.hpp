@@ -19,7 +19,6 @@
 // that went away makes pushes no-ops: the turn goes on and its answer is stored.
 #pragma once
 
-#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -27,34 +26,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apps/common/api/front/http_exchange.hpp"
+#include "apps/common/api/front/sse_channel.hpp"
 #include "messages/answer_stream.hpp"
 
 namespace mneme::api {
 
 // One server-sent event: "event: NAME\ndata: JSON\n\n" (invalid UTF-8 replaced).
 std::string sse_event(std::string_view name, const nlohmann::json& data);
-
-// The text/event-stream answer of one request, opened with its first event (200 and
-// `headers`), ended once with "data: [DONE]". Not locked: its owner orders the calls.
-class sse_channel {
- public:
-  explicit sse_channel(http_reply reply, header_list headers = {})
-    : reply_(std::move(reply)), headers_(std::move(headers)) {}
-
-  void push(std::string bytes); // opens the stream at the first event
-  void end();                   // [DONE] and the end, when open and not ended
-  bool opened() const { return stream_ != nullptr; }
-  // Headers sent when the stream opens (only before the first push).
-  void add_header(std::string name, std::string value) {
-    headers_.emplace_back(std::move(name), std::move(value));
-  }
-
- private:
-  http_reply reply_;
-  header_list headers_;
-  std::shared_ptr<event_stream> stream_;
-  bool ended_ = false;
-};
 
 class turn_event_relay final : public answer_stream {
  public:

@@ -1,25 +1,20 @@
-// The OpenAI-compatible door of the daemon (issue 27 items 1 and 4, docs/api.md
+// The OpenAI chat-completions door of the daemon (issue 27 items 1 and 4, docs/api.md
 // "OpenAI door"): `POST /v1/chat/completions` and `GET /v1/models`, routes of the same
-// HTTP front, mapped onto the same gateway and session messages as the turns API.
+// HTTP front (openai_routes.cpp), mapped onto the same gateway and session messages as
+// the turns API.
 //
 // A request names its session by the first non-empty of the headers X-Mneme-Session,
-// X-Session-Id, X-Session-Affinity, then the body's metadata.session_id; without one it
-// is passed through statelessly to the chat pool (no session, counted in /metrics).
-// With one, the sent messages are matched against the session's visible history
-// (policies/openai_history.hpp): only what is new is stored, a contradicting history is
+// X-Session-Id, X-Session-Affinity, then the body's metadata.session_id
+// (door_session_key); without one it is passed through statelessly to the chat pool (no
+// session, counted in /metrics). With one, the sent messages, decoded by openai_wire.hpp
+// into session messages, go through the wire-neutral door_conversations
+// (doors/door_conversation.hpp): only what is new is stored, a contradicting history is
 // the client's branch (rollback to the last common row, `X-Mneme-Rebased: N`), and the
 // model sees the session's own (compacted) live context. Compactions never reach the
 // answer's text: `X-Mneme-Compactions` (how many this request committed) and
 // `X-Mneme-Session-Id` say what happened (a streamed answer sends its headers before
 // the turn, so it carries the session id and the rebase only). Errors in OpenAI's shape
 // with OpenAI's statuses (policies/openai_errors.hpp).
-//
-// The door keeps one history_print per session key (bounded: the map is dropped past
-// max_prints entries and rebuilt from the store on demand). Each request reads only the
-// rows stored since the print's last row (st_range), so matching costs the new rows; a
-// session it never saw, or one whose id changed (reset, child), is folded from all its
-// rows once. Two requests on one key at the same time are matched independently (a
-// client's error; the session still runs their turns one after the other).
 //
 // Threads: chat() and models() run inside the request's actor (door_request::actor());
 // metrics_text() from any thread.
@@ -29,39 +24,29 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 #include <spdlog/logger.h>
 
-#include "caf/all.hpp"
-
-#include "actors/gateway/gateway_actor.hpp"
 #include "actors/llm/llm_pool.hpp"
-#include "actors/storage/storage_actor.hpp"
+#include "apps/common/api/doors/door_conversation.hpp"
 #include "apps/common/api/doors/door_request.hpp"
-#include "policies/history_match.hpp"
 
 namespace mneme::api {
 
 struct openai_door_config {
-  gateway_actor gateway;
-  storage_actor storage;
+  conversation_config conversation;    // the session side
   llm_pool_actor chat;                 // stateless pass-through
   std::string model_name;              // model.name
   std::chrono::milliseconds turn_timeout{330000};
-  std::chrono::milliseconds read_timeout{30000};
   std::function<time_ms()> clock = system_clock_ms;
-  visibility_rules visibility;
-  size_t max_prints = 100000;
   std::shared_ptr<spdlog::logger> log; // null = no logging
 };
 
 // An OpenAI-shaped error answer of mneme's (status, code, message).
 http_response openai_error_response(int status, const std::string& code,
                                     const std::string& message);
+
 class openai_door {
  public:
   explicit openai_door(openai_door_config cfg);
@@ -71,8 +56,7 @@ class openai_door {
   std::string metrics_text() const;
 
   struct counters {
-    std::atomic<int64_t> stateless{0}, stateful{0}, full_history{0};
-    std::atomic<int64_t> rebased{0}, replayed{0}, history_reads{0}, errors{0};
+    std::atomic<int64_t> stateless{0}, errors{0};
   };
 
   // The door's state shared with its requests' continuations (openai_door.cpp).

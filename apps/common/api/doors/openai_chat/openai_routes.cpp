@@ -3,23 +3,16 @@
 #include "apps/common/api/doors/openai_chat/openai_door.hpp"
 #include "apps/common/api/plumbing/call.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
-#include "policies/builtin_tools.hpp"
 
 namespace mneme::api {
 
 void add_openai_chat_routes(route_registry& r, const api_state& s) {
   openai_door_config cfg;
-  cfg.gateway = s.gateway;
-  cfg.storage = s.storage;
+  cfg.conversation = conversation_config_of(s);
   cfg.chat = s.rt.chat_pool();
   cfg.model_name = s.rt.config().model.name;
   cfg.turn_timeout = s.turn_timeout;
-  cfg.read_timeout = s.opt.read_timeout;
   cfg.clock = s.clock;
-  const auto& g = s.rt.config().gateway;
-  cfg.visibility.daemon_system_prompt = !g.system_prompt.empty() || !g.skills_dir.empty();
-  for (auto t : {builtin_tool::session_search, builtin_tool::memory, builtin_tool::skill_view})
-    cfg.visibility.builtin_names.emplace_back(tool_name_of(t));
   cfg.log = s.log;
   auto door = std::make_shared<openai_door>(std::move(cfg));
   auto refusal = [](int status, const std::string& code, const std::string& message) {

@@ -22,7 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
-#include "apps/common/api/routes/turn_stream.hpp"
+#include "apps/common/api/front/sse_channel.hpp"
 #include "messages/answer_stream.hpp"
 
 namespace mneme::api {
