@@ -11,22 +11,22 @@
 
 namespace mneme::api {
 
-// GET /v1/health, GET /metrics (routes/admin_routes.cpp)
+// The daemon's own state: health and metrics (routes/admin_routes.cpp)
 void add_admin_routes(route_registry& r, const api_state& s);
-// GET /v1/sessions; GET /v1/sessions/{key}; POST .../messages, .../compact,
-// .../checkpoints, .../rollback; GET .../checkpoints, .../export, .../compactions
-// (routes/session_routes.cpp)
+// The sessions: /v1/sessions and /v1/sessions/{key}, their rows, compactions,
+// checkpoints, rollback and export (routes/session_routes.cpp)
 void add_session_routes(route_registry& r, const api_state& s);
-// POST /v1/sessions/{key}/turns (routes/turn_routes.cpp)
+// Turns: /v1/sessions/{key}/turns (routes/turn_routes.cpp)
 void add_turn_routes(route_registry& r, const api_state& s);
-// POST /v1/sessions/{key}/context, /usage, /model_error (routes/context_routes.cpp)
+// The context service: /v1/sessions/{key}/context, /usage, /model_error
+// (routes/context_routes.cpp)
 void add_context_routes(route_registry& r, const api_state& s);
-// GET /v1/search (routes/search_routes.cpp)
+// Recall: /v1/search (routes/search_routes.cpp)
 void add_search_routes(route_registry& r, const api_state& s);
-// GET /v1/users/{user}/facts, PUT and DELETE /v1/users/{user}/facts/{key},
-// POST /v1/sessions/{key}/facts (routes/fact_routes.cpp)
+// Facts: /v1/users/{user}/facts... and /v1/sessions/{key}/facts (routes/fact_routes.cpp)
 void add_fact_routes(route_registry& r, const api_state& s);
-// POST /v1/chat/completions, GET /v1/models (doors/openai_chat/openai_routes.cpp)
+// The chat-completions door: /v1/chat/completions, /v1/models
+// (doors/openai_chat/openai_routes.cpp)
 void add_openai_chat_routes(route_registry& r, const api_state& s);
 
 } // namespace mneme::api
