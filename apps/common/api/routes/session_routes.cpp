@@ -1,5 +1,5 @@
-// The sessions (docs/api.md "Endpoints"): list, state, append, compact, checkpoints,
-// rollback, export.
+// The sessions (docs/api.md "Endpoints"): list, state, append, compact, compactions,
+// checkpoints, rollback, export.
 //
 // Decisions where the SPEC is silent:
 //   - a read by {key} first asks the gateway (open session under the key, rehydrated if
@@ -10,6 +10,10 @@
 //   - checkpoints and export resolve {key} in the store only (plumbing/session_lookup.hpp)
 //     and never start a session actor;
 //   - POST /compact without around_id is T12 (whole session), with it T13;
+//   - GET /compactions lists the session's compaction summaries (is_compaction_summary:
+//     compactions and micro-compaction folds, not tool-output replacements) in id
+//     order, whatever their state, read from its rows (st_range) until a compaction
+//     log exists;
 //   - the session id of an append's answer comes from the gateway's state after the
 //     append (a reset in between names the new session);
 //   - POST /checkpoints with a name the session already has (active or undone by a
@@ -18,6 +22,7 @@
 //   - GET /v1/sessions with a user token lists that user's sessions (?user=another is
 //     403). Two users racing to open the same new key: the loser's write is refused by
 //     the gateway (400, as without tokens).
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -165,6 +170,34 @@ void compact_session(const call_ptr& c) {
       .then(done);
 }
 
+// One compaction as its summary row says it, in the row's own JSON values: the row, the
+// ids it replaced, its size, when, and whether it is still live (archived: a later
+// compaction replaced it).
+json compaction_json(const message& summary) {
+  auto row = to_json(summary);
+  json out{{"created_at_ms", summary.timestamp_ms}};
+  for (const char* field :
+       {"id", "replaced_first_id", "replaced_last_id", "token_estimate", "state"})
+    out[field] = row[field];
+  return out;
+}
+
+void list_compactions(const call_ptr& c) {
+  read_stored_session(c, [c](const std::string& sid) {
+    ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_range_atom_v, sid,
+                              int64_t{1}, std::numeric_limits<int64_t>::max())
+      .then([c, sid](caf::expected<std::vector<message>> rows) {
+        if (!rows)
+          return fail(c, rows.error());
+        auto list = json::array();
+        for (const auto& m : *rows)
+          if (is_compaction_summary(m))
+            list.push_back(compaction_json(m));
+        send_json(c, 200, {{"session_id", sid}, {"compactions", std::move(list)}});
+      });
+  });
+}
+
 void make_checkpoint(const call_ptr& c, const std::string& key, const std::string& name) {
   ask<checkpoint_record>(c, c->api->gateway, c->read_timeout(), gw_checkpoint_atom_v, key, name)
     .then([c](caf::expected<checkpoint_record> cp) {
@@ -250,6 +283,7 @@ void add_session_routes(route_registry& r, const api_state&) {
   r.add("GET", "/v1/sessions/{}", session_state, route_access::key_owned);
   r.add("POST", "/v1/sessions/{}/messages", append_message, route_access::key_owned);
   r.add("POST", "/v1/sessions/{}/compact", compact_session, route_access::key_owned);
+  r.add("GET", "/v1/sessions/{}/compactions", list_compactions, route_access::key_owned);
   r.add("POST", "/v1/sessions/{}/checkpoints", create_checkpoint, route_access::key_owned);
   r.add("GET", "/v1/sessions/{}/checkpoints", list_checkpoints, route_access::key_owned);
   r.add("POST", "/v1/sessions/{}/rollback", roll_back_session, route_access::key_owned);
