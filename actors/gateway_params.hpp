@@ -13,7 +13,7 @@ struct gateway_params {
   int64_t port = 8077;
   std::string auth_token;               // the admin token; empty = none
   std::string auth_token_file;
-  std::string tokens_file;              // scoped tokens (apps/common/api/token_store.hpp)
+  std::string tokens_file;              // scoped tokens (apps/common/api/tokens/token_store.hpp)
   // Listen on a non-loopback host with no credential configured (policies/listen_guard).
   bool allow_unauthenticated = false;
   int64_t max_body_bytes = 4 * 1024 * 1024;
@@ -32,7 +32,7 @@ struct gateway_params {
   // After a reset for compaction exhaustion the unanswered message is re-run once in the
   // new session (true), or the notice asks the user to send it again (false).
   bool replay_after_reset = true;
-  // The HTTP front (apps/common/api/http_front.hpp).
+  // The HTTP front (apps/common/api/front/http_front.hpp).
   int64_t io_threads = 2;                  // the front's own threads, whatever the clients
   int64_t max_connections = 10000;         // open connections; more are closed at once
   int64_t header_timeout_seconds = 10;     // a request's headers, from its first byte

@@ -1,6 +1,6 @@
 // The context service (issue 27 item 2, SPEC §8.1): for agents that call their model
 // themselves, mneme owns the context. One request type for the three operations, carried
-// unchanged from the HTTP front (apps/common/api/context_service.hpp) through the
+// unchanged from the HTTP front (apps/common/api/routes/context_service.hpp) through the
 // gateway (gw_context_atom) to the session actor (ss_context_atom,
 // actors/session/session_context.cpp), and one reply type:
 //   context      append the new rows, run the pre-call checks (T1, T10, pruning, the

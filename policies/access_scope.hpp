@@ -1,7 +1,7 @@
 // Which caller may do what on which route of the daemon's HTTP API (SPEC §8.1
 // credentials; docs/api.md "Authentication"). Standard library only; pure functions,
 // safe from any thread. Called by apps/common/api/http_api.cpp, which resolves the
-// bearer token into an access_scope (apps/common/api/token_store.hpp), looks up the
+// bearer token into an access_scope (apps/common/api/tokens/token_store.hpp), looks up the
 // owner of a {key} when the decision needs it, and turns the verdict into a status.
 //
 // Scopes:

@@ -15,9 +15,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "apps/common/api/bearer_auth.hpp"
+#include "apps/common/api/plumbing/bearer_auth.hpp"
 #include "apps/common/api/http_status.hpp"
-#include "apps/common/api/route_table.hpp"
+#include "apps/common/api/plumbing/route_table.hpp"
 #include "tests/http_api_fixture.hpp"
 
 BOOST_AUTO_TEST_SUITE(http_api_test)

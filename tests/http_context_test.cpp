@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 #include "policies/request_pairing.hpp"
 #include "tests/http_api_fixture.hpp"
 

@@ -1,4 +1,4 @@
-// Tests of the request forwarder of node mode (apps/common/api/http_forward.hpp)
+// Tests of the request forwarder of node mode (apps/common/api/front/http_forward.hpp)
 // against a hand-written owner node on a loopback socket, no mneme runtime: the
 // request arrives as sent plus X-Mneme-Forwarded-By; a whole answer comes back with
 // its status, body and headers; a streamed answer is relayed piece by piece (the
@@ -27,8 +27,8 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "apps/common/api/http_exchange.hpp"
-#include "apps/common/api/http_forward.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
+#include "apps/common/api/front/http_forward.hpp"
 
 BOOST_AUTO_TEST_SUITE(http_forward_test)
 

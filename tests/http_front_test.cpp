@@ -1,4 +1,4 @@
-// Tests of the daemon's event-driven HTTP/1.1 front (apps/common/api/http_front.hpp)
+// Tests of the daemon's event-driven HTTP/1.1 front (apps/common/api/front/http_front.hpp)
 // against a test handler, no mneme runtime: slow clients, strict HTTP, the admit
 // verdict before the body, the size limits and deadlines (header, body, write), the
 // connection cap, keep-alive, pipelining, 100-continue, streamed answers and their
@@ -26,8 +26,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/api/http_exchange.hpp"
-#include "apps/common/api/http_front.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
+#include "apps/common/api/front/http_front.hpp"
 #include "messages/errc.hpp"
 #include "tests/raw_http_client.hpp"
 #include "tests/store_test_util.hpp"

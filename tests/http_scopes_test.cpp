@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 #include "tests/http_api_fixture.hpp"
 
 BOOST_AUTO_TEST_SUITE(http_scopes_test)

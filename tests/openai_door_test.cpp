@@ -1,4 +1,4 @@
-// In-process tests of the OpenAI door (apps/common/api/openai_door.hpp, issue 27 items 1
+// In-process tests of the OpenAI door (apps/common/api/doors/openai_chat/openai_door.hpp, issue 27 items 1
 // and 4) through the daemon's HTTP server against the fake LLM: answers in OpenAI's
 // shape (whole and streamed), the session header's precedence, the stateful and the
 // full-history styles storing each message once, a branch rolled back with
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "apps/common/api/http_api.hpp"
-#include "apps/common/api/openai_wire.hpp"
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 #include "tests/http_api_fixture.hpp"
 
 BOOST_AUTO_TEST_SUITE(openai_door_test)

@@ -1,4 +1,4 @@
-// Tests of the tokens file (apps/common/api/token_store.hpp, token_file.hpp): SHA-256
+// Tests of the tokens file (apps/common/api/tokens/token_store.hpp, token_file.hpp): SHA-256
 // against known vectors, every kind of bad line refused with an error naming the file
 // and the line, comments and CRLF accepted, a presented token found by its hash only,
 // the token text's form and the ID inside it, and add/revoke on a file in process
@@ -17,8 +17,8 @@
 #include <string>
 
 #include "apps/common/api/http_status.hpp"
-#include "apps/common/api/token_file.hpp"
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/tokens/token_file.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/temp_dir.hpp"
 

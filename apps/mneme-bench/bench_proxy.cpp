@@ -51,7 +51,7 @@
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
 #include "messages/errc.hpp"
-#include "policies/openai_history.hpp"
+#include "policies/history_match.hpp"
 
 namespace mneme::bench {
 

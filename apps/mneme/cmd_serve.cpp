@@ -43,7 +43,7 @@
 
 #include "apps/common/api/http_server.hpp"
 #include "apps/common/api/http_status.hpp"
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 #include "apps/common/host/runtime_host.hpp"
 #include "apps/common/config/app_config.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"

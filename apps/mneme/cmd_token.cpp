@@ -1,7 +1,7 @@
 // `mneme token add (--user NAME | --admin) --file F`, `mneme token revoke ID|TOKEN
 // --file F`, `mneme token list --file F`: the scoped API tokens of gateway.tokens_file
 // (docs/api.md "Authentication", docs/cli.md; the file's format in
-// apps/common/api/token_store.hpp, its changes in apps/common/api/token_file.hpp).
+// apps/common/api/tokens/token_store.hpp, its changes in apps/common/api/tokens/token_file.hpp).
 //
 // add prints the new token on stdout, alone on its line, once (it is stored nowhere;
 // only its SHA-256 goes into the file) and, on stderr, its ID and scope; the file is
@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "apps/common/api/http_status.hpp"
-#include "apps/common/api/token_file.hpp"
+#include "apps/common/api/tokens/token_file.hpp"
 #include "apps/common/cli/cli_failure.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "messages/errc.hpp"

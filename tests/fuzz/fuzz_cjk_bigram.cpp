@@ -3,7 +3,7 @@
 // exactly the bytes of its range, and every token is a substring of the input once both
 // are folded (word tokens are folded, docs in cjk_bigram.hpp).
 #include "policies/cjk_bigram.hpp"
-#include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

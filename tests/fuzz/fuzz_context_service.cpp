@@ -1,11 +1,11 @@
 // libFuzzer target: the context service's body decoders and its answer encoder
-// (apps/common/api/context_service). The first byte picks the route (context, usage,
+// (apps/common/api/routes/context_service). The first byte picks the route (context, usage,
 // model_error), the rest is the body. No input crashes or throws; a decoded request holds
 // what the decoder promises (valid UTF-8 body, known roles, a tool message naming its
 // call, an assistant answer, an error status); its rows encode back as OpenAI messages.
-#include "apps/common/api/context_service.hpp"
+#include "apps/common/api/routes/context_service.hpp"
 #include "apps/common/api/json_codec.hpp"
-#include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 using namespace mneme;

@@ -1,8 +1,8 @@
-// libFuzzer target: the daemon's request decoder (apps/common/api/request_decoder).
+// libFuzzer target: the daemon's request decoder (apps/common/api/plumbing/request_decoder).
 // The first byte picks the body shape (every decode_* and the query-parameter parsers),
 // the rest is the body. No input crashes or throws; a decoded request holds what the
 // decoder promises (valid UTF-8 bodies only, required fields set).
-#include "apps/common/api/request_decoder.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 using namespace mneme::api;

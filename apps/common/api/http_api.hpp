@@ -2,15 +2,21 @@
 // request becomes a short-lived event-based CAF actor that asks the runtime's actors
 // (every ask with a timeout) and completes the request's reply from their answers, so
 // a turn waiting for the model holds no thread. JSON from json_codec.hpp; every error is
-// {"error":{"code","message"}} with the status of http_status.hpp.
+// {"error":{"code","message"}} with the status of http_status.hpp (a door answers in its
+// own wire's shape).
+//
+// Where things are: plumbing/ holds what every route shares (the route registry, who
+// may call, the checks, answering, asking the runtime, the requests in flight); routes/
+// holds the routes, one file per resource (routes/route_groups.hpp lists them); doors/
+// holds the doors, one folder per wire format with its codec; front/ the connections.
 //
 // admit() is the front's verdict on a request head, before any body byte is read: 401
 // without a valid bearer token (every route but GET /v1/health when a credential is
 // configured: gateway.auth_token means admin, gateway.tokens_file holds scoped tokens,
-// token_store.hpp), 404 an
-// unknown path, 405 + Allow a known path under another method (204 + Allow for
-// OPTIONS), 503 shutting_down once shutdown began. Routing is route_table.hpp's on the
-// raw path (an encoded '/' in a key works).
+// tokens/token_store.hpp), 404 an unknown path, 405 + Allow a known path under another
+// method (204 + Allow for OPTIONS), 503 shutting_down once shutdown began; a refusal at
+// a door's path has that door's error shape. Routing is plumbing/route_table.hpp's on
+// the raw path (an encoded '/' in a key works).
 //
 // Scopes (policies/access_scope.hpp, docs/api.md "Authentication"): handle() resolves
 // the token again and decides per route before the route runs: /metrics is admin-only
@@ -48,10 +54,12 @@
 #include "caf/all.hpp"
 
 #include "actors/runtime.hpp"
-#include "apps/common/api/http_exchange.hpp"
-#include "apps/common/api/token_store.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
+#include "apps/common/api/tokens/token_store.hpp"
 
 namespace mneme::api {
+
+struct api_state;
 
 struct http_api_options {
   std::string auth_token;                          // the admin token; empty = none
@@ -97,12 +105,8 @@ class http_api {
   // on are checked against `tokens`. REQUIRES: tokens is not null.
   void set_tokens(std::shared_ptr<const token_set> tokens);
 
-  struct impl; // the routes' shared state (http_api.cpp)
-
  private:
-  std::optional<http_response> admit_head(const http_request& head) const;
-
-  std::shared_ptr<impl> impl_;
+  std::shared_ptr<api_state> state_; // what every route shares (plumbing/api_state.hpp)
 };
 
 } // namespace mneme::api

@@ -18,7 +18,7 @@
 #include "caf/expected.hpp"
 
 #include "apps/common/api/http_api.hpp"
-#include "apps/common/api/http_front.hpp"
+#include "apps/common/api/front/http_front.hpp"
 
 namespace mneme::api {
 

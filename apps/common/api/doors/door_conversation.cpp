@@ -1,0 +1,271 @@
+// The wire-neutral half of every door; see door_conversation.hpp.
+#include "apps/common/api/doors/door_conversation.hpp"
+
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/api_state.hpp"
+#include "apps/common/api/plumbing/ask.hpp"
+#include "policies/builtin_tools.hpp"
+#include "policies/client_text.hpp"
+
+namespace mneme::api {
+
+struct door_conversations::shared {
+  conversation_config cfg;
+  counters count;
+  std::mutex prints_mu; // guards prints
+  std::unordered_map<std::string, history_print> prints; // by session key
+
+  explicit shared(conversation_config c) : cfg(std::move(c)) {}
+
+  std::optional<history_print> print_of(const std::string& key) {
+    std::lock_guard lock{prints_mu};
+    auto i = prints.find(key);
+    if (i == prints.end())
+      return std::nullopt;
+    return i->second;
+  }
+  void keep_print(const std::string& key, history_print p) {
+    std::lock_guard lock{prints_mu};
+    if (prints.size() >= cfg.max_prints && !prints.count(key))
+      prints.clear(); // rebuilt from the store on demand
+    prints[key] = std::move(p);
+  }
+  void drop_print(const std::string& key) {
+    std::lock_guard lock{prints_mu};
+    prints.erase(key);
+  }
+};
+
+namespace {
+
+using conversations_ptr = std::shared_ptr<door_conversations::shared>;
+constexpr int64_t conversation_last_row = std::numeric_limits<int64_t>::max();
+// Beyond this many continuations back, older sessions are left out of the conversation
+// (their rows then match as a branch would).
+constexpr int conversation_max_ancestors = 1000;
+
+// One conversation on its way (the context of its asks, plumbing/ask.hpp).
+struct conversation_call {
+  conversations_ptr conv;
+  door_request_ptr r;
+  std::shared_ptr<conversation_events> events;
+  conversation_request rq;
+  history_style style = history_style::stateful;
+  std::string session_id; // "" for a new key
+  std::string parent_id;  // of that session ("" for none)
+
+  caf::event_based_actor* actor() const { return r->actor(); }
+  void on_exception(const std::exception& e) { events->on_exception(e); }
+  const conversation_config& cfg() const { return conv->cfg; }
+  const visibility_rules& rules() const { return conv->cfg.visibility; }
+};
+using conversation_ptr = std::shared_ptr<conversation_call>;
+
+void converse_turn(const conversation_ptr& c, new_messages fresh) {
+  auto in = std::move(c->rq.turn);
+  if (fresh.tool_results.empty()) {
+    in.content = std::move(fresh.user_content);
+  } else {
+    for (auto& t : fresh.tool_results)
+      in.tool_results.push_back({std::move(t.tool_call_id), std::move(t.content), false});
+  }
+  ask<turn_reply>(c, c->cfg().gateway, c->cfg().turn_timeout, gw_turn_atom_v, c->rq.key,
+                  c->rq.user, std::move(in))
+    .then([c](caf::expected<turn_reply> reply) {
+      if (!reply)
+        return c->events->failed(reply.error());
+      c->events->answered(*reply);
+    });
+}
+
+// Appends fresh.appended[i..], then runs the turn.
+void converse_append(const conversation_ptr& c, std::shared_ptr<new_messages> fresh, size_t i) {
+  if (i >= fresh->appended.size())
+    return converse_turn(c, std::move(*fresh));
+  auto row = fresh->appended[i];
+  ask<int64_t>(c, c->cfg().gateway, c->cfg().turn_timeout, gw_append_atom_v, c->rq.key,
+               c->rq.user, std::move(row))
+    .then([c, fresh, i](caf::expected<int64_t> id) {
+      if (!id)
+        return c->events->failed(id.error());
+      converse_append(c, fresh, i + 1);
+    });
+}
+
+// After the plan's rollback (if any): the replay, or the new messages and the turn.
+void carry_out(const conversation_ptr& c, const history_plan& plan) {
+  if (plan.replay) {
+    c->conv->count.replayed.fetch_add(1);
+    return c->events->replay(plan.replayed);
+  }
+  std::string why;
+  auto fresh = split_new_messages(c->rq.sent, plan.known, why);
+  if (!fresh)
+    return c->events->failed(
+      caf::make_error(errc::bad_request, "field '" + c->rq.messages_field + "': " + why));
+  converse_append(c, std::make_shared<new_messages>(std::move(*fresh)), 0);
+}
+
+void follow(const conversation_ptr& c, const history_plan& plan) {
+  if (!plan.roll_back)
+    return carry_out(c, plan);
+  c->conv->count.rebased.fetch_add(1);
+  c->events->rebasing(plan);
+  c->conv->drop_print(c->rq.key); // the rollback changes rows before the print's end
+  ask<std::vector<message>>(c, c->cfg().gateway, c->cfg().turn_timeout, gw_rollback_atom_v,
+                            c->rq.key, plan.last_kept_id, c->rq.branch_label)
+    .then([c, plan](caf::expected<std::vector<message>> live) {
+      if (!live)
+        return c->events->failed(live.error());
+      carry_out(c, plan);
+    });
+}
+
+using conversation_then = std::function<void(conversation_rows&)>;
+
+// Reads session `sid` and, while its parent is continued by it under the key, the
+// parent's conversation before it; then `then`.
+void read_conversation(const conversation_ptr& c, const std::string& sid, std::string parent_id,
+                       int depth, conversation_then then) {
+  ask<std::vector<message>>(c, c->cfg().storage, c->cfg().read_timeout, st_range_atom_v, sid,
+                            int64_t{1}, conversation_last_row)
+    .then([c, parent_id, depth, then](caf::expected<std::vector<message>> rows) {
+      if (!rows)
+        return c->events->failed(rows.error());
+      auto own = std::make_shared<std::vector<message>>(std::move(*rows));
+      auto alone = [own, then] {
+        auto conv = conversation_of(std::move(*own));
+        then(conv);
+      };
+      if (parent_id.empty() || depth >= conversation_max_ancestors)
+        return alone();
+      ask<session_record>(c, c->cfg().storage, c->cfg().read_timeout, st_session_atom_v,
+                          parent_id)
+        .then([c, own, depth, then, alone](caf::expected<session_record> parent) {
+          if (!parent) // unreadable: this one alone
+            return alone();
+          if (parent->session_key != c->rq.key || !is_continuation_end(parent->end_reason))
+            return alone();
+          read_conversation(c, parent->id, parent->parent_id, depth + 1,
+                            [own, then](conversation_rows& up) {
+                              auto conv = continued_conversation(std::move(up), std::move(*own));
+                              then(conv);
+                            });
+        });
+    });
+}
+
+// The slow path: every conversation row, matched one by one.
+void match_rows(const conversation_ptr& c) {
+  c->conv->count.history_reads.fetch_add(1);
+  read_conversation(c, c->session_id, c->parent_id, 0, [c](conversation_rows& conv) {
+    // The print folded anew: one kept from before a rollback by another route would send
+    // every later request here again.
+    c->conv->keep_print(c->rq.key, print_of_conversation(conv, c->rules(), c->session_id));
+    follow(c, plan_from_conversation(c->rq.sent, c->style, conv, c->rules()));
+  });
+}
+
+void match_print(const conversation_ptr& c, const history_print& p) {
+  auto plan = plan_from_print(c->rq.sent, c->style, p);
+  if (plan.need_rows)
+    return match_rows(c);
+  follow(c, plan);
+}
+
+// The key's print brought up to date with the rows stored since, then the plan.
+void match(const conversation_ptr& c) {
+  if (c->session_id.empty()) // a new key: nothing stored
+    return match_print(c, history_print{});
+  auto known = c->conv->print_of(c->rq.key);
+  history_print p;
+  if (known && known->session_id == c->session_id)
+    p = std::move(*known);
+  else if (!c->parent_id.empty()) // perhaps a continuation: its conversation
+    return match_rows(c);
+  else
+    p.session_id = c->session_id;
+  auto from = p.last_row_id + 1;
+  ask<std::vector<message>>(c, c->cfg().storage, c->cfg().read_timeout, st_range_atom_v,
+                            c->session_id, from, conversation_last_row)
+    .then([c, known = std::move(p)](caf::expected<std::vector<message>> rows) {
+      if (!rows)
+        return c->events->failed(rows.error());
+      auto p = known;
+      fold_rows(p, *rows, c->rules());
+      c->conv->keep_print(c->rq.key, p);
+      match_print(c, p);
+    });
+}
+
+void open_session(const conversation_ptr& c) {
+  ask<session_snapshot>(c, c->cfg().gateway, c->cfg().read_timeout, gw_state_atom_v, c->rq.key)
+    .then([c](caf::expected<session_snapshot> snap) {
+      if (!snap) {
+        if (snap.error() != errc::not_found)
+          return c->events->failed(snap.error());
+        return match(c);
+      }
+      const auto& owner = snap->record.user_id;
+      if (!c->rq.user.empty() && c->rq.user != owner) {
+        if (!c->r->scope().is_admin()) { // a user token: answered as an unknown key
+          c->r->refused_for_scope();
+          return c->events->failed(
+            caf::make_error(errc::not_found, unknown_key_message(c->rq.key)));
+        }
+        return c->events->failed(caf::make_error(
+          errc::bad_request, "field 'user': session '" + c->rq.key + "' belongs to another user"));
+      }
+      c->session_id = snap->record.id;
+      c->parent_id = snap->record.parent_id;
+      c->events->opened(snap->record);
+      match(c);
+    });
+}
+
+} // namespace
+
+conversation_config conversation_config_of(const api_state& s) {
+  conversation_config c;
+  c.gateway = s.gateway;
+  c.storage = s.storage;
+  c.turn_timeout = s.turn_timeout;
+  c.read_timeout = s.opt.read_timeout;
+  const auto& g = s.rt.config().gateway;
+  c.visibility.daemon_system_prompt = !g.system_prompt.empty() || !g.skills_dir.empty();
+  for (auto t : {builtin_tool::session_search, builtin_tool::memory, builtin_tool::skill_view})
+    c.visibility.builtin_names.emplace_back(tool_name_of(t));
+  return c;
+}
+
+door_conversations::door_conversations(conversation_config cfg)
+  : s_(std::make_shared<shared>(std::move(cfg))) {}
+
+void door_conversations::run(const door_request_ptr& r,
+                             std::shared_ptr<conversation_events> events,
+                             conversation_request rq) {
+  auto c = std::make_shared<conversation_call>();
+  c->conv = s_;
+  c->r = r;
+  c->events = std::move(events);
+  c->rq = std::move(rq);
+  guarded(c, [&] {
+    auto v = check_name(c->rq.key, session_key_max_bytes);
+    if (!v.ok())
+      return c->events->failed(caf::make_error(
+        errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
+    c->style = style_of(c->rq.sent);
+    (c->style == history_style::stateful ? s_->count.stateful : s_->count.full_history)
+      .fetch_add(1);
+    open_session(c);
+  });
+}
+
+const door_conversations::counters& door_conversations::counts() const { return s_->count; }
+
+} // namespace mneme::api

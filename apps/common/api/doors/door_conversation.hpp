@@ -1,0 +1,116 @@
+// The wire-neutral half of every door (docs/api.md "OpenAI door"): a client's messages
+// for a session key — translated by the door from its wire format into session messages
+// — carried to the session, so that only what is new is stored and the client's branch
+// is rolled back. The door keeps only its wire: decoding, answers, stream events, errors.
+//
+//   open ───► gw_state: the session under the key (none yet for a new key); a request
+//             whose user is not the session's owner is refused (a user token: the 404
+//             of an unknown key; an admin: 400)
+//   match ──► the key's history_print (policies/history_match.hpp) brought up to date
+//             with the rows stored since (st_range), and the plan from it; when the
+//             print cannot decide, every row of the conversation is read — the session
+//             and, across continuations under the key, its parents (st_range,
+//             st_session) — and the plan made from the rows
+//   rebase ─► the plan's rollback: every row after its last kept row (gw_rollback,
+//             labelled with the door's branch_label)
+//   then ───► replay: the sent transcript is stored and answered: the stored answer
+//             turn:   the new messages appended in order (gw_append), then the turn
+//                     (gw_turn) with the last user message or the trailing tool results
+//
+// The door hears every step through its conversation_events, in the request's actor;
+// exactly one of replay(), answered() and failed() ends a conversation.
+//
+// Prints: one per session key, shared by the door's requests (bounded: the map is
+// dropped past max_prints entries and rebuilt from the store on demand). A request reads
+// only the rows stored since its print's last row, so matching costs the new rows; a
+// session the door never saw, or one whose id changed (reset, child), is folded from all
+// its rows once. Two requests on one key at the same time are matched independently (a
+// client's error; the session still runs their turns one after the other).
+//
+// Threads: run() in the request's actor; counts() from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caf/all.hpp"
+
+#include "actors/gateway/gateway_actor.hpp"
+#include "actors/storage/storage_actor.hpp"
+#include "apps/common/api/doors/door_request.hpp"
+#include "messages/agent_turn.hpp"
+#include "policies/history_match.hpp"
+
+namespace mneme::api {
+
+struct conversation_config {
+  gateway_actor gateway;
+  storage_actor storage;
+  std::chrono::milliseconds turn_timeout{330000}; // appends, rollbacks, the turn
+  std::chrono::milliseconds read_timeout{30000};  // gw_state and the store's reads
+  visibility_rules visibility;
+  size_t max_prints = 100000;
+};
+
+struct api_state; // plumbing/api_state.hpp
+// The runtime's side of every door's conversations: its gateway and store, the API's
+// timeouts, and what a client never sent (the daemon's system prompt when one is
+// configured, mneme's built-in tool rounds).
+conversation_config conversation_config_of(const api_state& s);
+
+struct conversation_request {
+  std::string key;              // REQUIRES: not empty (a door without one is stateless)
+  std::string user;             // "" = the key's owner (gateway.default_user for a new key)
+  std::vector<message> sent;    // the client's messages, in order
+  turn_input turn;              // options, tools, stream; content or tool results come
+                                // from `sent`
+  std::string messages_field = "messages"; // the wire's name of `sent`, for its 400s
+  std::string branch_label;     // the rollback's label: whose branch it was
+};
+
+// What a door hears of one conversation; every call in the request's actor.
+class conversation_events {
+ public:
+  virtual ~conversation_events() = default;
+  virtual caf::event_based_actor* actor() const = 0; // the request's actor
+  // A continuation threw: answer 500 in the door's shape (plumbing/ask.hpp).
+  virtual void on_exception(const std::exception& e) = 0;
+  // The session under the key, before matching (not called for a new key).
+  virtual void opened(const session_record&) {}
+  // The client's branch is about to be rolled back (plan.rebased_rows visible rows).
+  virtual void rebasing(const history_plan&) {}
+  // Ends: the sent transcript is stored and answered; `stored` is that answer's row.
+  virtual void replay(const message& stored) = 0;
+  // Ends: the turn's reply.
+  virtual void answered(turn_reply& reply) = 0;
+  // Ends: an error of mneme's (errc; a lease_elsewhere is the door's to forward).
+  virtual void failed(const caf::error& err) = 0;
+};
+
+class door_conversations {
+ public:
+  explicit door_conversations(conversation_config cfg);
+
+  void run(const door_request_ptr& r, std::shared_ptr<conversation_events> events,
+           conversation_request rq);
+
+  struct counters {
+    std::atomic<int64_t> stateful{0}, full_history{0}; // by history_style
+    std::atomic<int64_t> rebased{0}, replayed{0};      // plans carried out
+    std::atomic<int64_t> history_reads{0};             // conversations read row by row
+  };
+  const counters& counts() const;
+
+  // The prints and counters shared with the conversations' continuations.
+  struct shared;
+
+ private:
+  std::shared_ptr<shared> s_;
+};
+
+} // namespace mneme::api

@@ -1,0 +1,323 @@
+// The chat-completions door; see openai_door.hpp.
+//
+// Decisions where the issue is silent:
+//   - `model` "" or "mneme" is model.name; any other name is sent upstream for this
+//     request only (the session's compactions keep the summarizer's model);
+//   - the answer's usage: prompt_tokens as the upstream reported it, completion_tokens
+//     the upstream's in the stateless pass-through, else mneme's estimate of the answer;
+//   - a sent transcript that is all stored and ends with an assistant message is
+//     answered with that stored message again (an SDK retry after a lost answer), no
+//     model call; one ending with user or tool messages that have no answer rolls them
+//     back and runs them again (an SDK retry after a failed call);
+//   - `user` names the tenant as in the turns API (a user token's own user wins; naming
+//     another user is 403); an empty one is the key's owner (gateway.default_user for a new key);
+//     a user token on another user's key gets the 404 of an unknown key (no existence oracle);
+//   - `developer` messages are system messages; content parts are joined as text (other
+//     parts are not stored).
+//   - after a continuation (child session or reset) a full-history transcript is matched
+//     against the conversation across the sessions of the key (door_conversation.hpp);
+//     a branch from before the continuation is matched against the new session alone.
+#include "apps/common/api/doors/openai_chat/openai_door.hpp"
+
+#include <cstdio>
+#include <random>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/null_sink.h>
+
+#include "apps/common/api/doors/openai_chat/openai_stream.hpp"
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
+#include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/ask.hpp"
+#include "apps/common/api/plumbing/checks.hpp"
+#include "policies/client_text.hpp"
+#include "policies/openai_errors.hpp"
+#include "policies/token_estimate.hpp"
+
+namespace mneme::api {
+
+using nlohmann::json;
+
+struct openai_door::shared {
+  openai_door_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  counters count;
+  door_conversations conversations;
+  std::atomic<uint64_t> next_id{0};
+  uint64_t id_salt = std::random_device{}();
+  int64_t started_s = 0; // `created` of GET /v1/models
+
+  explicit shared(openai_door_config c)
+    : cfg(std::move(c)),
+      log(cfg.log ? cfg.log
+                  : std::make_shared<spdlog::logger>(
+                    "openai", std::make_shared<spdlog::sinks::null_sink_mt>())),
+      conversations(cfg.conversation),
+      started_s(cfg.clock() / 1000) {}
+
+  std::string completion_id() {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "chatcmpl-%016llx%08llx",
+                  static_cast<unsigned long long>(id_salt),
+                  static_cast<unsigned long long>(next_id.fetch_add(1) + 1));
+    return buf;
+  }
+};
+
+namespace {
+
+using shared_ptr = std::shared_ptr<openai_door::shared>;
+constexpr const char* openai_branch_label = "openai-branch";
+
+http_response door_json(int status, const json& body, header_list headers = {}) {
+  return http_response{status, "application/json",
+                       body.dump(-1, ' ', false, json::error_handler_t::replace),
+                       std::move(headers), false};
+}
+
+int64_t door_committed(const turn_reply& r) {
+  int64_t n = 0;
+  for (const auto& x : r.compactions)
+    n += x.committed ? 1 : 0;
+  return n;
+}
+
+// One chat-completions request on its way; the events of its conversation.
+struct chat_call final : conversation_events {
+  shared_ptr door;
+  door_request_ptr r;
+  openai_chat_request in;
+  std::string key;
+  std::string user;
+  std::string model;         // the upstream model name
+  std::string session_id;    // known before the turn ("" for a new key)
+  int64_t rebased = 0;
+  std::shared_ptr<openai_chunk_relay> relay;
+
+  const openai_door_config& cfg() const { return door->cfg; }
+
+  header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
+    header_list h;
+    if (!sid.empty())
+      h.emplace_back("X-Mneme-Session-Id", sid);
+    if (with_count)
+      h.emplace_back("X-Mneme-Compactions", std::to_string(compactions));
+    if (rebased > 0)
+      h.emplace_back("X-Mneme-Rebased", std::to_string(rebased));
+    return h;
+  }
+
+  void error(int status, const std::string& code, const std::string& message) {
+    door->count.errors.fetch_add(1);
+    auto kind = openai_error_of(status, code);
+    auto body = openai_error_json(message, kind.type, param_of(message), kind.code);
+    if (relay && relay->fail(body)) {
+      r->streamed();
+      return;
+    }
+    r->answer(door_json(kind.status, body, mneme_headers(session_id, 0, false)));
+  }
+
+  void fail(const caf::error& err) {
+    if (r->forward_elsewhere(err)) // refused at the open, before anything was relayed
+      return;
+    auto status = http_status_of(err);
+    if (status >= 500)
+      door->log->warn("key={} event=openai_error status={} error={}", log_quoted(key), status,
+                      log_quoted(render_error(err)));
+    error(status, error_code_of(err), error_message_of(err));
+  }
+
+  openai_answer head() const {
+    openai_answer a;
+    a.id = door->completion_id();
+    a.created = cfg().clock() / 1000;
+    a.model = model;
+    return a;
+  }
+
+  // The answer of the request: a chat.completion, or the end of the stream.
+  void respond(openai_answer a, const header_list& headers) {
+    if (relay) {
+      relay->finish(a);
+      r->streamed();
+      return;
+    }
+    r->answer(door_json(200, to_chat_completion(a), headers));
+  }
+
+  // --- conversation_events (doors/door_conversation.hpp)
+
+  caf::event_based_actor* actor() const override { return r->actor(); }
+
+  void on_exception(const std::exception& e) override {
+    door->log->error("key={} event=exception what={}", log_quoted(key), log_quoted(e.what()));
+    error(500, "internal", "internal error");
+  }
+
+  void opened(const session_record& s) override {
+    session_id = s.id;
+    if (relay) // the head goes with the first chunk: what is known before it
+      relay->add_header("X-Mneme-Session-Id", session_id);
+  }
+
+  void rebasing(const history_plan& plan) override {
+    rebased = plan.rebased_rows;
+    if (relay)
+      relay->add_header("X-Mneme-Rebased", std::to_string(plan.rebased_rows));
+    door->log->info("key={} session={} event=openai_rebase rows={} last_kept_id={}",
+                    log_quoted(key), session_id, plan.rebased_rows, plan.last_kept_id);
+  }
+
+  // The stored answer again (a resent, answered transcript).
+  void replay(const message& row) override {
+    auto a = head();
+    a.content = row.content;
+    a.tool_calls = row.tool_calls;
+    a.finish_reason = row.tool_calls.empty() ? "stop" : "tool_calls";
+    a.usage.completion_tokens = row.token_estimate;
+    if (relay) {
+      relay->text(a.content);
+      for (size_t i = 0; i < a.tool_calls.size(); ++i)
+        relay->tool_call(i, a.tool_calls[i].id, a.tool_calls[i].name, a.tool_calls[i].arguments);
+    }
+    respond(std::move(a), mneme_headers(session_id, 0, true));
+  }
+
+  void answered(turn_reply& reply) override {
+    auto a = head();
+    a.content = reply.answer;
+    a.tool_calls = reply.tool_calls;
+    a.finish_reason = reply.finish_reason;
+    a.usage.prompt_tokens = reply.prompt_tokens;
+    a.usage.completion_tokens = estimate_text_tokens(reply.answer);
+    for (const auto& call : reply.tool_calls)
+      a.usage.completion_tokens += estimate_text_tokens(call.arguments);
+    respond(std::move(a), mneme_headers(reply.session_id, door_committed(reply), true));
+  }
+
+  void failed(const caf::error& err) override { fail(err); }
+};
+using chat_ptr = std::shared_ptr<chat_call>;
+
+void door_stateless(const chat_ptr& c) {
+  c->door->count.stateless.fetch_add(1);
+  chat_request req;
+  req.model = c->model;
+  req.messages = std::move(c->in.messages);
+  req.purpose = llm_purpose::chat;
+  req.tools_json = c->in.turn.tools_json;
+  const auto& opt = c->in.turn.options;
+  req.extra_json = opt.extra_json;
+  if (opt.has_max_tokens)
+    req.max_tokens = opt.max_tokens;
+  if (opt.has_temperature)
+    req.temperature = opt.temperature;
+  req.sink = c->relay;
+  req.stream = c->relay != nullptr;
+  ask<chat_answer>(c, c->cfg().chat, c->cfg().turn_timeout, llm_call_atom_v, std::move(req))
+    .then([c](caf::expected<chat_answer> answer) {
+      if (!answer)
+        return c->fail(answer.error());
+      auto a = c->head();
+      a.content = std::move(answer->content);
+      a.tool_calls = std::move(answer->tool_calls);
+      a.finish_reason = !a.tool_calls.empty() ? "tool_calls"
+                        : answer->finish_reason.empty() ? "stop"
+                                                        : answer->finish_reason;
+      a.usage = {answer->prompt_tokens, answer->completion_tokens};
+      c->respond(std::move(a), {});
+    });
+}
+
+// The session's conversation: the sent messages matched, the new ones run as a turn.
+void door_session_chat(const chat_ptr& c) {
+  conversation_request rq;
+  rq.key = c->key;
+  rq.user = c->user; // empty: the key's owner, or gateway.default_user
+  rq.sent = std::move(c->in.messages);
+  rq.turn = std::move(c->in.turn);
+  if (c->model != c->cfg().model_name)
+    rq.turn.options.model = c->model;
+  if (c->relay)
+    rq.turn.stream = c->relay;
+  rq.messages_field = "messages";
+  rq.branch_label = openai_branch_label;
+  c->door->conversations.run(c->r, c, std::move(rq));
+}
+
+} // namespace
+
+http_response openai_error_response(int status, const std::string& code,
+                                    const std::string& message) {
+  auto kind = openai_error_of(status, code);
+  return door_json(kind.status,
+                   openai_error_json(message, kind.type, param_of(message), kind.code));
+}
+
+openai_door::openai_door(openai_door_config cfg)
+  : s_(std::make_shared<shared>(std::move(cfg))) {}
+
+void openai_door::chat(const door_request_ptr& r) {
+  auto c = std::make_shared<chat_call>();
+  c->door = s_;
+  c->r = r;
+  guarded(c, [&] {
+    auto in = decode_openai_chat(r->request().body);
+    if (!in)
+      return c->fail(in.error());
+    c->in = std::move(*in);
+    c->key = door_session_key(r->request(), c->in.metadata_session_id);
+    c->model = c->in.model.empty() || c->in.model == "mneme" ? s_->cfg.model_name : c->in.model;
+    c->user = c->in.user;
+    if (auto no = user_refusal(r->scope(), "field 'user'", c->user)) {
+      if (no->status == 403)
+        r->refused_for_scope();
+      return c->error(no->status, no->code, no->message);
+    }
+    if (c->in.stream) {
+      auto a = c->head();
+      c->relay = std::make_shared<openai_chunk_relay>(
+        r->reply_channel(), header_list{}, a, c->in.include_usage,
+        s_->cfg.conversation.visibility.builtin_names);
+    }
+    if (c->key.empty())
+      return door_stateless(c);
+    door_session_chat(c);
+  });
+}
+
+void openai_door::models(const door_request_ptr& r) {
+  r->answer(door_json(200, models_json(s_->cfg.model_name, s_->started_s)));
+}
+
+std::string openai_door::metrics_text() const {
+  const auto& n = s_->count;
+  const auto& h = s_->conversations.counts();
+  std::string out =
+    "# HELP mneme_openai_requests_total Requests of POST /v1/chat/completions by style\n"
+    "# TYPE mneme_openai_requests_total counter\n";
+  out += "mneme_openai_requests_total{style=\"stateless\"} " + std::to_string(n.stateless.load())
+         + "\n";
+  out += "mneme_openai_requests_total{style=\"stateful\"} " + std::to_string(h.stateful.load())
+         + "\n";
+  out += "mneme_openai_requests_total{style=\"full_history\"} "
+         + std::to_string(h.full_history.load()) + "\n";
+  auto counter = [&out](const char* name, const char* help, int64_t v) {
+    out += std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " counter\n" + name
+           + " " + std::to_string(v) + "\n";
+  };
+  counter("mneme_openai_rebased_total",
+          "Requests whose history contradicted the stored one (rolled back to the last common row)",
+          h.rebased.load());
+  counter("mneme_openai_replayed_total",
+          "Requests answered with their stored answer again (a resent, answered transcript)",
+          h.replayed.load());
+  counter("mneme_openai_history_reads_total",
+          "Requests that read every row of their session to match the history",
+          h.history_reads.load());
+  counter("mneme_openai_errors_total", "Requests answered with an error", n.errors.load());
+  return out;
+}
+
+} // namespace mneme::api

@@ -1,0 +1,389 @@
+// The OpenAI door's wire format; see openai_wire.hpp.
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+#include <string_view>
+
+#include "actors/llm/llm_wire.hpp"
+#include "apps/common/api/plumbing/request_decoder.hpp"
+#include "messages/errc.hpp"
+
+namespace mneme::api {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The fields an OpenAI message, one of its tool calls and a call's function may hold
+// (both decoders below accept exactly these). Namespace-scope initializer lists: their
+// arrays live as long as the program.
+const std::initializer_list<std::string_view> message_fields = {
+  "role", "content", "name", "tool_calls", "tool_call_id",
+  "refusal", "annotations", "audio", "function_call", "reasoning_content"};
+const std::initializer_list<std::string_view> call_fields = {"id", "type", "function", "index"};
+const std::initializer_list<std::string_view> function_fields = {"name", "arguments"};
+
+bool one_of(std::initializer_list<std::string_view> fields, std::string_view name) {
+  return std::find(fields.begin(), fields.end(), name) != fields.end();
+}
+
+// Whether every member of `obj` is one of `fields`.
+bool fields_within(const json& obj, std::initializer_list<std::string_view> fields) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!one_of(fields, it.key()))
+      return false;
+  return true;
+}
+
+caf::error wire_refusal(std::string what) { return caf::make_error(errc::bad_request, std::move(what)); }
+
+std::string wire_field(const std::string& where, const char* name) {
+  return where.empty() ? std::string{name} : where + "." + name;
+}
+
+caf::error wire_text(const json& obj, const char* name, const std::string& where,
+                      std::string& out, bool required) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) {
+    if (required)
+      return wire_refusal("missing field '" + wire_field(where, name) + "'");
+    return {};
+  }
+  if (!it->is_string())
+    return wire_refusal("field '" + wire_field(where, name) + "' must be a string, not "
+               + it->type_name());
+  out = it->get<std::string>();
+  return {};
+}
+
+// The text of `content`: a string, null (empty), or an array of {"type":"text","text"}.
+caf::error content_of(const json& j, const std::string& where, std::string& out) {
+  auto it = j.find("content");
+  if (it == j.end() || it->is_null())
+    return {};
+  if (it->is_string()) {
+    out = it->get<std::string>();
+    return {};
+  }
+  if (!it->is_array())
+    return wire_refusal("field '" + where + ".content' must be a string, an array of text parts "
+                   "or null, not " + it->type_name());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& part = (*it)[i];
+    auto at = where + ".content[" + std::to_string(i) + "]";
+    std::string type;
+    if (!part.is_object())
+      return wire_refusal("field '" + at + "' must be an object, not " + part.type_name());
+    if (auto err = string_field(part, "type", type, true, at + "."))
+      return err;
+    if (type != "text")
+      return wire_refusal("field '" + at + ".type' is \"" + type
+                     + "\": only text parts are supported");
+    std::string text;
+    if (auto err = string_field(part, "text", text, true, at + "."))
+      return err;
+    out += text;
+  }
+  return {};
+}
+
+caf::error tool_calls_of(const json& j, const std::string& where, std::vector<tool_call>& out) {
+  auto it = j.find("tool_calls");
+  if (it == j.end() || it->is_null())
+    return {};
+  if (!it->is_array())
+    return wire_refusal("field '" + where + ".tool_calls' must be an array, not " + it->type_name());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const auto& c = (*it)[i];
+    auto at = where + ".tool_calls[" + std::to_string(i) + "]";
+    if (!c.is_object())
+      return wire_refusal("field '" + at + "' must be an object, not " + c.type_name());
+    if (auto err = only_fields(c, call_fields, at + "."))
+      return err;
+    tool_call call;
+    std::string type = "function";
+    if (auto err = string_field(c, "id", call.id, true, at + "."))
+      return err;
+    if (auto err = string_field(c, "type", type, false, at + "."))
+      return err;
+    if (type != "function")
+      return wire_refusal("field '" + at + ".type' must be \"function\", not \"" + type + "\"");
+    auto fn = c.find("function");
+    if (fn == c.end() || !fn->is_object())
+      return wire_refusal("field '" + at + ".function' must be an object with name and arguments");
+    if (auto err = only_fields(*fn, function_fields, at + ".function."))
+      return err;
+    if (auto err = string_field(*fn, "name", call.name, true, at + ".function."))
+      return err;
+    if (auto err = string_field(*fn, "arguments", call.arguments, false, at + ".function."))
+      return err;
+    out.push_back(std::move(call));
+  }
+  return {};
+}
+
+bool is_text(const json& obj, const char* name, bool required) {
+  auto it = obj.find(name);
+  return it == obj.end() ? !required : it->is_string();
+}
+
+// decode_openai_message's success path for the common shapes, without the field paths
+// its errors name: nullopt when `j` is anything else (content parts, a wrong type, an
+// unknown field, a rule broken), and then the caller decodes it with
+// decode_openai_message, which answers the same message or the error. Strings are moved
+// out of `j` only once the message is known to decode.
+std::optional<message> decode_plain_message(json& j) {
+  if (!j.is_object() || !fields_within(j, message_fields))
+    return std::nullopt;
+  auto role_it = j.find("role");
+  if (role_it == j.end() || !role_it->is_string())
+    return std::nullopt;
+  const auto& role = role_it->get_ref<const std::string&>();
+  auto parsed = role == "developer" ? std::optional<msg_role>{msg_role::system} : parse_role(role);
+  if (!parsed)
+    return std::nullopt;
+  auto content = j.find("content");
+  bool content_given = content != j.end() && !content->is_null();
+  if (content_given && !content->is_string())
+    return std::nullopt;
+  auto calls = j.find("tool_calls");
+  bool has_calls = false;
+  if (calls != j.end() && !calls->is_null()) {
+    if (!calls->is_array())
+      return std::nullopt;
+    for (const auto& c : *calls) {
+      if (!c.is_object() || !fields_within(c, call_fields))
+        return std::nullopt;
+      if (!is_text(c, "id", true) || !is_text(c, "type", false))
+        return std::nullopt;
+      if (auto t = c.find("type"); t != c.end() && t->get_ref<const std::string&>() != "function")
+        return std::nullopt;
+      auto fn = c.find("function");
+      if (fn == c.end() || !fn->is_object() || !fields_within(*fn, function_fields))
+        return std::nullopt;
+      if (!is_text(*fn, "name", true) || !is_text(*fn, "arguments", false))
+        return std::nullopt;
+      has_calls = true;
+    }
+  }
+  if (!is_text(j, "name", false) || !is_text(j, "tool_call_id", false))
+    return std::nullopt;
+  auto call_id = j.find("tool_call_id");
+  bool has_call_id = call_id != j.end() && !call_id->get_ref<const std::string&>().empty();
+  if ((*parsed == msg_role::tool) != has_call_id)
+    return std::nullopt; // a tool row without its call id, or an id on another role
+  if (!content_given && !(*parsed == msg_role::assistant && has_calls))
+    return std::nullopt;
+  auto take = [](json& v) { return std::move(v.get_ref<std::string&>()); };
+  message m;
+  m.role = *parsed;
+  if (content_given)
+    m.content = take(*content);
+  if (has_calls) {
+    m.tool_calls.reserve(calls->size());
+    for (auto& c : *calls) {
+      tool_call call;
+      call.id = take(c["id"]);
+      auto& fn = c["function"];
+      call.name = take(fn["name"]);
+      if (auto a = fn.find("arguments"); a != fn.end())
+        call.arguments = take(*a);
+      m.tool_calls.push_back(std::move(call));
+    }
+  }
+  if (has_call_id)
+    m.tool_call_id = take(*call_id);
+  if (m.role == msg_role::tool)
+    if (auto n = j.find("name"); n != j.end())
+      m.tool_name = take(*n);
+  return m;
+}
+
+} // namespace
+
+caf::expected<message> decode_openai_message(const json& j, const std::string& where) {
+  if (!j.is_object())
+    return wire_refusal("field '" + where + "' must be an object, not " + j.type_name());
+  if (auto err = only_fields(j, message_fields, where + "."))
+    return err;
+  std::string role;
+  if (auto err = string_field(j, "role", role, true, where + "."))
+    return err;
+  // OpenAI's newer name of the system role.
+  auto parsed = role == "developer" ? std::optional<msg_role>{msg_role::system} : parse_role(role);
+  if (!parsed)
+    return wire_refusal("field '" + where + ".role': unknown role '" + role
+                   + "' (system, developer, user, assistant or tool)");
+  message m;
+  m.role = *parsed;
+  if (auto err = content_of(j, where, m.content))
+    return err;
+  if (auto err = tool_calls_of(j, where, m.tool_calls))
+    return err;
+  std::string name;
+  if (auto err = string_field(j, "name", name, false, where + "."))
+    return err;
+  if (auto err = string_field(j, "tool_call_id", m.tool_call_id, false, where + "."))
+    return err;
+  if (m.role == msg_role::tool) {
+    m.tool_name = std::move(name);
+    if (m.tool_call_id.empty())
+      return wire_refusal("field '" + where + ".tool_call_id' is missing or empty: a tool message "
+                     "answers one call");
+  } else if (!m.tool_call_id.empty()) {
+    return wire_refusal("field '" + where + ".tool_call_id' belongs to tool messages only");
+  }
+  bool content_given = j.contains("content") && !j["content"].is_null();
+  if (!content_given && !(m.role == msg_role::assistant && !m.tool_calls.empty()))
+    return wire_refusal("field '" + where + ".content' is missing (only an assistant message "
+                   "with tool_calls may go without)");
+  return m;
+}
+
+
+caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
+  auto j = parse_object(body);
+  if (!j)
+    return j.error();
+  openai_chat_request out;
+  auto msgs = j->find("messages");
+  if (msgs == j->end())
+    return wire_refusal("missing field 'messages'");
+  if (!msgs->is_array())
+    return wire_refusal(std::string{"field 'messages' must be an array, not "} + msgs->type_name());
+  if (msgs->empty())
+    return wire_refusal("field 'messages' is empty");
+  out.messages.reserve(msgs->size());
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    if (auto plain = decode_plain_message((*msgs)[i])) {
+      out.messages.push_back(std::move(*plain));
+      continue;
+    }
+    auto m = decode_openai_message((*msgs)[i], "messages[" + std::to_string(i) + "]");
+    if (!m)
+      return m.error();
+    out.messages.push_back(std::move(*m));
+  }
+  if (auto err = wire_text(*j, "model", "", out.model, false))
+    return err;
+  if (auto err = wire_text(*j, "user", "", out.user, false))
+    return err;
+  if (auto s = j->find("stream"); s != j->end() && !s->is_null()) {
+    if (!s->is_boolean())
+      return wire_refusal(std::string{"field 'stream' must be a boolean, not "} + s->type_name());
+    out.stream = s->get<bool>();
+  }
+  if (auto so = j->find("stream_options"); so != j->end() && so->is_object())
+    if (auto u = so->find("include_usage"); u != so->end() && u->is_boolean())
+      out.include_usage = u->get<bool>();
+  if (auto md = j->find("metadata"); md != j->end() && md->is_object())
+    if (auto sid = md->find("session_id"); sid != md->end() && sid->is_string())
+      out.metadata_session_id = sid->get<std::string>();
+  if (auto n = j->find("n"); n != j->end() && !n->is_null()
+                             && !(n->is_number_integer() && n->get<int64_t>() == 1))
+    return wire_refusal("field 'n': only 1 choice per request is supported");
+  // max_completion_tokens is the newer name of max_tokens.
+  if (auto mct = j->find("max_completion_tokens"); mct != j->end() && !mct->is_null()
+                                                   && !j->contains("max_tokens"))
+    (*j)["max_tokens"] = *mct;
+  for (const char* ignored : {"tool_choice", "stop", "response_format", "seed", "top_p",
+                              "temperature", "max_tokens", "parallel_tool_calls", "tools"})
+    if (auto it = j->find(ignored); it != j->end() && it->is_null())
+      j->erase(it); // SDKs may send null for "not set"
+  if (auto err = decode_turn_tools(*j, out.turn))
+    return err;
+  if (auto err = decode_turn_sampling(*j, out.turn.options))
+    return err;
+  return out;
+}
+
+json param_of(const std::string& message) {
+  static constexpr std::string_view marker = "field '";
+  auto at = message.find(marker);
+  if (at == std::string::npos)
+    return nullptr;
+  auto begin = at + marker.size();
+  auto end = message.find('\'', begin);
+  if (end == std::string::npos)
+    return nullptr;
+  return message.substr(begin, end - begin);
+}
+
+json openai_error_json(const std::string& message, const std::string& type, const json& param,
+                       const std::string& code) {
+  return {{"error", {{"message", message}, {"type", type}, {"param", param}, {"code", code}}}};
+}
+
+namespace {
+
+json wire_calls_json(const std::vector<tool_call>& calls) {
+  auto out = json::array();
+  for (const auto& c : calls)
+    out.push_back({{"id", c.id},
+                   {"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+  return out;
+}
+
+json wire_usage(const openai_usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+}
+
+json wire_head(const openai_answer& a, const char* object) {
+  return {{"id", a.id}, {"object", object}, {"created", a.created}, {"model", a.model}};
+}
+
+} // namespace
+
+json to_chat_completion(const openai_answer& a) {
+  json msg = {{"role", "assistant"}};
+  msg["content"] = a.tool_calls.empty() || !a.content.empty() ? json(a.content) : json(nullptr);
+  if (!a.tool_calls.empty())
+    msg["tool_calls"] = wire_calls_json(a.tool_calls);
+  msg["refusal"] = nullptr;
+  auto out = wire_head(a, "chat.completion");
+  out["choices"] = json::array({{{"index", 0},
+                                 {"message", std::move(msg)},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", a.finish_reason.empty() ? "stop"
+                                                                           : a.finish_reason}}});
+  out["usage"] = wire_usage(a.usage);
+  return out;
+}
+
+json chat_chunk(const openai_answer& a, json delta, const std::string& finish_reason,
+                bool include_usage) {
+  auto out = wire_head(a, "chat.completion.chunk");
+  out["choices"] = json::array({{{"index", 0},
+                                 {"delta", std::move(delta)},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", finish_reason.empty() ? json(nullptr)
+                                                                         : json(finish_reason)}}});
+  if (include_usage)
+    out["usage"] = nullptr;
+  return out;
+}
+
+json usage_chunk(const openai_answer& a) {
+  auto out = wire_head(a, "chat.completion.chunk");
+  out["choices"] = json::array();
+  out["usage"] = wire_usage(a.usage);
+  return out;
+}
+
+json models_json(const std::string& model, int64_t created) {
+  return {{"object", "list"},
+          {"data", json::array({{{"id", model},
+                                 {"object", "model"},
+                                 {"created", created},
+                                 {"owned_by", "mneme"}}})}};
+}
+
+std::string sse_data(const json& payload) {
+  return "data: " + payload.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+}
+
+} // namespace mneme::api

@@ -1,0 +1,775 @@
+// The daemon's event-driven HTTP/1.1 front; see http_front.hpp.
+//
+// Every connection's handlers run on its own strand, so a connection's members are
+// touched by one thread at a time; the reply sinks and streams reach it only through
+// net::post onto that strand.
+#include "apps/common/api/front/http_front.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "apps/common/api/json_codec.hpp"
+#include "messages/errc.hpp"
+
+namespace mneme::api {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+// How long an error answer that closes the connection keeps reading (and dropping)
+// what the client still sends, and how much of it at most.
+constexpr auto linger_time = 2s;
+constexpr int64_t linger_max_bytes = 64 * 1024 * 1024;
+
+http_response error_response(int status, const char* code, const std::string& message) {
+  http_response r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = dump_json(error_json(code, message));
+  r.close = true;
+  return r;
+}
+
+// The strict-HTTP verdict on a parsed head: an error message, or "" when acceptable.
+std::string strict_head_problem(const http::request_parser<http::empty_body>& p) {
+  const auto& h = p.get();
+  auto lengths = h.count(http::field::content_length);
+  auto encodings = h.count(http::field::transfer_encoding);
+  if (lengths > 1)
+    return "more than one Content-Length header";
+  if (lengths > 0 && encodings > 0)
+    return "Content-Length together with Transfer-Encoding";
+  if (encodings > 1)
+    return "more than one Transfer-Encoding header";
+  auto te = h[http::field::transfer_encoding];
+  if (encodings == 1 && !beast::iequals(te, "chunked"))
+    return "Transfer-Encoding other than 'chunked'";
+  return {};
+}
+
+std::string hex(size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), digits[n % 16]);
+    n /= 16;
+  } while (n > 0);
+  return out;
+}
+
+} // namespace
+
+std::chrono::milliseconds body_deadline(const front_limits& limits, int64_t bytes) {
+  auto rate = std::max<int64_t>(1, limits.body_min_bytes_per_second);
+  auto extra_ms = (std::max<int64_t>(0, bytes) * 1000 + rate - 1) / rate;
+  return limits.body_timeout + std::chrono::milliseconds{extra_ms};
+}
+
+class connection;
+
+struct http_front::impl {
+  front_limits limits;
+  front_handler handler;
+  size_t n_threads = 1;
+  net::io_context ioc;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::vector<std::thread> threads;
+  front_counters counters;
+  std::atomic<int64_t> open{0};
+  std::atomic<int64_t> writing{0}; // connections with an answer on the way to the socket
+  std::atomic<bool> accepting{false};
+  std::mutex mu; // guards conns, started, stopped
+  std::unordered_map<const connection*, std::weak_ptr<connection>> conns;
+  bool started = false;
+  bool stopped = false;
+
+  impl(front_limits l, front_handler h, size_t n)
+    : limits(l), handler(std::move(h)), n_threads(std::max<size_t>(1, n)) {}
+
+  void accept_next(const std::shared_ptr<impl>& self);
+};
+
+// One client connection. Lives as long as its I/O operations, its pending reply and
+// its stream hold it.
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  connection(std::shared_ptr<http_front::impl> front, tcp::socket socket)
+    : front_(std::move(front)), stream_(std::move(socket)) {
+    front_->open.fetch_add(1);
+    beast::error_code ec;
+    auto ep = stream_.socket().remote_endpoint(ec);
+    if (!ec)
+      remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+    // A streamed answer is many small writes: without this, Nagle holds each one until
+    // the client acknowledged the last, which a delayed ACK stretches to ~40 ms.
+    stream_.socket().set_option(tcp::no_delay(true), ec);
+  }
+
+  ~connection() {
+    front_->open.fetch_sub(1);
+    std::lock_guard lock{front_->mu};
+    front_->conns.erase(this);
+  }
+
+  void start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_head(); });
+  }
+
+  void close_from_outside() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->close(); });
+  }
+
+  // --- called through the reply sink / stream (any thread): hop onto the strand
+  void post_answer(uint64_t generation, http_response res) {
+    net::post(stream_.get_executor(),
+              [self = shared_from_this(), generation, res = std::move(res)]() mutable {
+                if (generation == self->generation_ && self->phase_ == phase::handling)
+                  self->write_answer(std::move(res));
+              });
+  }
+
+  class stream_impl;
+  std::shared_ptr<event_stream> post_stream(uint64_t generation, int status,
+                                            std::string content_type, header_list headers);
+
+ private:
+  enum class phase { reading, handling, writing, streaming, closing, closed };
+
+  // --- reading a request
+  void await_next_request() {
+    phase_ = phase::reading;
+    if (buffer_.size() > 0)
+      return read_head();
+    stream_.expires_after(front_->limits.keep_alive_timeout);
+    auto room = buffer_.prepare(4096);
+    stream_.async_read_some(room, [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (ec) {
+        if (ec == beast::error::timeout)
+          self->front_->counters.idle_closed.fetch_add(1);
+        return self->close();
+      }
+      self->buffer_.commit(n);
+      self->read_head();
+    });
+  }
+
+  void read_head() {
+    phase_ = phase::reading;
+    head_request_ = false;
+    keep_alive_ = false;
+    head_.emplace();
+    head_->header_limit(static_cast<std::uint32_t>(front_->limits.max_header_bytes));
+    // The declared size is checked after admit(), as a 413. (Not boost::none: Beast 1.74
+    // compares the length with the optional, and every length is greater than none.)
+    head_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    head_->eager(false);
+    stream_.expires_after(front_->limits.header_timeout);
+    http::async_read_header(stream_, buffer_, *head_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              self->on_head(ec);
+                            });
+  }
+
+  void on_head(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == net::error::eof
+        || ec == net::error::connection_reset || ec == net::error::operation_aborted)
+      return close();
+    if (ec == beast::error::timeout) {
+      front_->counters.header_timeouts.fetch_add(1);
+      return close(); // the socket is closed already: a silent client gets no answer
+    }
+    if (ec == http::error::header_limit)
+      return refuse(error_response(431, "bad_request",
+                                   "the request headers are larger than "
+                                     + std::to_string(front_->limits.max_header_bytes)
+                                     + " bytes"));
+    if (ec) {
+      front_->counters.bad_requests.fetch_add(1);
+      return refuse(error_response(400, "bad_request", "malformed HTTP request: " + ec.message()));
+    }
+    if (auto problem = strict_head_problem(*head_); !problem.empty()) {
+      front_->counters.bad_requests.fetch_add(1);
+      return refuse(error_response(400, "bad_request", problem));
+    }
+    const auto& h = head_->get();
+    request_ = http_request{};
+    request_.method = std::string{h.method_string()};
+    request_.target = std::string{h.target()};
+    request_.remote = remote_;
+    for (const auto& f : h)
+      request_.headers.emplace_back(std::string{f.name_string()}, std::string{f.value()});
+    head_request_ = h.method() == http::verb::head;
+    keep_alive_ = h.keep_alive();
+    auto declared = head_->content_length();
+    bool has_body = (declared && *declared > 0) || head_->chunked();
+    if (auto verdict = front_->handler.admit(request_)) {
+      if (has_body || verdict->close)
+        return refuse(std::move(*verdict));
+      head_.reset();
+      return write_answer(std::move(*verdict)); // nothing left unread: keep the connection
+    }
+    if (declared && *declared > static_cast<uint64_t>(front_->limits.max_body_bytes))
+      return refuse(too_large());
+    if (beast::iequals(request_.header("Expect"), "100-continue")) {
+      auto cont = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
+      stream_.expires_after(front_->limits.write_timeout);
+      return net::async_write(stream_, net::buffer(*cont),
+                              [self = shared_from_this(), cont](beast::error_code e, size_t) {
+                                if (e)
+                                  return self->close();
+                                self->read_body();
+                              });
+    }
+    read_body();
+  }
+
+  http_response too_large() const {
+    return error_response(413, "payload_too_large",
+                          "the body is larger than "
+                            + std::to_string(front_->limits.max_body_bytes) + " bytes");
+  }
+
+  void read_body() {
+    auto declared = head_->content_length();
+    int64_t size = declared ? static_cast<int64_t>(*declared)
+                            : (head_->chunked() ? front_->limits.max_body_bytes : 0);
+    body_.emplace(std::move(*head_));
+    head_.reset();
+    body_->body_limit(static_cast<std::uint64_t>(front_->limits.max_body_bytes));
+    stream_.expires_after(body_deadline(front_->limits, size));
+    http::async_read(stream_, buffer_, *body_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->on_body(ec);
+                     });
+  }
+
+  void on_body(beast::error_code ec) {
+    if (ec == http::error::body_limit)
+      return refuse(too_large());
+    if (ec == beast::error::timeout) {
+      front_->counters.body_timeouts.fetch_add(1);
+      return close();
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::eof
+        || ec == net::error::connection_reset || ec == net::error::operation_aborted)
+      return close();
+    if (ec) {
+      front_->counters.bad_requests.fetch_add(1);
+      return refuse(error_response(400, "bad_request", "malformed HTTP body: " + ec.message()));
+    }
+    request_.body = std::move(body_->get().body());
+    body_.reset();
+    stream_.expires_never(); // the runtime's own deadlines bound the answer
+    phase_ = phase::handling;
+    ++generation_;
+    try {
+      front_->handler.handle(std::move(request_), make_reply());
+    } catch (const std::exception& e) {
+      write_answer(error_response(500, "internal", "internal error"));
+    }
+  }
+
+  http_reply make_reply();
+
+  // --- writing
+  void write_answer(http_response r) {
+    phase_ = phase::writing;
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(11);
+    res->result(static_cast<unsigned>(r.status));
+    if (!r.content_type.empty())
+      res->set(http::field::content_type, r.content_type);
+    for (auto& [k, v] : r.headers)
+      res->set(k, v);
+    res->body() = std::move(r.body);
+    bool keep = keep_alive_ && !r.close;
+    res->keep_alive(keep);
+    res->prepare_payload();
+    if (head_request_)
+      res->body().clear(); // Content-Length stays that of the GET answer
+    front_->writing.fetch_add(1);
+    stream_.expires_after(front_->limits.write_timeout);
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res, keep, linger = r.close](
+                        beast::error_code ec, size_t) {
+                        self->front_->writing.fetch_sub(1);
+                        if (ec)
+                          return self->close();
+                        if (linger)
+                          return self->linger_close();
+                        if (!keep)
+                          return self->close();
+                        self->await_next_request();
+                      });
+  }
+
+  // An answer that ends the connection before (all of) the body was read.
+  void refuse(http_response r) {
+    r.close = true;
+    head_.reset();
+    body_.reset();
+    write_answer(std::move(r));
+  }
+
+  // Half-closes and reads what the client still sends for a moment, so it sees the
+  // answer rather than a reset.
+  void linger_close() {
+    phase_ = phase::closing;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    buffer_.consume(buffer_.size());
+    scratch_ = std::make_unique<char[]>(scratch_size);
+    stream_.expires_after(linger_time);
+    discard();
+  }
+
+  void discard() {
+    stream_.async_read_some(net::buffer(scratch_.get(), scratch_size),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->discarded_ += static_cast<int64_t>(n);
+                              if (ec || self->discarded_ > linger_max_bytes)
+                                return self->close();
+                              self->discard();
+                            });
+  }
+
+ public:
+  void close() {
+    if (phase_ == phase::closed)
+      return;
+    phase_ = phase::closed;
+    mark_stream_gone();
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+    scratch_.reset();
+  }
+
+ private:
+  // --- streaming (see stream_impl)
+  void start_stream(const std::shared_ptr<stream_impl>& s, std::string head);
+  void pump_stream(const std::shared_ptr<stream_impl>& s);
+  void watch_client(const std::shared_ptr<stream_impl>& s);
+  void finish_stream(const std::shared_ptr<stream_impl>& s);
+  void mark_stream_gone();
+
+  static constexpr size_t scratch_size = 16 * 1024;
+
+  std::shared_ptr<http_front::impl> front_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::empty_body>> head_;
+  std::optional<http::request_parser<http::string_body>> body_;
+  http_request request_;
+  std::string remote_;
+  bool keep_alive_ = false;
+  bool head_request_ = false;
+  phase phase_ = phase::reading;
+  uint64_t generation_ = 0; // requests handed to the handler so far
+  std::unique_ptr<char[]> scratch_;
+  int64_t discarded_ = 0;
+  bool watching_ = false;   // a read that detects a vanished client is pending
+  bool stream_writing_ = false; // a chunk write of the stream is on the way
+  std::weak_ptr<stream_impl> active_stream_;
+  bool stream_done_ = false;
+};
+
+// The reply sink of one request: completes it once, on the connection's strand.
+class request_sink : public reply_sink {
+ public:
+  request_sink(std::shared_ptr<connection> conn, uint64_t generation)
+    : conn_(std::move(conn)), generation_(generation) {}
+  void deliver(http_response res) override { conn_->post_answer(generation_, std::move(res)); }
+  std::shared_ptr<event_stream> open_stream(int status, std::string content_type,
+                                            header_list headers) override {
+    return conn_->post_stream(generation_, status, std::move(content_type), std::move(headers));
+  }
+
+ private:
+  std::shared_ptr<connection> conn_;
+  uint64_t generation_;
+};
+
+http_reply connection::make_reply() {
+  return http_reply{std::make_shared<request_sink>(shared_from_this(), generation_)};
+}
+
+// A streamed answer: chunks queued by any thread, written by the connection's strand.
+class connection::stream_impl : public event_stream {
+ public:
+  stream_impl(std::shared_ptr<connection> conn, int64_t cap)
+    : conn_(std::move(conn)), cap_(cap) {}
+
+  bool push(std::string bytes) override {
+    if (bytes.empty())
+      return open();
+    bool schedule = false;
+    {
+      std::lock_guard lock{mu_};
+      if (gone_ || ended_)
+        return false;
+      if (buffered_ + static_cast<int64_t>(bytes.size()) > cap_) {
+        gone_ = true;
+        overflowed_ = true;
+      } else {
+        buffered_ += static_cast<int64_t>(bytes.size());
+        queue_.push_back(std::move(bytes));
+        schedule = !scheduled_;
+        scheduled_ = true;
+      }
+    }
+    if (overflowed_once()) {
+      conn_->front_->counters.streams_dropped.fetch_add(1);
+      conn_->close_from_outside();
+      return false;
+    }
+    if (schedule)
+      net::post(conn_->stream_.get_executor(),
+                [c = conn_, s = self()] { c->pump_stream(s); });
+    return true;
+  }
+
+  void end() override {
+    bool schedule = false;
+    {
+      std::lock_guard lock{mu_};
+      if (ended_)
+        return;
+      ended_ = true;
+      schedule = !scheduled_;
+      scheduled_ = true;
+    }
+    if (schedule)
+      net::post(conn_->stream_.get_executor(),
+                [c = conn_, s = self()] { c->pump_stream(s); });
+  }
+
+  bool open() const override {
+    std::lock_guard lock{mu_};
+    return !gone_ && !ended_;
+  }
+
+  std::shared_ptr<stream_impl> self() {
+    return std::static_pointer_cast<stream_impl>(weak_self_.lock());
+  }
+
+ private:
+  friend class connection;
+
+  bool overflowed_once() {
+    std::lock_guard lock{mu_};
+    if (!overflowed_ || reported_)
+      return false;
+    reported_ = true;
+    return true;
+  }
+
+  std::shared_ptr<connection> conn_;
+  int64_t cap_;
+  mutable std::mutex mu_;
+  std::deque<std::string> queue_;
+  int64_t buffered_ = 0;  // queued + being written
+  bool scheduled_ = false; // a pump is posted or a write is on the way
+  bool gone_ = false;
+  bool ended_ = false;
+  bool overflowed_ = false;
+  bool reported_ = false;
+  std::weak_ptr<event_stream> weak_self_;
+  std::string head_;      // the status line and headers, written first
+  bool head_written_ = false;
+};
+
+std::shared_ptr<event_stream> connection::post_stream(uint64_t generation, int status,
+                                                      std::string content_type,
+                                                      header_list headers) {
+  auto s = std::make_shared<stream_impl>(shared_from_this(), front_->limits.stream_buffer_bytes);
+  s->weak_self_ = s;
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " "
+                     + std::string{http::obsolete_reason(static_cast<http::status>(status))}
+                     + "\r\n";
+  if (!content_type.empty())
+    head += "Content-Type: " + content_type + "\r\n";
+  head += "Cache-Control: no-cache\r\n";
+  for (auto& [k, v] : headers)
+    head += k + ": " + v + "\r\n";
+  head += "Transfer-Encoding: chunked\r\n";
+  net::post(stream_.get_executor(),
+            [self = shared_from_this(), s, generation, head = std::move(head)]() mutable {
+              if (generation != self->generation_ || self->phase_ != phase::handling) {
+                std::lock_guard lock{s->mu_};
+                s->gone_ = true;
+                return;
+              }
+              self->start_stream(s, std::move(head));
+            });
+  return s;
+}
+
+void connection::mark_stream_gone() {
+  if (auto s = active_stream_.lock()) {
+    std::lock_guard lock{s->mu_};
+    s->gone_ = true;
+  }
+}
+
+void connection::start_stream(const std::shared_ptr<stream_impl>& s, std::string head) {
+  phase_ = phase::streaming;
+  stream_done_ = false;
+  stream_writing_ = false;
+  active_stream_ = s;
+  head += keep_alive_ ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+  s->head_ = std::move(head);
+  {
+    std::lock_guard lock{s->mu_};
+    s->scheduled_ = true;
+  }
+  watch_client(s);
+  pump_stream(s);
+}
+
+// Writes the head, then every queued chunk, then (after end()) the last chunk.
+void connection::pump_stream(const std::shared_ptr<stream_impl>& s) {
+  if (phase_ != phase::streaming) {
+    std::lock_guard lock{s->mu_};
+    s->gone_ = true; // closed meanwhile
+    return;
+  }
+  if (stream_writing_)
+    return; // the write on the way pumps again when it completes
+  auto out = std::make_shared<std::string>();
+  bool last = false;
+  int64_t payload_bytes = 0;
+  {
+    std::lock_guard lock{s->mu_};
+    if (!s->head_written_) {
+      *out = std::move(s->head_);
+      s->head_written_ = true;
+    }
+    std::string payload;
+    while (!s->queue_.empty()) {
+      payload += s->queue_.front();
+      s->queue_.pop_front();
+    }
+    payload_bytes = static_cast<int64_t>(payload.size());
+    if (!payload.empty())
+      *out += hex(payload.size()) + "\r\n" + payload + "\r\n";
+    if (s->ended_ && !s->gone_) {
+      *out += "0\r\n\r\n";
+      last = true;
+    }
+    if (out->empty()) {
+      s->scheduled_ = false;
+      return;
+    }
+  }
+  front_->writing.fetch_add(1);
+  stream_writing_ = true;
+  // A client that stops reading is dropped at the write deadline even when the producer
+  // has nothing more to push (the buffer cap alone would never fire then).
+  stream_.expires_after(front_->limits.write_timeout);
+  net::async_write(stream_, net::buffer(*out),
+                   [self = shared_from_this(), s, out, last, payload_bytes](beast::error_code ec,
+                                                                            size_t) {
+                     self->front_->writing.fetch_sub(1);
+                     self->stream_writing_ = false;
+                     {
+                       std::lock_guard lock{s->mu_};
+                       s->buffered_ -= payload_bytes;
+                       if (ec)
+                         s->gone_ = true;
+                     }
+                     if (ec)
+                       return self->close();
+                     if (last)
+                       return self->finish_stream(s);
+                     self->pump_stream(s);
+                   });
+}
+
+// A read while streaming: EOF or an error means the client went away.
+void connection::watch_client(const std::shared_ptr<stream_impl>& s) {
+  watching_ = true;
+  stream_.expires_never();
+  auto room = buffer_.prepare(4096);
+  stream_.async_read_some(room, [self = shared_from_this(), s](beast::error_code ec, size_t n) {
+    self->watching_ = false;
+    if (!ec) {
+      self->buffer_.commit(n); // a next request: kept for after the stream
+      if (self->buffer_.size() > static_cast<size_t>(self->front_->limits.max_header_bytes))
+        return self->close();
+    }
+    if (self->stream_done_) // finish_stream cancelled this read: go on with the next request
+      return self->keep_alive_ ? self->await_next_request() : self->close();
+    if (ec) {
+      std::lock_guard lock{s->mu_};
+      s->gone_ = true;
+    }
+    if (ec)
+      return self->close();
+    self->watch_client(s);
+  });
+}
+
+void connection::finish_stream(const std::shared_ptr<stream_impl>&) {
+  stream_done_ = true;
+  if (!keep_alive_)
+    return close();
+  if (watching_) {
+    beast::error_code ec;
+    stream_.socket().cancel(ec); // the watch's handler continues with the next request
+    return;
+  }
+  await_next_request();
+}
+
+void http_front::impl::accept_next(const std::shared_ptr<impl>& self) {
+  if (!accepting.load() || !acceptor)
+    return;
+  acceptor->async_accept(net::make_strand(ioc), [self](beast::error_code ec, tcp::socket s) {
+    if (ec == net::error::operation_aborted || !self->accepting.load())
+      return;
+    if (ec) {
+      // e.g. out of file descriptors: wait a moment instead of spinning
+      auto t = std::make_shared<net::steady_timer>(self->ioc, 50ms);
+      t->async_wait([self, t](beast::error_code) { self->accept_next(self); });
+      return;
+    }
+    self->counters.accepted.fetch_add(1);
+    if (self->open.load() >= self->limits.max_connections) {
+      self->counters.refused.fetch_add(1);
+      beast::error_code ignored;
+      s.close(ignored);
+    } else {
+      auto conn = std::make_shared<connection>(self, std::move(s));
+      {
+        std::lock_guard lock{self->mu};
+        self->conns.emplace(conn.get(), conn);
+      }
+      conn->start();
+    }
+    self->accept_next(self);
+  });
+}
+
+http_front::http_front(front_limits limits, front_handler handler, size_t io_threads)
+  : impl_(std::make_shared<impl>(limits, std::move(handler), io_threads)) {}
+
+http_front::~http_front() { stop(std::chrono::milliseconds{0}); }
+
+caf::expected<int> http_front::start(const std::string& host, int port) {
+  {
+    std::lock_guard lock{impl_->mu};
+    if (impl_->started)
+      return caf::make_error(errc::bad_request, "the HTTP server is already started");
+    impl_->started = true;
+  }
+  beast::error_code ec;
+  tcp::endpoint ep;
+  auto address = net::ip::make_address(host, ec);
+  if (!ec) {
+    ep = tcp::endpoint{address, static_cast<unsigned short>(port)};
+  } else {
+    tcp::resolver resolver{impl_->ioc};
+    auto found = resolver.resolve(host, std::to_string(port), ec);
+    if (ec || found.empty())
+      return caf::make_error(errc::internal, "cannot listen on " + host + ":"
+                                               + std::to_string(port) + ": unknown host");
+    ep = found.begin()->endpoint();
+  }
+  auto& acc = impl_->acceptor.emplace(impl_->ioc);
+  auto fail = [&](const std::string& why) {
+    beast::error_code ignored;
+    acc.close(ignored);
+    impl_->acceptor.reset();
+    return caf::make_error(errc::internal, "cannot listen on " + host + ":"
+                                             + std::to_string(port) + ": " + why);
+  };
+  acc.open(ep.protocol(), ec);
+  if (ec)
+    return fail(ec.message());
+  // SO_REUSEADDR only, never SO_REUSEPORT: a second daemon must not share the port.
+  acc.set_option(net::socket_base::reuse_address(true), ec);
+  acc.bind(ep, ec);
+  if (ec)
+    return fail(ec == net::error::address_in_use ? "port " + std::to_string(port) + " is in use"
+                                                 : ec.message());
+  acc.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return fail(ec.message());
+  int bound = acc.local_endpoint().port();
+  impl_->accepting.store(true);
+  impl_->work.emplace(net::make_work_guard(impl_->ioc));
+  impl_->accept_next(impl_);
+  for (size_t i = 0; i < impl_->n_threads; ++i)
+    impl_->threads.emplace_back([im = impl_] { im->ioc.run(); });
+  return bound;
+}
+
+void http_front::stop_accepting() {
+  if (!impl_->accepting.exchange(false))
+    return;
+  net::post(impl_->ioc, [im = impl_] {
+    if (im->acceptor) {
+      beast::error_code ec;
+      im->acceptor->close(ec);
+    }
+  });
+}
+
+void http_front::stop(std::chrono::milliseconds flush) {
+  {
+    std::lock_guard lock{impl_->mu};
+    if (impl_->stopped)
+      return;
+    impl_->stopped = true;
+  }
+  stop_accepting();
+  if (impl_->threads.empty())
+    return;
+  auto deadline = std::chrono::steady_clock::now() + flush;
+  while (impl_->writing.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  std::vector<std::shared_ptr<connection>> open;
+  {
+    std::lock_guard lock{impl_->mu};
+    for (auto& [_, weak] : impl_->conns)
+      if (auto c = weak.lock())
+        open.push_back(std::move(c));
+  }
+  for (auto& c : open)
+    c->close_from_outside();
+  open.clear();
+  impl_->work.reset();
+  // Closing a socket completes its pending operations; give them a moment to run.
+  auto closed_by = std::chrono::steady_clock::now() + 1s;
+  while (impl_->open.load() > 0 && std::chrono::steady_clock::now() < closed_by)
+    std::this_thread::sleep_for(5ms);
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads)
+    t.join();
+  impl_->threads.clear();
+  // Run what the closes made ready, so the handlers that hold connections let go.
+  impl_->ioc.restart();
+  impl_->ioc.poll();
+}
+
+int64_t http_front::open_connections() const { return impl_->open.load(); }
+const front_counters& http_front::counters() const { return impl_->counters; }
+size_t http_front::io_threads() const { return impl_->n_threads; }
+
+} // namespace mneme::api

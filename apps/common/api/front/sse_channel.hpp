@@ -1,0 +1,38 @@
+// The text/event-stream answer of one request (docs/api.md "Streamed turns", "OpenAI
+// door"): the bytes of server-sent events pushed as a producer makes them, the HTTP head
+// (200, `Content-Type: text/event-stream`, `X-Accel-Buffering: no` and the headers given)
+// sent with the first event, so a request refused before its first event still answers
+// with its own status; "data: [DONE]" and the end once. Each stream format (a turn's
+// events, a door's chunks) writes its own event bytes into one.
+//
+// Threads: not locked; its owner orders the calls (the relays hold a mutex).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "apps/common/api/front/http_exchange.hpp"
+
+namespace mneme::api {
+
+class sse_channel {
+ public:
+  explicit sse_channel(http_reply reply, header_list headers = {})
+    : reply_(std::move(reply)), headers_(std::move(headers)) {}
+
+  void push(std::string bytes); // opens the stream at the first event
+  void end();                   // [DONE] and the end, when open and not ended
+  bool opened() const { return stream_ != nullptr; }
+  // Headers sent when the stream opens (only before the first push).
+  void add_header(std::string name, std::string value) {
+    headers_.emplace_back(std::move(name), std::move(value));
+  }
+
+ private:
+  http_reply reply_;
+  header_list headers_;
+  std::shared_ptr<event_stream> stream_;
+  bool ended_ = false;
+};
+
+} // namespace mneme::api

@@ -1,0 +1,76 @@
+// The API's routes and what each needs (docs/api.md "Endpoints"): one row per route —
+// method, pattern, handler, access, kind and, for a door, the shape of its refusals —
+// added by the route groups (routes/route_groups.hpp) when the API is built; http_api
+// dispatches on it. Adding a route: its handler and its row in its group's file, a test,
+// its section in docs/api.md.
+//
+// Patterns are route_table.hpp's. Access (policies/access_scope.hpp): a key_owned row
+// takes the {key} as its first capture, a user_named row with a capture takes the {user}
+// there (one without names it in the query or body). The methods of the rows at one path
+// are listed in the Allow header of a 405 in the order the rows were added.
+//
+// Threads: add() and add_metrics() while the API is built, from one thread; find() and
+// metrics_text() from any thread afterwards (const).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apps/common/api/front/http_exchange.hpp"
+#include "apps/common/api/plumbing/route_table.hpp"
+#include "policies/access_scope.hpp"
+
+namespace mneme::api {
+
+struct call; // plumbing/call.hpp
+using call_ptr = std::shared_ptr<call>;
+
+// How a route runs: in a request actor (asks the runtime, never blocks), or on the
+// API's one blocking thread (/metrics: scoped_actor asks and SQLite reads).
+enum class route_kind { actor, blocking };
+
+using route_handler = std::function<void(const call_ptr&)>;
+
+// The body of a refusal in a door's wire format, from mneme's status, code and message.
+// The refusals http_api makes before a route runs (401, 405, 503) take the body shape of
+// the route at their path; empty: mneme's own {"error":{"code","message"}}.
+using refusal_body = std::function<std::string(int status, const std::string& code,
+                                               const std::string& message)>;
+
+struct route_row {
+  std::string method;
+  std::string pattern;
+  route_handler handler;
+  route_access access;
+  route_kind kind = route_kind::actor;
+  refusal_body refusal; // empty for mneme's own routes
+};
+
+class route_registry {
+ public:
+  void add(std::string method, std::string pattern, route_handler handler, route_access access,
+           route_kind kind = route_kind::actor, refusal_body refusal = {});
+  // A section of GET /metrics (a door's counters), appended in the order added.
+  void add_metrics(std::function<std::string()> section);
+
+  struct found {
+    const route_row* row = nullptr;     // the route of the method and path
+    std::vector<std::string> args;      // its decoded captures
+    std::vector<std::string> allowed;   // the methods of every route at the path
+    const route_row* at_path = nullptr; // the first route at the path, any method
+  };
+  found find(std::string_view method, std::string_view raw_path) const;
+
+  // Every section of add_metrics, in order.
+  std::string metrics_text() const;
+
+ private:
+  route_table table_;
+  std::vector<route_row> rows_; // at the index table_.add() returned
+  std::vector<std::function<std::string()>> metrics_;
+};
+
+} // namespace mneme::api

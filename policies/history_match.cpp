@@ -1,0 +1,345 @@
+// The doors' history matching; see history_match.hpp.
+#include "policies/history_match.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <unordered_map>
+
+namespace mneme {
+
+namespace {
+
+constexpr uint64_t fp_prime = 1099511628211ull;
+
+std::string_view history_trimmed(std::string_view s) {
+  constexpr std::string_view ws = " \t\r\n";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos)
+    return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+void fp_feed(uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= fp_prime;
+  }
+}
+
+void fp_number(uint64_t& h, uint64_t n) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (n >> (8 * i)) & 0xff;
+    h *= fp_prime;
+  }
+}
+
+void fp_field(uint64_t& h, std::string_view s) {
+  fp_number(h, s.size());
+  fp_feed(h, s);
+}
+
+bool history_builtin_only(const message& m, const std::vector<std::string>& names) {
+  if (m.role != msg_role::assistant || m.tool_calls.empty() || names.empty())
+    return false;
+  return std::all_of(m.tool_calls.begin(), m.tool_calls.end(), [&](const tool_call& c) {
+    return std::find(names.begin(), names.end(), c.name) != names.end();
+  });
+}
+
+// Whether `m`, the next row of a fold, is visible; updates the fold's hidden state.
+bool history_visible_next(const message& m, bool& first_row_seen, std::vector<std::string>& builtin_ids,
+                  const visibility_rules& r) {
+  bool first = !first_row_seen;
+  first_row_seen = true;
+  if (m.state() == row_state::rolled_back || m.is_summary)
+    return false;
+  if (first && m.role == msg_role::system && r.daemon_system_prompt)
+    return false;
+  if (history_builtin_only(m, r.builtin_names)) {
+    for (const auto& c : m.tool_calls)
+      builtin_ids.push_back(c.id);
+    return false;
+  }
+  if (m.role == msg_role::tool) {
+    auto i = std::find(builtin_ids.begin(), builtin_ids.end(), m.tool_call_id);
+    if (i != builtin_ids.end()) {
+      builtin_ids.erase(i);
+      return false;
+    }
+  }
+  return true;
+}
+
+size_t history_after_answer(const std::vector<message>& msgs, size_t end) {
+  for (size_t i = end; i > 0; --i)
+    if (msgs[i - 1].role == msg_role::assistant)
+      return i;
+  return 0;
+}
+
+// The id to keep when the first `k` visible rows stay.
+int64_t history_kept_id(const std::vector<message>& visible, size_t k, int64_t leading_hidden_id) {
+  return k == 0 ? leading_hidden_id : visible[k - 1].id;
+}
+
+} // namespace
+
+uint64_t chain_fingerprint(uint64_t previous, const message& m) {
+  uint64_t h = previous;
+  fp_number(h, static_cast<uint64_t>(m.role));
+  fp_field(h, history_trimmed(m.content));
+  fp_field(h, m.role == msg_role::tool ? std::string_view{m.tool_call_id} : std::string_view{});
+  fp_number(h, m.tool_calls.size());
+  for (const auto& c : m.tool_calls) {
+    fp_field(h, c.id);
+    fp_field(h, c.name);
+    fp_field(h, c.arguments);
+  }
+  return h;
+}
+
+uint64_t chain_of(uint64_t previous, const std::vector<message>& msgs, size_t first,
+                  size_t last) {
+  assert(first <= last && last <= msgs.size());
+  for (size_t i = first; i < last; ++i)
+    previous = chain_fingerprint(previous, msgs[i]);
+  return previous;
+}
+
+bool same_message(const message& a, const message& b) {
+  return a.role == b.role && history_trimmed(a.content) == history_trimmed(b.content)
+         && (a.role != msg_role::tool || a.tool_call_id == b.tool_call_id)
+         && a.tool_calls == b.tool_calls;
+}
+
+void fold_rows(history_print& p, const std::vector<message>& rows, const visibility_rules& r) {
+  for (const auto& m : rows) {
+    assert(m.id > p.last_row_id);
+    p.last_row_id = m.id;
+    if (!history_visible_next(m, p.first_row_seen, p.builtin_call_ids, r))
+      continue;
+    ++p.rows;
+    p.chain = chain_fingerprint(p.chain, m);
+    if (m.role == msg_role::assistant) {
+      p.answered_rows = p.rows;
+      p.answered_chain = p.chain;
+    }
+  }
+}
+
+std::vector<message> visible_rows(const std::vector<message>& rows, const visibility_rules& r,
+                                  int64_t* leading_hidden_id) {
+  std::vector<message> out;
+  bool seen = false;
+  std::vector<std::string> builtin_ids;
+  int64_t hidden = 0;
+  for (const auto& m : rows) {
+    bool first = !seen;
+    if (history_visible_next(m, seen, builtin_ids, r))
+      out.push_back(m);
+    else if (first && m.role == msg_role::system && m.state() != row_state::rolled_back)
+      hidden = m.id;
+  }
+  if (leading_hidden_id)
+    *leading_hidden_id = hidden;
+  return out;
+}
+
+bool is_continuation_end(std::string_view parent_end_reason) {
+  return parent_end_reason == "continued_in_child" || parent_end_reason == "compaction_exhausted";
+}
+
+size_t creation_row_count(const std::vector<message>& parent_rows,
+                          const std::vector<message>& own) {
+  std::unordered_multimap<time_ms, const message*> by_time;
+  by_time.reserve(parent_rows.size());
+  for (const auto& p : parent_rows)
+    by_time.emplace(p.timestamp_ms, &p);
+  size_t n = 0;
+  for (; n < own.size(); ++n) {
+    const auto& m = own[n];
+    if (m.is_summary)
+      continue;
+    auto [first, last] = by_time.equal_range(m.timestamp_ms);
+    if (std::none_of(first, last, [&](const auto& p) { return same_message(*p.second, m); }))
+      break;
+  }
+  return n;
+}
+
+void continue_conversation(std::vector<message>& conversation, const std::vector<message>& own,
+                           size_t creation) {
+  assert(creation <= own.size());
+  // The parent's unanswered tail: its trailing live user and tool rows (rolled-back rows
+  // are skipped over and kept: they are hidden anyway).
+  std::vector<size_t> tail;
+  for (size_t i = conversation.size(); i > 0; --i) {
+    const auto& m = conversation[i - 1];
+    if (m.state() == row_state::rolled_back || m.is_summary)
+      continue;
+    if (m.role != msg_role::user && m.role != msg_role::tool)
+      break;
+    tail.push_back(i - 1);
+  }
+  std::reverse(tail.begin(), tail.end());
+  bool rerun = !tail.empty() && own.size() - creation >= tail.size();
+  for (size_t j = 0; rerun && j < tail.size(); ++j)
+    rerun = same_message(conversation[tail[j]], own[creation + j]);
+  if (rerun) {
+    for (auto i = tail.rbegin(); i != tail.rend(); ++i)
+      conversation.erase(conversation.begin() + static_cast<std::ptrdiff_t>(*i));
+  }
+  conversation.insert(conversation.end(), own.begin() + static_cast<std::ptrdiff_t>(creation),
+                      own.end());
+}
+
+conversation_rows conversation_of(std::vector<message> own) {
+  conversation_rows conv;
+  conv.rows = own;
+  conv.own = std::move(own);
+  return conv;
+}
+
+conversation_rows continued_conversation(conversation_rows parent, std::vector<message> own) {
+  auto creation = creation_row_count(parent.own, own);
+  conversation_rows conv;
+  conv.rows = std::move(parent.rows);
+  conv.boundary_id = creation > 0        ? own[creation - 1].id
+                     : parent.own.empty() ? parent.boundary_id
+                                          : parent.own.back().id;
+  continue_conversation(conv.rows, own, creation);
+  conv.own = std::move(own);
+  return conv;
+}
+
+history_print print_of_conversation(const conversation_rows& conv, const visibility_rules& r,
+                                    std::string session_id) {
+  history_print p;
+  p.session_id = std::move(session_id);
+  fold_rows(p, conv.rows, r);
+  p.last_row_id = std::max(p.last_row_id, conv.boundary_id);
+  return p;
+}
+
+history_plan plan_from_conversation(const std::vector<message>& sent, history_style style,
+                                    const conversation_rows& conv, const visibility_rules& r) {
+  int64_t leading = 0;
+  auto visible = visible_rows(conv.rows, r, &leading);
+  auto plan = plan_from_rows(sent, style, visible, leading);
+  if (conv.boundary_id == 0)
+    return plan;
+  if (auto fitted = fit_to_continuation(plan, visible, conv.boundary_id))
+    return *fitted;
+  // The client's branch starts before the continuation: this session's rows alone.
+  auto own_visible = visible_rows(conv.own, r, &leading);
+  return plan_from_rows(sent, style, own_visible, leading);
+}
+
+std::string_view to_string(history_style s) {
+  return s == history_style::stateful ? "stateful" : "full_history";
+}
+
+history_style style_of(const std::vector<message>& sent) {
+  if (!sent.empty() && sent.front().role == msg_role::system)
+    return history_style::full_history;
+  for (const auto& m : sent)
+    if (m.role == msg_role::assistant)
+      return history_style::full_history;
+  return history_style::stateful;
+}
+
+history_plan plan_from_print(const std::vector<message>& sent, history_style style,
+                             const history_print& p) {
+  history_plan plan;
+  auto stored = static_cast<size_t>(p.rows);
+  if (style == history_style::stateful) {
+    // A retry: the sent messages are exactly the unanswered tail.
+    auto tail = static_cast<size_t>(p.rows - p.answered_rows);
+    if (tail == sent.size() && tail > 0 && chain_of(p.answered_chain, sent, 0, tail) == p.chain)
+      plan.need_rows = true;
+    return plan;
+  }
+  if (sent.size() > stored && chain_of(empty_chain, sent, 0, stored) == p.chain) {
+    plan.known = stored;
+    return plan;
+  }
+  plan.need_rows = true;
+  return plan;
+}
+
+history_plan plan_from_rows(const std::vector<message>& sent, history_style style,
+                            const std::vector<message>& visible, int64_t leading_hidden_id) {
+  history_plan plan;
+  if (style == history_style::stateful) {
+    auto answered = history_after_answer(visible, visible.size());
+    auto tail = visible.size() - answered;
+    bool retry = tail == sent.size() && tail > 0
+                 && std::equal(sent.begin(), sent.end(), visible.begin() + answered,
+                               same_message);
+    if (retry) {
+      plan.roll_back = true;
+      plan.last_kept_id = history_kept_id(visible, answered, leading_hidden_id);
+      plan.rebased_rows = static_cast<int64_t>(tail);
+    }
+    return plan;
+  }
+  size_t k = 0;
+  while (k < sent.size() && k < visible.size() && same_message(sent[k], visible[k]))
+    ++k;
+  if (k == sent.size() && k > 0) { // nothing new
+    if (sent.back().role == msg_role::assistant) {
+      plan.replay = true;
+      plan.replayed = visible[k - 1];
+    } else { // the unanswered tail (trailing user and tool messages) runs again
+      while (k > 0 && (sent[k - 1].role == msg_role::user || sent[k - 1].role == msg_role::tool))
+        --k;
+    }
+  }
+  plan.known = k;
+  if (k < visible.size()) {
+    plan.roll_back = true;
+    plan.last_kept_id = history_kept_id(visible, k, leading_hidden_id);
+    plan.rebased_rows = static_cast<int64_t>(visible.size() - k);
+  }
+  return plan;
+}
+
+std::optional<history_plan> fit_to_continuation(history_plan plan,
+                                                const std::vector<message>& visible,
+                                                int64_t boundary_id) {
+  if (!plan.roll_back)
+    return plan;
+  for (const auto& m : visible)
+    if (m.id > plan.last_kept_id && m.id <= boundary_id)
+      return std::nullopt;
+  plan.last_kept_id = std::max(plan.last_kept_id, boundary_id);
+  return plan;
+}
+
+std::optional<new_messages> split_new_messages(const std::vector<message>& sent, size_t known,
+                                               std::string& why) {
+  assert(known <= sent.size());
+  new_messages out;
+  if (known == sent.size()) {
+    why = "no new message to answer";
+    return std::nullopt;
+  }
+  size_t end = sent.size();
+  const auto& last = sent.back();
+  if (last.role == msg_role::user) {
+    out.user_content = last.content;
+    --end;
+  } else if (last.role == msg_role::tool) {
+    while (end > known && sent[end - 1].role == msg_role::tool)
+      --end;
+    out.tool_results.assign(sent.begin() + static_cast<std::ptrdiff_t>(end), sent.end());
+  } else {
+    why = "the last message must be a user or tool message, not " + std::string{to_string(last.role)};
+    return std::nullopt;
+  }
+  out.appended.assign(sent.begin() + static_cast<std::ptrdiff_t>(known),
+                      sent.begin() + static_cast<std::ptrdiff_t>(end));
+  return out;
+}
+
+} // namespace mneme
