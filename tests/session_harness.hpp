@@ -19,6 +19,7 @@
 
 #include "actors/session/session_actor.hpp"
 #include "policies/token_estimate.hpp"
+#include "tests/deterministic_system.hpp"
 #include "tests/session_test_fakes.hpp"
 
 namespace mneme::test {
@@ -26,12 +27,8 @@ namespace mneme::test {
 // The harness clock's start and the timestamp of the rows add() seeds.
 constexpr time_ms t0 = 1'700'000'000'000;
 
-struct session_harness {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scoped_actor supervisor; // the session's supervisor after start_supervised()
-  caf::scheduler::test_coordinator& sched;
+struct session_harness : deterministic_system {
+  caf::scoped_actor supervisor{sys, true}; // the session's supervisor after start_supervised()
   std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
   std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
   std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
@@ -43,16 +40,7 @@ struct session_harness {
   std::string sid = "s-1";
   session_actor session;
 
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    register_mneme_types(c);
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.verbosity", caf::atom("quiet"));
-    return c;
-  }
-
-  session_harness()
-    : sys(init(cfg)), self(sys, true), supervisor(sys, true),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+  session_harness() {
     store = sys.spawn(fake_store, db);
     chat_pool = sys.spawn(fake_pool, chat);
     summary_pool = sys.spawn(fake_pool, summarizer);
@@ -113,10 +101,13 @@ struct session_harness {
   }
 
   // Spawns the session with no supervisor and runs it until idle.
-  void start() { spawn_session_under(caf::actor{}); }
+  void start() { spawn_session_under(session_supervisor_actor{}); }
 
   // Spawns the session with `supervisor` as its supervisor and runs it until idle.
-  void start_supervised() { spawn_session_under(caf::actor_cast<caf::actor>(supervisor)); }
+  // The scoped actor stands in for the supervisor: it receives what a session reports.
+  void start_supervised() {
+    spawn_session_under(caf::actor_cast<session_supervisor_actor>(supervisor));
+  }
 
   // Sends `xs` to the session and runs the scheduler: the reply (a value of type T or an
   // error). A missing reply fails the test.
@@ -140,7 +131,7 @@ struct session_harness {
   session_snapshot state() { return *ask<session_snapshot>(ss_state_atom_v); }
 
 private:
-  void spawn_session_under(caf::actor supervisor_of_session) {
+  void spawn_session_under(session_supervisor_actor supervisor_of_session) {
     session = spawn_session(sys, params,
                             session_deps{store, chat_pool, summary_pool,
                                          std::move(supervisor_of_session)},
