@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,14 @@ struct fake_db {
         out.push_back(m);
     return out;
   }
+  // Stores `m` under a new id (its session must exist): the id.
+  caf::expected<int64_t> append(message m) {
+    if (!sessions.count(m.session_id))
+      return caf::make_error(errc::not_found, "unknown session");
+    m.id = next_id++;
+    rows.push_back(m);
+    return m.id;
+  }
   size_t count(const std::string& sid) const {
     size_t n = 0;
     for (const auto& m : rows)
@@ -45,15 +54,20 @@ struct fake_db {
   }
 };
 
+// The st_append_atom handler of the fake stores (this one and the gateway's,
+// tests/gateway_harness.hpp).
+inline auto fake_append(std::shared_ptr<fake_db> db) {
+  return [db](st_append_atom, message& m) -> caf::result<int64_t> {
+    auto id = db->append(std::move(m));
+    if (!id)
+      return id.error();
+    return *id;
+  };
+}
+
 inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> db) {
   return {
-    [db](st_append_atom, message& m) -> caf::result<int64_t> {
-      if (!db->sessions.count(m.session_id))
-        return caf::make_error(errc::not_found, "unknown session");
-      m.id = db->next_id++;
-      db->rows.push_back(m);
-      return m.id;
-    },
+    fake_append(db),
     [db](st_live_atom, const std::string& sid) { return db->live(sid); },
     [db](st_compact_atom, compaction_commit& c) -> caf::result<message> {
       if (db->fail_commits)
@@ -180,6 +194,8 @@ struct llm_script {
   std::string default_content = "fine";
   bool report_estimate_as_usage = true;   // prompt_tokens = the request's estimate
   bool down = false;                      // every call: llm_refused
+  // Every chat call carrying rows of these sessions: llm_context_overflow.
+  std::set<std::string> overflow_sessions;
   bool hold = false;                      // keep requests pending (see release)
   std::vector<chat_request> requests;     // every request received, in order
   std::vector<caf::typed_response_promise<chat_answer>> held;
@@ -211,8 +227,14 @@ inline fake_pool_actor::behavior_type fake_pool(fake_pool_actor::pointer self,
         estimate += m.token_estimate;
       s->requests.push_back(req);
       caf::expected<chat_answer> answer{chat_answer{}};
+      bool overflows = std::any_of(req.messages.begin(), req.messages.end(),
+                                   [&](const message& m) {
+                                     return s->overflow_sessions.count(m.session_id) > 0;
+                                   });
       if (s->down) {
         answer = caf::make_error(errc::llm_refused, "fake pool down");
+      } else if (overflows) {
+        answer = caf::make_error(errc::llm_context_overflow, "fake pool: context overflow");
       } else if (!s->script.empty()) {
         answer = std::move(s->script.front());
         s->script.pop_front();
