@@ -1,7 +1,7 @@
 // The gateway, the real supervisor and real session actors under CAF's deterministic
-// scheduler (test_coordinator), on the test doubles of tests/session_test_fakes.hpp (the
-// in-memory store the sessions use, the scripted chat and summary pools) plus two of its
-// own: the part of the store the gateway talks to (gateway_storage_actor, over the same
+// scheduler (test_coordinator), on the test doubles of tests/session_test_fakes.hpp
+// (session_backends: the in-memory store the sessions use, the scripted chat and summary
+// pools, the clock) plus two of its own: the part of the store the gateway talks to (gateway_storage_actor, over the same
 // fake_db) and a scripted lease actor for node mode. One clock drives both kinds of time:
 // advance() moves the clock the actors read (gateway_config::clock, session_params::clock)
 // and the scheduler's timer clock (delayed_send) together, then runs every message due,
@@ -27,7 +27,6 @@
 #include "actors/gateway/gateway_actor.hpp"
 #include "actors/supervisor/supervisor_actor.hpp"
 #include "policies/token_estimate.hpp"
-#include "tests/deterministic_system.hpp"
 #include "tests/session_test_fakes.hpp"
 
 namespace mneme::test {
@@ -153,21 +152,11 @@ inline lease_actor::behavior_type fake_leases(std::shared_ptr<lease_script> s) {
   };
 }
 
-// The harness clock's start.
-constexpr time_ms gateway_t0 = 1'700'000'000'000;
-
-struct gateway_harness : deterministic_system {
-  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
+struct gateway_harness : session_backends {
   std::shared_ptr<gateway_store_log> store_log = std::make_shared<gateway_store_log>();
-  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
-  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
   std::shared_ptr<lease_script> lease = std::make_shared<lease_script>();
-  session_storage_actor session_store;
-  gateway_storage_actor gateway_store;
-  fake_pool_actor chat_pool;
-  fake_pool_actor summary_pool;
+  gateway_storage_actor gateway_store; // over the sessions' `db`
   lease_actor leases; // spawned by start() in node mode only
-  time_ms clock_ms = gateway_t0;
   bool node_mode = false; // start() gives the gateway the scripted lease actor
   // The gateway's and every session's compression and model parameters.
   compression_params compression;
@@ -178,24 +167,17 @@ struct gateway_harness : deterministic_system {
   gateway_actor gateway;
 
   gateway_harness() {
-    session_store = sys.spawn(fake_store, db);
     gateway_store = sys.spawn(fake_gateway_store, db, store_log);
-    chat_pool = sys.spawn(fake_pool, chat);
-    summary_pool = sys.spawn(fake_pool, summarizer);
     gw.clock = [this] { return clock_ms; };
     gw.gateway.system_prompt = "You are a helpful assistant.";
     gw.gateway.idle_evict_seconds = 0; // a test that sweeps turns it on
     sv.session.clock = [this] { return clock_ms; };
-    summarizer->default_content = "short summary";
   }
 
   ~gateway_harness() {
     for (auto a : {caf::actor_cast<caf::actor>(gateway), caf::actor_cast<caf::actor>(supervisor),
                    caf::actor_cast<caf::actor>(leases),
-                   caf::actor_cast<caf::actor>(session_store),
-                   caf::actor_cast<caf::actor>(gateway_store),
-                   caf::actor_cast<caf::actor>(chat_pool),
-                   caf::actor_cast<caf::actor>(summary_pool)})
+                   caf::actor_cast<caf::actor>(gateway_store)})
       if (a)
         self->send_exit(a, caf::exit_reason::user_shutdown);
     sched.run();
@@ -236,7 +218,7 @@ struct gateway_harness : deterministic_system {
     gw.compression = sv.session.compression = compression;
     gw.model = sv.session.model = model;
     supervisor = spawn_supervisor(sys, sv,
-                                  session_deps{session_store, chat_pool, summary_pool,
+                                  session_deps{store, chat_pool, summary_pool,
                                                session_supervisor_actor{}});
     gateway = spawn_gateway(sys, gw, gateway_store, supervisor);
     sched.run();
@@ -253,21 +235,7 @@ struct gateway_harness : deterministic_system {
   // error). A missing reply fails the test.
   template <class T, class... Ts>
   caf::expected<T> ask(Ts... xs) {
-    self->send(gateway, xs...);
-    sched.run();
-    return reply<T>();
-  }
-
-  // The reply that arrived for an earlier send; a missing one fails the test.
-  template <class T>
-  caf::expected<T> reply() {
-    caf::expected<T> out{caf::error{}};
-    bool got = false;
-    self->receive([&](T& x) { out = std::move(x); got = true; },
-                  [&](caf::error& e) { out = std::move(e); got = true; },
-                  caf::after(std::chrono::seconds(0)) >> [] {});
-    BOOST_REQUIRE_MESSAGE(got, "no reply from the gateway");
-    return out;
+    return ask_actor<T>(gateway, xs...);
   }
 
   // True when a reply is waiting (it is left in the mailbox).
@@ -285,9 +253,7 @@ struct gateway_harness : deterministic_system {
   }
 
   supervisor_stats stats() {
-    self->send(supervisor, sv_stats_atom_v);
-    sched.run();
-    auto s = reply<supervisor_stats>();
+    auto s = ask_actor<supervisor_stats>(supervisor, sv_stats_atom_v);
     BOOST_REQUIRE(s);
     return *s;
   }

@@ -19,33 +19,18 @@
 
 #include "actors/session/session_actor.hpp"
 #include "policies/token_estimate.hpp"
-#include "tests/deterministic_system.hpp"
 #include "tests/session_test_fakes.hpp"
 
 namespace mneme::test {
 
-// The harness clock's start and the timestamp of the rows add() seeds.
-constexpr time_ms t0 = 1'700'000'000'000;
-
-struct session_harness : deterministic_system {
+struct session_harness : session_backends {
   caf::scoped_actor supervisor{sys, true}; // the session's supervisor after start_supervised()
-  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
-  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
-  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
-  session_storage_actor store;
-  fake_pool_actor chat_pool;
-  fake_pool_actor summary_pool;
-  time_ms clock_ms = t0; // the session's clock (params.clock)
   session_params params;
   std::string sid = "s-1";
   session_actor session;
 
   session_harness() {
-    store = sys.spawn(fake_store, db);
-    chat_pool = sys.spawn(fake_pool, chat);
-    summary_pool = sys.spawn(fake_pool, summarizer);
-    params.clock = [this] { return clock_ms; };
-    summarizer->default_content = "short summary";
+    params.clock = [this] { return clock_ms; }; // clock_ms starts at t0
     session_record rec;
     rec.id = sid;
     rec.user_id = "u";
@@ -54,11 +39,8 @@ struct session_harness : deterministic_system {
   }
 
   ~session_harness() {
-    for (auto a : {caf::actor_cast<caf::actor>(session), caf::actor_cast<caf::actor>(store),
-                   caf::actor_cast<caf::actor>(chat_pool),
-                   caf::actor_cast<caf::actor>(summary_pool)})
-      if (a)
-        self->send_exit(a, caf::exit_reason::user_shutdown);
+    if (session)
+      self->send_exit(session, caf::exit_reason::user_shutdown);
     sched.run();
   }
 
@@ -113,15 +95,7 @@ struct session_harness : deterministic_system {
   // error). A missing reply fails the test.
   template <class T, class... Ts>
   caf::expected<T> ask(Ts... xs) {
-    self->send(session, xs...);
-    sched.run();
-    caf::expected<T> out{caf::error{}};
-    bool got = false;
-    self->receive([&](T& x) { out = std::move(x); got = true; },
-                  [&](caf::error& e) { out = std::move(e); got = true; },
-                  caf::after(std::chrono::seconds(0)) >> [] {});
-    BOOST_REQUIRE_MESSAGE(got, "no reply from the session");
-    return out;
+    return ask_actor<T>(session, xs...);
   }
 
   caf::expected<turn_reply> turn(const std::string& text = "hello") {

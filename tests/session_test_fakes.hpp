@@ -2,7 +2,7 @@
 // store speaking the session_storage_actor interface, and scripted LLM pools speaking
 // llm_pool_actor. Everything runs on the test thread under CAF's test_coordinator, so
 // the shared script objects need no locking. tests/session_harness.hpp wires them to a
-// session actor; tests use them through it.
+// session actor; tests use them through it. session_backends spawns them.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "caf/all.hpp"
 
 #include "actors/session/session_actor.hpp"
+#include "tests/deterministic_system.hpp"
 
 namespace mneme::test {
 
@@ -259,5 +260,36 @@ inline fake_pool_actor::behavior_type fake_pool(fake_pool_actor::pointer self,
     [s](caf::ok_atom) { release_held(*s); },
   };
 }
+
+// The harness clock's start and the timestamp of the rows the harnesses seed.
+constexpr time_ms t0 = 1'700'000'000'000;
+
+// The fakes above on a deterministic system: the store over `db`, the chat and summary
+// pools on their scripts, and `clock_ms`, the clock the actors under test read. Stops
+// them when destroyed. The base of tests/session_harness.hpp and
+// tests/gateway_harness.hpp.
+struct session_backends : deterministic_system {
+  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
+  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
+  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
+  session_storage_actor store;
+  fake_pool_actor chat_pool;
+  fake_pool_actor summary_pool;
+  time_ms clock_ms = t0;
+
+  session_backends() {
+    store = sys.spawn(fake_store, db);
+    chat_pool = sys.spawn(fake_pool, chat);
+    summary_pool = sys.spawn(fake_pool, summarizer);
+    summarizer->default_content = "short summary";
+  }
+
+  ~session_backends() {
+    for (auto a : {caf::actor_cast<caf::actor>(store), caf::actor_cast<caf::actor>(chat_pool),
+                   caf::actor_cast<caf::actor>(summary_pool)})
+      self->send_exit(a, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+};
 
 } // namespace mneme::test
