@@ -12,15 +12,18 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #include "actors/latency_histogram.hpp"
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/context_service.hpp"
 #include "messages/errc.hpp"
 #include "messages/trigger.hpp"
+#include "policies/external_compaction.hpp"
 #include "policies/summary_failure.hpp"
 
 namespace mneme {
@@ -120,10 +123,17 @@ inline const char* to_label(prune_outcome_label o) {
   return "unknown";
 }
 
+// Every table below is indexed by an enum's value and has a slot for each value, so no
+// value is ever dropped: the enums numbered 0..count_-1 size their tables by count_ (a new
+// value goes above count_ and grows the table), and errc, whose stable numbers are
+// sparse, by every value of its one-byte underlying type (a wider errc fails the
+// static_assert below instead of overflowing the table).
 struct runtime_metrics {
-  static constexpr size_t trigger_slots = 16;   // trigger's underlying values are < 16
+  static constexpr size_t trigger_slots = trigger_count;
   static constexpr size_t outcome_slots = static_cast<size_t>(compaction_outcome_label::count_);
-  static constexpr size_t errc_slots = 128;     // errc's underlying values are < 128
+  static constexpr size_t errc_slots =
+    size_t{std::numeric_limits<std::underlying_type_t<errc>>::max()} + 1;
+  static_assert(errc_slots == 256, "summary_failures holds every value of a one-byte errc");
 
   // Sessions (written by session actors).
   std::array<std::array<std::atomic<uint64_t>, outcome_slots>, trigger_slots> compactions{};
@@ -147,7 +157,7 @@ struct runtime_metrics {
 
   // The special paths (docs/special-paths.md), written by session actors.
   static constexpr size_t prune_slots = static_cast<size_t>(prune_outcome_label::count_);
-  static constexpr size_t compactor_slots = 8;  // policies/external_compaction.hpp compactor
+  static constexpr size_t compactor_slots = static_cast<size_t>(compactor::count_);
   static constexpr size_t external_slots = static_cast<size_t>(external_outcome_label::count_);
   std::atomic<uint64_t> evicted_outputs{0};     // tool outputs replaced by the marker
   std::atomic<int64_t> eviction_chars_reclaimed{0}; // their characters minus the markers'
@@ -171,8 +181,7 @@ struct runtime_metrics {
       prune_tokens_reclaimed.fetch_add(tokens_reclaimed, std::memory_order_relaxed);
   }
 
-  // `mode` is the compactor's underlying value (policies/external_compaction.hpp).
-  void record_external(uint8_t mode, external_outcome_label o) {
+  void record_external(compactor mode, external_outcome_label o) {
     auto m = static_cast<size_t>(mode);
     auto i = static_cast<size_t>(o);
     if (m < compactor_slots && i < external_slots)
@@ -186,7 +195,7 @@ struct runtime_metrics {
   latency_histogram turn_latency;               // an inbound message, gateway in to reply out
   // The context service (issue 27 item 2) by context_op: requests answered, and those
   // answered with an error.
-  static constexpr size_t context_op_slots = 3;
+  static constexpr size_t context_op_slots = static_cast<size_t>(context_op::count_);
   std::array<std::atomic<uint64_t>, context_op_slots> context_requests{};
   std::array<std::atomic<uint64_t>, context_op_slots> context_errors{};
 
@@ -252,9 +261,7 @@ struct runtime_metrics {
   }
 
   void record_summary_failure(errc code) {
-    auto i = static_cast<size_t>(code);
-    if (i < errc_slots)
-      summary_failures[i].fetch_add(1, std::memory_order_relaxed);
+    summary_failures[static_cast<size_t>(code)].fetch_add(1, std::memory_order_relaxed);
   }
 
 private:

@@ -26,7 +26,12 @@
 
 namespace mneme {
 
-enum class context_op : uint8_t { context, usage, model_error };
+enum class context_op : uint8_t {
+  context,
+  usage,
+  model_error,
+  count_ // not an operation: how many there are (new ones go above)
+};
 
 inline std::string_view to_string(context_op op) {
   return op == context_op::usage         ? "usage"

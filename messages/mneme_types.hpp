@@ -1,5 +1,6 @@
-// The CAF vocabulary of mneme: inspect() for the transcript types, the atoms, and the
-// one type-ID block. Every type sent between actors is listed here. Modules append
+// The CAF vocabulary of mneme: inspect() for the transcript types, the atoms, the
+// handles of actors sent in messages (messages/actor_handles.hpp), and the one type-ID
+// block. Every type sent between actors is listed here. Modules append
 // their atoms and types inside their own marked section of the block; ids are
 // assigned by position, so nothing is persisted by id.
 #pragma once
@@ -185,6 +186,12 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, ls_renew_atom, "ls_renew")
   CAF_ADD_ATOM(mneme, mneme, ls_release_atom, "ls_release")
   CAF_ADD_ATOM(mneme, mneme, gw_lease_atom, "gw_lease")
+
+  // --- actor handles sent in messages (after every atom and type they name)
+  // (the interfaces in messages/actor_handles.hpp; it uses no __COUNTER__)
+#include "messages/actor_handles.hpp"
+  CAF_ADD_TYPE_ID(mneme, (mneme::session_actor))
+  CAF_ADD_TYPE_ID(mneme, (mneme::supervisor_gateway_actor))
 
 CAF_END_TYPE_ID_BLOCK(mneme)
 

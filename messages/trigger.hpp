@@ -2,6 +2,7 @@
 // evaluation, failure protection, the session actor and metrics. Standard library only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string_view>
@@ -27,7 +28,11 @@ enum class trigger : uint8_t {
   t13_manual_local,         // CLI local compact around a message
   t14_channel_command,      // /compress [focus]
   t15_acp_command,          // ACP adapter command
+  count_                    // not a trigger: how many there are (new ones go above)
 };
+
+// Tables indexed by a trigger's value hold this many slots, so every trigger has one.
+inline constexpr std::size_t trigger_count = static_cast<std::size_t>(trigger::count_);
 
 inline std::string_view to_string(trigger t) {
   switch (t) {
@@ -47,6 +52,7 @@ inline std::string_view to_string(trigger t) {
     case trigger::t13_manual_local: return "T13_manual_local";
     case trigger::t14_channel_command: return "T14_channel_command";
     case trigger::t15_acp_command: return "T15_acp_command";
+    case trigger::count_: break;
   }
   return "unknown";
 }

@@ -6,6 +6,7 @@
 #include "policies/row_replacement.hpp"
 #include "policies/skills_index.hpp"
 #include "policies/token_estimate.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme {
 
@@ -16,16 +17,6 @@ constexpr builtin_tool every_tool[] = {builtin_tool::session_search, builtin_too
 
 constexpr size_t fact_key_max_bytes = 256;
 constexpr size_t fact_value_max_bytes = 65536;
-
-// Cuts `text` to at most `max` bytes without splitting a UTF-8 sequence.
-size_t utf8_cut(std::string_view text, size_t max) {
-  if (text.size() <= max)
-    return text.size();
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;
-  return cut;
-}
 
 std::string invalid(std::string_view tool, std::string_view what) {
   return std::string{builtin_error_prefix} + std::string{tool} + ": " + std::string{what};
@@ -264,7 +255,7 @@ std::string bound_result(const std::string& text, int64_t max_bytes) {
   };
   // The note's length depends on `shown`: size it for the largest value first.
   auto room = max - std::min(max, note(max).size());
-  auto shown = utf8_cut(text, room);
+  auto shown = utf8_prefix_length(text, room);
   return text.substr(0, shown) + note(shown);
 }
 

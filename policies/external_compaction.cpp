@@ -24,6 +24,7 @@ std::string_view to_string(compactor c) {
     case compactor::backend_native: return "backend_native";
     case compactor::backend_endpoint: return "backend_endpoint";
     case compactor::nobody: return "nobody";
+    case compactor::count_: break;
   }
   return "unknown";
 }

@@ -56,6 +56,7 @@ enum class compactor : uint8_t {
   backend_native,    // a Codex app server compacts its own threads
   backend_endpoint,  // mneme triggers, the backend's compaction endpoint compacts
   nobody,            // automatic compaction off
+  count_             // not a compactor: how many there are (new ones go above)
 };
 
 std::string_view to_string(backend_kind b);

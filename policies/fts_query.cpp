@@ -3,6 +3,7 @@
 
 #include "policies/cjk_bigram.hpp"
 #include "policies/utf8.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme {
 
@@ -83,12 +84,7 @@ term_shape shape_of(std::string_view text) {
 }
 
 std::string cut(std::string text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes)
-    return text;
-  std::size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
-    --end;
-  text.resize(end);
+  text.resize(utf8_prefix_length(text, max_bytes));
   return text;
 }
 
@@ -128,10 +124,7 @@ parsed_query parse_user_query(std::string_view raw) {
   parsed_query q;
   if (raw.size() > max_query_bytes) {
     q.truncated = true;
-    std::size_t end = max_query_bytes;
-    while (end > 0 && (static_cast<unsigned char>(raw[end]) & 0xC0) == 0x80)
-      --end;
-    raw = raw.substr(0, end);
+    raw = utf8_prefix(raw, max_query_bytes);
   }
   std::size_t terms = 0;
   bool pending_or = false;

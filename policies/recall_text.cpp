@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "policies/utf8_cut.hpp"
+
 namespace mneme {
 
 namespace {
@@ -15,13 +17,6 @@ bool clause_matches(const std::string& hay_lower, const query_clause& c) {
   for (auto& t : c.any_of)
     if (find_term(hay_lower, t) != std::string::npos) return true;
   return false;
-}
-
-// Moves `pos` back to the start of the UTF-8 sequence it points into.
-std::size_t char_start(std::string_view s, std::size_t pos) {
-  while (pos > 0 && pos < s.size() && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80)
-    --pos;
-  return pos;
 }
 
 void quote_lexeme(std::string& out, std::string_view token) {
@@ -85,8 +80,10 @@ std::string scan_snippet(std::string_view text, const std::string& lower, const 
   }
   if (at == std::string::npos)
     return {};
-  auto begin = char_start(text, at > scan_snippet_context ? at - scan_snippet_context : 0);
-  auto end = char_start(text, std::min(text.size(), at + len + scan_snippet_context));
+  auto begin =
+    utf8_boundary_at_or_before(text, at > scan_snippet_context ? at - scan_snippet_context : 0);
+  auto end =
+    utf8_boundary_at_or_before(text, std::min(text.size(), at + len + scan_snippet_context));
   std::string out;
   if (begin > 0) out += "…";
   out.append(text.substr(begin, at - begin));
@@ -161,7 +158,7 @@ double bm25_without_idf(const std::vector<int64_t>& hits, int64_t doc_tokens, do
 std::string token_snippet(std::string_view text, const std::vector<bigram_token>& doc,
                           const std::vector<match_phrase>& phrases) {
   if (doc.empty())
-    return std::string{text.substr(0, char_start(text, std::min(text.size(), scan_snippet_context)))};
+    return std::string{utf8_prefix(text, scan_snippet_context)};
   std::vector<span> spans;
   for (std::size_t at = 0; at < doc.size(); ++at)
     for (std::size_t p = 0; p < phrases.size(); ++p)

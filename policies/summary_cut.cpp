@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "policies/token_estimate.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme {
 
@@ -31,10 +32,7 @@ std::string_view prefix_within(std::string_view line, int64_t max_tokens) {
     size_t mid = lo + (hi - lo + 1) / 2;
     if (fits(mid)) lo = mid; else hi = mid - 1;
   }
-  while (lo > 0 && lo < line.size()
-         && (static_cast<unsigned char>(line[lo]) & 0xC0) == 0x80)
-    --lo;
-  return line.substr(0, lo);
+  return line.substr(0, utf8_boundary_at_or_before(line, lo));
 }
 
 } // namespace

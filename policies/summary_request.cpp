@@ -9,21 +9,18 @@
 #include <cstring>
 
 #include "policies/summary_markers.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme {
 
 namespace {
-
-bool is_continuation_byte(char c) {
-  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
-}
 
 // Byte offset just past the first n characters (text.size() when it has fewer).
 size_t offset_after_chars(std::string_view text, size_t n) {
   size_t pos = 0;
   while (n > 0 && pos < text.size()) {
     ++pos;
-    while (pos < text.size() && is_continuation_byte(text[pos])) ++pos;
+    while (pos < text.size() && is_utf8_continuation(text[pos])) ++pos;
     --n;
   }
   return pos;
@@ -34,7 +31,7 @@ size_t offset_of_last_chars(std::string_view text, size_t n) {
   size_t pos = text.size();
   while (n > 0 && pos > 0) {
     --pos;
-    while (pos > 0 && is_continuation_byte(text[pos])) --pos;
+    while (pos > 0 && is_utf8_continuation(text[pos])) --pos;
     --n;
   }
   return pos;
@@ -150,7 +147,7 @@ size_t utf8_char_count(std::string_view text) {
     continuation += std::bitset<64>(w & ~(w << 1) & high_bits).count();
   }
   for (; i < text.size(); ++i)
-    continuation += static_cast<size_t>(is_continuation_byte(text[i]));
+    continuation += static_cast<size_t>(is_utf8_continuation(text[i]));
   return text.size() - continuation;
 }
 

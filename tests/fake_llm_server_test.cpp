@@ -5,6 +5,9 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -309,13 +312,27 @@ BOOST_AUTO_TEST_CASE(a_fraction_hits_exactly_the_requests_the_pure_plan_predicts
   BOOST_TEST(server.stats().injected_of(fault_kind::unavailable) == hits);
 }
 
+// The scenario clock moves by hand (fake_llm_options::clock): a request is placed in the
+// window by the clock, not by how fast the test runs.
 BOOST_AUTO_TEST_CASE(a_time_window_starts_injecting_once_it_opens) {
+  auto offset_ms = std::make_shared<std::atomic<int64_t>>(0);
+  const auto base = std::chrono::steady_clock::now();
+  fake_llm_options o;
+  o.clock = [base, offset_ms] { return base + ms(offset_ms->load()); };
+  fake_llm_server manual{o};
+  auto p = manual.start();
+  BOOST_TEST_REQUIRE(static_cast<bool>(p));
   auto u = rule(fault_kind::unavailable);
   u.start_s = 0.3;
-  faults({u});
-  BOOST_TEST(roundtrip(port, chat("early")).status == 200);
-  std::this_thread::sleep_for(ms(350));
-  BOOST_TEST(roundtrip(port, chat("late")).status == 503);
+  scenario sc;
+  sc.plan.rules = {u};
+  BOOST_TEST_REQUIRE(!manual.set_scenario(std::move(sc)));
+  BOOST_TEST(roundtrip(*p, chat("early")).status == 200);
+  offset_ms->store(299);
+  BOOST_TEST(roundtrip(*p, chat("still early")).status == 200);
+  offset_ms->store(300); // the window opens at its instant
+  BOOST_TEST(roundtrip(*p, chat("late")).status == 503);
+  BOOST_TEST(manual.stats().injected_of(fault_kind::unavailable) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_refuse_window_refuses_connects_resets_open_connections_and_ends) {
@@ -456,7 +473,13 @@ BOOST_AUTO_TEST_CASE(stop_closes_silenced_connections_and_is_idempotent) {
   faults({rule(fault_kind::silence)});
   raw_connection c{port};
   c.send_all(chat("anyone?"));
-  std::this_thread::sleep_for(ms(50));
+  // Stop only once the server has read the request and decided to stay silent (the
+  // deadline bounds a hang; the verdict is the counter).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.stats().injected_of(fault_kind::silence) == 0
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(ms(1));
+  BOOST_TEST_REQUIRE(server.stats().injected_of(fault_kind::silence) == 1);
   server.stop();
   auto r = c.read_response(ms(2000));
   BOOST_TEST((r.eof || r.reset));

@@ -435,6 +435,14 @@ BOOST_AUTO_TEST_CASE(body_excerpt_is_short_single_line_and_redacted) {
   BOOST_TEST(ex.rfind("key [redacted] line1", 0) == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(body_excerpt_cuts_between_characters_and_keeps_a_whole_last_one) {
+  std::string body;
+  for (int i = 0; i < 30; ++i)
+    body += "\xC3\xA9"; // é, 2 bytes
+  BOOST_TEST(body_excerpt(body, "", 41) == body.substr(0, 40) + "..."); // not half of one
+  BOOST_TEST(body_excerpt(body, "", 40) == body.substr(0, 40) + "..."); // the 20th whole
+}
+
 // ---------------------------------------------------------------- endpoints
 
 BOOST_DATA_TEST_CASE(chat_completions_url_appends_the_path_once,

@@ -257,4 +257,28 @@ BOOST_AUTO_TEST_CASE(persisted_locks_count_only_open_sessions_whose_lock_lies_ah
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// Every errc value has a slot in the summary-failure table (lease_elsewhere and
+// lease_lost, 130 and 131, included): each one recorded shows up under its own kind,
+// with its own count. The values are every code with a name, so a new one is covered.
+BOOST_AUTO_TEST_CASE(a_summary_failure_of_every_errc_shows_up_in_metrics_under_its_kind) {
+  runtime_metrics rm;
+  std::map<std::string, int> recorded; // kind -> count
+  for (int v = 1; v <= std::numeric_limits<uint8_t>::max(); ++v) {
+    auto code = static_cast<errc>(v);
+    auto kind = to_string(code);
+    if (kind.rfind("unknown", 0) == 0)
+      continue; // not a code
+    int times = 1 + v % 3;
+    for (int i = 0; i < times; ++i)
+      rm.record_summary_failure(code);
+    recorded[kind] = times;
+  }
+  BOOST_TEST(recorded.count("lease_elsewhere") == 1u);
+  BOOST_TEST(recorded.count("lease_lost") == 1u);
+  BOOST_TEST(recorded.size() >= 40u);
+  exposition m{api::render_counters_text(rm)};
+  for (const auto& [kind, times] : recorded)
+    BOOST_TEST(m.at("mneme_summary_failures_total{kind=\"" + kind + "\"}") == times, kind);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // metrics_exporter_test

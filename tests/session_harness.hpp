@@ -23,41 +23,14 @@
 
 namespace mneme::test {
 
-// The harness clock's start and the timestamp of the rows add() seeds.
-constexpr time_ms t0 = 1'700'000'000'000;
-
-struct session_harness {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scoped_actor supervisor; // the session's supervisor after start_supervised()
-  caf::scheduler::test_coordinator& sched;
-  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
-  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
-  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
-  session_storage_actor store;
-  fake_pool_actor chat_pool;
-  fake_pool_actor summary_pool;
-  time_ms clock_ms = t0; // the session's clock (params.clock)
+struct session_harness : session_backends {
+  caf::scoped_actor supervisor{sys, true}; // the session's supervisor after start_supervised()
   session_params params;
   std::string sid = "s-1";
   session_actor session;
 
-  static caf::actor_system_config& init(caf::actor_system_config& c) {
-    register_mneme_types(c);
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.verbosity", caf::atom("quiet"));
-    return c;
-  }
-
-  session_harness()
-    : sys(init(cfg)), self(sys, true), supervisor(sys, true),
-      sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    store = sys.spawn(fake_store, db);
-    chat_pool = sys.spawn(fake_pool, chat);
-    summary_pool = sys.spawn(fake_pool, summarizer);
-    params.clock = [this] { return clock_ms; };
-    summarizer->default_content = "short summary";
+  session_harness() {
+    params.clock = [this] { return clock_ms; }; // clock_ms starts at t0
     session_record rec;
     rec.id = sid;
     rec.user_id = "u";
@@ -66,11 +39,8 @@ struct session_harness {
   }
 
   ~session_harness() {
-    for (auto a : {caf::actor_cast<caf::actor>(session), caf::actor_cast<caf::actor>(store),
-                   caf::actor_cast<caf::actor>(chat_pool),
-                   caf::actor_cast<caf::actor>(summary_pool)})
-      if (a)
-        self->send_exit(a, caf::exit_reason::user_shutdown);
+    if (session)
+      self->send_exit(session, caf::exit_reason::user_shutdown);
     sched.run();
   }
 
@@ -113,24 +83,19 @@ struct session_harness {
   }
 
   // Spawns the session with no supervisor and runs it until idle.
-  void start() { spawn_session_under(caf::actor{}); }
+  void start() { spawn_session_under(session_supervisor_actor{}); }
 
   // Spawns the session with `supervisor` as its supervisor and runs it until idle.
-  void start_supervised() { spawn_session_under(caf::actor_cast<caf::actor>(supervisor)); }
+  // The scoped actor stands in for the supervisor: it receives what a session reports.
+  void start_supervised() {
+    spawn_session_under(caf::actor_cast<session_supervisor_actor>(supervisor));
+  }
 
   // Sends `xs` to the session and runs the scheduler: the reply (a value of type T or an
   // error). A missing reply fails the test.
   template <class T, class... Ts>
   caf::expected<T> ask(Ts... xs) {
-    self->send(session, xs...);
-    sched.run();
-    caf::expected<T> out{caf::error{}};
-    bool got = false;
-    self->receive([&](T& x) { out = std::move(x); got = true; },
-                  [&](caf::error& e) { out = std::move(e); got = true; },
-                  caf::after(std::chrono::seconds(0)) >> [] {});
-    BOOST_REQUIRE_MESSAGE(got, "no reply from the session");
-    return out;
+    return ask_actor<T>(session, xs...);
   }
 
   caf::expected<turn_reply> turn(const std::string& text = "hello") {
@@ -140,7 +105,7 @@ struct session_harness {
   session_snapshot state() { return *ask<session_snapshot>(ss_state_atom_v); }
 
 private:
-  void spawn_session_under(caf::actor supervisor_of_session) {
+  void spawn_session_under(session_supervisor_actor supervisor_of_session) {
     session = spawn_session(sys, params,
                             session_deps{store, chat_pool, summary_pool,
                                          std::move(supervisor_of_session)},

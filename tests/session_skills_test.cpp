@@ -48,7 +48,8 @@ BOOST_FIXTURE_TEST_CASE(a_skill_is_loaded_on_demand_and_leaves_the_live_context_
   BOOST_TEST(live.front().content.find("- beta: Checks beta files") != std::string::npos);
   BOOST_TEST(live.front().content.find("FULL TEXT") == std::string::npos);
 
-  session_deps deps{rt->storage(), rt->chat_pool(), rt->summary_pool(), caf::actor{}};
+  session_deps deps{rt->storage(), rt->chat_pool(), rt->summary_pool(),
+                    session_supervisor_actor{}};
   auto s = spawn_session(*sys, session_params_of(rt->config()), deps, sid);
   auto loaded = call<int64_t>(s, ss_skill_atom_v, std::string{"alpha"}, true);
   BOOST_REQUIRE_MESSAGE(loaded, err_of(loaded));

@@ -2,7 +2,7 @@
 // store speaking the session_storage_actor interface, and scripted LLM pools speaking
 // llm_pool_actor. Everything runs on the test thread under CAF's test_coordinator, so
 // the shared script objects need no locking. tests/session_harness.hpp wires them to a
-// session actor; tests use them through it.
+// session actor; tests use them through it. session_backends spawns them.
 #pragma once
 
 #include <algorithm>
@@ -10,12 +10,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "caf/all.hpp"
 
 #include "actors/session/session_actor.hpp"
+#include "tests/deterministic_system.hpp"
 
 namespace mneme::test {
 
@@ -37,6 +39,14 @@ struct fake_db {
         out.push_back(m);
     return out;
   }
+  // Stores `m` under a new id (its session must exist): the id.
+  caf::expected<int64_t> append(message m) {
+    if (!sessions.count(m.session_id))
+      return caf::make_error(errc::not_found, "unknown session");
+    m.id = next_id++;
+    rows.push_back(m);
+    return m.id;
+  }
   size_t count(const std::string& sid) const {
     size_t n = 0;
     for (const auto& m : rows)
@@ -45,15 +55,20 @@ struct fake_db {
   }
 };
 
+// The st_append_atom handler of the fake stores (this one and the gateway's,
+// tests/gateway_harness.hpp).
+inline auto fake_append(std::shared_ptr<fake_db> db) {
+  return [db](st_append_atom, message& m) -> caf::result<int64_t> {
+    auto id = db->append(std::move(m));
+    if (!id)
+      return id.error();
+    return *id;
+  };
+}
+
 inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> db) {
   return {
-    [db](st_append_atom, message& m) -> caf::result<int64_t> {
-      if (!db->sessions.count(m.session_id))
-        return caf::make_error(errc::not_found, "unknown session");
-      m.id = db->next_id++;
-      db->rows.push_back(m);
-      return m.id;
-    },
+    fake_append(db),
     [db](st_live_atom, const std::string& sid) { return db->live(sid); },
     [db](st_compact_atom, compaction_commit& c) -> caf::result<message> {
       if (db->fail_commits)
@@ -180,6 +195,8 @@ struct llm_script {
   std::string default_content = "fine";
   bool report_estimate_as_usage = true;   // prompt_tokens = the request's estimate
   bool down = false;                      // every call: llm_refused
+  // Every chat call carrying rows of these sessions: llm_context_overflow.
+  std::set<std::string> overflow_sessions;
   bool hold = false;                      // keep requests pending (see release)
   std::vector<chat_request> requests;     // every request received, in order
   std::vector<caf::typed_response_promise<chat_answer>> held;
@@ -211,8 +228,14 @@ inline fake_pool_actor::behavior_type fake_pool(fake_pool_actor::pointer self,
         estimate += m.token_estimate;
       s->requests.push_back(req);
       caf::expected<chat_answer> answer{chat_answer{}};
+      bool overflows = std::any_of(req.messages.begin(), req.messages.end(),
+                                   [&](const message& m) {
+                                     return s->overflow_sessions.count(m.session_id) > 0;
+                                   });
       if (s->down) {
         answer = caf::make_error(errc::llm_refused, "fake pool down");
+      } else if (overflows) {
+        answer = caf::make_error(errc::llm_context_overflow, "fake pool: context overflow");
       } else if (!s->script.empty()) {
         answer = std::move(s->script.front());
         s->script.pop_front();
@@ -237,5 +260,36 @@ inline fake_pool_actor::behavior_type fake_pool(fake_pool_actor::pointer self,
     [s](caf::ok_atom) { release_held(*s); },
   };
 }
+
+// The harness clock's start and the timestamp of the rows the harnesses seed.
+constexpr time_ms t0 = 1'700'000'000'000;
+
+// The fakes above on a deterministic system: the store over `db`, the chat and summary
+// pools on their scripts, and `clock_ms`, the clock the actors under test read. Stops
+// them when destroyed. The base of tests/session_harness.hpp and
+// tests/gateway_harness.hpp.
+struct session_backends : deterministic_system {
+  std::shared_ptr<fake_db> db = std::make_shared<fake_db>();
+  std::shared_ptr<llm_script> chat = std::make_shared<llm_script>();
+  std::shared_ptr<llm_script> summarizer = std::make_shared<llm_script>();
+  session_storage_actor store;
+  fake_pool_actor chat_pool;
+  fake_pool_actor summary_pool;
+  time_ms clock_ms = t0;
+
+  session_backends() {
+    store = sys.spawn(fake_store, db);
+    chat_pool = sys.spawn(fake_pool, chat);
+    summary_pool = sys.spawn(fake_pool, summarizer);
+    summarizer->default_content = "short summary";
+  }
+
+  ~session_backends() {
+    for (auto a : {caf::actor_cast<caf::actor>(store), caf::actor_cast<caf::actor>(chat_pool),
+                   caf::actor_cast<caf::actor>(summary_pool)})
+      self->send_exit(a, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+};
 
 } // namespace mneme::test

@@ -101,8 +101,8 @@ caf::result<turn_reply> inbound_turn(gateway_ptr self, const std::string& key,
 
 } // namespace gateway_detail
 
-gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_actor storage,
-                            supervisor_actor supervisor) {
+gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
+                            gateway_storage_actor storage, gateway_supervisor_actor supervisor) {
   preload_skills(cfg.gateway.skills_dir, cfg.log); // file reads: here, not on a scheduler thread
   using namespace gateway_detail;
   auto gw = sys.spawn([cfg = std::move(cfg), storage, supervisor](
@@ -275,10 +275,10 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
       [self](gw_child_atom, std::string& parent_id, std::string& child_id, std::string& key) {
         follow_child(self, key, parent_id, child_id);
       },
-      [self](gw_rebind_atom, std::string& session_id, caf::actor& a) {
+      [self](gw_rebind_atom, std::string& session_id, session_actor& a) {
         for (auto& [key, e] : self->state.keys)
           if (e.session_id == session_id)
-            e.handle = caf::actor_cast<session_actor>(a);
+            e.handle = a;
       },
       [self](gw_evict_atom, uint64_t generation) {
         if (generation != 0 && generation != self->state.evict_generation)
@@ -287,10 +287,15 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_
         if (generation != 0)
           arm_eviction(self);
       },
+      [self](gw_evict_atom) -> caf::result<int64_t> {
+        auto rp = self->make_response_promise<int64_t>();
+        sweep(self, [rp](int64_t evicted) mutable { rp.deliver(evicted); });
+        return rp;
+      },
       [self](gw_lease_atom, uint64_t generation) { renew_leases(self, generation); },
     };
   });
-  caf::anon_send(supervisor, sv_gateway_atom_v, caf::actor_cast<caf::actor>(gw));
+  caf::anon_send(supervisor, sv_gateway_atom_v, supervisor_gateway_actor{gw});
   return gw;
 }
 

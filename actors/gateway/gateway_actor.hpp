@@ -93,14 +93,34 @@ using gateway_actor = caf::typed_actor<
   caf::replies_to<gw_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
   // From the supervisor.
   caf::reacts_to<gw_exhausted_atom, std::string, std::string>,
-  caf::reacts_to<gw_rebind_atom, std::string, caf::actor>,
+  caf::reacts_to<gw_rebind_atom, std::string, session_actor>,
   // (parent id, child id, key): the key's session continued in a child session
   // (compression.in_place: false); the key routes to the child from now on.
   caf::reacts_to<gw_child_atom, std::string, std::string, std::string>,
   // Eviction sweep: generation 0 = sweep now (tests, admin), else the timer's tick.
   caf::reacts_to<gw_evict_atom, uint64_t>,
+  // A sweep now, answered once every session it asked to leave has answered: how many
+  // left memory (0 = the sweep found no idle session, or they all had work in flight).
+  caf::replies_to<gw_evict_atom>::with<int64_t>,
   // Node mode: lease renewal, generation 0 = renew now (tests), else the timer's tick.
   caf::reacts_to<gw_lease_atom, uint64_t>>;
+
+// The part of the storage actor the gateway talks to. storage_actor converts to it.
+using gateway_storage_actor = caf::typed_actor<
+  caf::replies_to<st_append_atom, message>::with<int64_t>,
+  caf::replies_to<st_new_session_atom, session_record, int64_t>::with<session_record>,
+  caf::replies_to<st_list_atom, session_filter>::with<std::vector<session_record>>,
+  caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string,
+                  int64_t>::with<session_record>,
+  caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,
+  caf::replies_to<st_rollback_atom, std::string, std::string>::with<std::vector<message>>,
+  caf::replies_to<st_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
+  caf::reacts_to<st_fence_atom, std::string, int64_t>>;
+
+// The part of the supervisor the gateway talks to. supervisor_actor converts to it.
+using gateway_supervisor_actor = caf::typed_actor<
+  caf::replies_to<sv_spawn_atom, std::string>::with<session_actor>,
+  caf::reacts_to<sv_gateway_atom, supervisor_gateway_actor>>;
 
 struct gateway_config {
   compression_params compression;
@@ -119,7 +139,7 @@ struct gateway_config {
 };
 
 // Spawns the gateway and registers it with the supervisor.
-gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg, storage_actor storage,
-                            supervisor_actor supervisor);
+gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
+                            gateway_storage_actor storage, gateway_supervisor_actor supervisor);
 
 } // namespace mneme

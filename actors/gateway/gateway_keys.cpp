@@ -49,9 +49,8 @@ void attach(gateway_ptr self, const std::string& key, on_error fail) {
   auto& st = self->state;
   auto id = st.keys[key].session_id;
   then_forgetting(self, self->request(st.supervisor, st.cfg.storage_timeout, sv_spawn_atom_v, id),
-      [self, key, fail](caf::actor& a) {
+      [self, key, fail](session_actor& handle) {
         auto& st = self->state;
-        auto handle = caf::actor_cast<session_actor>(a);
         st.keys[key].handle = handle;
         then_forgetting(self, self->request(handle, st.cfg.storage_timeout, ss_state_atom_v),
             [self, key](session_snapshot& s) {
@@ -284,29 +283,48 @@ bool forgettable(const key_entry& e, time_ms now) {
          && !e.retiring;
 }
 
+// The answers a sweep waits for: `done` runs when the last one arrived.
+struct sweep_tally {
+  int64_t asked = 0;
+  int64_t evicted = 0;
+  std::function<void(int64_t)> done;
+
+  void answered() {
+    if (--asked == 0 && done)
+      done(evicted);
+  }
+};
+
 } // namespace
 
-void sweep(gateway_ptr self) {
+void sweep(gateway_ptr self, std::function<void(int64_t)> done) {
   auto& st = self->state;
   auto idle_ms = st.cfg.gateway.idle_evict_seconds * 1000;
   auto now = st.cfg.clock();
+  auto tally = std::make_shared<sweep_tally>();
+  tally->asked = 1; // released below, after every request went out
+  tally->done = std::move(done);
   for (auto& [key, e] : st.keys) {
     if (!e.handle || e.opening || e.in_flight > 0 || now - e.last_activity_ms < idle_ms)
       continue;
     auto handle = e.handle;
+    ++tally->asked;
     then_forgetting(self, self->request(handle, st.cfg.storage_timeout, ss_evict_atom_v),
-        [self, key = key, handle](bool evicted) {
+        [self, key = key, handle, tally](bool evicted) {
           auto& st = self->state;
           auto i = st.keys.find(key);
-          if (!evicted || i == st.keys.end() || i->second.handle != handle)
-            return;
-          i->second.handle = nullptr;
-          release_lease(self, key);
-          if (forgettable(i->second, st.cfg.clock()))
-            st.keys.erase(i);
+          if (evicted && i != st.keys.end() && i->second.handle == handle) {
+            ++tally->evicted;
+            i->second.handle = nullptr;
+            release_lease(self, key);
+            if (forgettable(i->second, st.cfg.clock()))
+              st.keys.erase(i);
+          }
+          tally->answered();
         },
-        [](caf::error&) {});
+        [tally](caf::error&) { tally->answered(); });
   }
+  tally->answered();
 }
 
 void arm_eviction(gateway_ptr self) {

@@ -67,8 +67,8 @@ struct key_entry {
 struct gateway_state {
   static inline const char* name = "gateway";
   gateway_config cfg;
-  storage_actor storage;
-  supervisor_actor supervisor;
+  gateway_storage_actor storage;
+  gateway_supervisor_actor supervisor;
   std::unordered_map<std::string, key_entry> keys;
   uint64_t evict_generation = 0;
   uint64_t lease_generation = 0;
@@ -182,8 +182,8 @@ void follow_child(gateway_ptr self, const std::string& key, const std::string& p
 void with_current_id(gateway_ptr self, const std::string& key, session_actor handle,
                      std::string known, std::function<void(std::string)> fn);
 // Asks every idle session (no turn in flight, idle for gateway.idle_evict_seconds) to
-// leave memory.
-void sweep(gateway_ptr self);
+// leave memory; `done` (may be empty) gets how many did, once every one has answered.
+void sweep(gateway_ptr self, std::function<void(int64_t)> done = {});
 // Schedules the next sweep (a quarter of the idle time, at least 1 s); none when
 // eviction is off.
 void arm_eviction(gateway_ptr self);

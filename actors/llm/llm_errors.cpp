@@ -3,6 +3,8 @@
 
 #include <cassert>
 
+#include "policies/utf8_cut.hpp"
+
 namespace mneme::llm {
 
 llm_error_kind classify_curl_code(CURLcode code) {
@@ -42,12 +44,7 @@ std::string body_excerpt(std::string_view body, std::string_view secret, size_t 
   }
   bool cut = text.size() > max_chars;
   if (cut) {
-    text.resize(max_chars);
-    // Do not leave half a UTF-8 sequence at the end.
-    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80)
-      text.pop_back();
-    if (!text.empty() && (static_cast<unsigned char>(text.back()) & 0x80))
-      text.pop_back();
+    text.resize(utf8_prefix_length(text, max_chars)); // never half a character
   }
   for (auto& c : text)
     if (static_cast<unsigned char>(c) < 0x20)

@@ -103,7 +103,7 @@ void start_call(pool_pointer self, waiting_call job, clock::duration left) {
     } catch (const std::exception& e) { // e.g. bad_alloc: never let it kill the loop thread
       result = caf::make_error(errc::internal, std::string{"reading the answer: "} + e.what());
     }
-    auto pool = caf::actor_cast<caf::actor>(addr);
+    auto pool = caf::actor_cast<pool_impl_actor>(addr);
     if (!pool)
       return;
     if (result)

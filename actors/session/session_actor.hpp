@@ -64,47 +64,15 @@
 
 namespace mneme {
 
-using session_actor = caf::typed_actor<
-  // A turn: the user's text -> the model's answer (errc::compaction_exhausted,
-  // the model's llm_* error, storage errors, errc::overloaded).
-  caf::replies_to<ss_turn_atom, std::string>::with<turn_reply>,
-  // An agent turn (SPEC §8.1; session_agent.cpp): a user message or the results of the
-  // pending tool calls, with tools and sampling fields. Besides the errors above:
-  // errc::bad_request naming a tool_results problem (nothing stored),
-  // errc::tool_results_pending for a user message while calls wait (nothing stored),
-  // errc::tool_round_cap when the results of the max_tool_rounds-th round arrive (the
-  // results are stored, the model is not called).
-  caf::replies_to<ss_turn_atom, turn_input>::with<turn_reply>,
-  // The context service (issue 27 item 2; session_context.cpp): an agent that calls its
-  // model itself asks what to send (context), reports the answer and usage (usage) or the
-  // model's refusal (model_error). Runs in the turn queue like a turn. Refusals:
-  // errc::bad_request naming the row (nothing stored), errc::overloaded; the checks'
-  // errors as a turn's (errc::compaction_exhausted, errc::context_unfittable, storage).
-  caf::replies_to<ss_context_atom, context_request>::with<context_reply>,
-  // Appends a row without calling the model (system prompt, tool rows, imports): its id.
-  caf::replies_to<ss_append_atom, message>::with<int64_t>,
-  // Compaction by trigger: T3/T4 (the gateway's hygiene check), T11 (engine request),
-  // T12, T14 (focus = `/compress` text), T15. Locks refuse automatic triggers with
-  // errc::compaction_locked; an aborted summary is errc::compaction_failed.
-  caf::replies_to<ss_compact_atom, trigger, std::string>::with<compaction_report>,
-  // The same with `fallback_only`: true asks for the local fallback summary without a
-  // summarizer call (the gateway's T3 during its hygiene cooldown, policies/
-  // hygiene_gate.hpp); with abort_on_summary_failure: true that is refused with
-  // errc::compaction_locked. False is the three-argument form.
-  caf::replies_to<ss_compact_atom, trigger, std::string, bool>::with<compaction_report>,
-  // T13: local compaction around the live message at `center` index, +- radius.
-  caf::replies_to<ss_local_atom, int64_t, int64_t>::with<compaction_report>,
-  caf::replies_to<ss_state_atom>::with<session_snapshot>,
-  // The live context as held in memory (what the next model call sees).
-  caf::replies_to<ss_live_atom>::with<std::vector<message>>,
-  // Skills on demand (SPEC §7; session_skills.hpp): (name, true) loads the skill into
-  // the live context, (name, false) replaces its live copy by the unloaded marker;
-  // the id of the row written.
-  caf::replies_to<ss_skill_atom, std::string, bool>::with<int64_t>,
-  // Internal: the idle timer (generation).
-  caf::reacts_to<ss_idle_atom, uint64_t>,
-  // Eviction: true (and the actor quits normally) when no work is in flight.
-  caf::replies_to<ss_evict_atom>::with<bool>>;
+// The session's interface, session_actor, is declared in messages/actor_handles.hpp: the
+// supervisor sends session handles inside messages, which needs a type ID.
+
+// The part of the supervisor a session talks to. supervisor_actor converts to it.
+using session_supervisor_actor = caf::typed_actor<
+  // (session id, session key) ran out of compaction attempts.
+  caf::reacts_to<sv_exhaust_atom, std::string, std::string>,
+  // (parent id, child id, session key): the session continued in a child.
+  caf::reacts_to<sv_child_atom, std::string, std::string, std::string>>;
 
 // The part of the storage actor a session talks to. storage_actor converts to it.
 using session_storage_actor = caf::typed_actor<
@@ -148,7 +116,7 @@ struct session_params {
   std::shared_ptr<runtime_metrics> metrics; // null = not counted
 };
 
-// The actors a session talks to. `supervisor` may be invalid (no exhaustion report).
+// The actors a session talks to. `supervisor` may be null (no exhaustion report).
 // `recall` answers the built-in session_search tool; null = that tool is not offered.
 // `hygiene` summarizes the compactions the gateway's hygiene check asks for (T3, T4)
 // with the hygiene timeouts; null = those use `summarizer` too.
@@ -156,7 +124,7 @@ struct session_deps {
   session_storage_actor storage;
   llm_pool_actor chat;
   llm_pool_actor summarizer;
-  caf::actor supervisor;
+  session_supervisor_actor supervisor;
   llm_pool_actor hygiene{};
   recall_actor recall{};
 };

@@ -94,7 +94,7 @@ void finish(session_ptr self, compaction_report report, caf::error err,
     st.params.metrics->record_compaction(report.by, outcome, report.tokens_before,
                                          report.tokens_after);
     if (uses_compaction_endpoint(st))
-      st.params.metrics->record_external(static_cast<uint8_t>(st.external.who),
+      st.params.metrics->record_external(st.external.who,
                                          external_label_of(outcome));
   }
   done(std::move(report), std::move(err));

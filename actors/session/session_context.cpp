@@ -162,7 +162,9 @@ void begin_context(session_ptr self) {
     case context_op::context: begin_rows(self); return;
     case context_op::usage: begin_usage(self); return;
     case context_op::model_error: begin_model_error(self); return;
+    case context_op::count_: break; // not an operation
   }
+  finish_context(self, caf::make_error(errc::bad_request, "context: no such operation"));
 }
 
 void finish_context(session_ptr self, caf::error err) {

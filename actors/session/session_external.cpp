@@ -72,7 +72,7 @@ void note_chat_answer(session_state& st, const chat_answer& answer) {
                 st.external.mneme_threshold);
   if (st.params.metrics) {
     st.params.metrics->server_compactions.fetch_add(1, std::memory_order_relaxed);
-    st.params.metrics->record_external(static_cast<uint8_t>(st.external.who),
+    st.params.metrics->record_external(st.external.who,
                                        external_outcome_label::server_compacted);
   }
 }

@@ -97,7 +97,7 @@ struct session_state {
   // Compaction.
   bool compacting = false;
   std::vector<std::function<void()>> after_compaction; // run once the pipeline ends
-  std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(16, 0);
+  std::vector<int64_t> compactions_by_trigger = std::vector<int64_t>(trigger_count, 0);
   std::chrono::steady_clock::time_point compaction_started; // for overhead_us
   std::chrono::microseconds summary_wait{0};               // summarizer round trip
   // The window guard (SPEC §5.6; session_actor.cpp) asks the next start_compaction for a

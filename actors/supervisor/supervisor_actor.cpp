@@ -15,7 +15,7 @@ struct supervisor_state {
   static inline const char* name = "supervisor";
   supervisor_params params;
   session_deps deps;
-  caf::actor gateway;
+  supervisor_gateway_actor gateway;
   // live session actor -> session id; shared with the exit functor that stops them
   std::shared_ptr<std::map<caf::actor_addr, std::string>> watched =
     std::make_shared<std::map<caf::actor_addr, std::string>>();
@@ -36,14 +36,14 @@ bool ended_normally(const caf::error& reason) {
          || reason == caf::exit_reason::user_shutdown || reason == caf::exit_reason::unreachable;
 }
 
-caf::actor spawn_watched(supervisor_ptr self, const std::string& session_id) {
+session_actor spawn_watched(supervisor_ptr self, const std::string& session_id) {
   auto& st = self->state;
   auto handle = spawn_session(self->system(), st.params.session, st.deps, session_id);
   self->monitor(handle);
   (*st.watched)[handle.address()] = session_id;
   ++st.stats.spawned;
   st.stats.hosted = static_cast<int64_t>(st.watched->size());
-  return caf::actor_cast<caf::actor>(handle);
+  return handle;
 }
 
 void on_down(supervisor_ptr self, const caf::down_msg& dm) {
@@ -80,17 +80,17 @@ supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params para
     auto& st = self->state;
     st.params = std::move(params);
     st.deps = std::move(deps);
-    st.deps.supervisor = caf::actor_cast<caf::actor>(self);
+    st.deps.supervisor = caf::actor_cast<supervisor_actor>(self);
     self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
     // Sessions end with the supervisor (a session's pending request timeouts would
     // otherwise keep it alive after the gateway dropped it).
     self->attach_functor([watched = st.watched](const caf::error&) {
       for (const auto& [addr, id] : *watched)
-        if (auto session = caf::actor_cast<caf::actor>(addr))
+        if (auto session = caf::actor_cast<session_actor>(addr))
           caf::anon_send_exit(session, caf::exit_reason::user_shutdown);
     });
     return {
-      [self](sv_spawn_atom, const std::string& session_id) -> caf::actor {
+      [self](sv_spawn_atom, const std::string& session_id) -> session_actor {
         return spawn_watched(self, session_id);
       },
       [self](sv_exhaust_atom, const std::string& session_id, const std::string& key) {
@@ -112,7 +112,9 @@ supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_params para
         if (st.gateway)
           caf::anon_send(st.gateway, gw_child_atom_v, parent_id, child_id, key);
       },
-      [self](sv_gateway_atom, caf::actor gateway) { self->state.gateway = std::move(gateway); },
+      [self](sv_gateway_atom, supervisor_gateway_actor& gateway) {
+        self->state.gateway = std::move(gateway);
+      },
       [self](sv_stats_atom) { return self->state.stats; },
     };
   });

@@ -26,7 +26,7 @@ namespace mneme {
 
 using supervisor_actor = caf::typed_actor<
   // Spawns the actor of stored session `id` and monitors it.
-  caf::replies_to<sv_spawn_atom, std::string>::with<caf::actor>,
+  caf::replies_to<sv_spawn_atom, std::string>::with<session_actor>,
   // From a session: (session id, session key) ran out of compaction attempts.
   caf::reacts_to<sv_exhaust_atom, std::string, std::string>,
   // From a session that continued in a child (compression.in_place: false): (parent
@@ -34,7 +34,7 @@ using supervisor_actor = caf::typed_actor<
   // gateway gets (gw_child_atom, parent id, child id, key).
   caf::reacts_to<sv_child_atom, std::string, std::string, std::string>,
   // Whom to send gw_exhausted_atom, gw_rebind_atom and gw_child_atom to.
-  caf::reacts_to<sv_gateway_atom, caf::actor>,
+  caf::reacts_to<sv_gateway_atom, supervisor_gateway_actor>,
   caf::replies_to<sv_stats_atom>::with<supervisor_stats>>;
 
 struct supervisor_params {

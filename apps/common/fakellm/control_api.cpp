@@ -64,13 +64,13 @@ response_plan fake_llm_server::impl::handle_control(const http_request& req) {
                        req.keep_alive);
     scn = std::move(*s);
     injected_per_rule.assign(scn.plan.rules.size(), 0);
-    scenario_start = steady::now();
+    scenario_start = scenario_now();
     log->info("port={} event=scenario_set rules={} seed={}", bound_port.load(), scn.plan.rules.size(),
               scn.plan.seed);
   } else if (req.method == "DELETE") {
     scn.plan.rules.clear();
     injected_per_rule.clear();
-    scenario_start = steady::now();
+    scenario_start = scenario_now();
     log->info("port={} event=faults_cleared", bound_port.load());
   } else if (req.method != "GET") {
     return method_error();

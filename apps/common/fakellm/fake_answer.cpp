@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "policies/token_estimate.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme::fakellm {
 
@@ -84,14 +85,6 @@ bool mentions_error(std::string_view line) {
   for (auto word : {"error", "exception", "failed", "traceback", "fatal"})
     if (low.find(word) != std::string::npos) return true;
   return false;
-}
-
-// Cuts `s` to at most `max_bytes` without splitting a UTF-8 sequence.
-std::string_view cut_utf8(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t n = max_bytes;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
 }
 
 std::string_view trim(std::string_view s) {
@@ -188,7 +181,7 @@ std::string fake_summary(const std::vector<message>& msgs, int64_t target_tokens
   auto id_budget = static_cast<int64_t>(static_cast<double>(target_tokens) * identifier_share);
   int64_t id_used = estimate_text_tokens("Identifiers:\n");
   for (const auto& id : ids) {
-    auto piece = " " + std::string(cut_utf8(id, max_extract_line_chars));
+    auto piece = " " + std::string(utf8_prefix(id, max_extract_line_chars));
     auto cost = estimate_text_tokens(piece);
     if (id_used + cost > id_budget) continue;
     id_used += cost;
@@ -200,7 +193,7 @@ std::string fake_summary(const std::vector<message>& msgs, int64_t target_tokens
   // Rule 3: lines, important ones first, then the most recent.
   auto all_sentences = sentences(all_text);
   for (size_t i = 0; i < all_sentences.size(); ++i) {
-    auto s = cut_utf8(all_sentences[i], max_extract_line_chars);
+    auto s = utf8_prefix(all_sentences[i], max_extract_line_chars);
     bool important = mentions_error(s);
     if (!important)
       for_each_token(s, [&](std::string_view raw) {
@@ -261,8 +254,8 @@ std::string fake_chat_answer(const std::vector<message>& msgs, int64_t answer_to
     out += '.';
   }
   auto max_bytes = static_cast<size_t>(answer_tokens * latin_chars_per_token);
-  auto cut = cut_utf8(out, std::max<size_t>(max_bytes, 1));
-  if (cut.empty()) cut = cut_utf8(out, 4);
+  auto cut = utf8_prefix(out, std::max<size_t>(max_bytes, 1));
+  if (cut.empty()) cut = utf8_prefix(out, 4);
   return std::string(cut);
 }
 

@@ -64,7 +64,7 @@ answer_settings fake_llm_server::impl::settings_locked() const {
 }
 
 double fake_llm_server::impl::elapsed_locked() const {
-  return std::chrono::duration<double>(steady::now() - scenario_start).count();
+  return std::chrono::duration<double>(scenario_now() - scenario_start).count();
 }
 
 // --- routing, on the loop thread
@@ -222,7 +222,7 @@ caf::expected<uint16_t> fake_llm_server::start() {
     if (d.started) return caf::make_error(errc::bad_request, "the fake LLM server was already started");
     if (!d.loop.valid()) return caf::make_error(errc::internal, "epoll/eventfd could not be created");
     d.started = true;
-    d.scenario_start = impl::steady::now();
+    d.scenario_start = d.scenario_now();
   }
   if (auto err = d.open_listener()) {
     std::lock_guard<std::mutex> guard{d.mtx};
@@ -281,7 +281,7 @@ caf::error fake_llm_server::set_scenario(scenario s) {
     std::lock_guard<std::mutex> guard{impl_->mtx};
     impl_->scn = std::move(s);
     impl_->injected_per_rule.assign(impl_->scn.plan.rules.size(), 0);
-    impl_->scenario_start = impl::steady::now();
+    impl_->scenario_start = impl_->scenario_now();
   }
   impl_->sync_listener_from_outside();
   return {};
@@ -292,7 +292,7 @@ void fake_llm_server::clear_faults() {
     std::lock_guard<std::mutex> guard{impl_->mtx};
     impl_->scn.plan.rules.clear();
     impl_->injected_per_rule.clear();
-    impl_->scenario_start = impl::steady::now();
+    impl_->scenario_start = impl_->scenario_now();
   }
   impl_->sync_listener_from_outside();
 }

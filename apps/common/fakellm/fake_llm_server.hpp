@@ -29,7 +29,9 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -53,6 +55,9 @@ struct fake_llm_options {
   http_limits limits;                    // request head/body limits (413 above)
   int listen_backlog = 4096;
   std::shared_ptr<spdlog::logger> log;   // null = a private null logger
+  // Test seam: the scenario clock, which places requests in the fault rules' time
+  // windows (start_s, end_s). Called on any thread; must be thread-safe.
+  std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;
 };
 
 struct fake_llm_stats {

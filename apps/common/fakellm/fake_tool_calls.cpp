@@ -8,6 +8,7 @@
 
 #include "apps/common/fakellm/fault_plan.hpp"
 #include "policies/skills_index.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme::fakellm {
 
@@ -289,10 +290,7 @@ std::optional<std::string> quote_tool_results(const std::vector<message>& msgs) 
       text += m.content;
       continue;
     }
-    size_t cut = tool_quote_chars; // not inside a UTF-8 sequence
-    while (cut > 0 && (static_cast<unsigned char>(m.content[cut]) & 0xC0) == 0x80)
-      --cut;
-    text += m.content.substr(0, cut) + "...";
+    text += std::string{utf8_prefix(m.content, tool_quote_chars)} + "...";
   }
   return text;
 }

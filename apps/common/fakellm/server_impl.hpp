@@ -59,6 +59,7 @@ struct fake_llm_server::impl {
   bool stopped = false;
 
   double elapsed_locked() const;  // REQUIRES: mtx held
+  steady::time_point scenario_now() const { return opts.clock(); }
 
   // --- fixed after construction
   fake_llm_options opts;

@@ -6,6 +6,7 @@
 
 #include "caf/make_message.hpp"  // messages/errc.hpp needs it for make_error with context
 #include "messages/errc.hpp"
+#include "policies/utf8_cut.hpp"
 
 namespace mneme::fakellm {
 
@@ -107,11 +108,10 @@ std::vector<std::string> pieces(const std::string& s, size_t n) {
   std::vector<std::string> out;
   size_t at = 0;
   while (at < s.size()) {
-    size_t end = std::min(s.size(), at + n);
-    while (end < s.size() && end > at + 1 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80)
-      --end;
-    out.push_back(s.substr(at, end - at));
-    at = end;
+    // At least one byte per piece, even when one character is longer than n.
+    size_t len = std::max<size_t>(1, utf8_prefix_length(std::string_view{s}.substr(at), n));
+    out.push_back(s.substr(at, len));
+    at += len;
   }
   return out;
 }

@@ -159,6 +159,8 @@ json context_reply_json(const context_reply& r, context_op op) {
       out["compacted"] = std::any_of(r.compactions.begin(), r.compactions.end(),
                                      [](const compaction_report& c) { return c.committed; });
       break;
+    case context_op::count_: // not an operation
+      break;
   }
   return out;
 }
