@@ -69,6 +69,7 @@
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
+#include "policies/percentile.hpp"
 #include "store/store_reader.hpp"
 
 namespace mneme::bench {
@@ -458,7 +459,7 @@ int run(options o) {
 
   int64_t lost = 0, stored_unacknowledged = 0, stored_twice_count = 0;
   auto ms = [](const std::vector<int64_t>& us, double p) {
-    return static_cast<double>(percentile(us, p)) / 1000.0;
+    return static_cast<double>(percentile_or_zero(us, p)) / 1000.0;
   };
   for (auto st : turns_state) {
     lost += (st & acknowledged) && !(st & stored) ? 1 : 0;
@@ -513,8 +514,8 @@ int run(options o) {
     j["sqlite_heap_after_evict_bytes"] = heap_after_evict.sqlite;
   }
   j["compactions"] = overhead_us.size();
-  j["compaction_overhead_ms_p50"] = static_cast<double>(median(overhead_us)) / 1000.0;
-  j["compaction_overhead_ms_p99"] = static_cast<double>(percentile(overhead_us, 0.99)) / 1000.0;
+  j["compaction_overhead_ms_p50"] = static_cast<double>(median_or_zero(overhead_us)) / 1000.0;
+  j["compaction_overhead_ms_p99"] = static_cast<double>(percentile_or_zero(overhead_us, 0.99)) / 1000.0;
   j["lost_check"] = checked ? std::string{"ran"} : "could not run: " + check.error;
   j["lost_check_s"] = check.seconds;
   if (checked) {

@@ -15,6 +15,7 @@
 #include "apps/common/soak/soak_model_recall.hpp"
 #include "apps/common/soak/soak_text.hpp"
 #include "apps/common/soak/soak_tool_invariants.hpp"
+#include "policies/percentile.hpp"
 #include "policies/soak_checks.hpp"
 
 namespace mneme::soak {
@@ -172,8 +173,8 @@ int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& 
       ls.t_s = t;
       std::vector<double> v(live.begin(), live.end());
       ls.max = live.empty() ? 0 : *std::max_element(live.begin(), live.end());
-      ls.p50 = static_cast<int64_t>(percentile(v, 50).value_or(0));
-      ls.p90 = static_cast<int64_t>(percentile(v, 90).value_or(0));
+      ls.p50 = static_cast<int64_t>(percentile(v, 0.50).value_or(0));
+      ls.p90 = static_cast<int64_t>(percentile(v, 0.90).value_or(0));
       for (size_t i = 0; i < std::min(sampled_users, live.size()); ++i)
         ls.sampled.push_back(live[i]);
       result.live.push_back(std::move(ls));
