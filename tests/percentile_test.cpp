@@ -5,6 +5,7 @@
 #include <boost/test/data/monomorphic.hpp>
 
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <vector>
@@ -23,17 +24,16 @@ namespace {
 struct percentile_case {
   const char* name;
   std::vector<double> values;
-  double p;
-  double expected;
+  double p, expected;
 };
 std::ostream& operator<<(std::ostream& os, const percentile_case& c) { return os << c.name; }
 
 const std::vector<double> one_to_ten{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 
+// 1, 2, ..., n.
 std::vector<double> one_to(int n) {
-  std::vector<double> out;
-  for (int i = 1; i <= n; ++i)
-    out.push_back(i);
+  std::vector<double> out(static_cast<size_t>(n));
+  std::iota(out.begin(), out.end(), 1.0);
   return out;
 }
 

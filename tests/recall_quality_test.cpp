@@ -1,5 +1,5 @@
 // The recall quality bar (SPEC §4, issue 4) on a generated corpus of thousands of
-// sessions (store/recall_corpus: fixed seed; English, Chinese, Japanese, mixed, code
+// sessions (testing/recall_corpus: fixed seed; English, Chinese, Japanese, mixed, code
 // and error text; facts planted in known messages, in archived-only rows, in
 // rolled-back rows and in another user's sessions): the planted session is in the
 // top 3 for at least 99% of the probes; rolled-back facts are found only with
@@ -16,7 +16,7 @@
 #include "messages/mneme_types.hpp"
 #include "policies/percentile.hpp"
 #include "store/recall.hpp"
-#include "store/recall_corpus.hpp"
+#include "testing/recall_corpus.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 

@@ -13,7 +13,7 @@
 // first in odd ones); medians of the runs with their range. The nodes are the `mneme`
 // next to this program, their model the `mneme-fakellm` next to it (appends never call
 // it). PostgreSQL: --pg-url names a server whose database the bench may create schemas
-// in (dropped at the end); without it a throw-away cluster (tests/pg_cluster_fixture.hpp)
+// in (dropped at the end); without it a throw-away cluster (testing/pg_test_cluster.hpp)
 // is started in /tmp and removed at exit. Only mneme-bench links this file.
 #include <fcntl.h>
 #include <signal.h>
@@ -41,7 +41,8 @@
 #include "apps/mneme-bench/pg_bench_schemas.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "policies/percentile.hpp"
-#include "tests/pg_cluster_fixture.hpp"
+#include "testing/loopback_port.hpp"
+#include "testing/pg_test_cluster.hpp"
 
 extern char** environ;
 

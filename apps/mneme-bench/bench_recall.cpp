@@ -1,5 +1,5 @@
 // `mneme-bench recall [--messages N] [--dir D] [--json] [--search-only]`: the recall figures of
-// issue 4 on the generated corpus of store/recall_corpus (default 1,000,000 rows of
+// issue 4 on the generated corpus of testing/recall_corpus (default 1,000,000 rows of
 // mixed languages and sizes):
 //   - search latency of recall_search including the anchored view, over every
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
@@ -65,9 +65,9 @@
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/recall.hpp"
-#include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {
 

@@ -1,6 +1,6 @@
 // `mneme-bench recall-shapes [--messages N] [--dir D] [--json]`: an experiment
 // beside `mneme-bench recall` that times candidate-query shapes of recall's
-// full-text routes side by side on ONE generated corpus (store/recall_corpus),
+// full-text routes side by side on ONE generated corpus (testing/recall_corpus),
 // so a change of shape is chosen by measurement. Each shape returns the best row
 // of the first 3 sessions of one user, BM25-ordered, plus their snippets:
 //   rank         FTS5's `ORDER BY rank` (ranks every match of every tenant, then
@@ -31,8 +31,8 @@
 #include "policies/percentile.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
-#include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
+#include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {
 

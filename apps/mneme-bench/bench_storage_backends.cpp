@@ -18,7 +18,7 @@
 // PostgreSQL: --pg-url names a server whose database the
 // bench may create schemas in (each run works in a new schema, dropped at the end);
 // without it the bench starts a throw-away cluster of Debian's postgresql 15 in /tmp
-// (tests/pg_cluster_fixture.hpp, the tests' own) and removes it at exit.
+// (testing/pg_test_cluster.hpp, the tests' too) and removes it at exit.
 // Only mneme-bench links this file; the entry point is declared in
 // bench_storage_backends.hpp and reached from `mneme-bench storage`.
 #include "apps/mneme-bench/bench_storage_backends.hpp"
@@ -47,7 +47,7 @@
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
 #include "store/sqlite_store.hpp"
-#include "tests/pg_cluster_fixture.hpp"
+#include "testing/pg_test_cluster.hpp"
 
 namespace mneme::bench {
 namespace {
