@@ -8,18 +8,6 @@
 
 namespace mneme::soak {
 
-std::optional<double> percentile(std::vector<double> values, double p) {
-  if (values.empty())
-    return std::nullopt;
-  p = std::clamp(p, 0.0, 100.0);
-  std::sort(values.begin(), values.end());
-  auto n = static_cast<double>(values.size());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * n));
-  if (rank == 0)
-    rank = 1;
-  return values[std::min(rank, values.size()) - 1];
-}
-
 int64_t window_live_bound(int64_t context_window, int64_t scenario_max_live_tokens) {
   assert(context_window > 0 || scenario_max_live_tokens > 0);
   return scenario_max_live_tokens > 0 ? scenario_max_live_tokens : context_window;

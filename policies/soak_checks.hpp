@@ -1,23 +1,17 @@
-// The soak runner's decisions, as pure functions over figures it collected: latency
-// percentiles, the live-context bound, the compaction-loop check (most compactions of
-// one session inside any sliding window), the RSS plateau check, and the comparison of
-// what was acknowledged with what the store holds. Standard library only, no clock, no
+// The soak runner's decisions, as pure functions over figures it collected: the
+// live-context bound, the compaction-loop check (most compactions of one session inside
+// any sliding window), the RSS plateau check, and the comparison of what was
+// acknowledged with what the store holds (its percentiles: policies/percentile.hpp). Standard library only, no clock, no
 // I/O; values in, verdicts out. Any thread.
 //
 // Who calls: apps/common/soak (continuously while the run goes, and once at the end).
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace mneme::soak {
-
-// The p-th percentile (0 <= p <= 100) by the nearest-rank rule: the smallest value
-// such that at least p% of the values are <= it. std::nullopt for an empty set.
-// p = 0 gives the minimum, p = 100 the maximum.
-std::optional<double> percentile(std::vector<double> values, double p);
 
 // The live-context bound of the soak's checks (SPEC §5.6, issue 25): the window guard
 // keeps every session's live context within its model window, outage or not, so the

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "policies/percentile.hpp"
 #include "policies/soak_checks.hpp"
 
 namespace mneme::soak {
@@ -96,10 +97,10 @@ tool_round_figures tool_round_stats(const std::vector<tool_loop_record>& ended) 
     for (auto x : rounds)
       sum += x;
     f.mean_rounds = sum / static_cast<double>(rounds.size());
-    f.p99_rounds = static_cast<int64_t>(percentile(rounds, 99).value_or(0));
+    f.p99_rounds = static_cast<int64_t>(percentile_or_zero(rounds, 0.99));
   }
-  f.loop_ms_p50 = percentile(loop_ms, 50);
-  f.loop_ms_p99 = percentile(std::move(loop_ms), 99);
+  f.loop_ms_p50 = percentile(loop_ms, 0.50);
+  f.loop_ms_p99 = percentile(std::move(loop_ms), 0.99);
   return f;
 }
 

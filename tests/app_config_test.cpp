@@ -817,7 +817,7 @@ const std::set<std::string> unchangeable_in_fixture = {
   "model.api_key",                       // set as api_key_file instead (only one allowed)
   "auxiliary.compression.api_key_file",  // set inline instead
   "gateway.auth_token_file",             // set inline instead
-  "database.backend",                    // postgres needs a server (tests/pg_cluster_fixture.hpp)
+  "database.backend",                    // postgres needs a server (testing/pg_test_cluster.hpp)
   "database.url",                        // only with backend postgres
   "database.url_file",                   // only with backend postgres
   "gateway.node_id",                     // only with backend postgres

@@ -9,10 +9,7 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -30,6 +27,7 @@
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "policies/token_estimate.hpp"
+#include "testing/loopback_port.hpp"
 #include "tests/child_program.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/print_vocabulary.hpp"
@@ -370,20 +368,7 @@ BOOST_AUTO_TEST_CASE(an_unreachable_daemon_exits_1_and_says_where_it_looked) {
   // A port that was free a moment ago: bound without listen() and closed, so a
   // connection to it is refused at once (a bound httplib::Server that never ran
   // keeps its listening socket open and the client would wait for its read timeout).
-  int port = 0;
-  {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    BOOST_REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    socklen_t len = sizeof addr;
-    BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    port = ntohs(addr.sin_port);
-    ::close(fd);
-  }
+  int port = mneme::testing::free_loopback_port();
   auto url = "http://127.0.0.1:" + std::to_string(port);
   auto r = run({"sessions", "--server", url});
   BOOST_TEST(r.code == 1);

@@ -19,7 +19,7 @@
 // live, exactly the rows it reported archived by it, the live context the stored one).
 // Last, the online backup of docs/operations.md under the same load (its own case below).
 // The kill cases run on both backends: a SQLite file, and a schema of the throw-away
-// PostgreSQL cluster (tests/pg_cluster_fixture.hpp; the daemon dies, the server lives
+// PostgreSQL cluster (testing/pg_test_cluster.hpp; the daemon dies, the server lives
 // on, and PostgreSQL checks its own pages); the online backup is SQLite's.
 // The kill comes after a count of acknowledgements, never after a time; no verdict
 // depends on how long anything took (every wait has a bound that fails the test).
@@ -45,8 +45,8 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "testing/pg_test_cluster.hpp"
 #include "tests/child_program.hpp"
-#include "tests/pg_cluster_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(daemon_crash_test)

@@ -1,6 +1,6 @@
 // Two `mneme serve` nodes (this build's, MNEME_BINARY_DIR) on one PostgreSQL database (issue 26 items 4 and 5;
 // docs/scale-out.md): the real daemons of this build with gateway.node_id, their model
-// `mneme-fakellm`, a schema of the throw-away cluster (tests/pg_cluster_fixture.hpp).
+// `mneme-fakellm`, a schema of the throw-away cluster (testing/pg_test_cluster.hpp).
 //
 // Failover: four writers append through both nodes (each request to either node, a
 // key owned by the other forwarded there); one node is killed with SIGKILL mid-load;
@@ -36,8 +36,9 @@
 #include <pqxx/pqxx>
 
 #include "apps/common/api/json_codec.hpp"
+#include "testing/loopback_port.hpp"
+#include "testing/pg_test_cluster.hpp"
 #include "tests/child_program.hpp"
-#include "tests/pg_cluster_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(nodes_failover_test)

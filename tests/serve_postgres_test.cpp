@@ -1,6 +1,6 @@
 // The daemon and the CLI on PostgreSQL (issue 26, stage 3): the real `mneme serve` of
 // this build (MNEME_BINARY_DIR) with `database.backend: postgres` on a schema of the
-// throw-away cluster (tests/pg_cluster_fixture.hpp), its model `mneme-fakellm`.
+// throw-away cluster (testing/pg_test_cluster.hpp), its model `mneme-fakellm`.
 // Turns are answered and stored; a second daemon on the same database is refused with
 // storage_locked (one writer per database until node leases); a fact written by the
 // CLI beside the running daemon
@@ -19,8 +19,8 @@
 #include <httplib.h>
 
 #include "apps/common/api/json_codec.hpp"
+#include "testing/pg_test_cluster.hpp"
 #include "tests/child_program.hpp"
-#include "tests/pg_cluster_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(serve_postgres_test)

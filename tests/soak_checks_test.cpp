@@ -12,25 +12,6 @@ using namespace mneme::soak;
 
 namespace {
 
-struct percentile_case {
-  std::vector<double> values;
-  double p;
-  double expected;
-};
-std::ostream& operator<<(std::ostream& os, const percentile_case& c) {
-  return os << "p" << c.p << " of " << c.values.size() << " values";
-}
-
-const percentile_case percentile_cases[] = {
-  {{5}, 50, 5},
-  {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 50, 5},
-  {{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 90, 9},   // order of input does not matter
-  {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 99, 10},
-  {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0, 1},
-  {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 100, 10},
-  {{3, 1, 2}, 34, 2},                          // ceil(0.34 * 3) = 2nd value
-};
-
 struct window_case {
   std::vector<double> times;
   double window;
@@ -80,16 +61,6 @@ const rss_case rss_cases[] = {
 };
 
 } // namespace
-
-BOOST_DATA_TEST_CASE(percentile_follows_the_nearest_rank_rule, bdata::make(percentile_cases), c) {
-  auto got = percentile(c.values, c.p);
-  BOOST_REQUIRE(got.has_value());
-  BOOST_TEST(*got == c.expected);
-}
-
-BOOST_AUTO_TEST_CASE(percentile_of_nothing_is_absent) {
-  BOOST_TEST(!percentile({}, 99).has_value());
-}
 
 BOOST_AUTO_TEST_CASE(the_live_bound_is_the_window_unless_the_scenario_names_one) {
   for (int64_t w : {int64_t{4096}, int64_t{8192}, int64_t{32768}, int64_t{131072},

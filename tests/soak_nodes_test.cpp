@@ -1,7 +1,7 @@
 // Integration test of `mneme soak --server URL1,URL2` against two nodes on one
 // PostgreSQL database (docs/scale-out.md "Several nodes"): the real mneme-fakellm and two
 // `mneme serve` nodes of this build (MNEME_BINARY_DIR) on a fresh schema of the
-// throw-away cluster (tests/pg_cluster_fixture.hpp), the soak runner driving both with
+// throw-away cluster (testing/pg_test_cluster.hpp), the soak runner driving both with
 // tests/data/soak/server_short.yaml (four users, a chat outage set through the fake LLM).
 // Proves: every acknowledged message is stored once and every marker found although each
 // user's calls alternate between the nodes; requests really crossed nodes (a node
@@ -22,8 +22,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "testing/loopback_port.hpp"
+#include "testing/pg_test_cluster.hpp"
 #include "tests/child_program.hpp"
-#include "tests/pg_cluster_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(soak_nodes_test)

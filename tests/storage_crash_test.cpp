@@ -1,7 +1,7 @@
 // Crash safety of the single writer, shown rather than assumed: 50 trials of a
 // writer process (tests/tools/crash_writer) killed with SIGKILL at a random moment
 // during appends and compactions, all on the same database: a SQLite file, and a
-// schema of the throw-away PostgreSQL cluster (tests/pg_cluster_fixture.hpp; the
+// schema of the throw-away PostgreSQL cluster (testing/pg_test_cluster.hpp; the
 // server lives on, the client dies). After each kill the database is reopened and
 // checked:
 //   1. SQLite: PRAGMA integrity_check is "ok";
@@ -33,8 +33,8 @@
 #include <pqxx/pqxx>
 #include <sqlite3.h>
 
+#include "testing/pg_test_cluster.hpp"
 #include "tests/child_program.hpp"
-#include "tests/pg_cluster_fixture.hpp"
 #include "tests/temp_dir.hpp"
 
 BOOST_AUTO_TEST_SUITE(storage_crash_test)

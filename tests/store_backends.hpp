@@ -3,7 +3,7 @@
 // all_store_backends() (or sqlite_only() for an operation PostgreSQL does not have
 // yet) and opens its store with open_test_store(); the backend prints as its name
 // in the test log. PostgreSQL stores live in a fresh schema of the program's
-// throw-away cluster (tests/pg_cluster_fixture.hpp); SQLite stores in a file of `dir`.
+// throw-away cluster (testing/pg_test_cluster.hpp); SQLite stores in a file of `dir`.
 // Header-only; tests/*_test.cpp include it.
 #pragma once
 
@@ -23,7 +23,7 @@
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
 #include "store/sqlite_store.hpp"
-#include "tests/pg_cluster_fixture.hpp"
+#include "testing/pg_test_cluster.hpp"
 #include "tests/store_test_util.hpp"
 
 namespace mneme::testing {

@@ -48,9 +48,9 @@
 #include "actors/llm/llm_wire.hpp"
 #include "actors/llm/sse_answer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
 #include "messages/errc.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::bench {
 
@@ -322,13 +322,13 @@ json pass_report(const pass_result& r, int delay_ms) {
             {"failures", r.failures},
             {"wall_seconds", round2(r.wall_seconds)},
             {"deadline_hit", r.deadline_hit},
-            {"round_ms_p50", round2(percentile(r.round_ms, 0.5))},
-            {"round_ms_p99", round2(percentile(r.round_ms, 0.99))},
-            {"added_ms_p50", round2(percentile(added, 0.5))},
-            {"added_ms_p99", round2(percentile(added, 0.99))}};
+            {"round_ms_p50", round2(percentile_or_zero(r.round_ms, 0.5))},
+            {"round_ms_p99", round2(percentile_or_zero(r.round_ms, 0.99))},
+            {"added_ms_p50", round2(percentile_or_zero(added, 0.5))},
+            {"added_ms_p99", round2(percentile_or_zero(added, 0.99))}};
   if (!r.first_byte_ms.empty()) {
-    j["first_byte_ms_p50"] = round2(percentile(r.first_byte_ms, 0.5));
-    j["first_byte_ms_p99"] = round2(percentile(r.first_byte_ms, 0.99));
+    j["first_byte_ms_p50"] = round2(percentile_or_zero(r.first_byte_ms, 0.5));
+    j["first_byte_ms_p99"] = round2(percentile_or_zero(r.first_byte_ms, 0.99));
   }
   return j;
 }

@@ -68,10 +68,10 @@
 #include "apps/common/api/http_server.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/http_load.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
 #include "messages/errc.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::bench {
 
@@ -204,8 +204,8 @@ run_in_process(const options& o,
 nlohmann::json report(const options& o, const http_load_result& r) {
   const bool in_process = o.server.empty();
   const bool sampled = in_process || o.pid > 0;
-  auto turn_p99 = nearest_rank_percentile(r.turn_ms, 0.99);
-  auto health_p99 = nearest_rank_percentile(r.health_ms, 0.99);
+  auto turn_p99 = percentile(r.turn_ms, 0.99);
+  auto health_p99 = percentile(r.health_ms, 0.99);
   nlohmann::json j;
   j["server"] = in_process ? std::string{"in-process"} : o.server;
   j["clients"] = o.clients;
@@ -222,14 +222,14 @@ nlohmann::json report(const options& o, const http_load_result& r) {
   j["failed_by_error"] = r.failed_by_error;
   j["reconnects"] = r.reconnects;
   j["deadline_hit"] = r.deadline_hit;
-  j["turn_p50_ms"] = rounded(nearest_rank_percentile(r.turn_ms, 0.50));
+  j["turn_p50_ms"] = rounded(percentile(r.turn_ms, 0.50));
   j["turn_p99_ms"] = rounded(turn_p99);
-  j["turn_max_ms"] = rounded(nearest_rank_percentile(r.turn_ms, 1.0));
+  j["turn_max_ms"] = rounded(percentile(r.turn_ms, 1.0));
   j["turns_per_second"] = rounded(r.wall_seconds > 0
                                     ? static_cast<double>(r.turns_ok) / r.wall_seconds
                                     : 0.0);
   j["health_probes"] = r.health_probes;
-  j["health_p50_ms"] = rounded(nearest_rank_percentile(r.health_ms, 0.50));
+  j["health_p50_ms"] = rounded(percentile(r.health_ms, 0.50));
   j["health_p99_ms"] = rounded(health_p99);
   j["health_failed"] = r.health_failed;
   j["slow_connections"] = o.slow;
@@ -241,7 +241,7 @@ nlohmann::json report(const options& o, const http_load_result& r) {
     rounded(closed.empty() ? std::nullopt
                            : std::optional<double>{*std::min_element(closed.begin(),
                                                                      closed.end())});
-  j["slow_closed_after_s_max"] = rounded(nearest_rank_percentile(r.slow_closed_after_s, 1.0));
+  j["slow_closed_after_s_max"] = rounded(percentile(r.slow_closed_after_s, 1.0));
   j["threads"] = sampled ? nlohmann::json(r.max_threads) : nlohmann::json(nullptr);
   j["threads_before_load"] = sampled ? nlohmann::json(r.threads_before) : nlohmann::json(nullptr);
   j["client_threads"] = r.client_threads;

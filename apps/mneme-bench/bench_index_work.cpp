@@ -5,7 +5,7 @@
 //   valgrind --tool=callgrind --toggle-collect='*measured_fill*'
 //     ./build/mneme-bench index-work --corpus /tmp/c.db --messages 200000 --way ticks
 // (one command line)
-// FILE is the corpus of store/recall_corpus (the one `mneme-bench recall` builds),
+// FILE is the corpus of testing/recall_corpus (the one `mneme-bench recall` builds),
 // generated with N messages (default 200,000) when it does not exist, and left
 // unindexed (a FILE that is not an unindexed corpus is refused); each run indexes
 // a copy (FILE.work-PID) and removes it. `ticks` is the committed indexer in an
@@ -27,8 +27,8 @@
 #include "messages/mneme_types.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_indexer.hpp"
-#include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
+#include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {
 

@@ -35,7 +35,7 @@
 #include "actors/llm/llm_wire.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::bench {
 namespace {
@@ -275,11 +275,11 @@ int run_llm_bench(const options& o) {
       if (!one.latency_ms.empty())
         seq.push_back(one.latency_ms.front());
     }
-    sequential_ms = median(seq);
+    sequential_ms = median_or_zero(seq);
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
   }
-  auto p50 = median(res.latency_ms) - o.delay_ms;
-  auto p99 = percentile(res.latency_ms, 0.99) - o.delay_ms;
+  auto p50 = median_or_zero(res.latency_ms) - o.delay_ms;
+  auto p99 = percentile_or_zero(res.latency_ms, 0.99) - o.delay_ms;
   nlohmann::json codes = res.error_codes;
   if (o.json) {
     nlohmann::json j{{"bench", "llm"},

@@ -13,7 +13,7 @@
 // first in odd ones); medians of the runs with their range. The nodes are the `mneme`
 // next to this program, their model the `mneme-fakellm` next to it (appends never call
 // it). PostgreSQL: --pg-url names a server whose database the bench may create schemas
-// in (dropped at the end); without it a throw-away cluster (tests/pg_cluster_fixture.hpp)
+// in (dropped at the end); without it a throw-away cluster (testing/pg_test_cluster.hpp)
 // is started in /tmp and removed at exit. Only mneme-bench links this file.
 #include <fcntl.h>
 #include <signal.h>
@@ -40,8 +40,9 @@
 
 #include "apps/mneme-bench/pg_bench_schemas.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
-#include "tests/pg_cluster_fixture.hpp"
+#include "policies/percentile.hpp"
+#include "testing/loopback_port.hpp"
+#include "testing/pg_test_cluster.hpp"
 
 extern char** environ;
 
@@ -265,20 +266,20 @@ latency_result forwarding(std::vector<node>& nodes, const std::string& db_url,
         (through_b ? forwarded : direct).push_back(ms);
     }
   }
-  return {percentile(direct, 0.5), percentile(direct, 0.99), percentile(forwarded, 0.5),
-          percentile(forwarded, 0.99)};
+  return {percentile_or_zero(direct, 0.5), percentile_or_zero(direct, 0.99),
+          percentile_or_zero(forwarded, 0.5), percentile_or_zero(forwarded, 0.99)};
 }
 
 // "median (min-max)" of runs.
 json figure(const std::vector<double>& runs) {
-  return {{"median", median(runs)},
+  return {{"median", median_or_zero(runs)},
           {"min", *std::min_element(runs.begin(), runs.end())},
           {"max", *std::max_element(runs.begin(), runs.end())},
           {"runs", runs}};
 }
 
 std::string shown(const std::vector<double>& runs, const char* unit, int decimals) {
-  return fmt::format("{:.{}f} {} ({:.{}f}-{:.{}f})", median(runs), decimals, unit,
+  return fmt::format("{:.{}f} {} ({:.{}f}-{:.{}f})", median_or_zero(runs), decimals, unit,
                      *std::min_element(runs.begin(), runs.end()), decimals,
                      *std::max_element(runs.begin(), runs.end()), decimals);
 }

@@ -48,10 +48,10 @@
 #include "actors/llm/llm_call.hpp"
 #include "actors/llm/sse_answer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
 #include "messages/errc.hpp"
 #include "policies/history_match.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::bench {
 
@@ -235,7 +235,7 @@ class proxy_driver {
 
 double round2(double v) { return std::round(v * 100.0) / 100.0; }
 
-// The door's matching step alone (policies/openai_history.hpp) for a resent transcript of
+// The door's matching step alone (policies/history_match.hpp) for a resent transcript of
 // `history` messages plus one new one: extending the print with the rows stored since
 // the last request (the last answer and the new message) and verifying the prefix, in
 // microseconds per request (best of 5 runs of 200). The request's JSON parse is not in it.
@@ -277,8 +277,8 @@ json pass_json(const proxy_pass& p) {
   return {{"requests_ok", p.ok},
           {"failures", p.failures},
           {"deadline_hit", p.deadline_hit},
-          {"request_ms_p50", round2(percentile(p.request_ms, 0.5))},
-          {"request_ms_p99", round2(percentile(p.request_ms, 0.99))},
+          {"request_ms_p50", round2(percentile_or_zero(p.request_ms, 0.5))},
+          {"request_ms_p99", round2(percentile_or_zero(p.request_ms, 0.99))},
           {"cpu_seconds", round2(p.cpu_seconds)}};
 }
 
@@ -326,10 +326,10 @@ int run_proxy(const proxy_options& o) {
   const int64_t expected = int64_t{o.clients} * o.requests;
   bool all_ok = clean(direct, expected) && clean(mneme, expected);
   report["passes"] = {{"direct", pass_json(direct)}, {"mneme", pass_json(mneme)}};
-  report["proxy_added_ms_p50"] = round2(percentile(mneme.request_ms, 0.5)
-                                        - percentile(direct.request_ms, 0.5));
-  report["proxy_added_ms_p99"] = round2(percentile(mneme.request_ms, 0.99)
-                                        - percentile(direct.request_ms, 0.99));
+  report["proxy_added_ms_p50"] = round2(percentile_or_zero(mneme.request_ms, 0.5)
+                                        - percentile_or_zero(direct.request_ms, 0.5));
+  report["proxy_added_ms_p99"] = round2(percentile_or_zero(mneme.request_ms, 0.99)
+                                        - percentile_or_zero(direct.request_ms, 0.99));
   report["proxy_cpu_us_per_request"] = cpu_us_per_request(mneme, direct);
   json by_history = json::object();
   for (int h : o.cpu_histories) {
@@ -338,8 +338,8 @@ int run_proxy(const proxy_options& o) {
              && clean(m, int64_t{o.cpu_clients} * o.requests);
     by_history[std::to_string(h)] = {{"proxy_cpu_us_per_request", cpu_us_per_request(m, d)},
                                      {"matching_us_per_request", matching_us(h)},
-                                     {"mneme_request_ms_p50", round2(percentile(m.request_ms, 0.5))},
-                                     {"direct_request_ms_p50", round2(percentile(d.request_ms, 0.5))}};
+                                     {"mneme_request_ms_p50", round2(percentile_or_zero(m.request_ms, 0.5))},
+                                     {"direct_request_ms_p50", round2(percentile_or_zero(d.request_ms, 0.5))}};
   }
   report["cpu_by_history"] = by_history;
   report["cpu_clients"] = o.cpu_clients;

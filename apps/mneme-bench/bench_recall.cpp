@@ -1,5 +1,5 @@
 // `mneme-bench recall [--messages N] [--dir D] [--json] [--search-only]`: the recall figures of
-// issue 4 on the generated corpus of store/recall_corpus (default 1,000,000 rows of
+// issue 4 on the generated corpus of testing/recall_corpus (default 1,000,000 rows of
 // mixed languages and sizes):
 //   - search latency of recall_search including the anchored view, over every
 //     quality probe plus common-word queries [search_p50_ms, search_p99_ms];
@@ -56,18 +56,18 @@
 
 #include "apps/mneme-bench/bench_checkpointer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
+#include "policies/percentile.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/recall.hpp"
-#include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
 #include "store/store_reader.hpp"
+#include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {
 
@@ -145,13 +145,13 @@ double median_paired_ratio(const std::vector<double>& reference, const std::vect
   for (std::size_t i = 0; i < std::min(reference.size(), ours.size()); ++i)
     if (ours[i] > 0)
       ratios.push_back(reference[i] / ours[i]);
-  return ratios.empty() ? 1.0 : median(ratios);
+  return ratios.empty() ? 1.0 : median_or_zero(ratios);
 }
 
 // The ratio of the two ways' medians (reported beside the median of the pairs' ratios).
 double ratio_of_medians(const std::vector<double>& reference, const std::vector<double>& ours) {
-  auto o = median(ours);
-  return o <= 0 ? 1.0 : median(reference) / o;
+  auto o = median_or_zero(ours);
+  return o <= 0 ? 1.0 : median_or_zero(reference) / o;
 }
 
 // Pages `db` has written to its log so far (db_connection::pages_written).
@@ -392,8 +392,8 @@ wait_figures measure_tick_waits(const std::string& unindexed_copy) {
     plan.run = done->waited ? first_index_run(pacing) : done->next_run;
     checkpoint_between_ticks(db);
   }
-  out.wait_max_ms = percentile(waits, 1.0);
-  out.wait_p99_ms = percentile(waits, 0.99);
+  out.wait_max_ms = percentile_or_zero(waits, 1.0);
+  out.wait_p99_ms = percentile_or_zero(waits, 0.99);
   store->reset();
   return out;
 }
@@ -474,8 +474,8 @@ caf::expected<all_index_figures> measure_indexer_all(const std::string& unindexe
     store->reset();
   }
   drop_run();
-  out.ours_s = median(out.ours_runs);
-  out.bulk_s = median(out.bulk_runs);
+  out.ours_s = median_or_zero(out.ours_runs);
+  out.bulk_s = median_or_zero(out.bulk_runs);
   return out;
 }
 
@@ -542,7 +542,7 @@ append_figures measure_appends(const std::string& dir, bool indexed, int64_t gro
       index_all_pending(s.connection());
     ms.push_back(seconds_since(t1) * 1000);
   }
-  out.single_commit_p99_ms = percentile(ms, 0.99);
+  out.single_commit_p99_ms = percentile_or_zero(ms, 0.99);
   store->reset();
   remove_db_files(p.path);
   return out;
@@ -651,14 +651,14 @@ int run_recall_bench(const recall_options& o) {
   j["ingest_seconds"] = corpus->ingest_seconds;
   j["ingest_rows_per_s"] = static_cast<double>(corpus->messages) / corpus->ingest_seconds;
   j["searches"] = latencies.size();
-  j["search_p50_ms"] = percentile(latencies, 0.50);
-  j["search_p99_ms"] = percentile(latencies, 0.99);
-  j["search_max_ms"] = percentile(latencies, 1.0);
-  j["common_query_p50_ms"] = percentile(common_ms, 0.50);
-  j["common_query_p99_ms"] = percentile(common_ms, 0.99);
+  j["search_p50_ms"] = percentile_or_zero(latencies, 0.50);
+  j["search_p99_ms"] = percentile_or_zero(latencies, 0.99);
+  j["search_max_ms"] = percentile_or_zero(latencies, 1.0);
+  j["common_query_p50_ms"] = percentile_or_zero(common_ms, 0.50);
+  j["common_query_p99_ms"] = percentile_or_zero(common_ms, 0.99);
   for (auto& f : indexing) {
     auto rows = static_cast<double>(corpus->messages);
-    auto rate = [&](const std::vector<double>& runs) { return rows / std::max(1e-9, median(runs)); };
+    auto rate = [&](const std::vector<double>& runs) { return rows / std::max(1e-9, median_or_zero(runs)); };
     j["index_bulk_rows_per_s_" + f.name] = rate(f.bulk_runs);
     j["index_rebuild_rows_per_s_" + f.name] = rate(f.rebuild_runs);
     j["index_batched_rows_per_s_" + f.name] = rate(f.ours_runs);

@@ -1,6 +1,6 @@
 // `mneme-bench recall-shapes [--messages N] [--dir D] [--json]`: an experiment
 // beside `mneme-bench recall` that times candidate-query shapes of recall's
-// full-text routes side by side on ONE generated corpus (store/recall_corpus),
+// full-text routes side by side on ONE generated corpus (testing/recall_corpus),
 // so a change of shape is chosen by measurement. Each shape returns the best row
 // of the first 3 sessions of one user, BM25-ordered, plus their snippets:
 //   rank         FTS5's `ORDER BY rank` (ranks every match of every tenant, then
@@ -26,13 +26,13 @@
 #include <unistd.h>
 
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/fts_query.hpp"
+#include "policies/percentile.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/fts_tokenizers.hpp"
-#include "store/recall_corpus.hpp"
 #include "store/sqlite_store.hpp"
+#include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {
 
@@ -278,9 +278,9 @@ int run_shapes_bench(const shapes_options& o) {
   j["messages"] = corpus.messages;
   j["sessions"] = corpus.sessions;
   for (auto& [name, xs] : ms) {
-    j[name + "_p50_ms"] = median(xs);
-    j[name + "_p99_ms"] = percentile(xs, 0.99);
-    j[name + "_max_ms"] = percentile(xs, 1.0);
+    j[name + "_p50_ms"] = median_or_zero(xs);
+    j[name + "_p99_ms"] = percentile_or_zero(xs, 0.99);
+    j[name + "_max_ms"] = percentile_or_zero(xs, 1.0);
     j[name + "_order_differs"] = disagreements[name];
   }
   for (auto& s : shapes) {

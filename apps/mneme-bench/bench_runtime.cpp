@@ -40,25 +40,21 @@
 //   --probes P            with --evict: lone turns to evicted sessions (default 200)
 //   --json                one JSON object on stdout
 // The flags are declared, with their ranges, at the registration at the end of this
-// file (`mneme-bench runtime --help`). Only this program links this file.
+// file (`mneme-bench runtime --help`). The run's steps: runtime_bench (setup, measure,
+// check, report); the turns while the runtime is up: turn_driver; the turns' text and
+// the store's read-back: runtime_turns.hpp. Only this program links this file.
 #include <malloc.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cassert>
-#include <charconv>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -69,12 +65,15 @@
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
-#include "store/store_reader.hpp"
+#include "apps/mneme-bench/runtime_driver.hpp"
+#include "apps/mneme-bench/runtime_turns.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::bench {
 
 namespace {
 
+using clock_type = std::chrono::steady_clock;
 
 int64_t rss_bytes() {
   return proc_status_bytes("/proc/self", "VmRSS:");
@@ -95,453 +94,269 @@ heap_figures heap_now() {
           static_cast<int64_t>(sqlite3_memory_used())};
 }
 
+double ms_of_us(int64_t us) {
+  return static_cast<double>(us) / 1000.0;
+}
+
 constexpr int max_sessions = 1000000;
 
-struct options {
-  int sessions = 10000;
-  int messages = 200;
-  int active = 0; // 0 = all sessions at once
-  int64_t threshold_tokens = 4000;
-  int64_t user_chars = 400;
-  int retries = 2;
-  bool evict = false;
-  int probes = 200;
-  bool json = false;
-};
-
-// What the bench knows of one (session, turn); one byte each.
-enum turn_bit : uint8_t {
-  acknowledged = 1, // a turn_reply came back
-  stored = 2,       // its user row is in the store
-  stored_twice = 4, // a retry stored it again (the first attempt had stored it)
-};
-
-std::string key_of(int session) {
-  return "bench-" + std::to_string(session);
-}
-
-// The user text of (session, turn): "<session>:<turn> " then the filler; the prefix is
-// what the store check reads back.
-std::string text_of(int session, int turn, const std::string& filler) {
-  return std::to_string(session) + ":" + std::to_string(turn) + " " + filler;
-}
-
-// Parses a leading decimal number of `s` ending at `stop`; advances `s` past `stop`.
-std::optional<int> leading_int(std::string_view& s, char stop) {
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end == s.data() + s.size() || *end != stop)
-    return std::nullopt;
-  s.remove_prefix(static_cast<size_t>(end - s.data()) + 1);
-  return v;
-}
-
-// The whole of `s` as a decimal number.
-std::optional<int> whole_int(std::string_view s) {
-  int v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size())
-    return std::nullopt;
-  return v;
-}
-
-// A short, stable name for the kind of a failed turn (the errc or CAF sec name).
-std::string error_kind(const caf::error& e) {
-  if (e.category() == caf::atom("mneme"))
-    return to_string(static_cast<errc>(e.code()));
-  if (e.category() == caf::atom("system"))
-    return caf::to_string(static_cast<caf::sec>(e.code()));
-  return caf::to_string(e.category()) + ":" + std::to_string(e.code());
-}
-
-// What the read-only pass over the stored rows found.
-struct store_check {
-  std::string error;                 // empty = the check ran to the end
-  int64_t stored_sessions = 0;
-  int64_t user_rows = 0;             // real user rows (not summaries)
-  int64_t unrecognised_user_rows = 0;// rows whose key or "<session>:<turn>" prefix is not ours
-  int64_t live_bytes = 0;            // content bytes of the live rows
-  double seconds = 0;
-};
-
-// Streams the stored user rows of the database at `path` and sets `stored` (and
-// `stored_twice`) in `turns_state` (index session * turns + turn).
-// REQUIRES: turns_state.size() == sessions * turns.
-store_check check_store(const std::string& path, int sessions, int turns,
-                        std::vector<uint8_t>& turns_state) {
-  assert(turns_state.size() == static_cast<size_t>(sessions) * static_cast<size_t>(turns));
-  auto begin = std::chrono::steady_clock::now();
-  store_check out;
-  store_params params;
-  params.path = path;
-  auto reader = store_reader::open(params);
-  if (!reader) {
-    out.error = "reader did not open: " + render_error(reader.error());
-    return out;
-  }
-  auto& db = (*reader)->connection();
-  auto step_error = [&](int rc, const char* what) {
-    out.error = render_error(db.failure(rc, what));
-  };
-  auto user_rows = db.prepare(
-    "SELECT se.session_key, substr(m.content, 1, 24) FROM messages m"
-    " JOIN sessions se ON se.id = m.session_id"
-    " WHERE m.role = 'user' AND m.is_summary = 0");
-  if (!user_rows) {
-    out.error = render_error(user_rows.error());
-    return out;
-  }
-  {
-    statement_scope s{**user_rows};
-    for (;;) {
-      int rc = s->step();
-      if (rc == SQLITE_DONE)
-        break;
-      if (rc != SQLITE_ROW) {
-        step_error(rc, "scan user rows");
-        return out;
-      }
-      ++out.user_rows;
-      auto key = s->column_text(0);
-      auto prefix = s->column_text(1);
-      std::string_view k{key}, p{prefix};
-      constexpr std::string_view key_prefix = "bench-";
-      std::optional<int> key_session, session, turn;
-      if (k.substr(0, key_prefix.size()) == key_prefix)
-        key_session = whole_int(k.substr(key_prefix.size()));
-      session = leading_int(p, ':');
-      if (session)
-        turn = leading_int(p, ' ');
-      if (!key_session || !session || !turn || *key_session != *session || *session < 0
-          || *session >= sessions || *turn < 0 || *turn >= turns) {
-        ++out.unrecognised_user_rows;
-        continue;
-      }
-      auto& st = turns_state[static_cast<size_t>(*session) * static_cast<size_t>(turns)
-                             + static_cast<size_t>(*turn)];
-      st |= (st & stored) ? stored_twice : stored;
-    }
-  }
-  auto count_sessions = db.prepare("SELECT count(*) FROM sessions");
-  auto live = db.prepare(
-    "SELECT coalesce(sum(length(CAST(m.content AS BLOB))), 0) FROM messages m"
-    " JOIN message_state st ON st.id = m.id WHERE st.active = 1");
-  if (!count_sessions || !live) {
-    out.error = render_error(count_sessions ? live.error() : count_sessions.error());
-    return out;
-  }
-  {
-    statement_scope s{**count_sessions};
-    if (int rc = s->step(); rc != SQLITE_ROW) {
-      step_error(rc, "count sessions");
-      return out;
-    }
-    out.stored_sessions = s->column_int(0);
-  }
-  {
-    statement_scope s{**live};
-    if (int rc = s->step(); rc != SQLITE_ROW) {
-      step_error(rc, "live bytes");
-      return out;
-    }
-    out.live_bytes = s->column_int(0);
-  }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  return out;
-}
-
-int run(options o) {
-  if (o.active == 0)
-    o.active = o.sessions;
-  if (o.active > o.sessions) {
-    std::cerr << "mneme-bench runtime: --active " << o.active << " exceeds --sessions "
-              << o.sessions << "\n";
-    return exit_usage;
-  }
-  fakellm::fake_llm_server server;
-  if (!server.start()) {
-    std::cerr << "fake LLM server did not start\n";
-    return 1;
-  }
-  char tmpl[] = "/tmp/mneme-bench-runtime-XXXXXX";
-  if (!mkdtemp(tmpl))
-    return 1;
-  std::string dir = tmpl;
-
-  runtime_config rc;
-  rc.compression.threshold_tokens = o.threshold_tokens;
-  rc.model.base_url = server.base_url();
-  chat_pool_params cp;
-  cp.max_queue = std::max<int64_t>(cp.max_queue, o.sessions);
-  summarizer_params sp;
-  sp.base_url = server.base_url();
-  sp.max_queue = std::max<int64_t>(sp.max_queue, o.sessions);
-  rc.chat = *llm::make_chat_pool_config(rc.model, cp);
-  rc.summarizer = *llm::make_summary_pool_config(sp, rc.model, rc.compression);
-  rc.database.path = dir + "/bench.db";
-  rc.database.synchronous_full = false;
-  rc.gateway.idle_evict_seconds = o.evict ? 60 : 0;
-  auto offset = std::make_shared<std::atomic<int64_t>>(0);
-  rc.clock = [offset] { return system_clock_ms() + offset->load(); };
-
-  const int wave_turns = o.messages / 2;
-  const int probes = o.evict ? std::min(o.probes, o.sessions) : 0;
-  // A probed session gets two more turns (evicted, then resident), numbered after the
-  // waves' turns; every session has room for them so the store check stays one index.
-  const int turns = wave_turns + (probes > 0 ? 2 : 0);
-  const auto population = static_cast<size_t>(o.sessions);
-  // Bookkeeping first, so that the baseline includes it (value-initialised: touched).
-  std::vector<uint8_t> turns_state(population * static_cast<size_t>(turns), 0);
-  std::vector<int64_t> turn_us, rehydrate_us, resident_us;
-  turn_us.reserve(population * static_cast<size_t>(wave_turns));
-  rehydrate_us.reserve(static_cast<size_t>(probes));
-  resident_us.reserve(static_cast<size_t>(probes));
-  std::vector<uint64_t> session_hash(population, 0); // of the session id last answering
-  std::vector<int64_t> overhead_us;
-  overhead_us.reserve(population * 2);
-
-  int64_t rss_before = rss_bytes();
-  const heap_figures heap_before = heap_now();
-  int64_t acknowledged_turns = 0, failed = 0, retried = 0, hosted_sessions = 0;
-  int64_t max_resident = 0, incomplete_sweeps = 0, session_spawns = 0;
-  std::map<std::string, int64_t> error_counts;
-  std::map<std::string, std::string> error_examples;
+// The process's memory at the points the report names.
+struct memory_figures {
+  int64_t rss_before = 0;
+  heap_figures heap_before;
   int64_t peak_rss = 0;        // VmHWM once the last group was answered (and evicted)
   int64_t rss_after_evict = 0; // with --evict: every session evicted, runtime still up
   int64_t rss_after_trim = 0;  // the same after malloc_trim(0): free heap kept by malloc
   heap_figures heap_after_evict;
-  double elapsed_s = 0, sweep_s = 0;
-  {
-    caf::actor_system_config cfg;
-    register_mneme_types(cfg);
-    cfg.set("logger.verbosity", caf::atom("quiet"));
-    caf::actor_system sys{cfg};
-    auto started = runtime::start(sys, rc);
-    if (!started) {
-      std::cerr << render_error(started.error()) << "\n";
-      return 1;
-    }
-    auto& rt = **started;
-    caf::scoped_actor self{sys};
-    const std::string filler(static_cast<size_t>(o.user_chars), 'x');
-    // The supervisor's counters; nullopt when it did not answer.
-    auto supervisor = [&]() -> std::optional<supervisor_stats> {
-      std::optional<supervisor_stats> out;
-      self->request(rt.supervisor(), std::chrono::seconds(30), sv_stats_atom_v)
-        .receive([&](supervisor_stats& s) { out = s; }, [](caf::error&) {});
-      return out;
-    };
-    const auto wait = rt.turn_timeout();
-    using pending_turn = decltype(self->request(rt.gateway(), wait, gw_message_atom_v,
-                                                std::string{}, std::string{}, std::string{}));
-    std::vector<pending_turn> pending;
-    pending.reserve(static_cast<size_t>(o.active));
-    std::vector<int> todo, again;
-    // Records an acknowledged turn (session s, turn t) from its reply.
-    auto acknowledge = [&](int s, int t, const turn_reply& r) {
-      ++acknowledged_turns;
-      turns_state[static_cast<size_t>(s) * static_cast<size_t>(turns) + static_cast<size_t>(t)] |=
-        acknowledged;
-      auto h = std::hash<std::string>{}(r.session_id);
-      if (session_hash[static_cast<size_t>(s)] != h) {
-        session_hash[static_cast<size_t>(s)] = h;
-        ++hosted_sessions;
-      }
-      for (const auto& c : r.compactions)
-        if (c.committed)
-          overhead_us.push_back(c.overhead_us);
-    };
-    auto count_error = [&](const caf::error& e) {
-      auto kind = error_kind(e);
-      if (error_counts[kind]++ == 0)
-        error_examples[kind] = render_error(e);
-    };
-    // Every idle session evicted (the gateway's clock moved past idle_evict_seconds);
-    // waits until the supervisor hosts none.
-    auto evict_all = [&] {
-      auto sweep_begin = std::chrono::steady_clock::now();
-      *offset += 61'000;
-      caf::anon_send(rt.gateway(), gw_evict_atom_v, uint64_t{0});
-      bool emptied = false;
-      for (int i = 0; i < 6000 && !emptied; ++i) {
-        auto st = supervisor();
-        emptied = st && st->hosted == 0;
-        if (!emptied)
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-      incomplete_sweeps += emptied ? 0 : 1;
-      sweep_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_begin)
-                   .count();
-    };
-    auto us_since = [](std::chrono::steady_clock::time_point t0) {
-      return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now() - t0)
-        .count();
-    };
-    auto begin = std::chrono::steady_clock::now();
-    for (int t = 0; t < wave_turns; ++t) {
-      for (int first = 0; first < o.sessions; first += o.active) {
-        int last = std::min(o.sessions, first + o.active);
-        todo.clear();
-        for (int s = first; s < last; ++s)
-          todo.push_back(s);
-        for (int attempt = 0; attempt <= o.retries && !todo.empty(); ++attempt) {
-          if (attempt > 0)
-            retried += static_cast<int64_t>(todo.size());
-          pending.clear();
-          auto sent_at = std::chrono::steady_clock::now();
-          for (int s : todo)
-            pending.push_back(self->request(rt.gateway(), wait, gw_message_atom_v, key_of(s),
-                                            std::string{"u"}, text_of(s, t, filler)));
-          again.clear();
-          for (size_t i = 0; i < todo.size(); ++i) {
-            int s = todo[i];
-            pending[i].receive(
-              [&](turn_reply& r) {
-                turn_us.push_back(us_since(sent_at));
-                acknowledge(s, t, r);
-              },
-              [&](caf::error& e) {
-                count_error(e);
-                again.push_back(s);
-              });
-            // The bench's own request timeouts leave the clock too (actors/request_timeouts.hpp).
-            sys.clock().cancel_request_timeout(self.ptr(), pending[i].id());
-          }
-          std::swap(todo, again);
-        }
-        failed += static_cast<int64_t>(todo.size());
-        if (auto st = supervisor())
-          max_resident = std::max(max_resident, st->hosted);
-        if (o.evict)
-          evict_all();
-      }
-    }
-    elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    // Lone turns: each probed session once while evicted, then once while resident.
-    for (int p = 0; p < probes; ++p) {
-      int s = static_cast<int>(static_cast<int64_t>(p) * o.sessions / probes);
-      for (int k = 0; k < 2; ++k) {
-        int t = wave_turns + k;
-        auto sent_at = std::chrono::steady_clock::now();
-        auto h = self->request(rt.gateway(), wait, gw_message_atom_v, key_of(s),
-                               std::string{"u"}, text_of(s, t, filler));
-        h.receive(
-          [&](turn_reply& r) {
-            (k == 0 ? rehydrate_us : resident_us).push_back(us_since(sent_at));
-            acknowledge(s, t, r);
-          },
-          [&](caf::error& e) {
-            count_error(e);
-            ++failed;
-          });
-        sys.clock().cancel_request_timeout(self.ptr(), h.id());
-      }
-    }
-    if (probes > 0)
-      evict_all();
-    peak_rss = proc_status_bytes("/proc/self", "VmHWM:");
-    if (o.evict) {
-      rss_after_evict = rss_bytes();
-      heap_after_evict = heap_now();
-      malloc_trim(0);
-      rss_after_trim = rss_bytes();
-    }
-    if (auto st = supervisor())
-      session_spawns = st->spawned;
-    rt.stop();
-  }
-  server.stop();
-  // Every acknowledged turn was committed before its reply; the writer is closed now.
-  auto check = check_store(rc.database.path, o.sessions, turns, turns_state);
-  std::filesystem::remove_all(dir);
+};
 
-  int64_t lost = 0, stored_unacknowledged = 0, stored_twice_count = 0;
-  auto ms = [](const std::vector<int64_t>& us, double p) {
-    return static_cast<double>(percentile(us, p)) / 1000.0;
-  };
-  for (auto st : turns_state) {
-    lost += (st & acknowledged) && !(st & stored) ? 1 : 0;
-    stored_unacknowledged += !(st & acknowledged) && (st & stored) ? 1 : 0;
-    stored_twice_count += (st & stored_twice) ? 1 : 0;
-  }
-  const bool checked = check.error.empty();
+// One run of the benchmark, in its steps: setup (the fake LLM, a scratch database, the
+// runtime's configuration, the bookkeeping and the memory baseline), measure (the
+// runtime started, the waves, the probes, the memory figures, the runtime stopped),
+// check (the stored rows read back) and report.
+class runtime_bench {
+ public:
+  explicit runtime_bench(runtime_options o) : o_(std::move(o)) {}
+  runtime_bench(const runtime_bench&) = delete;
+  runtime_bench& operator=(const runtime_bench&) = delete;
 
-  const int64_t sent = static_cast<int64_t>(o.sessions) * wave_turns + 2 * probes;
+  // The exit code: 0 every turn acknowledged and none lost, 1 otherwise or when the
+  // bench could not run, exit_usage for contradicting options.
+  int run();
+
+ private:
+  bool setup();
+  void configure_runtime();
+  void allocate_tally();
+  bool measure();
+  void take_memory_figures();
+  void check();
+  int report() const;
+  void report_turns(nlohmann::json& j) const;
+  void report_memory(nlohmann::json& j) const;
+  void report_store(nlohmann::json& j) const;
+
+  runtime_options o_;
+  fakellm::fake_llm_server server_;
+  std::string dir_;                          // the scratch database's directory
+  runtime_config rc_;
+  std::shared_ptr<std::atomic<int64_t>> clock_offset_ =
+    std::make_shared<std::atomic<int64_t>>(0); // added to the runtime's clock (eviction)
+  runtime_shape shape_;
+  runtime_tally tally_;
+  memory_figures memory_;
+  store_check check_;
+  int64_t lost_ = 0, stored_unacknowledged_ = 0, stored_twice_ = 0;
+};
+
+int runtime_bench::run() {
+  if (o_.active == 0)
+    o_.active = o_.sessions;
+  if (o_.active > o_.sessions) {
+    std::cerr << "mneme-bench runtime: --active " << o_.active << " exceeds --sessions "
+              << o_.sessions << "\n";
+    return exit_usage;
+  }
+  if (!setup() || !measure())
+    return 1;
+  check();
+  return report();
+}
+
+bool runtime_bench::setup() {
+  if (!server_.start()) {
+    std::cerr << "fake LLM server did not start\n";
+    return false;
+  }
+  char tmpl[] = "/tmp/mneme-bench-runtime-XXXXXX";
+  if (!mkdtemp(tmpl))
+    return false;
+  dir_ = tmpl;
+  configure_runtime();
+  allocate_tally();
+  memory_.rss_before = rss_bytes();
+  memory_.heap_before = heap_now();
+  return true;
+}
+
+// The threshold capped (--threshold-tokens), both pools' queues as long as the
+// population, the scratch database without fsync, and with --evict a clock the bench
+// moves past idle_evict_seconds.
+void runtime_bench::configure_runtime() {
+  rc_.compression.threshold_tokens = o_.threshold_tokens;
+  rc_.model.base_url = server_.base_url();
+  chat_pool_params cp;
+  cp.max_queue = std::max<int64_t>(cp.max_queue, o_.sessions);
+  summarizer_params sp;
+  sp.base_url = server_.base_url();
+  sp.max_queue = std::max<int64_t>(sp.max_queue, o_.sessions);
+  rc_.chat = *llm::make_chat_pool_config(rc_.model, cp);
+  rc_.summarizer = *llm::make_summary_pool_config(sp, rc_.model, rc_.compression);
+  rc_.database.path = dir_ + "/bench.db";
+  rc_.database.synchronous_full = false;
+  rc_.gateway.idle_evict_seconds = o_.evict ? 60 : 0;
+  rc_.clock = [offset = clock_offset_] { return system_clock_ms() + offset->load(); };
+}
+
+void runtime_bench::allocate_tally() {
+  shape_.wave_turns = o_.messages / 2;
+  shape_.probes = o_.evict ? std::min(o_.probes, o_.sessions) : 0;
+  shape_.turns = shape_.wave_turns + (shape_.probes > 0 ? 2 : 0);
+  shape_.population = static_cast<size_t>(o_.sessions);
+  const auto population = shape_.population;
+  const auto probes = static_cast<size_t>(shape_.probes);
+  tally_.turns_state.assign(population * static_cast<size_t>(shape_.turns), 0);
+  tally_.turn_us.reserve(population * static_cast<size_t>(shape_.wave_turns));
+  tally_.rehydrate_us.reserve(probes);
+  tally_.resident_us.reserve(probes);
+  tally_.session_hash.assign(population, 0);
+  tally_.overhead_us.reserve(population * 2);
+}
+
+bool runtime_bench::measure() {
+  caf::actor_system_config cfg;
+  register_mneme_types(cfg);
+  cfg.set("logger.verbosity", caf::atom("quiet"));
+  caf::actor_system sys{cfg};
+  auto started = runtime::start(sys, rc_);
+  if (!started) {
+    std::cerr << render_error(started.error()) << "\n";
+    return false;
+  }
+  auto& rt = **started;
+  turn_driver driver{sys, rt, o_, shape_, *clock_offset_, tally_};
+  auto begin = clock_type::now();
+  driver.send_waves();
+  tally_.elapsed_s = std::chrono::duration<double>(clock_type::now() - begin).count();
+  driver.send_probes();
+  if (shape_.probes > 0)
+    driver.evict_all();
+  take_memory_figures();
+  if (auto st = driver.supervisor())
+    tally_.session_spawns = st->spawned;
+  rt.stop();
+  return true;
+}
+
+void runtime_bench::take_memory_figures() {
+  memory_.peak_rss = proc_status_bytes("/proc/self", "VmHWM:");
+  if (!o_.evict)
+    return;
+  memory_.rss_after_evict = rss_bytes();
+  memory_.heap_after_evict = heap_now();
+  malloc_trim(0);
+  memory_.rss_after_trim = rss_bytes();
+}
+
+// Every acknowledged turn was committed before its reply; the writer is closed now.
+void runtime_bench::check() {
+  server_.stop();
+  check_ = check_stored_turns(rc_.database.path, o_.sessions, shape_.turns, tally_.turns_state);
+  std::filesystem::remove_all(dir_);
+  for (auto st : tally_.turns_state) {
+    lost_ += (st & acknowledged) && !(st & stored) ? 1 : 0;
+    stored_unacknowledged_ += !(st & acknowledged) && (st & stored) ? 1 : 0;
+    stored_twice_ += (st & stored_twice) ? 1 : 0;
+  }
+}
+
+int runtime_bench::report() const {
   nlohmann::json j;
-  j["sessions"] = o.sessions;
-  j["active_sessions"] = o.active;
-  j["messages_per_session"] = wave_turns * 2;
-  j["threshold_tokens"] = o.threshold_tokens;
-  j["user_chars"] = o.user_chars;
-  j["evict"] = o.evict;
-  j["elapsed_s"] = elapsed_s;
-  j["eviction_sweeps_s"] = sweep_s;
-  j["msgs_per_s"] = static_cast<double>(acknowledged_turns * 2) / elapsed_s;
-  j["turns_sent"] = sent;
-  j["turns_acknowledged"] = acknowledged_turns;
-  j["turns_retried"] = retried;
-  j["turns_failed"] = failed; // not acknowledged after every retry (a probe: at once)
-  j["turn_ms_p50"] = ms(turn_us, 0.5);
-  j["turn_ms_p99"] = ms(turn_us, 0.99);
-  j["probes"] = probes;
-  if (probes > 0) {
-    j["rehydrate_ms_p50"] = ms(rehydrate_us, 0.5);
-    j["rehydrate_ms_p99"] = ms(rehydrate_us, 0.99);
-    j["resident_turn_ms_p50"] = ms(resident_us, 0.5);
-    j["resident_turn_ms_p99"] = ms(resident_us, 0.99);
-  }
-  j["turn_errors"] = error_counts;
-  j["turn_error_examples"] = error_examples;
-  j["hosted_sessions"] = hosted_sessions;
-  j["session_spawns"] = session_spawns; // spawns + rehydrations (supervisor)
-  j["max_resident_sessions"] = max_resident;
-  j["eviction_sweeps_incomplete"] = incomplete_sweeps;
-  j["rss_before_bytes"] = rss_before;
-  j["heap_in_use_before_bytes"] = heap_before.in_use;
-  j["peak_rss_bytes"] = peak_rss;
-  j["rss_bytes_per_session"] = (peak_rss - rss_before) / o.sessions;
-  j["rss_bytes_per_hosted_session"] = hosted_sessions > 0 ? peak_rss / hosted_sessions : 0;
-  if (o.evict) {
-    j["rss_after_evict_bytes"] = rss_after_evict;
-    j["rss_after_trim_bytes"] = rss_after_trim;
-    j["evicted_bytes_per_session"] = (rss_after_evict - rss_before) / o.sessions;
-    j["heap_in_use_after_evict_bytes"] = heap_after_evict.in_use;
-    j["heap_bytes_per_evicted_session"] =
-      hosted_sessions > 0 ? (heap_after_evict.in_use - heap_before.in_use) / hosted_sessions : 0;
-    j["heap_free_after_evict_bytes"] = heap_after_evict.free;
-    j["sqlite_heap_after_evict_bytes"] = heap_after_evict.sqlite;
-  }
-  j["compactions"] = overhead_us.size();
-  j["compaction_overhead_ms_p50"] = static_cast<double>(median(overhead_us)) / 1000.0;
-  j["compaction_overhead_ms_p99"] = static_cast<double>(percentile(overhead_us, 0.99)) / 1000.0;
-  j["lost_check"] = checked ? std::string{"ran"} : "could not run: " + check.error;
-  j["lost_check_s"] = check.seconds;
-  if (checked) {
-    j["lost_messages"] = lost;
-    j["stored_sessions"] = check.stored_sessions;
-    j["stored_user_rows"] = check.user_rows;
-    j["stored_unacknowledged_turns"] = stored_unacknowledged;
-    j["stored_twice_turns"] = stored_twice_count;
-    j["unrecognised_user_rows"] = check.unrecognised_user_rows;
-    j["transcript_bytes_per_session"] = check.live_bytes / o.sessions;
-  } else {
-    j["lost_messages"] = nullptr;
-  }
-  if (o.json) {
+  report_turns(j);
+  report_memory(j);
+  report_store(j);
+  if (o_.json) {
     std::cout << j.dump() << "\n";
   } else {
     for (auto& [k, v] : j.items())
       std::cout << fmt::format("{:<30} {}\n", k, v.dump());
   }
-  return failed == 0 && checked && lost == 0 ? 0 : 1;
+  return tally_.failed == 0 && check_.error.empty() && lost_ == 0 ? 0 : 1;
+}
+
+void runtime_bench::report_turns(nlohmann::json& j) const {
+  auto ms = [](const std::vector<int64_t>& us, double p) {
+    return ms_of_us(percentile_or_zero(us, p));
+  };
+  const auto& t = tally_;
+  j["sessions"] = o_.sessions;
+  j["active_sessions"] = o_.active;
+  j["messages_per_session"] = shape_.wave_turns * 2;
+  j["threshold_tokens"] = o_.threshold_tokens;
+  j["user_chars"] = o_.user_chars;
+  j["evict"] = o_.evict;
+  j["elapsed_s"] = t.elapsed_s;
+  j["eviction_sweeps_s"] = t.sweep_s;
+  j["msgs_per_s"] = static_cast<double>(t.acknowledged_turns * 2) / t.elapsed_s;
+  j["turns_sent"] = static_cast<int64_t>(o_.sessions) * shape_.wave_turns + 2 * shape_.probes;
+  j["turns_acknowledged"] = t.acknowledged_turns;
+  j["turns_retried"] = t.retried;
+  j["turns_failed"] = t.failed; // not acknowledged after every retry (a probe: at once)
+  j["turn_ms_p50"] = ms(t.turn_us, 0.5);
+  j["turn_ms_p99"] = ms(t.turn_us, 0.99);
+  j["probes"] = shape_.probes;
+  if (shape_.probes > 0) {
+    j["rehydrate_ms_p50"] = ms(t.rehydrate_us, 0.5);
+    j["rehydrate_ms_p99"] = ms(t.rehydrate_us, 0.99);
+    j["resident_turn_ms_p50"] = ms(t.resident_us, 0.5);
+    j["resident_turn_ms_p99"] = ms(t.resident_us, 0.99);
+  }
+  j["turn_errors"] = t.error_counts;
+  j["turn_error_examples"] = t.error_examples;
+  j["hosted_sessions"] = t.hosted_sessions;
+  j["session_spawns"] = t.session_spawns; // spawns + rehydrations (supervisor)
+  j["max_resident_sessions"] = t.max_resident;
+  j["eviction_sweeps_incomplete"] = t.incomplete_sweeps;
+}
+
+void runtime_bench::report_memory(nlohmann::json& j) const {
+  const auto& m = memory_;
+  const auto hosted = tally_.hosted_sessions;
+  j["rss_before_bytes"] = m.rss_before;
+  j["heap_in_use_before_bytes"] = m.heap_before.in_use;
+  j["peak_rss_bytes"] = m.peak_rss;
+  j["rss_bytes_per_session"] = (m.peak_rss - m.rss_before) / o_.sessions;
+  j["rss_bytes_per_hosted_session"] = hosted > 0 ? m.peak_rss / hosted : 0;
+  if (o_.evict) {
+    j["rss_after_evict_bytes"] = m.rss_after_evict;
+    j["rss_after_trim_bytes"] = m.rss_after_trim;
+    j["evicted_bytes_per_session"] = (m.rss_after_evict - m.rss_before) / o_.sessions;
+    j["heap_in_use_after_evict_bytes"] = m.heap_after_evict.in_use;
+    j["heap_bytes_per_evicted_session"] =
+      hosted > 0 ? (m.heap_after_evict.in_use - m.heap_before.in_use) / hosted : 0;
+    j["heap_free_after_evict_bytes"] = m.heap_after_evict.free;
+    j["sqlite_heap_after_evict_bytes"] = m.heap_after_evict.sqlite;
+  }
+}
+
+// The compactions and the lost-message check; lost_messages is null when the check
+// could not run.
+void runtime_bench::report_store(nlohmann::json& j) const {
+  const auto& overhead_us = tally_.overhead_us;
+  j["compactions"] = overhead_us.size();
+  j["compaction_overhead_ms_p50"] = ms_of_us(median_or_zero(overhead_us));
+  j["compaction_overhead_ms_p99"] = ms_of_us(percentile_or_zero(overhead_us, 0.99));
+  const bool checked = check_.error.empty();
+  j["lost_check"] = checked ? std::string{"ran"} : "could not run: " + check_.error;
+  j["lost_check_s"] = check_.seconds;
+  if (!checked) {
+    j["lost_messages"] = nullptr;
+    return;
+  }
+  j["lost_messages"] = lost_;
+  j["stored_sessions"] = check_.stored_sessions;
+  j["stored_user_rows"] = check_.user_rows;
+  j["stored_unacknowledged_turns"] = stored_unacknowledged_;
+  j["stored_twice_turns"] = stored_twice_;
+  j["unrecognised_user_rows"] = check_.unrecognised_user_rows;
+  j["transcript_bytes_per_session"] = check_.live_bytes / o_.sessions;
 }
 
 } // namespace
 
 MNEME_BENCH("runtime", "sessions x messages through the whole runtime against the fake LLM",
             [](CLI::App& cmd) -> bench_action {
-              auto o = std::make_shared<options>();
+              auto o = std::make_shared<runtime_options>();
               cmd.add_option("--sessions", o->sessions, "sessions in the population")
                 ->check(integer_range(1, max_sessions));
               cmd.add_option("--messages", o->messages, "messages per session, user + answer")
@@ -561,7 +376,7 @@ MNEME_BENCH("runtime", "sessions x messages through the whole runtime against th
                              "with --evict: sessions then sent lone turns, evicted and resident")
                 ->check(integer_range(0, max_sessions));
               cmd.add_flag("--json", o->json, "one JSON object on stdout");
-              return [o] { return run(*o); };
+              return [o] { return runtime_bench{*o}.run(); };
             });
 
 } // namespace mneme::bench

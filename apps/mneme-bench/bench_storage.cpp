@@ -52,9 +52,9 @@
 
 #include "actors/storage/storage_actor.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/bench_storage_backends.hpp"
 #include "apps/mneme-bench/storage_ingest.hpp"
+#include "policies/percentile.hpp"
 #include "store/db_connection.hpp"
 #include "store/fts_tokenizers.hpp"
 #include "store/sqlite_store.hpp"
@@ -263,8 +263,8 @@ multiprocess_result repeat_multiprocess(int runs, std::vector<double>& rates, Ru
     all.lock_errors += one.lock_errors;
     all.stored += one.stored;
   }
-  all.msgs_per_s = median(rates);
-  all.mean_batch = median(batches);
+  all.msgs_per_s = median_or_zero(rates);
+  all.mean_batch = median_or_zero(batches);
   return all;
 }
 
@@ -413,8 +413,8 @@ int run_storage_bench(const storage_options& o) {
     if (r % 2 == 1)
       ingest_again();
   }
-  auto ingest_rate = median(ingest_rates);
-  auto raw = median(raw_rates);
+  auto ingest_rate = median_or_zero(ingest_rates);
+  auto raw = median_or_zero(raw_rates);
   auto paced = run_ingest(sqlite_in(dir, "paced.db"), sessions, per_session / 2 > 0 ? per_session / 2 : 1, bodies,
                           ingest_rate / 2);
   std::vector<double> mp_mneme_rates;

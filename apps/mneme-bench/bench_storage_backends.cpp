@@ -18,7 +18,7 @@
 // PostgreSQL: --pg-url names a server whose database the
 // bench may create schemas in (each run works in a new schema, dropped at the end);
 // without it the bench starts a throw-away cluster of Debian's postgresql 15 in /tmp
-// (tests/pg_cluster_fixture.hpp, the tests' own) and removes it at exit.
+// (testing/pg_test_cluster.hpp, the tests' too) and removes it at exit.
 // Only mneme-bench links this file; the entry point is declared in
 // bench_storage_backends.hpp and reached from `mneme-bench storage`.
 #include "apps/mneme-bench/bench_storage_backends.hpp"
@@ -40,14 +40,14 @@
 
 #include "apps/mneme-bench/bare_ingest.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
 #include "apps/mneme-bench/pg_bench_schemas.hpp"
 #include "apps/mneme-bench/storage_ingest.hpp"
+#include "policies/percentile.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
 #include "store/sqlite_store.hpp"
-#include "tests/pg_cluster_fixture.hpp"
+#include "testing/pg_test_cluster.hpp"
 
 namespace mneme::bench {
 namespace {
@@ -115,12 +115,12 @@ int run(const storage_backends_options& o) {
     one(r % 2 == 1);
     one(r % 2 == 0);
   }
-  auto sqlite_rate = median(sqlite_rates);
-  auto pg_rate = median(pg_rates);
+  auto sqlite_rate = median_or_zero(sqlite_rates);
+  auto pg_rate = median_or_zero(pg_rates);
 
   // 1b. The raw libraries on a bare table, in the group size mneme's PostgreSQL store
   // committed: the ceiling of the ratio above (bare_ingest.hpp).
-  const auto bare_batch = std::max<int64_t>(1, std::llround(median(pg_batches)));
+  const auto bare_batch = std::max<int64_t>(1, std::llround(median_or_zero(pg_batches)));
   const auto bare_rows = static_cast<int64_t>(o.sessions) * o.per_session;
   std::vector<double> sqlite_bare_rates;
   std::vector<double> pg_bare_rates;
@@ -136,8 +136,8 @@ int run(const storage_backends_options& o) {
     one(r % 2 == 1);
     one(r % 2 == 0);
   }
-  const auto sqlite_bare = median(sqlite_bare_rates);
-  const auto pg_bare = median(pg_bare_rates);
+  const auto sqlite_bare = median_or_zero(sqlite_bare_rates);
+  const auto pg_bare = median_or_zero(pg_bare_rates);
   auto paced_rate = pg_rate / 2;
   int paced_per_session = o.per_session / 2 > 0 ? o.per_session / 2 : 1;
   auto pg_paced = run_ingest(pg.fresh(), o.sessions, paced_per_session, bodies, paced_rate);
@@ -197,16 +197,16 @@ int run(const storage_backends_options& o) {
     {"recall_sessions", pg_recall.corpus.sessions},
     {"recall_probes", pg_recall.corpus.probes.size()},
     {"recall_searches", pr.latencies_ms.size()},
-    {"sqlite_search_p50_ms", percentile(lr.latencies_ms, 0.50)},
-    {"sqlite_search_p99_ms", percentile(lr.latencies_ms, 0.99)},
+    {"sqlite_search_p50_ms", percentile_or_zero(lr.latencies_ms, 0.50)},
+    {"sqlite_search_p99_ms", percentile_or_zero(lr.latencies_ms, 0.99)},
     {"sqlite_recall_at_3", lr.outcome.recall_at_3()},
-    {"pg_search_p50_ms", percentile(pr.latencies_ms, 0.50)},
-    {"pg_search_p99_ms", percentile(pr.latencies_ms, 0.99)},
+    {"pg_search_p50_ms", percentile_or_zero(pr.latencies_ms, 0.50)},
+    {"pg_search_p99_ms", percentile_or_zero(pr.latencies_ms, 0.99)},
     {"pg_recall_at_3", pr.outcome.recall_at_3()},
-    {"sqlite_probe_p99_ms", percentile(lr.outcome.latencies_ms, 0.99)},
-    {"pg_probe_p99_ms", percentile(pr.outcome.latencies_ms, 0.99)},
-    {"sqlite_common_query_p99_ms", percentile(lr.common_ms, 0.99)},
-    {"pg_common_query_p99_ms", percentile(pr.common_ms, 0.99)},
+    {"sqlite_probe_p99_ms", percentile_or_zero(lr.outcome.latencies_ms, 0.99)},
+    {"pg_probe_p99_ms", percentile_or_zero(pr.outcome.latencies_ms, 0.99)},
+    {"sqlite_common_query_p99_ms", percentile_or_zero(lr.common_ms, 0.99)},
+    {"pg_common_query_p99_ms", percentile_or_zero(pr.common_ms, 0.99)},
     {"sqlite_recall_leaks", lr.outcome.leaks},
     {"pg_recall_leaks", pr.outcome.leaks},
     {"sqlite_corpus_ingest_s", sqlite_recall.corpus.ingest_seconds},
@@ -237,9 +237,9 @@ int run(const storage_backends_options& o) {
     sqlite_bare, pg_bare, pg_bare / sqlite_bare, paced_rate,
     sqlite_paced.p50_ms, sqlite_paced.p99_ms, pg_paced.p50_ms, pg_paced.p99_ms,
     sqlite_compaction, pg_compaction, pg_recall.corpus.messages, pr.latencies_ms.size(),
-    percentile(lr.latencies_ms, 0.50), percentile(lr.latencies_ms, 0.99),
-    lr.outcome.recall_at_3(), percentile(pr.latencies_ms, 0.50),
-    percentile(pr.latencies_ms, 0.99), pr.outcome.recall_at_3(), errors).c_str());
+    percentile_or_zero(lr.latencies_ms, 0.50), percentile_or_zero(lr.latencies_ms, 0.99),
+    lr.outcome.recall_at_3(), percentile_or_zero(pr.latencies_ms, 0.50),
+    percentile_or_zero(pr.latencies_ms, 0.99), pr.outcome.recall_at_3(), errors).c_str());
   if (lr.outcome.leaks + pr.outcome.leaks > 0)
     std::printf("  recall leaks: SQLite %lld, PostgreSQL %lld (target 0)\n",
                 static_cast<long long>(lr.outcome.leaks), static_cast<long long>(pr.outcome.leaks));

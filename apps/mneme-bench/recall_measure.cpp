@@ -5,8 +5,8 @@
 #include <cassert>
 #include <chrono>
 
-#include "apps/mneme-bench/bench_stats.hpp"
 
+#include "policies/percentile.hpp"
 #include "store/open_store.hpp"
 #include "store/fts_indexer.hpp"
 #include "store/sqlite_store.hpp"
@@ -69,7 +69,7 @@ std::map<std::string, double> probe_p99_by_form(const corpus_report& corpus,
     by_form[corpus.probes[i].label].push_back(outcome.latencies_ms[i]);
   std::map<std::string, double> out;
   for (auto& [form, ms] : by_form)
-    out[form] = percentile(ms, 0.99);
+    out[form] = percentile_or_zero(ms, 0.99);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The recall measurement shared by `mneme-bench recall` (bench_recall.cpp) and
 // `mneme-bench storage --backend postgres` (bench_storage_backends.cpp), so both report
-// the same figures the same way: the corpus they build (store/recall_corpus, one spec),
+// the same figures the same way: the corpus they build (testing/recall_corpus, one spec),
 // and the searches they time through a recall_source of either backend — every probe
 // of the corpus (run_probes: recall@3 and leaks as the quality suite computes them)
 // plus the common-word queries (many matches to rank, a real user's worst case).
@@ -17,8 +17,8 @@
 #include "caf/expected.hpp"
 
 #include "store/message_store.hpp"
-#include "store/recall_corpus.hpp"
 #include "store/store_params.hpp"
+#include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {
 

@@ -14,7 +14,7 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
-#include "apps/mneme-bench/bench_stats.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::bench {
 
@@ -205,8 +205,8 @@ ingest_result run_ingest(const store_params& params, size_t sessions, int per_se
   r.messages = static_cast<int64_t>(all.size());
   r.errors = errors.load();
   r.msgs_per_s = static_cast<double>(r.messages) / (elapsed / 1000.0);
-  r.p50_ms = percentile(all, 0.50);
-  r.p99_ms = percentile(all, 0.99);
+  r.p50_ms = percentile_or_zero(all, 0.50);
+  r.p99_ms = percentile_or_zero(all, 0.99);
   auto commits = metrics->group_commits.load() - base_commits;
   r.mean_batch = commits > 0 ? static_cast<double>(r.messages) / static_cast<double>(commits) : 0;
   for (size_t i = 0; i < metrics->batch_buckets.size(); ++i)
@@ -245,7 +245,7 @@ double compaction_commit_ms(message_store& store, const std::vector<std::string>
     if (!s)
       throw std::runtime_error("commit_compaction: " + render_error(s.error()));
   }
-  return median(times);
+  return median_or_zero(times);
 }
 
 } // namespace mneme::bench

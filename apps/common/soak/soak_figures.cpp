@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "policies/soak_checks.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::soak {
 
 std::string progress_p99(const std::vector<double>& ok_latencies_ms) {
-  auto p99 = percentile(ok_latencies_ms, 99);
+  auto p99 = percentile(ok_latencies_ms, 0.99);
   return p99 ? fmt::format("p99 {:.0f} ms", *p99) : std::string{"p99 -"};
 }
 

@@ -4,12 +4,11 @@
 // target still answering; the progress line), drains, runs the end-of-run checks (every
 // acknowledged message stored exactly once, every planted marker found by recall with
 // its session, RSS plateau, a fallback compaction inside a summarizer outage when the
-// scenario asks for one) and writes the report.
+// scenario asks for one) and writes the report. The steps are soak_run's (soak_run.hpp).
 //
 // Thread: call from main (it blocks for the whole run).
 #pragma once
 
-#include <cstdint>
 #include <ostream>
 
 #include "apps/common/soak/soak_report.hpp"
@@ -26,11 +25,10 @@ inline constexpr int exit_failure = 1;
 inline constexpr int exit_usage = 2;
 
 // `result` comes with the header figures the target's setup knows (database, threshold
-// and live bound; a live bound of 0 is derived from the first session state polled,
-// with `answer_tokens` as the turn's answer). Shuts the target down before the report.
+// and live bound; a live bound of 0 is derived from the first session state polled: the
+// session's window). Shuts the target down before the report.
 // Returns the exit code: 0 every invariant held, 1 a violation or no report.
 int drive_and_report(const soak_scenario& sc, soak_target& target, soak_result& result,
-                     int64_t answer_tokens, const soak_options& opt, std::ostream& out,
-                     std::ostream& err);
+                     const soak_options& opt, std::ostream& out, std::ostream& err);
 
 } // namespace mneme::soak

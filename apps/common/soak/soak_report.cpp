@@ -12,6 +12,7 @@
 
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/soak/soak_figures.hpp"
+#include "policies/percentile.hpp"
 
 namespace mneme::soak {
 
@@ -29,10 +30,9 @@ json latency_json(const std::vector<turn_event>& turns) {
     if (t.ok)
       ms.push_back(t.latency_ms);
   json j = json::object();
-  for (double p : {50.0, 90.0, 99.0, 100.0}) {
-    j[p == 100 ? std::string{"max"} : fmt::format("p{}", static_cast<int>(p))] =
-      latency_figure(percentile(ms, p));
-  }
+  for (int p : {50, 90, 99, 100})
+    j[p == 100 ? std::string{"max"} : fmt::format("p{}", p)] =
+      latency_figure(percentile(ms, p / 100.0));
   return j;
 }
 
@@ -122,7 +122,7 @@ void write_data(const soak_result& r, const fs::path& dir) {
     out << "# t_s p50_ms p90_ms p99_ms\n";
     for (const auto& [b, ms] : buckets)
       out << fmt::format("{} {:.1f} {:.1f} {:.1f}\n", static_cast<double>(b) * latency_bucket_s,
-                         *percentile(ms, 50), *percentile(ms, 90), *percentile(ms, 99));
+                         *percentile(ms, 0.50), *percentile(ms, 0.90), *percentile(ms, 0.99));
   }
   {
     std::ofstream out(dir / "rss.dat");

@@ -118,7 +118,6 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
   }
 
   auto th = compute_threshold(rc.compression, rc.model);
-  int64_t answer_tokens = fo.answers.answer_tokens;
   int64_t live_bound = window_live_bound(rc.model.context_length, sc.invariants.max_live_tokens);
 
   out << fmt::format("mneme soak: scenario {} ({}), {} users for {:.0f} s\n", sc.name, sc.origin,
@@ -142,7 +141,7 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
     err << "in-process runtime: " << render_error(target.error()) << "\n";
     return target.error() == errc::config_invalid ? exit_usage : exit_failure;
   }
-  return drive_and_report(sc, **target, result, answer_tokens, opt, out, err);
+  return drive_and_report(sc, **target, result, opt, out, err);
 }
 
 } // namespace mneme::soak

@@ -73,8 +73,6 @@ int run_soak_server(soak_scenario sc, const soak_options& opt, const server_opti
     result.notes.push_back("The daemon's LLM was not under this run's control (no --fakellm); "
                            "the scenario has no faults.");
   result.live_bound = sc.invariants.max_live_tokens;   // 0: derived from the first state
-  int64_t answer_tokens = sc.fake_llm.answer_tokens.value_or(
-    fakellm::fake_llm_options{}.answers.answer_tokens);
 
   out << fmt::format("mneme soak: scenario {} ({}), {} users for {:.0f} s\n", sc.name, sc.origin,
                      sc.users, sc.duration_s);
@@ -94,7 +92,7 @@ int run_soak_server(soak_scenario sc, const soak_options& opt, const server_opti
   if (result.live_bound > 0)
     out << fmt::format("live bound  {} tokens (scenario)\n", result.live_bound);
   out.flush();
-  return drive_and_report(sc, *target, result, answer_tokens, opt, out, err);
+  return drive_and_report(sc, *target, result, opt, out, err);
 }
 
 } // namespace mneme::soak

@@ -1,5 +1,5 @@
 // The generated recall corpus and its probes; see recall_corpus.hpp.
-#include "store/recall_corpus.hpp"
+#include "testing/recall_corpus.hpp"
 
 #include <chrono>
 #include <random>

@@ -4,7 +4,8 @@
 // commit, a real checkpoint rollback), with known facts planted in known messages
 // and the probes that must (or must never) find them. Used by the recall quality
 // suite (tests/recall_quality_test.cpp) and `mneme-bench recall`, so both measure
-// the same thing. Same seed and spec → same corpus, byte for byte.
+// the same thing; part of mneme_testing, never of the product. Same seed and spec →
+// same corpus, byte for byte.
 //
 // Planted fact kinds (the `label` of each probe):
 //   en        a sentence with two made-up words: probed by a quoted sub-phrase, one
