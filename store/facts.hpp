@@ -1,5 +1,5 @@
 // Semantic memory (SPEC §7): per-user facts and preferences that outlive sessions,
-// stored in the `facts` table of schema v6 (see store/migrations.cpp).
+// stored in the `facts` table of schema v6 (see store/sqlite/migrations.cpp).
 //
 // Decisions where the SPEC is silent:
 //   - A fact is (user_id, key) -> value. Keys are compared byte for byte (case

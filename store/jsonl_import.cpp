@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_ids.hpp"
-#include "store/sqlite_error.hpp"
-#include "store/store_queries.hpp"
+#include "store/sqlite/sqlite_error.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 
@@ -24,7 +24,7 @@ using json = nlohmann::json;
 
 using file_row = import_row;
 
-// The export's fields, in its order (store/jsonl_export.cpp).
+// The export's fields, in its order (store/sqlite/sqlite_jsonl_export.cpp).
 constexpr const char* export_fields[] = {
   "id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
   "timestamp_ms", "token_estimate", "active", "compacted", "is_summary",

@@ -1,6 +1,6 @@
 // The store interface (issue 26): every operation the storage actor and the recall
 // readers run against the database, so that one actor serves either backend
-// (store/sqlite_store.hpp, the embedded default; store/pg/pg_store.hpp, PostgreSQL).
+// (store/sqlite/sqlite_store.hpp, the embedded default; store/pg/pg_store.hpp, PostgreSQL).
 // The semantics of each operation are those documented in sqlite_store.hpp; a
 // backend that has not implemented one yet answers it with errc::storage_failed
 // naming the operation and the backend (never a partial write).

@@ -2,7 +2,7 @@
 #include "store/open_store.hpp"
 
 #include "store/pg/pg_store.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme {
 

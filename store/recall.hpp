@@ -72,7 +72,7 @@ inline constexpr int64_t substring_scan_rows = 20000;
 // docs/benchmarks.md#recall-shapes).
 inline constexpr int64_t fts_member_filter_matches = 1000;
 // Rows above the index watermark that one search examines (newest first). The
-// storage actor keeps the backlog near zero while idle; see store/fts_indexer.hpp.
+// storage actor keeps the backlog near zero while idle; see store/sqlite/fts_indexer.hpp.
 inline constexpr int64_t tail_scan_rows = 20000;
 // recall_hit::route of a hit found among the not yet indexed rows.
 inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";

@@ -5,7 +5,7 @@
 
 #include "messages/errc.hpp"
 #include "store/pg/pg_recall.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme {
 

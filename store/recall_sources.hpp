@@ -1,5 +1,5 @@
 // Opens the recall_source (store/message_store.hpp) of the configured backend: a
-// read-only SQLite connection (store/store_reader.hpp) or a PostgreSQL connection
+// read-only SQLite connection (store/sqlite/store_reader.hpp) or a PostgreSQL connection
 // of its own (store/pg/pg_recall.hpp). Used by the recall pool (actors/recall) and
 // the tests. Thread: the caller's; the source then belongs to one thread at a time.
 #pragma once

@@ -14,7 +14,7 @@
 
 #include "messages/mneme_types.hpp"
 #include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -312,7 +312,7 @@ BOOST_DATA_TEST_CASE_F(child_fixture, recall_finds_the_archived_middle_and_the_s
   BOOST_TEST(summary_hits[0].hit.session_id == child_id);
   BOOST_TEST((summary_hits[0].kind == recall_hit_kind::summary));
   // Head and tail live in both: the parent's originals and the child's copies (the
-  // representation the reset uses; see store/sqlite_store_child.cpp). Parent and
+  // representation the reset uses; see store/sqlite/sqlite_store_child.cpp). Parent and
   // child are one conversation: one hit, whichever session holds the best row.
   for (int turn : {0, 2, 7, 9}) {
     auto hits = search("word" + std::to_string(turn) + "zq");

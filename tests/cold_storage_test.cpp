@@ -1,4 +1,4 @@
-// Tests of the episodic tier (store/cold_storage.hpp, store/jsonl_import.hpp, the
+// Tests of the episodic tier (store/sqlite/cold_storage.hpp, store/jsonl_import.hpp, the
 // storage actor's sweep): an ended session lands in the cold folder as its JSONL,
 // atomically and retried after a failure; an import re-creates a session whose
 // export is byte for byte the input (ids renumbered as documented, or identical in
@@ -20,9 +20,9 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
-#include "store/cold_storage.hpp"
+#include "store/sqlite/cold_storage.hpp"
 #include "store/jsonl_import.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"

@@ -13,8 +13,8 @@
 
 #include "messages/mneme_types.hpp"
 #include "store/facts.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"

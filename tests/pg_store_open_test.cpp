@@ -18,7 +18,7 @@
 #include "messages/mneme_types.hpp"
 #include "store/pg/pg_schema.hpp"
 #include "store/pg/pg_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 

@@ -13,10 +13,10 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 #include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 

@@ -18,9 +18,9 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"

@@ -18,11 +18,11 @@
 #include <sqlite3.h>
 
 #include "store/open_store.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 #include "store/message_store.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/pg_cluster_fixture.hpp"
 #include "tests/store_test_util.hpp"
 

@@ -1,5 +1,5 @@
-// Tests of the single-writer store (store/message_store.hpp: store/sqlite_store,
-// store/pg/pg_store; store/store_reader): every operation of issue 3, checked field by
+// Tests of the single-writer store (store/message_store.hpp: store/sqlite/sqlite_store,
+// store/pg/pg_store; store/sqlite/store_reader): every operation of issue 3, checked field by
 // field, on a real WAL file and on a throw-away PostgreSQL cluster (issue 26). A case
 // over all_store_backends() runs on both; sqlite_only() marks an operation the
 // PostgreSQL store does not have yet (store/pg/pg_store.hpp) or a SQLite mechanism.
@@ -16,8 +16,8 @@
 
 #include "messages/mneme_types.hpp"
 #include "store/session_ids.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"

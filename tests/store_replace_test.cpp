@@ -1,4 +1,4 @@
-// Tests of the row replacement commit (store/sqlite_store_replace.cpp,
+// Tests of the row replacement commit (store/sqlite/sqlite_store_replace.cpp,
 // store/pg/pg_store_compaction.cpp; on both backends, tests/store_backends.hpp): pruning,
 // eviction and micro-compaction store their replacements with it. A replacement
 // commits entirely or not at all, the originals stay in the database archived and
@@ -13,10 +13,10 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 #include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"

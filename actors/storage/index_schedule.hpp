@@ -14,7 +14,7 @@
 #include <deque>
 
 #include "policies/index_pacing.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 
 namespace mneme {
 

@@ -15,10 +15,10 @@
 #include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
 #include "policies/wal_checkpoint.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 #include "store/pg/pg_store.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme {
 
@@ -297,7 +297,7 @@ bool read_backlogs(storage_state& st) {
 
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
 // message waits; the tick checks for a message after every row and then ends
-// (store/fts_indexer), so an append waits for one row plus the tick's COMMIT.
+// (store/sqlite/fts_indexer), so an append waits for one row plus the tick's COMMIT.
 // Another tick follows while a
 // backlog remains, except when every index waits behind a large row that must
 // wait: then a timer brings the tick back when the row is due.

@@ -18,7 +18,7 @@
 // On SQLite, full-text indexing is not part of an append (schema v5; PostgreSQL
 // writes its recall columns in the append's transaction): after a commit, the
 // flush message doubles as the idle tick. When the mailbox is empty, one paced tick
-// (policies/index_pacing.hpp, store/fts_indexer.hpp) fills the index furthest
+// (policies/index_pacing.hpp, store/sqlite/fts_indexer.hpp) fills the index furthest
 // behind with a run of rows and stops after any row when a request arrives; a large row waits for a quiet writer (or a
 // bounded time, then a timer brings the tick back); another tick is queued while a
 // backlog remains, so any request that arrived meanwhile is handled first. The

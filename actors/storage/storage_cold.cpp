@@ -5,8 +5,8 @@
 
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/errc.hpp"
-#include "store/cold_storage.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/cold_storage.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme {
 

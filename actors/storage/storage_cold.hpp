@@ -1,4 +1,4 @@
-// The storage actor's side of episodic cold storage (SPEC §7; store/cold_storage.hpp):
+// The storage actor's side of episodic cold storage (SPEC §7; store/sqlite/cold_storage.hpp):
 // after a session ends (st_end_atom, st_reset_atom) and once at start, the JSONL of
 // every ended session without a cold copy is written, at most
 // cold_sweep_max_sessions per sweep. A failure is logged (warn) and the session

@@ -22,7 +22,7 @@
 #include "caf/typed_actor.hpp"
 
 #include "messages/mneme_types.hpp"
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {

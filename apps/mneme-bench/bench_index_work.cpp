@@ -25,10 +25,10 @@
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "messages/mneme_types.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 #include "store/recall_corpus.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::bench {
 

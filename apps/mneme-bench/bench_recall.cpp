@@ -61,13 +61,13 @@
 #include "apps/mneme-bench/recall_measure.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/fts_tokenizers.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
 #include "store/recall.hpp"
 #include "store/recall_corpus.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::bench {
 

@@ -29,10 +29,10 @@
 #include "apps/mneme-bench/bench_stats.hpp"
 #include "messages/mneme_types.hpp"
 #include "policies/fts_query.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/fts_tokenizers.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
 #include "store/recall_corpus.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::bench {
 

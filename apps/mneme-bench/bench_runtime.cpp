@@ -69,7 +69,7 @@
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/bench_stats.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::bench {
 

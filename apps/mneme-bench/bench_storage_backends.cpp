@@ -46,7 +46,7 @@
 #include "apps/mneme-bench/storage_ingest.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/pg_cluster_fixture.hpp"
 
 namespace mneme::bench {

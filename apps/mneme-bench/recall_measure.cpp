@@ -8,8 +8,8 @@
 #include "apps/mneme-bench/bench_stats.hpp"
 
 #include "store/open_store.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::bench {
 

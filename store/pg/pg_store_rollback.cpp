@@ -1,5 +1,5 @@
 // The PostgreSQL store's reset, checkpoints and rollback (store/pg/pg_store.hpp), with
-// the semantics of sqlite_store's (store/sqlite_store.hpp, sqlite_store_compaction.cpp):
+// the semantics of sqlite_store's (store/sqlite/sqlite_store.hpp, sqlite_store_compaction.cpp):
 // each runs in one transaction; a rollback flips message_state flags only.
 #include "store/pg/pg_store.hpp"
 
@@ -8,7 +8,7 @@
 #include "policies/reset_plan.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/session_checks.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 

@@ -24,8 +24,8 @@
 #include <prometheus/text_serializer.h>
 
 #include "policies/external_compaction.hpp"
-#include "store/store_reader.hpp"
-#include "store/store_stats.hpp"
+#include "store/sqlite/store_reader.hpp"
+#include "store/sqlite/store_stats.hpp"
 
 namespace mneme::api {
 

@@ -6,7 +6,7 @@
 #include "messages/errc.hpp"
 #include "store/facts.hpp"
 #include "store/pg/pg_store.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::cli {
 

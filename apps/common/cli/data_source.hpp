@@ -16,7 +16,7 @@
 #include "apps/common/cli/cli_failure.hpp"
 #include "messages/transcript.hpp"
 #include "store/message_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::cli {
 

@@ -10,7 +10,7 @@
 #include "apps/common/soak/soak_driver.hpp"
 #include "messages/mneme_types.hpp"
 #include "store/recall.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::soak {
 

@@ -4,7 +4,7 @@
 #include "store/facts.hpp"
 #include "store/jsonl_import.hpp"
 #include "store/session_tools.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme {
 

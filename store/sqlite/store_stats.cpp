@@ -1,9 +1,9 @@
 // Database-wide session counts; see store_stats.hpp.
-#include "store/store_stats.hpp"
+#include "store/sqlite/store_stats.hpp"
 
 #include <sqlite3.h>
 
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 
 namespace mneme {
 

@@ -1,5 +1,5 @@
 // Batched, crash-safe filling of the recall indexes; see fts_indexer.hpp.
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 
 #include "policies/index_pacing.hpp"
 #include "policies/wal_checkpoint.hpp"
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 
 namespace mneme {
 

@@ -1,7 +1,7 @@
 // Database-wide session counts for the metrics exporter (SPEC §8 Prometheus metrics):
 // how many sessions are stored and open, and how many open sessions sit in a summary
 // failure cooldown or an anti-thrash lock right now (their persisted trigger state,
-// store/migrations.cpp columns cooldown_until_ms / lock_until_ms).
+// store/sqlite/migrations.cpp columns cooldown_until_ms / lock_until_ms).
 //
 // Thread: the owner of `db` (a read-only connection opened on a non-actor thread, or
 // a detached actor). One statement, no writes.

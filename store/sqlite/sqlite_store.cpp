@@ -1,6 +1,6 @@
 // The single writer: sessions, appends, group commits and reads; see sqlite_store.hpp.
 // Compaction, reset and checkpoints are in sqlite_store_compaction.cpp.
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 #include <cassert>
 
@@ -9,8 +9,8 @@
 #include "store/jsonl_export.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
-#include "store/sqlite_error.hpp"
-#include "store/store_queries.hpp"
+#include "store/sqlite/sqlite_error.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 

@@ -43,7 +43,7 @@
 
 #include "messages/storage_types.hpp"
 #include "messages/transcript.hpp"
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/message_store.hpp"
 #include "store/session_ids.hpp"
 #include "store/store_params.hpp"

@@ -2,7 +2,7 @@
 // checkpoints and rollback. Each runs in one IMMEDIATE transaction: after a crash
 // the file is entirely before or entirely after it. See sqlite_store.hpp for the
 // decisions (what a valid compaction is, what a reset keeps).
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -13,8 +13,8 @@
 #include "store/compaction_checks.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
-#include "store/sqlite_error.hpp"
-#include "store/store_queries.hpp"
+#include "store/sqlite/sqlite_error.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 

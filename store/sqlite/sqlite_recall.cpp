@@ -14,7 +14,7 @@
 #include "policies/fts_query.hpp"
 #include "policies/recall_grouping.hpp"
 #include "policies/recall_text.hpp"
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/row_codec.hpp"
 
 namespace mneme {

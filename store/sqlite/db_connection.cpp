@@ -1,5 +1,5 @@
 // One SQLite connection and its prepared statements; see db_connection.hpp.
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 
 #include <cassert>
 #include <cerrno>
@@ -12,9 +12,9 @@
 #include <sqlite3.h>
 
 #include "policies/wal_checkpoint.hpp"
-#include "store/fts_tokenizers.hpp"
-#include "store/migrations.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
+#include "store/sqlite/migrations.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 

@@ -3,8 +3,8 @@
 
 #include <sqlite3.h>
 
-#include "store/db_connection.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 

@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/message_json.hpp"
 #include "store/row_codec.hpp"
-#include "store/sqlite_error.hpp"
-#include "store/store_queries.hpp"
+#include "store/sqlite/sqlite_error.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 

@@ -3,7 +3,7 @@
 // `mneme_cjk`: the CJK bigram tokenizer of policies/cjk_bigram, exposed through the
 // FTS5 C API. It is stateless, so one static fts5_tokenizer serves every connection
 // and every index; xCreate hands out a dummy instance pointer.
-#include "store/fts_tokenizers.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
 
 #include <cassert>
 #include <climits>

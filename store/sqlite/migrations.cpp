@@ -22,15 +22,15 @@
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
 // is ever deleted (triggers abort a DELETE); active and compacted are never both 1.
-#include "store/migrations.hpp"
+#include "store/sqlite/migrations.hpp"
 
 #include <cassert>
 #include <string>
 
 #include <sqlite3.h>
 
-#include "store/db_connection.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 
@@ -154,7 +154,7 @@ INSERT INTO fts_trigram(fts_trigram, rank) VALUES ('automerge', 8);
 )sql";
 
 // Recall indexing leaves the append path (owned by the recall module): the insert
-// and update triggers go, and store/fts_indexer.hpp fills the three indexes in
+// and update triggers go, and store/sqlite/fts_indexer.hpp fills the three indexes in
 // bounded batches from the storage actor's idle time. fts_state holds the one
 // watermark: every message with id <= indexed_through is in all three indexes,
 // none above it is. It starts at the current max id, which v3's rebuild and the
@@ -227,7 +227,7 @@ ALTER TABLE checkpoints ADD COLUMN retired_by TEXT NOT NULL DEFAULT '';
 // Recall indexes filled one at a time (owned by the recall module): each index
 // has its own watermark (words_through, cjk_through, trigram_through: every
 // message with id <= it is in that index, none above it is), so an indexing
-// tick fills one index with the whole log budget (store/fts_indexer.hpp).
+// tick fills one index with the whole log budget (store/sqlite/fts_indexer.hpp).
 // indexed_through stays the lowest of the three, kept in the same UPDATE as the
 // one that moves an index's watermark; recall's tail scan starts above it.
 // A file from version 6 starts with the three equal to its indexed_through.

@@ -1,9 +1,9 @@
 // Read-only connection for readers; see store_reader.hpp.
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 #include "store/jsonl_export.hpp"
 #include "store/recall.hpp"
-#include "store/store_queries.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 

@@ -6,14 +6,14 @@
 // message_state is updated for the archived rows: their text and their
 // full-text index entries are never rewritten, so recall keeps finding them.
 // Thread: the owner of the sqlite_store (the storage actor).
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 #include <map>
 
 #include <sqlite3.h>
 
 #include "store/replacement_checks.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 

@@ -1,5 +1,5 @@
 // Translation of SQLite result codes; see sqlite_error.hpp.
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 #include <sqlite3.h>
 

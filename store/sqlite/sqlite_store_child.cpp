@@ -31,15 +31,15 @@
 // live rows of P, a summary with a wrong role, empty text, another session's id or
 // over max_content_bytes, an unknown or ended session) and a negative `now`.
 // Thread: the owner of the sqlite_store (the storage actor).
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 #include <algorithm>
 
 #include <sqlite3.h>
 
 #include "store/compaction_checks.hpp"
-#include "store/sqlite_error.hpp"
-#include "store/store_queries.hpp"
+#include "store/sqlite/sqlite_error.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 

@@ -1,5 +1,5 @@
 // Episodic cold storage; see cold_storage.hpp.
-#include "store/cold_storage.hpp"
+#include "store/sqlite/cold_storage.hpp"
 
 #include <cassert>
 #include <cerrno>
@@ -12,9 +12,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/jsonl_export.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 

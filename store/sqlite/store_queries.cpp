@@ -1,11 +1,11 @@
 // The read operations of the store; see store_queries.hpp.
-#include "store/store_queries.hpp"
+#include "store/sqlite/store_queries.hpp"
 
 #include <sqlite3.h>
 
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 #include "store/row_codec.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
 
