@@ -15,7 +15,7 @@
 
 #include "caf/error.hpp"
 #include "messages/storage_types.hpp"
-#include "store/sqlite/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

@@ -13,7 +13,7 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/recall.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"

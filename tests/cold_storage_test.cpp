@@ -21,7 +21,7 @@
 
 #include "actors/storage/storage_actor.hpp"
 #include "store/sqlite/cold_storage.hpp"
-#include "store/jsonl_import.hpp"
+#include "store/sqlite/sqlite_jsonl_import.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "messages/mneme_types.hpp"
-#include "store/facts.hpp"
+#include "store/sqlite/sqlite_facts.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 #include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"

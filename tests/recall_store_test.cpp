@@ -15,7 +15,7 @@
 #include "messages/mneme_types.hpp"
 #include "store/sqlite/fts_indexer.hpp"
 #include "store/sqlite/migrations.hpp"
-#include "store/recall.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 #include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"

@@ -13,7 +13,7 @@
 #include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "policies/recall_grouping.hpp"
-#include "store/recall.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
 #include "store/recall_sources.hpp"
 
 namespace mneme::cli {

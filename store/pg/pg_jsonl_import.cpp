@@ -7,7 +7,7 @@
 
 #include "store/jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
-#include "store/sqlite/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

@@ -6,7 +6,7 @@
 #include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_ids.hpp"
-#include "store/sqlite/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme::pg {
 

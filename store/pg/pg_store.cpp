@@ -17,7 +17,7 @@
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
 #include "store/session_tools.hpp"
-#include "store/sqlite/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

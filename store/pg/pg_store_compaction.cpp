@@ -14,7 +14,7 @@
 #include "store/compaction_checks.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/replacement_checks.hpp"
-#include "store/sqlite/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

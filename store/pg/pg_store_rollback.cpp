@@ -8,7 +8,7 @@
 #include "policies/reset_plan.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/session_checks.hpp"
-#include "store/sqlite/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "store/sqlite/db_connection.hpp"
-#include "store/jsonl_export.hpp"
+#include "store/sqlite/sqlite_jsonl_export.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {

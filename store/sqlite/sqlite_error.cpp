@@ -26,12 +26,4 @@ caf::error sqlite_failure(sqlite3* db, int rc, const std::string& what) {
                          what + ": " + detail + " (code " + std::to_string(rc) + ")");
 }
 
-caf::error bad_request(const std::string& why) {
-  return caf::make_error(errc::bad_request, why);
-}
-
-caf::error not_found(const std::string& what) {
-  return caf::make_error(errc::not_found, what);
-}
-
 } // namespace mneme

@@ -1,5 +1,7 @@
 // Translation of SQLite result codes into the project's storage error codes
-// (messages/errc.hpp), carrying SQLite's own message as the error context.
+// (messages/errc.hpp), carrying SQLite's own message as the error context; with the
+// store's errors for a caller's mistake (store/store_errors.hpp), which every SQLite
+// file reports too.
 // Pure functions; safe from any thread (sqlite3_errmsg is per connection, so call
 // them on the thread that owns the connection).
 #pragma once
@@ -10,6 +12,7 @@
 #include "caf/make_message.hpp"
 
 #include "messages/errc.hpp"
+#include "store/store_errors.hpp"
 
 struct sqlite3;
 
@@ -25,11 +28,5 @@ errc storage_errc(int sqlite_rc);
 // caf::error for `rc` with context "<what>: <sqlite message> (code N)".
 // `db` may be null (then the generic message of `rc` is used).
 caf::error sqlite_failure(sqlite3* db, int rc, const std::string& what);
-
-// A caller's mistake: errc::bad_request with `why` as context.
-caf::error bad_request(const std::string& why);
-
-// An unknown session, checkpoint or row: errc::not_found with `what` as context.
-caf::error not_found(const std::string& what);
 
 } // namespace mneme

@@ -1,22 +1,15 @@
-// JSONL export of a session; see jsonl_export.hpp.
-#include "store/jsonl_export.hpp"
+// JSONL export of a session on SQLite; see sqlite_jsonl_export.hpp.
+#include "store/sqlite/sqlite_jsonl_export.hpp"
 
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "store/jsonl_export.hpp"
 #include "store/sqlite/db_connection.hpp"
-#include "store/message_json.hpp"
-#include "store/row_codec.hpp"
+#include "store/sqlite/message_rows.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 #include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
-
-std::string to_jsonl_line(const message& m, int64_t archived_by) {
-  auto row = message_json(m);
-  row["archived_by"] = archived_by;
-  return row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 caf::expected<int64_t> export_session_jsonl(db_connection& db, const std::string& session_id,
                                             std::ostream& out) {

@@ -1,5 +1,5 @@
-// Cross-session recall queries; see recall.hpp.
-#include "store/recall.hpp"
+// Cross-session recall on SQLite; see sqlite_recall.hpp.
+#include "store/sqlite/sqlite_recall.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -15,7 +15,7 @@
 #include "policies/recall_grouping.hpp"
 #include "policies/recall_text.hpp"
 #include "store/sqlite/db_connection.hpp"
-#include "store/row_codec.hpp"
+#include "store/sqlite/message_rows.hpp"
 
 namespace mneme {
 
@@ -471,19 +471,6 @@ private:
 };
 
 } // namespace
-
-caf::error check_recall_request(const recall_request& req) {
-  if (req.user_id.empty() || req.user_id.size() > recall_max_user_id_bytes)
-    return caf::make_error(errc::bad_request,
-                           "recall: user id must have 1.." + std::to_string(recall_max_user_id_bytes)
-                             + " bytes, got " + std::to_string(req.user_id.size()));
-  if (req.max_sessions < 1 || req.max_sessions > recall_max_sessions)
-    return caf::make_error(errc::bad_request,
-                           "recall: max_sessions must be 1.."
-                             + std::to_string(recall_max_sessions) + ", got "
-                             + std::to_string(req.max_sessions));
-  return {};
-}
 
 caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req) {
   if (auto err = check_recall_request(req))

@@ -1,5 +1,5 @@
-// Per-key tools of agent turns; see session_tools.hpp.
-#include "store/session_tools.hpp"
+// Per-key tools of agent turns on SQLite; see sqlite_session_tools.hpp.
+#include "store/sqlite/sqlite_session_tools.hpp"
 
 #include <sqlite3.h>
 
@@ -7,19 +7,6 @@
 #include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {
-
-caf::error check_session_tools(const std::string& session_key, const std::string& tools_json,
-                               time_ms now) {
-  if (session_key.empty())
-    return bad_request("session tools: the session key is empty");
-  if (now < 0)
-    return bad_request("session tools: now must be >= 0");
-  if (tools_json.size() > session_tools_max_bytes)
-    return bad_request("session tools: " + std::to_string(tools_json.size())
-                       + " bytes of tools exceed the limit of "
-                       + std::to_string(session_tools_max_bytes));
-  return {};
-}
 
 caf::error put_session_tools(db_connection& db, const std::string& session_key,
                              const std::string& session_id, const std::string& tools_json,

@@ -6,7 +6,7 @@
 
 #include <sqlite3.h>
 
-#include "store/jsonl_export.hpp"
+#include "store/sqlite/sqlite_jsonl_export.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
 #include "store/sqlite/sqlite_error.hpp"

@@ -1,9 +1,9 @@
 // The memory-tier and agent-tool operations of sqlite_store (store/message_store.hpp):
 // the free functions of store/facts, store/session_tools and store/jsonl_import on
 // the writer connection. Thread: the store's owner.
-#include "store/facts.hpp"
-#include "store/jsonl_import.hpp"
-#include "store/session_tools.hpp"
+#include "store/sqlite/sqlite_facts.hpp"
+#include "store/sqlite/sqlite_jsonl_import.hpp"
+#include "store/sqlite/sqlite_session_tools.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme {

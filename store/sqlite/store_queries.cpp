@@ -4,7 +4,7 @@
 #include <sqlite3.h>
 
 #include "store/sqlite/db_connection.hpp"
-#include "store/row_codec.hpp"
+#include "store/sqlite/message_rows.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 
 namespace mneme {

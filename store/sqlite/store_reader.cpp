@@ -1,8 +1,8 @@
 // Read-only connection for readers; see store_reader.hpp.
 #include "store/sqlite/store_reader.hpp"
 
-#include "store/jsonl_export.hpp"
-#include "store/recall.hpp"
+#include "store/sqlite/sqlite_jsonl_export.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
 #include "store/sqlite/store_queries.hpp"
 
 namespace mneme {

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "messages/errc.hpp"
-#include "store/facts.hpp"
+#include "store/sqlite/sqlite_facts.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
