@@ -7,7 +7,7 @@
 namespace mneme {
 
 caf::expected<std::unique_ptr<message_store>> open_message_store(const store_params& params) {
-  if (params.backend == "postgres") {
+  if (params.backend == store_backend::postgres) {
     auto s = pg_store::open(params);
     if (!s)
       return std::move(s.error());

@@ -13,7 +13,7 @@
 
 namespace mneme {
 
-// Errors: config_invalid for an unknown backend; those of the backend's open.
+// Errors: those of the backend's open.
 caf::expected<std::unique_ptr<recall_source>> open_recall_source(const store_params& params);
 
 } // namespace mneme

@@ -112,7 +112,7 @@ void release(sqlite3* db) {
 class write_blocker {
 public:
   explicit write_blocker(const store_params& params) {
-    if (params.backend == "sqlite") {
+    if (params.backend == store_backend::sqlite) {
       sqlite_ = foreign_writer_holding_the_lock(params.path);
       return;
     }

@@ -28,11 +28,7 @@
 
 namespace mneme::testing {
 
-enum class store_backend { sqlite, postgres };
-
-inline std::ostream& operator<<(std::ostream& out, store_backend b) {
-  return out << (b == store_backend::sqlite ? "sqlite" : "postgres");
-}
+using mneme::store_backend; // printed as its name (store/store_backend.hpp)
 
 inline std::vector<store_backend> all_store_backends() {
   return {store_backend::sqlite, store_backend::postgres};
@@ -46,10 +42,10 @@ inline std::vector<store_backend> sqlite_only() {
 // cluster for PostgreSQL (reopening with the same params finds the same rows).
 inline void use_backend(store_backend b, store_params& params, const temp_dir& dir) {
   if (b == store_backend::sqlite) {
-    params.backend = "sqlite";
+    params.backend = store_backend::sqlite;
     params.path = dir.file("t.db");
   } else {
-    params.backend = "postgres";
+    params.backend = store_backend::postgres;
     params.url = pg_test_cluster::shared().fresh_url();
   }
 }

@@ -602,7 +602,7 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
                                            std::shared_ptr<storage_metrics> metrics) {
-  if (params.backend == "postgres") {
+  if (params.backend == store_backend::postgres) {
     auto pg = pg_store::open(params);
     if (!pg) {
       if (log)

@@ -192,9 +192,9 @@ caf::expected<std::unique_ptr<db_connection>> db_connection::open(const store_pa
                                                                   open_mode mode) {
   // Every SQLite path (CLI reads, exports, metrics, recall readers) comes through
   // here: a PostgreSQL configuration must not quietly open a SQLite file instead.
-  if (params.backend != "sqlite")
+  if (params.backend != store_backend::sqlite)
     return caf::make_error(errc::config_invalid,
-                           "database.backend is '" + params.backend
+                           std::string{"database.backend is '"} + to_string(params.backend)
                              + "': this operation runs on SQLite only so far"
                                " (docs/scale-out.md, PostgreSQL backend status)");
   int lock_fd = -1;

@@ -314,7 +314,7 @@ void add_pool(families& f, const std::string& pool, const llm_pool_stats& s) {
 void add_store(families& f, const runtime& rt) {
   const auto& params = rt.config().database;
   // Figures read from the SQLite file only (PostgreSQL: not yet, docs/scale-out.md).
-  if (params.backend != "sqlite" || params.path.empty() || params.path == ":memory:")
+  if (params.backend != store_backend::sqlite || params.path.empty() || params.path == ":memory:")
     return;
   auto reader = store_reader::open(params);
   if (!reader)

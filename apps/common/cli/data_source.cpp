@@ -101,7 +101,7 @@ maybe_failure load_config(const source_options& opt, app_config& out) {
 }
 
 maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& out) {
-  if (cfg.database.backend == "postgres") {
+  if (cfg.database.backend == store_backend::postgres) {
     // Never the URL in a message: it may hold a password.
     auto pg = pg_store::open(cfg.database);
     if (!pg)
@@ -120,7 +120,7 @@ maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& o
 }
 
 maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out) {
-  if (cfg.database.backend == "postgres") {
+  if (cfg.database.backend == store_backend::postgres) {
     auto pg = pg_store::open(cfg.database);
     if (!pg)
       return failure_of(pg.error(), std::string{"cannot open "} + pg_where);
