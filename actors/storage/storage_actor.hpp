@@ -83,14 +83,14 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string,
                   int64_t>::with<session_record>,
   // Compaction with in_place: false (compaction, now): the parent ends, the child's
-  // live context (head + summary + tail; sqlite_store::continue_in_child).
+  // live context (head + summary + tail; message_store::continue_in_child).
   caf::replies_to<st_child_atom, compaction_commit, int64_t>::with<std::vector<message>>,
   // Checkpoints: create (session, name, now), list, roll back (session, name).
   caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,
   caf::replies_to<st_checkpoints_atom, std::string>::with<std::vector<checkpoint_record>>,
   caf::replies_to<st_rollback_atom, std::string, std::string>::with<std::vector<message>>,
   // Roll back every row after a row id (session, last kept id, label for the retired
-  // checkpoints): sqlite_store::rollback_after_row.
+  // checkpoints): message_store::rollback_after_row.
   caf::replies_to<st_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
   // Trigger state (SPEC §5).
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,

@@ -1,32 +1,16 @@
-// The single writer of the mneme database (SPEC §1, §5, §6): sessions, appends,
-// the atomic compaction commit, reset, checkpoints and rollback, trigger state.
-// A plain class over one writer connection; every operation returns
-// caf::expected / caf::error carrying mneme::errc and never throws. Reads are
-// forwarded to store_queries on the same connection (read-your-writes).
-//
-// Decisions (see docs in the report of issue 3):
-//   - Each public write runs in its own IMMEDIATE transaction and is durable when
-//     it returns (PRAGMA synchronous=FULL unless store_params::synchronous_full is
-//     false). The group-commit building blocks (begin_group ... commit_group) let
-//     the storage actor put many appends into one transaction.
-//   - Compaction: the archive ids must be a contiguous run of the session's live
-//     context (position order) given in that order; otherwise bad_request and
-//     nothing changes. The summary is inserted with is_summary = 1, the position of
-//     the first archived row and replaced_first/last_id = min/max archived id; the
-//     archived rows get active = 0, compacted = 1, archived_by = summary id.
-//   - Reset: new session (generated id, same user/key/model, parent = old id),
-//     live context = copies of the old session's head (a leading system row plus
-//     the next `head_count` live rows, extended over tool rows answering them)
-//     and of its latest live summary; the old session is ended with `reason`;
-//     old rows untouched. New trigger state starts at zero.
-//   - Rollback to a checkpoint: rows appended after it become rolled back
-//     (active = 0, compacted = 0); rows archived by a summary made after it become
-//     live again; the live context of that point is returned. Checkpoints made
-//     after that point are retired (schema v6 checkpoints.retired_by): a rollback
-//     to one of them is bad_request, since its rows are undone; creating the name
-//     again makes it usable.
-//
-// The SQLite implementation of store/message_store.hpp.
+// The SQLite store: the embedded default implementation of store/message_store.hpp,
+// whose contracts every operation keeps. A plain class over one writer connection
+// (store/sqlite/db_connection.hpp: the file's writer lock, WAL, migrations); it never
+// throws. What is particular to SQLite:
+//   - Each write runs in its own IMMEDIATE transaction; durable on return under
+//     PRAGMA synchronous=FULL (NORMAL when store_params::synchronous_full is false:
+//     then a power loss may lose the last commits, never half of one).
+//   - Group commit: one IMMEDIATE transaction; a batch inside it is a savepoint.
+//     SQLite itself may roll the whole group back (a full disk, an I/O error), which
+//     group_open() reports.
+//   - Reads run on the writer connection (store/sqlite/store_queries.hpp).
+//   - Full-text indexing is not part of an append: the owner fills the indexes when
+//     idle (store/sqlite/fts_indexer.hpp).
 // Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
 #pragma once
 
@@ -57,20 +41,16 @@ public:
   sqlite_store& operator=(const sqlite_store&) = delete;
 
   // --- sessions
-  // Creates a session; rec.id may be empty (generated) or a valid unused id.
-  // started_at_ms defaults to `now`; ended/trigger fields are ignored.
   caf::expected<session_record> create_session(session_record rec, time_ms now) override;
   caf::expected<session_record> end_session(const std::string& session_id, time_ms now,
                                             const std::string& reason) override;
   caf::error save_triggers(const std::string& session_id, const trigger_state& t) override;
 
-  // --- appends, each in its own durable transaction
+  // --- appends
   caf::expected<int64_t> append(const message& m) override;
   caf::expected<message_ids> append_batch(const std::vector<message>& batch) override;
 
-  // --- group commit: begin_group, any number of insert_*_in_group, commit_group.
-  // A failed insert changes nothing (statement or savepoint atomic) unless SQLite
-  // rolled the whole group back, which group_open() then reports as false.
+  // --- group commit
   caf::error begin_group() override;
   caf::expected<int64_t> insert_in_group(const message& m) override;
   caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch) override;
@@ -80,20 +60,9 @@ public:
 
   // --- compaction, reset, checkpoints
   caf::expected<message> commit_compaction(const compaction_commit& c) override;
-  // Row replacements (pruning, eviction, micro-compaction; see replacement_commit):
-  // the inserted rows with their ids, in order. Validation failures are
-  // bad_request / not_found and change nothing.
   caf::expected<std::vector<message>> commit_replacement(const replacement_commit& c) override;
-  // The compaction `c` with `in_place: false` (SPEC §3; sqlite_store_child.cpp): ends
-  // session c.session_id and continues it in a new child session (parent_id link)
-  // whose live context is copies of the head, the summary and copies of the tail;
-  // the slice is archived in the parent. The child's live context (every row's
-  // session_id is the child's id). Refusals as commit_compaction, plus now < 0.
   caf::expected<std::vector<message>> continue_in_child(const compaction_commit& c,
                                                         time_ms now) override;
-  // The reset after exhaustion (SPEC §5.3): ends the session and opens a new one under
-  // its key (parent_id link) holding copies of the head and the latest summary, never
-  // a row above max_row_tokens (0 = no limit; policies/reset_plan.hpp).
   caf::expected<session_record> reset_session(const std::string& session_id, int head_count,
                                               time_ms now, const std::string& reason,
                                               int64_t max_row_tokens = 0) override;
@@ -102,9 +71,6 @@ public:
                                                      time_ms now) override;
   caf::expected<std::vector<message>> rollback_to_checkpoint(const std::string& session_id,
                                                              const std::string& name) override;
-  // The same rollback to a row instead of a checkpoint (a client's branch, the OpenAI
-  // door): every row with id > mark is rolled back, rows a later summary
-  // archived are revived, later checkpoints are retired by `label`. The live context.
   caf::expected<std::vector<message>> rollback_after_row(const std::string& session_id,
                                                          int64_t mark,
                                                          const std::string& label) override;
@@ -121,8 +87,7 @@ public:
   checkpoints(const std::string& session_id) override;
   caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out) override;
 
-  // --- memory tiers and agent tools: store/facts.hpp, store/session_tools.hpp and
-  // store/jsonl_import.hpp on the writer connection (sqlite_store_memory.cpp).
+  // --- memory tiers and agent tools (sqlite_store_memory.cpp)
   caf::expected<fact_record> put_fact(const fact_record& f, time_ms now) override;
   caf::expected<fact_record> remove_fact(const std::string& user_id, const std::string& key,
                                          time_ms now) override;
