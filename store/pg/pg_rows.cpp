@@ -99,6 +99,13 @@ std::string bigint_array(const std::vector<int64_t>& ids) {
   return out + "}";
 }
 
+bool insert_session(pqxx::transaction_base& t, const session_record& rec) {
+  auto r = t.exec_prepared("session_insert", rec.id, bytes(rec.user_id), bytes(rec.session_key),
+                           rec.parent_id, bytes(rec.model), rec.started_at_ms, rec.ended_at_ms,
+                           bytes(rec.end_reason));
+  return r.affected_rows() > 0;
+}
+
 int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position,
                            int64_t fence_token) {
   auto r = t.exec_prepared("message_insert", m.session_id, std::string{to_string(m.role)},

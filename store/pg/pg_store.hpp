@@ -140,6 +140,10 @@ public:
   pqxx::connection& connection() { return *conn_; }
 
 private:
+  // The primitives of the session commits (store/session_writer.hpp), in
+  // pg_store_commits.cpp.
+  friend class pg_session_writer;
+
   pg_store(store_params params, std::unique_ptr<pqxx::connection> conn);
 
   enum class access { read, write };

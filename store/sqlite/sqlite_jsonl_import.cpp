@@ -8,33 +8,13 @@
 
 #include "store/row_codec.hpp"
 #include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/session_rows.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 #include "store/sqlite/store_queries.hpp"
 
 namespace mneme {
 
 namespace {
-
-caf::error create_target(db_connection& db, const session_record& s) {
-  auto stmt = db.prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
-                         " started_at_ms, ended_at_ms, end_reason)"
-                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  if (!stmt)
-    return std::move(stmt.error());
-  statement_scope st{**stmt};
-  st->bind(1, s.id);
-  st->bind(2, s.user_id);
-  st->bind(3, s.session_key);
-  st->bind(4, s.parent_id);
-  st->bind(5, s.model);
-  st->bind(6, s.started_at_ms);
-  st->bind(7, s.ended_at_ms);
-  st->bind(8, s.end_reason);
-  auto rc = st->step();
-  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
-    return bad_request("import: session '" + s.id + "' already exists");
-  return rc == SQLITE_DONE ? caf::error{} : db.failure(rc, "import: create session");
-}
 
 caf::expected<int64_t> insert_row(db_connection& db, const message& m) {
   auto stmt = db.prepare(
@@ -98,8 +78,11 @@ caf::expected<session_record> import_session_jsonl(db_connection& db, std::strin
   if (!target.parent_id.empty())
     if (auto err = require_session(db, target.parent_id))
       return err;
-  if (auto err = create_target(db, target))
-    return err;
+  auto created = insert_session(db, target, "import: create session");
+  if (!created)
+    return std::move(created.error());
+  if (!*created)
+    return bad_request("import: session '" + target.id + "' already exists");
   // Insert every row (live), learning the renumbering old id -> new id.
   std::map<int64_t, int64_t> new_id;
   for (const auto& r : plan->rows) {

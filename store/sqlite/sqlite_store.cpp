@@ -1,5 +1,6 @@
-// The single writer: sessions, appends, group commits and reads; see sqlite_store.hpp.
-// Compaction, reset and checkpoints are in sqlite_store_compaction.cpp.
+// The SQLite store: opening, sessions, appends, group commits and reads; see
+// sqlite_store.hpp. The session commits (compaction, replacement, child continuation,
+// reset, checkpoints, rollback, the end of a session) are in sqlite_store_commits.cpp.
 #include "store/sqlite/sqlite_store.hpp"
 
 #include <cassert>
@@ -9,6 +10,7 @@
 #include "store/sqlite/sqlite_jsonl_export.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
+#include "store/sqlite/session_rows.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 #include "store/sqlite/store_queries.hpp"
 
@@ -42,91 +44,23 @@ caf::expected<session_record> sqlite_store::create_session(session_record rec, t
   if (!rec.parent_id.empty())
     if (auto err = require_session(*db_, rec.parent_id))
       return err;
-  auto stmt = db_->prepare("INSERT INTO sessions(id, user_id, session_key, parent_id, model,"
-                           " started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  if (!stmt)
-    return std::move(stmt.error());
-  statement_scope s{**stmt};
-  s->bind(1, rec.id);
-  s->bind(2, rec.user_id);
-  s->bind(3, rec.session_key);
-  s->bind(4, rec.parent_id);
-  s->bind(5, rec.model);
-  s->bind(6, rec.started_at_ms);
-  auto rc = s->step();
-  if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+  auto created = insert_session(*db_, rec, "create session");
+  if (!created)
+    return std::move(created.error());
+  if (!*created)
     return bad_request("create session: id '" + rec.id + "' already exists");
-  if (rc != SQLITE_DONE)
-    return db_->failure(rc, "create session");
   if (auto err = txn.commit())
     return err;
   return rec;
-}
-
-caf::expected<session_record> sqlite_store::end_session(const std::string& session_id,
-                                                        time_ms now, const std::string& reason) {
-  if (auto err = check_label(reason, "end reason"))
-    return err;
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
-  if (auto err = require_open_session(session_id))
-    return err;
-  if (auto err = write_session_end(session_id, now, reason, "end session"))
-    return err;
-  if (auto err = txn.commit())
-    return err;
-  return load_session(*db_, session_id);
-}
-
-caf::error sqlite_store::write_session_end(const std::string& session_id, time_ms now,
-                                           const std::string& reason, const char* what) {
-  auto stmt = db_->prepare("UPDATE sessions SET ended_at_ms = ?2, end_reason = ?3 WHERE id = ?1");
-  if (!stmt)
-    return std::move(stmt.error());
-  statement_scope s{**stmt};
-  s->bind(1, session_id);
-  s->bind(2, now > 0 ? now : int64_t{1});
-  s->bind(3, reason);
-  if (auto rc = s->step(); rc != SQLITE_DONE)
-    return db_->failure(rc, what);
-  open_sessions_.erase(session_id);
-  return caf::none;
 }
 
 caf::error sqlite_store::save_triggers(const std::string& session_id, const trigger_state& t) {
   write_transaction txn{*db_};
   if (auto err = txn.begin())
     return err;
-  if (auto err = write_triggers(session_id, t))
+  if (auto err = write_triggers(*db_, session_id, t))
     return err;
   return txn.commit();
-}
-
-caf::error sqlite_store::write_triggers(const std::string& session_id, const trigger_state& t) {
-  if (auto err = check_label(t.cooldown_reason, "cooldown_reason"))
-    return err;
-  auto stmt = db_->prepare(
-    "UPDATE sessions SET cooldown_until_ms = ?2, cooldown_reason = ?3,"
-    " anti_thrash_strikes = ?4, lock_until_ms = ?5, probe_pending = ?6,"
-    " fallback_streak = ?7, compaction_count = ?8, last_prompt_tokens = ?9 WHERE id = ?1");
-  if (!stmt)
-    return std::move(stmt.error());
-  statement_scope s{**stmt};
-  s->bind(1, session_id);
-  s->bind(2, t.cooldown_until_ms);
-  s->bind(3, t.cooldown_reason);
-  s->bind(4, int64_t{t.anti_thrash_strikes});
-  s->bind(5, t.lock_until_ms);
-  s->bind(6, int64_t{t.probe_pending ? 1 : 0});
-  s->bind(7, int64_t{t.fallback_streak});
-  s->bind(8, t.compaction_count);
-  s->bind(9, t.last_prompt_tokens);
-  if (auto rc = s->step(); rc != SQLITE_DONE)
-    return db_->failure(rc, "save trigger state");
-  if (sqlite3_changes(db_->native_handle()) == 0)
-    return not_found("unknown session '" + session_id + "'");
-  return {};
 }
 
 caf::error sqlite_store::require_open_session(const std::string& session_id) {

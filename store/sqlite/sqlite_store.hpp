@@ -14,7 +14,6 @@
 // Thread: the owner (the storage actor, detached); not thread-safe. Copy deleted.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -105,6 +104,10 @@ public:
   db_connection& connection() { return *db_; }
 
 private:
+  // The primitives of the session commits (store/session_writer.hpp), in
+  // sqlite_store_commits.cpp.
+  friend class sqlite_session_writer;
+
   sqlite_store(store_params params, std::unique_ptr<db_connection> db)
     : params_(std::move(params)), db_(std::move(db)) {}
 
@@ -115,22 +118,7 @@ private:
   // remembers the sessions it found open (open_sessions_) and does not look them
   // up again.
   caf::error require_open_for_append(const std::string& session_id);
-  caf::error write_triggers(const std::string& session_id, const trigger_state& t);
-  // Marks a session ended at `now` (at least 1 ms) for `reason`, inside the caller's
-  // transaction. `what` names the operation in the error.
-  caf::error write_session_end(const std::string& session_id, time_ms now,
-                               const std::string& reason, const char* what);
   caf::error require_open_session(const std::string& session_id);
-  // The skeleton of every commit that rewrites an open session's live context
-  // (compaction, replacement, child continuation): one IMMEDIATE transaction, the
-  // session open at its start, `body` (() -> caf::expected<T>) inside it. Committed
-  // only when body succeeds; otherwise rolled back and the file is unchanged.
-  template <class T, class Body>
-  caf::expected<T> commit_on_open_session(const std::string& session_id, Body&& body);
-  // Inside the current transaction: archives each live row of `ids` (active = 0,
-  // compacted = 1, archived_by = absorber(id)). REQUIRES: the ids were checked live.
-  caf::error archive_rows(const std::vector<int64_t>& ids,
-                          const std::function<int64_t(int64_t)>& absorber);
   caf::error savepoint(const char* sql, const std::string& what);
 
   store_params params_;
@@ -138,27 +126,11 @@ private:
   std::optional<write_transaction> group_;
   // Sessions a group append found open in a committed state. Sound because this
   // store is the only writer of the file (the writer lock) and a session ends only
-  // through write_session_end, which drops it here; a group creates no session,
-  // so a rolled-back group cannot leave one here that does not exist. Cleared
-  // when it reaches max_open_sessions_remembered.
+  // through sqlite_session_writer::end_session, which drops it here; a group creates
+  // no session, so a rolled-back group cannot leave one here that does not exist.
+  // Cleared when it reaches max_open_sessions_remembered.
   std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
 };
-
-template <class T, class Body>
-caf::expected<T> sqlite_store::commit_on_open_session(const std::string& session_id,
-                                                      Body&& body) {
-  write_transaction txn{*db_};
-  if (auto err = txn.begin())
-    return err;
-  if (auto err = require_open_session(session_id))
-    return err;
-  caf::expected<T> result = body();
-  if (!result)
-    return result;
-  if (auto err = txn.commit())
-    return err;
-  return result;
-}
 
 } // namespace mneme
