@@ -45,7 +45,7 @@
 
 namespace mneme {
 
-class sqlite_store;
+class store_maintenance;
 
 class message_store {
 public:
@@ -54,8 +54,9 @@ public:
   // "sqlite" or "postgres" (logs, errors): to_string(params().backend).
   virtual const char* backend_name() const = 0;
   virtual const store_params& params() const = 0;
-  // The SQLite store behind this interface, or null on another backend.
-  virtual sqlite_store* sqlite() { return nullptr; }
+  // The background work this backend needs from its owner (deferred indexing, log
+  // copying, cold copies: store/store_maintenance.hpp), or null when it needs none.
+  virtual store_maintenance* maintenance() { return nullptr; }
 
   // --- sessions
 

@@ -46,7 +46,7 @@ constexpr time_ms child_start_ms = 5000;
 struct child_fixture {
   testing::temp_dir dir{"mneme-child"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::string sid;
   std::vector<int64_t> ids;            // system + 10 turns, in order
   std::vector<std::string> texts;      // their texts
@@ -96,11 +96,11 @@ struct child_fixture {
     return c;
   }
 
-  int64_t scalar(const std::string& sql) { return testing::store_scalar(*store, sql); }
+  int64_t scalar(const std::string& sql) { return testing::store_scalar(store, sql); }
 
   sqlite3* sqlite_handle() {
-    BOOST_REQUIRE(store->sqlite() != nullptr);
-    return store->sqlite()->connection().native_handle();
+    BOOST_REQUIRE(store.sqlite() != nullptr);
+    return store.sqlite()->connection().native_handle();
   }
 
   // Everything a refused request must leave as it was.
@@ -118,7 +118,7 @@ struct child_fixture {
     req.user_id = "alice";
     req.query = query;
     req.max_sessions = recall_max_sessions;
-    auto r = recall_search(store->sqlite()->connection(), req);
+    auto r = recall_search(store.sqlite()->connection(), req);
     BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return r->hits;
   }
@@ -223,7 +223,7 @@ BOOST_DATA_TEST_CASE_F(child_fixture, without_a_trigger_update_the_child_inherit
 BOOST_DATA_TEST_CASE_F(child_fixture, no_message_row_is_rewritten_only_state_flips_and_new_rows,
                        data::make(testing::all_store_backends()), backend) {
   open(backend);
-  auto rewrites = testing::watch_message_rewrites(*store);
+  auto rewrites = testing::watch_message_rewrites(store);
   BOOST_REQUIRE(store->continue_in_child(middle_commit(), child_start_ms));
   BOOST_TEST(rewrites() == 0);
 }
@@ -345,7 +345,7 @@ BOOST_DATA_TEST_CASE_F(child_fixture, a_child_can_continue_in_a_grandchild_and_k
   BOOST_TEST(texts_of(*next) == want, boost::test_tools::per_element());
   // The first summary is archived in the child, searchable as an archived summary
   // (recall runs on SQLite only so far: store/pg/pg_store.hpp).
-  if (store->sqlite() != nullptr) {
+  if (store.sqlite() != nullptr) {
     auto hits = search("summaryword");
     BOOST_REQUIRE_EQUAL(hits.size(), 1u);
     BOOST_TEST((hits[0].kind == recall_hit_kind::archived_summary));

@@ -65,7 +65,7 @@ std::string dump(message_store& store, const std::string& sid) {
 struct replace_fixture {
   testing::temp_dir dir{"mneme-replace"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::unique_ptr<store_reader> reader; // SQLite only
   std::string sid;
   std::string other_sid;
@@ -121,11 +121,11 @@ struct replace_fixture {
     return *id;
   }
 
-  int64_t scalar(const std::string& sql) { return testing::store_scalar(*store, sql); }
+  int64_t scalar(const std::string& sql) { return testing::store_scalar(store, sql); }
 
   sqlite_store& sqlite() {
-    BOOST_REQUIRE(store->sqlite() != nullptr);
-    return *store->sqlite();
+    BOOST_REQUIRE(store.sqlite() != nullptr);
+    return *store.sqlite();
   }
 
   int64_t archived_by(int64_t id) {

@@ -117,16 +117,17 @@ using storage_actor = caf::typed_actor<
   // session actor exists, so it is queued ahead of that actor's writes.
   caf::reacts_to<st_fence_atom, std::string, int64_t>>;
 
-// Opens the store of `params.backend` on the calling thread (so a bad file or an
-// unreachable server fails here, with its errc) and spawns the detached storage
-// actor owning it. Keep the handle: an actor that
+// Opens the writer store of `params.backend` on the calling thread
+// (store/open_store.hpp open_writer_store: a bad file, an unreachable server or another
+// writer fails here, with its errc) and spawns the detached storage actor owning it. Keep the handle: an actor that
 // nobody references terminates. `metrics` may be null; `log` may be null (no logs).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
                                            std::shared_ptr<storage_metrics> metrics = nullptr);
 
-// The same over an opened store of any backend (store/message_store.hpp). A SQLite
-// store spawned this way checkpoints its write-ahead log inline (no checkpointer).
+// The same over an opened store of any backend (store/message_store.hpp). A store
+// with a log to copy back (store/store_maintenance.hpp) spawned this way lets the
+// backend checkpoint it on its own (no checkpointer).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
                                            std::shared_ptr<message_store> store,
                                            std::shared_ptr<spdlog::logger> log,

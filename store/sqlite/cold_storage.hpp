@@ -28,14 +28,12 @@
 #include "caf/expected.hpp"
 
 #include "messages/transcript.hpp"
+#include "store/store_maintenance.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
 
 class db_connection;
-
-// Sessions written per sweep at most (the rest wait for the next sweep).
-inline constexpr int64_t cold_sweep_max_sessions = 64;
 
 // The folder ended sessions go to, or "" when cold storage is off (see above).
 std::string cold_storage_folder(const store_params& params);
@@ -53,12 +51,6 @@ caf::expected<std::vector<std::string>> sessions_awaiting_cold_copy(db_connectio
 // REQUIRES: db is the writer; folder is not empty.
 caf::error write_cold_copy(db_connection& db, const std::string& folder,
                            const std::string& session_id, time_ms now);
-
-struct cold_sweep_result {
-  int64_t written = 0;
-  int64_t failed = 0;
-  caf::error first_error;  // the first failure, none when failed == 0
-};
 
 // Writes the cold copies of up to `limit` ended, unwritten sessions. A failure
 // does not stop the sweep: the session stays unmarked for the next one.

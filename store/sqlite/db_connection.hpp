@@ -24,6 +24,7 @@
 #include "caf/error.hpp"
 #include "caf/expected.hpp"
 
+#include "store/store_maintenance.hpp"
 #include "store/store_params.hpp"
 
 struct sqlite3;
@@ -91,14 +92,6 @@ private:
 // the file (checkpoint_passive) and does nothing else. It writes no row, so it
 // takes no writer lock, and it needs an existing file with a known schema.
 enum class open_mode { writer, reader, checkpointer };
-
-// The outcome of one PASSIVE checkpoint: the log's length in pages and how many of
-// them are now in the database file (SQLite's pnLog / pnCkpt).
-struct wal_checkpoint_result {
-  int64_t log_pages = 0;
-  int64_t checkpointed_pages = 0;
-  bool busy = false; // another checkpoint was running: this one did nothing
-};
 
 // The advisory lock file of the single writer of `db_path` ("<db_path>.lock"), or
 // "" when the path names no file (":memory:", "", "file:" URIs).

@@ -15,6 +15,8 @@
 // Message text is immutable (schema v5 aborts an UPDATE of content), so an
 // indexed row never goes stale.
 //
+// The index vocabulary (fts_index, index_progress, ...) is store/store_maintenance.hpp's:
+// the storage actor runs these ticks through sqlite_maintenance.
 // Thread: the thread that owns the writer connection (the storage actor). Never
 // a second writer connection.
 #pragma once
@@ -27,6 +29,7 @@
 #include "caf/expected.hpp"
 
 #include "policies/index_pacing.hpp"
+#include "store/store_maintenance.hpp"
 
 namespace mneme {
 
@@ -40,46 +43,8 @@ inline constexpr int64_t fts_index_batch_rows = default_max_index_run.rows;
 // always takes at least one row (a single 200 KB tool output fits anyway).
 inline constexpr int64_t fts_index_batch_bytes = default_max_index_run.bytes;
 
-// The three recall indexes, in the position order of policies/index_pacing's
-// index_fill_order.
-enum class fts_index : int { words = 0, cjk = 1, trigram = 2 };
-inline constexpr std::size_t fts_index_count = 3;
-
 // "fts_words", "fts_cjk", "fts_trigram".
 const char* fts_index_table(fts_index index);
-
-// One figure per index, by position (fts_index).
-using fts_index_figures = std::array<int64_t, fts_index_count>;
-
-// Why a paced tick stopped.
-enum class index_stop {
-  caught_up,     // nothing above the new watermark (at the time of the read)
-  budget,        // max_rows, max_bytes or max_log_bytes reached; more may be pending
-  yielded,       // should_yield() returned true after a row (nothing more was read)
-  large_row_due, // the next row is large and may not go yet (see deferred_id)
-};
-
-struct index_progress {
-  fts_index index = fts_index::words; // the index this tick filled
-  int64_t rows = 0;        // rows indexed into it (and committed) by this tick
-  int64_t bytes = 0;       // their text bytes
-  int64_t index_watermark = 0; // that index's watermark after the tick
-  int64_t watermark = 0;   // the lowest watermark (fts_watermark) after the tick
-  // `stop` is about `index`: caught_up means nothing was above its new watermark.
-  index_stop stop = index_stop::caught_up;
-  // Every index had caught up (at the time of the tick's read).
-  bool all_caught_up = false;
-  // The large row that stopped the tick (large_row_due). When an index that
-  // was tried first could take no row because of a large row, that row (the
-  // older one, due first), whether or not a later index moved.
-  int64_t deferred_id = 0;
-  // should_yield() answered true after a row (the tick stopped there: stop is
-  // `yielded`): the caller starts its next tick with the first run.
-  bool waited = false;
-  // The run of the next tick: plan.run grown once (next_index_run) when nothing
-  // waited behind this tick, plan.run when a request did.
-  index_run_limit next_run;
-};
 
 // One paced tick: fills ONE index, the first of policies/index_pacing's
 // index_fill_order (the index furthest behind) that takes a row, with the rows

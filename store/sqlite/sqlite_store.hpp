@@ -27,6 +27,7 @@
 #include "messages/storage_types.hpp"
 #include "messages/transcript.hpp"
 #include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/sqlite_maintenance.hpp"
 #include "store/message_store.hpp"
 #include "store/session_ids.hpp"
 #include "store/store_params.hpp"
@@ -98,7 +99,8 @@ public:
                                              time_ms now) override;
 
   const char* backend_name() const override { return "sqlite"; }
-  sqlite_store* sqlite() override { return this; }
+  // The idle-time FTS5 indexer, WAL checkpoints and cold copies on this writer.
+  store_maintenance* maintenance() override { return &maintenance_; }
   const store_params& params() const override { return params_; }
   // Test seam: the connection (fault injection, measurements).
   db_connection& connection() { return *db_; }
@@ -109,7 +111,7 @@ private:
   friend class sqlite_session_writer;
 
   sqlite_store(store_params params, std::unique_ptr<db_connection> db)
-    : params_(std::move(params)), db_(std::move(db)) {}
+    : params_(std::move(params)), db_(std::move(db)), maintenance_(*db_, params_) {}
 
   // Validates and inserts one message of an open session inside the current
   // transaction; position 0 means "= id".
@@ -123,6 +125,7 @@ private:
 
   store_params params_;
   std::unique_ptr<db_connection> db_;
+  sqlite_maintenance maintenance_; // over db_ and params_
   std::optional<write_transaction> group_;
   // Sessions a group append found open in a committed state. Sound because this
   // store is the only writer of the file (the writer lock) and a session ends only

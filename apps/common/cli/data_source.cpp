@@ -20,9 +20,6 @@ caf::expected<std::vector<fact_record>> facts_of(pg_store& s, const fact_query& 
   return s.query_facts(q);
 }
 
-store_reader* sqlite_of(store_reader& r) { return &r; }
-store_reader* sqlite_of(pg_store&) { return nullptr; }
-
 // The read commands' operations on a store_reader or a pg_store (same signatures).
 template <class Store>
 class read_source_of final : public read_source {
@@ -48,7 +45,6 @@ public:
   caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override {
     return facts_of(*s_, q);
   }
-  store_reader* sqlite() override { return sqlite_of(*s_); }
   std::string where() const override { return where_; }
 
 private:

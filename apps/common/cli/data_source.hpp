@@ -54,8 +54,6 @@ public:
   virtual caf::expected<int64_t> export_jsonl(const std::string& session_id,
                                               std::ostream& out) = 0;
   virtual caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) = 0;
-  // The SQLite reader (recall search), or null on PostgreSQL.
-  virtual store_reader* sqlite() { return nullptr; }
   // Where the rows are, for messages: the file, or "the PostgreSQL database".
   virtual std::string where() const = 0;
 };
