@@ -21,7 +21,8 @@ session_params session_params_of(const runtime_config& cfg) {
   p.max_tool_rounds = cfg.gateway.max_tool_rounds;
   p.max_tool_calls_per_message = cfg.gateway.max_tool_calls_per_message;
   builtin_availability available;
-  available.recall = cfg.database.backend == "postgres" || cfg.database.path != ":memory:";
+  available.recall =
+    cfg.database.backend == store_backend::postgres || cfg.database.path != ":memory:";
   available.skills = !cfg.gateway.skills_dir.empty();
   p.builtin_tools =
     resolve_builtin_tools(parse_builtin_tools(cfg.gateway.builtin_tools).set, available);
@@ -54,11 +55,7 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
     cfg.metrics = std::make_shared<runtime_metrics>();
   if (auto b = parse_builtin_tools(cfg.gateway.builtin_tools); !b.error.empty())
     return caf::make_error(errc::bad_request, b.error);
-  if (cfg.database.backend != "sqlite" && cfg.database.backend != "postgres")
-    return caf::make_error(errc::config_invalid,
-                           "database.backend must be sqlite or postgres, got '"
-                             + cfg.database.backend + "'");
-  if (!cfg.gateway.node_id.empty() && cfg.database.backend != "postgres")
+  if (!cfg.gateway.node_id.empty() && cfg.database.backend != store_backend::postgres)
     return caf::make_error(errc::config_invalid,
                            "gateway.node_id (several nodes) needs database.backend: postgres");
   cfg.database.node_id = cfg.gateway.node_id;
@@ -81,7 +78,8 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
   if (rt->cfg_.hygiene)
     rt->hygiene_ = llm::spawn_llm_pool(sys, *rt->cfg_.hygiene, rt->cfg_.log);
-  if (rt->cfg_.database.backend == "postgres" || rt->cfg_.database.path != ":memory:") {
+  if (rt->cfg_.database.backend == store_backend::postgres
+      || rt->cfg_.database.path != ":memory:") {
     auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
     if (!recall)
       return std::move(recall.error());

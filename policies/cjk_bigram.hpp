@@ -1,6 +1,6 @@
 // The CJK bigram tokenizer of the recall index (SPEC §4): turns text into the tokens
 // the `cjk` FTS5 index stores and its queries look up. Pure and reentrant; called
-// from the SQLite tokenizer callback on any connection's thread (store/fts_tokenizers)
+// from the SQLite tokenizer callback on any connection's thread (store/sqlite/fts_tokenizers)
 // and from tests. No allocation on the hot path except the per-token fold buffer.
 //
 // Rules, in order of the text:

@@ -1,7 +1,7 @@
-// Pacing of the background full-text indexer (store/fts_indexer): how much one
+// Pacing of the background full-text indexer (store/sqlite/fts_indexer): how much one
 // indexing tick of the storage actor may do, which index it fills, and whether a large
 // row may go now. Pure functions of their arguments, safe from any thread; the storage
-// actor and store/fts_indexer call them on the writer's thread.
+// actor and store/sqlite/fts_indexer call them on the writer's thread.
 // Contract:
 //   - a tick fills ONE index, the one furthest behind (index_fill_order), in one
 //     transaction, and commits after its run (first_index_run, then next_index_run up
@@ -38,7 +38,7 @@ struct index_pacing_params {
   int64_t batch_rows = 65536;                 // rows per indexing transaction
   int64_t batch_bytes = 32 * 1024 * 1024;     // text bytes per transaction (>= 1 row)
   int64_t log_bytes = 24 * 1024 * 1024;       // log a tick may write, its COMMIT included (>= 1 row)
-  // The writer's page cache (store/db_connection writer_cache_kib): the COMMIT
+  // The writer's page cache (store/sqlite/db_connection writer_cache_kib): the COMMIT
   // writes the dirty pages still in it, up to this much, on top of the pages the
   // tick spilled before, so the tick may spill log_bytes - writer_cache_bytes
   // (at least 1 byte: the first row that spills ends the tick; a negative cache

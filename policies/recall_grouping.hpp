@@ -1,6 +1,6 @@
 // Recall over conversations, not over their pieces (issue 25 item 7): what one
 // result slot of a search is, and how many slots a caller may ask for. Pure
-// functions, standard library only, any thread. Used by store/recall.cpp (the
+// functions, standard library only, any thread. Used by store/sqlite/sqlite_recall.cpp (the
 // grouping) and by the search route of the HTTP API and the CLI (the limit).
 //
 // A conversation is a lineage of sessions linked by parent id: a session, the

@@ -1,5 +1,5 @@
 // What the recall backends share about a hit's text (SPEC §4), pure functions on
-// any thread, standard library only. Used by store/recall.cpp (SQLite) and
+// any thread, standard library only. Used by store/sqlite/sqlite_recall.cpp (SQLite) and
 // store/pg/pg_recall.cpp (PostgreSQL), so both mark matches, apply a query to a
 // scanned row and rank in the same way where the engines allow it.
 //

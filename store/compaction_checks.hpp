@@ -14,7 +14,7 @@
 
 #include "caf/error.hpp"
 #include "caf/expected.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 #include "store/store_params.hpp"
 #include "messages/storage_types.hpp"
 

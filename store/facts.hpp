@@ -1,5 +1,5 @@
 // Semantic memory (SPEC §7): per-user facts and preferences that outlive sessions,
-// stored in the `facts` table of schema v6 (see store/migrations.cpp).
+// stored in a `facts` table (SQLite: schema v6; PostgreSQL: schema version 4).
 //
 // Decisions where the SPEC is silent:
 //   - A fact is (user_id, key) -> value. Keys are compared byte for byte (case
@@ -20,12 +20,9 @@
 //     ranks; a route that finds anything ends the search. Only the user's own
 //     facts; retired versions only with include_inactive.
 //
-// The PostgreSQL store (store/pg/pg_facts.hpp) keeps these semantics and shares the
-// checks below; its search runs the same routes over its own columns.
-//
-// Writes REQUIRE the writer connection (the storage actor's thread) and run in
-// their own IMMEDIATE transaction; reads run on any connection (a read-only
-// reader included). Thread: the thread that owns `db`.
+// Each backend implements them (store/sqlite/sqlite_facts.hpp, store/pg/pg_facts.hpp)
+// with the checks below; both search with the same routes over their own columns.
+// Each write is one transaction of its own. The functions here are pure; any thread.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +35,6 @@
 #include "messages/transcript.hpp"
 
 namespace mneme {
-
-class db_connection;
 
 inline constexpr std::size_t fact_user_max_bytes = 512;
 inline constexpr std::size_t fact_key_max_bytes = 256;
@@ -58,25 +53,5 @@ struct parsed_query;
 // alternative inside key + "\n" + value, no negated clause does (ASCII
 // case-insensitive).
 bool fact_scan_matches(const fact_record& f, const parsed_query& q);
-
-// Adds `f.key` for `f.user_id`, or replaces its active version. Reads user_id,
-// key, value and source_session from `f`; returns the active version.
-// REQUIRES: db is the writer.
-caf::expected<fact_record> put_fact(db_connection& db, const fact_record& f, time_ms now);
-
-// Retires the active version of (user_id, key) as removed; returns it retired.
-// Errors: not_found when the user has no active fact under `key`.
-// REQUIRES: db is the writer.
-caf::expected<fact_record> remove_fact(db_connection& db, const std::string& user_id,
-                                       const std::string& key, time_ms now);
-
-// The active version of (user_id, key); not_found when there is none.
-caf::expected<fact_record> find_fact(db_connection& db, const std::string& user_id,
-                                     const std::string& key);
-
-// q.text empty: the user's facts, newest version first. Otherwise the full-text
-// search described above, best first. Errors: bad_request for an empty or
-// oversized user_id or a limit outside 1..fact_query_max_limit.
-caf::expected<std::vector<fact_record>> query_facts(db_connection& db, const fact_query& q);
 
 } // namespace mneme

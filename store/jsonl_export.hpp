@@ -7,26 +7,19 @@
 //    "state":"live"}
 // state is live|archived|rolled_back (SPEC §1 table); archived_by is the id of the
 // summary whose compaction archived the row (0 otherwise). Strings are UTF-8; bytes
-// that are not valid UTF-8 are written as U+FFFD. Thread: the owner of `db`.
+// that are not valid UTF-8 are written as U+FFFD. Each backend writes the lines of its
+// rows with to_jsonl_line (store/sqlite/sqlite_jsonl_export.hpp, store/pg/pg_store.cpp).
+// Pure; any thread.
 #pragma once
 
 #include <cstdint>
-#include <ostream>
 #include <string>
-
-#include "caf/expected.hpp"
 
 #include "messages/transcript.hpp"
 
 namespace mneme {
 
-class db_connection;
-
 // One line (without the newline) for a row.
 std::string to_jsonl_line(const message& m, int64_t archived_by);
-
-// Writes every row of the session to `out`; returns the number of lines.
-caf::expected<int64_t> export_session_jsonl(db_connection& db, const std::string& session_id,
-                                            std::ostream& out);
 
 } // namespace mneme

@@ -25,7 +25,9 @@
 //     file (archived_by a later row). The final newline is optional; empty
 //     lines are refused. The whole import is one transaction.
 //
-// Thread: the owner of the writer connection (the storage actor's thread).
+// Each backend runs the plan below in one transaction of its own
+// (store/sqlite/sqlite_jsonl_import.hpp, store/pg/pg_jsonl_import.hpp).
+// Pure functions; any thread.
 #pragma once
 
 #include <cstdint>
@@ -40,10 +42,6 @@
 #include "store/store_params.hpp"
 
 namespace mneme {
-
-class db_connection;
-
-// --- shared by both backends (store/pg/pg_jsonl_import.cpp runs the same plan)
 
 // One checked line: the row with the file's ids, its archived_by (a file id).
 struct import_row {
@@ -74,10 +72,5 @@ struct import_state {
 };
 std::vector<import_state> import_states(const std::vector<import_row>& rows,
                                         const std::map<int64_t, int64_t>& new_id);
-
-// The whole import in one transaction on SQLite. REQUIRES: db is the writer.
-caf::expected<session_record> import_session_jsonl(db_connection& db, std::string_view jsonl,
-                                                   session_record into, time_ms now,
-                                                   const store_params& params);
 
 } // namespace mneme

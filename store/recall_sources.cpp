@@ -1,11 +1,8 @@
 // The recall_source of each backend; see recall_sources.hpp.
 #include "store/recall_sources.hpp"
 
-#include "caf/make_message.hpp"
-
-#include "messages/errc.hpp"
 #include "store/pg/pg_recall.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme {
 
@@ -21,12 +18,9 @@ caf::expected<std::unique_ptr<recall_source>> as_source(caf::expected<std::uniqu
 } // namespace
 
 caf::expected<std::unique_ptr<recall_source>> open_recall_source(const store_params& params) {
-  if (params.backend == "postgres")
+  if (params.backend == store_backend::postgres)
     return as_source(pg_recall_source::open(params));
-  if (params.backend == "sqlite")
-    return as_source(store_reader::open(params));
-  return caf::make_error(errc::config_invalid,
-                         "database.backend: unknown backend '" + params.backend + "'");
+  return as_source(store_reader::open(params));
 }
 
 } // namespace mneme

@@ -1,4 +1,4 @@
-// What a row replacement commit shares on every backend (store/sqlite_store_replace.cpp,
+// What a row replacement commit shares on every backend (store/sqlite/sqlite_store_replace.cpp,
 // store/pg/pg_store_replace.cpp; replacement_commit in messages/storage_types.hpp):
 // the checks that need no database, the replacement row a commit inserts, and which
 // inserted row absorbs each archived row. Pure functions of values; errors are
@@ -15,7 +15,7 @@
 
 #include "caf/error.hpp"
 #include "messages/storage_types.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

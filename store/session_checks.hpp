@@ -11,7 +11,7 @@
 #include "caf/error.hpp"
 #include "messages/storage_types.hpp"
 #include "store/session_ids.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

@@ -3,39 +3,28 @@
 // evicted or restarted reads them back when it rehydrates. Kept per session key, so a
 // reset or a child session continues with the same tools.
 //
-// Table session_tools (migration 8): one row per setting, never updated nor deleted;
-// the newest row of a key is the key's tools ("[]" after a turn cleared them). The
-// session id that set them is kept for provenance.
-//
-// Functions over the writer connection; they never throw. Thread: the thread that owns
-// `db` (the storage actor).
+// Table session_tools (SQLite migration 8, PostgreSQL schema v2): one row per setting,
+// never updated nor deleted; the newest row of a key is the key's tools ("[]" after a
+// turn cleared them). The session id that set them is kept for provenance. Each backend
+// writes them (store/sqlite/sqlite_session_tools.hpp, store/pg/pg_store.cpp) after the
+// check below. Pure; any thread.
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
 #include <string>
 
-#include "caf/expected.hpp"
+#include "caf/error.hpp"
 
 #include "messages/transcript.hpp"
 
 namespace mneme {
 
-class db_connection;
-
 // Largest tools JSON stored for one key (a schema list, not a transcript).
 inline constexpr size_t session_tools_max_bytes = 1024 * 1024;
 
-// Records `tools_json` as the tools of `session_key`, set by `session_id` at `now`.
-// errc::bad_request for an empty key, a negative `now` or text over the limit.
-caf::error put_session_tools(db_connection& db, const std::string& session_key,
-                             const std::string& session_id, const std::string& tools_json,
-                             time_ms now);
-
-// What put_session_tools refuses (every backend): the errors listed above.
+// What a put of session tools refuses on every backend: errc::bad_request for an empty
+// key, a negative `now` or text over session_tools_max_bytes.
 caf::error check_session_tools(const std::string& session_key, const std::string& tools_json,
                                time_ms now);
-
-// The newest tools of `session_key`; "" when none were ever set.
-caf::expected<std::string> session_tools_of(db_connection& db, const std::string& session_key);
 
 } // namespace mneme

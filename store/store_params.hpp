@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "store/store_backend.hpp"
+
 namespace mneme {
 
 struct store_params {
-  std::string backend = "sqlite";      // "sqlite" or "postgres" (store/pg, stage 1)
+  store_backend backend = store_backend::sqlite;
   std::string url;                     // postgres: postgresql://user:pass@host:port/db
   std::string url_file;                // postgres: a file whose first line is the URL
   std::string path = "mneme.db";       // SQLite file; ":memory:" for tests

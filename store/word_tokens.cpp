@@ -7,7 +7,7 @@
 
 #include <sqlite3.h>
 
-#include "store/fts_tokenizers.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
 
 namespace mneme {
 

@@ -1,5 +1,5 @@
 // SQLite's `unicode61 remove_diacritics 2` tokenizer (the one of the `fts_words`
-// recall index, store/migrations.cpp) called directly, outside any FTS5 table, so
+// recall index, store/sqlite/migrations.cpp) called directly, outside any FTS5 table, so
 // that the PostgreSQL backend indexes and queries its word route with exactly the
 // tokens SQLite's word index holds: the same separators, the same case folding and
 // the same accent folding ("café" -> "cafe", "Việt" -> "viet"). Used by

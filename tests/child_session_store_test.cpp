@@ -13,8 +13,8 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -46,7 +46,7 @@ constexpr time_ms child_start_ms = 5000;
 struct child_fixture {
   testing::temp_dir dir{"mneme-child"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::string sid;
   std::vector<int64_t> ids;            // system + 10 turns, in order
   std::vector<std::string> texts;      // their texts
@@ -96,11 +96,11 @@ struct child_fixture {
     return c;
   }
 
-  int64_t scalar(const std::string& sql) { return testing::store_scalar(*store, sql); }
+  int64_t scalar(const std::string& sql) { return testing::store_scalar(store, sql); }
 
   sqlite3* sqlite_handle() {
-    BOOST_REQUIRE(store->sqlite() != nullptr);
-    return store->sqlite()->connection().native_handle();
+    BOOST_REQUIRE(store.sqlite() != nullptr);
+    return store.sqlite()->connection().native_handle();
   }
 
   // Everything a refused request must leave as it was.
@@ -118,7 +118,7 @@ struct child_fixture {
     req.user_id = "alice";
     req.query = query;
     req.max_sessions = recall_max_sessions;
-    auto r = recall_search(store->sqlite()->connection(), req);
+    auto r = recall_search(store.sqlite()->connection(), req);
     BOOST_REQUIRE_MESSAGE(r, err_of(r));
     return r->hits;
   }
@@ -223,7 +223,7 @@ BOOST_DATA_TEST_CASE_F(child_fixture, without_a_trigger_update_the_child_inherit
 BOOST_DATA_TEST_CASE_F(child_fixture, no_message_row_is_rewritten_only_state_flips_and_new_rows,
                        data::make(testing::all_store_backends()), backend) {
   open(backend);
-  auto rewrites = testing::watch_message_rewrites(*store);
+  auto rewrites = testing::watch_message_rewrites(store);
   BOOST_REQUIRE(store->continue_in_child(middle_commit(), child_start_ms));
   BOOST_TEST(rewrites() == 0);
 }
@@ -312,7 +312,7 @@ BOOST_DATA_TEST_CASE_F(child_fixture, recall_finds_the_archived_middle_and_the_s
   BOOST_TEST(summary_hits[0].hit.session_id == child_id);
   BOOST_TEST((summary_hits[0].kind == recall_hit_kind::summary));
   // Head and tail live in both: the parent's originals and the child's copies (the
-  // representation the reset uses; see store/sqlite_store_child.cpp). Parent and
+  // representation the reset uses; see store/sqlite/sqlite_store_child.cpp). Parent and
   // child are one conversation: one hit, whichever session holds the best row.
   for (int turn : {0, 2, 7, 9}) {
     auto hits = search("word" + std::to_string(turn) + "zq");
@@ -345,7 +345,7 @@ BOOST_DATA_TEST_CASE_F(child_fixture, a_child_can_continue_in_a_grandchild_and_k
   BOOST_TEST(texts_of(*next) == want, boost::test_tools::per_element());
   // The first summary is archived in the child, searchable as an archived summary
   // (recall runs on SQLite only so far: store/pg/pg_store.hpp).
-  if (store->sqlite() != nullptr) {
+  if (store.sqlite() != nullptr) {
     auto hits = search("summaryword");
     BOOST_REQUIRE_EQUAL(hits.size(), 1u);
     BOOST_TEST((hits[0].kind == recall_hit_kind::archived_summary));

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/child_program.hpp"
 #include "tests/temp_dir.hpp"
 

@@ -1,4 +1,4 @@
-// Tests of the episodic tier (store/cold_storage.hpp, store/jsonl_import.hpp, the
+// Tests of the episodic tier (store/sqlite/cold_storage.hpp, store/jsonl_import.hpp, the
 // storage actor's sweep): an ended session lands in the cold folder as its JSONL,
 // atomically and retried after a failure; an import re-creates a session whose
 // export is byte for byte the input (ids renumbered as documented, or identical in
@@ -20,9 +20,9 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
-#include "store/cold_storage.hpp"
-#include "store/jsonl_import.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/cold_storage.hpp"
+#include "store/sqlite/sqlite_jsonl_import.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -46,8 +46,8 @@ std::unique_ptr<sqlite_store> open_store(const std::string& path) {
 }
 
 // A fresh, empty store of backend `b` (a file in `dir` on SQLite).
-std::unique_ptr<message_store> open_backend(testing::store_backend b,
-                                            const testing::temp_dir& dir) {
+testing::test_store open_backend(testing::store_backend b,
+                                const testing::temp_dir& dir) {
   store_params p;
   testing::use_backend(b, p, dir);
   auto s = testing::open_test_store(p);
@@ -236,7 +236,7 @@ BOOST_DATA_TEST_CASE(an_import_whose_target_cannot_be_created_writes_nothing,
   testing::temp_dir dir{"mneme-cold"};
   auto store = open_backend(backend, dir);
   auto text = build_rich_session(*store, "orig");
-  auto rows_before = testing::store_scalar(*store, "SELECT count(*) FROM messages");
+  auto rows_before = testing::store_scalar(store, "SELECT count(*) FROM messages");
   session_record into;
   into.id = refused.id;
   into.user_id = "alice";
@@ -246,8 +246,8 @@ BOOST_DATA_TEST_CASE(an_import_whose_target_cannot_be_created_writes_nothing,
   BOOST_TEST(rec.error() == refused.code);
   BOOST_TEST(render_error(rec.error()).find(refused.says) != std::string::npos,
              render_error(rec.error()));
-  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages") == rows_before);
-  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM sessions") == 1);
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM messages") == rows_before);
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM sessions") == 1);
 }
 
 struct bad_jsonl {
@@ -321,7 +321,7 @@ BOOST_DATA_TEST_CASE(an_invalid_line_is_refused_with_its_line_number_and_nothing
   BOOST_TEST(text.find("line " + std::to_string(bad.line) + ":") != std::string::npos, text);
   BOOST_TEST(text.find(bad.says) != std::string::npos, text);
   BOOST_TEST(!store->session("s"));
-  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages") == 0);
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM messages") == 0);
 }
 
 BOOST_DATA_TEST_CASE(a_well_formed_minimal_file_without_final_newline_imports,

@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "messages/mneme_types.hpp"
-#include "store/facts.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_facts.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -32,7 +32,7 @@ using testing::store_backend;
 struct fixture {
   testing::temp_dir dir{"mneme-facts"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
 
   // Opens a fresh, empty store of backend `b`.
   void open(store_backend b) {
@@ -83,7 +83,7 @@ struct fixture {
     return *r;
   }
 
-  int64_t count(const char* sql) { return testing::store_scalar(*store, sql); }
+  int64_t count(const char* sql) { return testing::store_scalar(store, sql); }
 };
 
 std::vector<std::string> keys_of(const std::vector<fact_record>& facts) {
@@ -176,9 +176,9 @@ BOOST_DATA_TEST_CASE_F(fixture, nothing_is_ever_deleted_from_the_facts_table, da
   BOOST_REQUIRE(remove("alice", "editor", 4000));
   BOOST_TEST(count("SELECT count(*) FROM facts") == 3);
   BOOST_TEST(count("SELECT count(*) FROM facts WHERE active = 1") == 0);
-  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM facts"));
-  BOOST_TEST(!testing::store_exec_ok(*store, "UPDATE facts SET value = 'x'"));
-  BOOST_TEST(!testing::store_exec_ok(*store, "UPDATE facts SET key = 'x'"));
+  BOOST_TEST(!testing::store_exec_ok(store, "DELETE FROM facts"));
+  BOOST_TEST(!testing::store_exec_ok(store, "UPDATE facts SET value = 'x'"));
+  BOOST_TEST(!testing::store_exec_ok(store, "UPDATE facts SET key = 'x'"));
   BOOST_TEST(count("SELECT count(*) FROM facts") == 3);
 }
 

@@ -1,4 +1,4 @@
-// Tests of the asynchronous recall indexing (store/fts_indexer, schemas v5 and
+// Tests of the asynchronous recall indexing (store/sqlite/fts_indexer, schemas v5 and
 // v7): the watermarks (one per index, the lowest in fts_state.indexed_through),
 // the row and byte bounds of a round, paced ticks (one index per tick, the one
 // furthest behind; yield after a row; a large row that may not go yet stops the
@@ -19,10 +19,10 @@
 
 #include "messages/mneme_types.hpp"
 #include "policies/wal_checkpoint.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/fts_tokenizers.hpp"
-#include "store/migrations.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
+#include "store/sqlite/migrations.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "tests/store_test_util.hpp"
 
 BOOST_AUTO_TEST_SUITE(fts_indexer_test)

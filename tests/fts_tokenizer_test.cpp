@@ -6,7 +6,7 @@
 #include <sqlite3.h>
 
 #include "policies/fts_query.hpp"
-#include "store/fts_tokenizers.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
 
 BOOST_AUTO_TEST_SUITE(fts_tokenizer_test)
 

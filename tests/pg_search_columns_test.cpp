@@ -67,7 +67,7 @@ namespace {
 struct pg_search_fixture {
   testing::temp_dir dir{"mneme-pg-search"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::string sid;
 
   pg_search_fixture() {
@@ -83,7 +83,7 @@ struct pg_search_fixture {
   }
 
   int64_t count(const std::string& where) {
-    return testing::store_scalar(*store, "SELECT count(*) FROM messages WHERE " + where);
+    return testing::store_scalar(store, "SELECT count(*) FROM messages WHERE " + where);
   }
 };
 
@@ -142,12 +142,12 @@ BOOST_AUTO_TEST_CASE(a_version_2_database_gets_the_word_column_for_rows_it_alrea
   }
   auto store = testing::open_test_store(params);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
-  BOOST_TEST(testing::store_scalar(**store, "SELECT max(version) FROM mneme_schema_versions")
+  BOOST_TEST(testing::store_scalar(*store, "SELECT max(version) FROM mneme_schema_versions")
              == pg_latest_schema_version());
-  BOOST_TEST(testing::store_scalar(**store, "SELECT count(*) FROM messages"
+  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages"
                                             " WHERE search_unicode61 @@ 'cafe & creme'::tsquery")
              == 1);
-  BOOST_TEST(!testing::store_exec_ok(**store, "UPDATE messages SET timestamp_ms = 2"));
+  BOOST_TEST(!testing::store_exec_ok(*store, "UPDATE messages SET timestamp_ms = 2"));
   auto reader = testing::open_test_recall(params);
   BOOST_REQUIRE_MESSAGE(reader, err_of(reader));
   recall_request req;

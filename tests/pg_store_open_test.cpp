@@ -18,7 +18,7 @@
 #include "messages/mneme_types.hpp"
 #include "store/pg/pg_schema.hpp"
 #include "store/pg/pg_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 
@@ -147,7 +147,7 @@ BOOST_FIXTURE_TEST_CASE(a_database_of_a_newer_mneme_is_refused, pg_open_fixture)
 
 BOOST_AUTO_TEST_CASE(an_unreachable_server_is_a_clear_error_without_the_password) {
   store_params p;
-  p.backend = "postgres";
+  p.backend = store_backend::postgres;
   // A port nothing listens on (the cluster's port + 1 is not ours either way: the
   // refusal or a failed authentication are both clear errors).
   p.url = "postgresql://mneme:s3cretpw@127.0.0.1:1/none?connect_timeout=2";

@@ -36,7 +36,7 @@ struct corpus_fixture {
   testing::temp_dir dir{"mneme-recall-quality"};
   store_params params;
   corpus_report report;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::unique_ptr<recall_source> reader;
 
   explicit corpus_fixture(store_backend backend) {

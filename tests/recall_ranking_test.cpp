@@ -13,10 +13,10 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 #include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 
@@ -31,7 +31,7 @@ namespace {
 struct ranking_fixture {
   testing::temp_dir dir{"mneme-ranking"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::unique_ptr<recall_source> reader;
 
   void open(testing::store_backend backend) {
@@ -83,7 +83,7 @@ struct ranking_fixture {
   // FTS5's own BM25 of row `id` for `match` on fts_words (lower is better). SQLite only.
   double bm25_of(int64_t id, const std::string& match) {
     sqlite3_stmt* st = nullptr;
-    auto* db = store->sqlite()->connection().native_handle();
+    auto* db = store.sqlite()->connection().native_handle();
     BOOST_REQUIRE(sqlite3_prepare_v2(db,
                                      "SELECT bm25(fts_words) FROM fts_words"
                                      " WHERE fts_words MATCH ?1 AND rowid = ?2",
@@ -113,7 +113,7 @@ BOOST_DATA_TEST_CASE_F(ranking_fixture, each_session_is_represented_by_its_best_
   BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
   BOOST_TEST(r.hits[0].hit.id == strong);
   BOOST_TEST(r.hits[0].score < 0);
-  if (store->sqlite() != nullptr) {
+  if (store.sqlite() != nullptr) {
     BOOST_TEST(bm25_of(strong, "quokka") < bm25_of(weak, "quokka"));
     BOOST_TEST(r.hits[0].score == bm25_of(strong, "quokka"), boost::test_tools::tolerance(1e-5));
   } else {

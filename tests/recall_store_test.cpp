@@ -13,11 +13,11 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/migrations.hpp"
-#include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/migrations.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -45,7 +45,7 @@ int64_t scalar(sqlite3* db, const char* sql) {
 struct recall_fixture {
   testing::temp_dir dir{"mneme-recall"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::unique_ptr<recall_source> reader;
   bool index_before_search = true; // false: leave new rows to SQLite's tail scan
 
@@ -61,8 +61,8 @@ struct recall_fixture {
   }
 
   sqlite_store& sqlite() {
-    BOOST_REQUIRE(store->sqlite() != nullptr);
-    return *store->sqlite();
+    BOOST_REQUIRE(store.sqlite() != nullptr);
+    return *store.sqlite();
   }
 
   std::string session(const std::string& user, const std::string& key,
@@ -377,7 +377,7 @@ BOOST_DATA_TEST_CASE_F(recall_fixture, bad_queries_never_fail_and_never_change_t
   open(backend);
   auto s = session("alice", "k");
   add(s, "the wombat met the capybara");
-  auto before = testing::store_scalar(*store, "SELECT count(*) FROM messages");
+  auto before = testing::store_scalar(store, "SELECT count(*) FROM messages");
   for (bool inactive : {false, true}) {
     recall_request req;
     req.user_id = "alice";
@@ -388,7 +388,7 @@ BOOST_DATA_TEST_CASE_F(recall_fixture, bad_queries_never_fail_and_never_change_t
     for (auto& h : r->hits)
       BOOST_TEST(h.hit.session_id == s);
   }
-  BOOST_TEST(testing::store_scalar(*store, "SELECT count(*) FROM messages")
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM messages")
              == before);
 }
 

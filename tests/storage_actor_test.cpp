@@ -18,9 +18,9 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -112,7 +112,7 @@ void release(sqlite3* db) {
 class write_blocker {
 public:
   explicit write_blocker(const store_params& params) {
-    if (params.backend == "sqlite") {
+    if (params.backend == store_backend::sqlite) {
       sqlite_ = foreign_writer_holding_the_lock(params.path);
       return;
     }

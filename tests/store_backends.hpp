@@ -10,29 +10,23 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include <pqxx/pqxx>
 #include <sqlite3.h>
 
-#include "store/open_store.hpp"
-#include "store/fts_indexer.hpp"
 #include "store/message_store.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/store_maintenance.hpp"
 #include "testing/pg_test_cluster.hpp"
 #include "tests/store_test_util.hpp"
 
 namespace mneme::testing {
 
-enum class store_backend { sqlite, postgres };
-
-inline std::ostream& operator<<(std::ostream& out, store_backend b) {
-  return out << (b == store_backend::sqlite ? "sqlite" : "postgres");
-}
+using mneme::store_backend; // printed as its name (store/store_backend.hpp)
 
 inline std::vector<store_backend> all_store_backends() {
   return {store_backend::sqlite, store_backend::postgres};
@@ -45,17 +39,48 @@ inline std::vector<store_backend> sqlite_only() {
 // Fills `params` for `b`: a file in `dir` for SQLite, a fresh schema of the test
 // cluster for PostgreSQL (reopening with the same params finds the same rows).
 inline void use_backend(store_backend b, store_params& params, const temp_dir& dir) {
-  if (b == store_backend::sqlite) {
-    params.backend = "sqlite";
+  params.backend = b;
+  if (b == store_backend::sqlite)
     params.path = dir.file("t.db");
-  } else {
-    params.backend = "postgres";
+  else
     params.url = pg_test_cluster::shared().fresh_url();
-  }
 }
 
-inline caf::expected<std::unique_ptr<message_store>> open_test_store(const store_params& params) {
-  return open_message_store(params);
+// A store a test opened: the interface the product uses, and the backend's own class
+// for the assertions that read that backend's tables (opened as that class, never
+// found by a downcast).
+class test_store {
+public:
+  test_store() = default;
+  explicit test_store(std::unique_ptr<sqlite_store> s) : sqlite_(s.get()), store_(std::move(s)) {}
+  explicit test_store(std::unique_ptr<pg_store> s) : pg_(s.get()), store_(std::move(s)) {}
+
+  message_store* operator->() const { return store_.get(); }
+  message_store& operator*() const { return *store_; }
+  explicit operator bool() const { return store_ != nullptr; }
+  void reset() { *this = test_store{}; }
+
+  // The SQLite store (null on PostgreSQL) and the PostgreSQL store (null on SQLite).
+  sqlite_store* sqlite() const { return sqlite_; }
+  pg_store* pg() const { return pg_; }
+
+private:
+  sqlite_store* sqlite_ = nullptr;
+  pg_store* pg_ = nullptr;
+  std::unique_ptr<message_store> store_;
+};
+
+inline caf::expected<test_store> open_test_store(const store_params& params) {
+  if (params.backend == store_backend::postgres) {
+    auto s = pg_store::open(params);
+    if (!s)
+      return std::move(s.error());
+    return test_store{std::move(*s)};
+  }
+  auto s = sqlite_store::open(params);
+  if (!s)
+    return std::move(s.error());
+  return test_store{std::move(*s)};
 }
 
 // A recall reader of the store at `params` (its own connection, as the recall pool's).
@@ -63,18 +88,18 @@ inline caf::expected<std::unique_ptr<recall_source>> open_test_recall(const stor
   return open_recall_source(params);
 }
 
-// What the SQLite storage actor does when idle before a search may use the indexes:
-// index every committed row. PostgreSQL indexes in the append transaction.
+// What the storage actor does when idle before a search may use the indexes, on a
+// backend that indexes behind its appends: index every committed row.
 inline void index_for_recall(message_store& store) {
-  if (auto* sq = store.sqlite()) {
-    auto n = index_all_pending(sq->connection());
+  if (auto* m = store.maintenance()) {
+    auto n = m->index_all();
     if (!n)
       throw std::runtime_error("index_for_recall: " + err_of(n));
   }
 }
 
 // One integer from `sql` (portable SQL) on the store's own connection.
-inline int64_t store_scalar(message_store& store, const std::string& sql) {
+inline int64_t store_scalar(const test_store& store, const std::string& sql) {
   if (auto* sq = store.sqlite()) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(sq->connection().native_handle(), sql.c_str(), -1, &st, nullptr)
@@ -88,20 +113,18 @@ inline int64_t store_scalar(message_store& store, const std::string& sql) {
     sqlite3_finalize(st);
     return v;
   }
-  auto& pg = dynamic_cast<pg_store&>(store);
-  pqxx::nontransaction t{pg.connection()};
+  pqxx::nontransaction t{store.pg()->connection()};
   return t.exec1(sql)[0].as<int64_t>();
 }
 
 // Whether `sql` succeeds on the store's own connection (a refused statement changes
 // nothing).
-inline bool store_exec_ok(message_store& store, const std::string& sql) {
+inline bool store_exec_ok(const test_store& store, const std::string& sql) {
   if (auto* sq = store.sqlite())
     return sqlite3_exec(sq->connection().native_handle(), sql.c_str(), nullptr, nullptr,
                         nullptr) == SQLITE_OK;
-  auto& pg = dynamic_cast<pg_store&>(store);
   try {
-    pqxx::work t{pg.connection()};
+    pqxx::work t{store.pg()->connection()};
     t.exec0(sql);
     t.commit();
     return true;
@@ -113,7 +136,7 @@ inline bool store_exec_ok(message_store& store, const std::string& sql) {
 // Watches UPDATEs of message rows from now on; the returned function counts them. On
 // SQLite a temporary trigger counts; on PostgreSQL the schema refuses every such
 // UPDATE (checked here), so nothing can rewrite a message and the count is 0.
-inline std::function<int64_t()> watch_message_rewrites(message_store& store) {
+inline std::function<int64_t()> watch_message_rewrites(const test_store& store) {
   if (store.sqlite() != nullptr) {
     if (!store_exec_ok(store, "CREATE TEMP TABLE rewrites(n INTEGER);"
                               "INSERT INTO rewrites VALUES (0);"

@@ -1,5 +1,5 @@
-// Tests of the single-writer store (store/message_store.hpp: store/sqlite_store,
-// store/pg/pg_store; store/store_reader): every operation of issue 3, checked field by
+// Tests of the single-writer store (store/message_store.hpp: store/sqlite/sqlite_store,
+// store/pg/pg_store; store/sqlite/store_reader): every operation of issue 3, checked field by
 // field, on a real WAL file and on a throw-away PostgreSQL cluster (issue 26). A case
 // over all_store_backends() runs on both; sqlite_only() marks an operation the
 // PostgreSQL store does not have yet (store/pg/pg_store.hpp) or a SQLite mechanism.
@@ -16,8 +16,8 @@
 
 #include "messages/mneme_types.hpp"
 #include "store/session_ids.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -41,7 +41,7 @@ std::vector<int64_t> ids_of(const std::vector<message>& xs) {
 struct store_fixture {
   testing::temp_dir dir{"mneme-store"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::string sid;
 
   // Opens a fresh store of backend `b` holding one session (sid) of alice.
@@ -89,11 +89,11 @@ struct store_fixture {
     return s;
   }
 
-  int64_t scalar(const char* sql) { return testing::store_scalar(*store, sql); }
+  int64_t scalar(const char* sql) { return testing::store_scalar(store, sql); }
 
   sqlite3* sqlite_handle() {
-    BOOST_REQUIRE(store->sqlite() != nullptr);
-    return store->sqlite()->connection().native_handle();
+    BOOST_REQUIRE(store.sqlite() != nullptr);
+    return store.sqlite()->connection().native_handle();
   }
 };
 
@@ -297,7 +297,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, compaction_flips_flags_without_rewriting_a
                        data::make(testing::all_store_backends()), backend) {
   open(backend);
   auto ids = conversation(30);
-  auto rewrites = testing::watch_message_rewrites(*store);
+  auto rewrites = testing::watch_message_rewrites(store);
   trigger_state t;
   t.compaction_count = 1;
   std::vector<int64_t> middle(ids.begin() + 4, ids.end() - 20);
@@ -578,8 +578,8 @@ BOOST_DATA_TEST_CASE_F(store_fixture, the_schema_refuses_to_delete_a_message,
                        data::make(testing::all_store_backends()), backend) {
   open(backend);
   conversation(1);
-  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM messages"));
-  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM message_state"));
+  BOOST_TEST(!testing::store_exec_ok(store, "DELETE FROM messages"));
+  BOOST_TEST(!testing::store_exec_ok(store, "DELETE FROM message_state"));
   BOOST_TEST(scalar("SELECT count(*) FROM messages") == 2);
 }
 
@@ -612,7 +612,7 @@ BOOST_DATA_TEST_CASE_F(store_fixture, the_newest_tools_of_a_key_win_and_bad_sett
   BOOST_TEST(*store->session_tools("chat-1") == R"([{"name":"b"}])");
   BOOST_TEST((store->put_session_tools("", sid, "[]", 1) == errc::bad_request));
   BOOST_TEST((store->put_session_tools("k", sid, "[]", -1) == errc::bad_request));
-  BOOST_TEST(!testing::store_exec_ok(*store, "DELETE FROM session_tools"));
+  BOOST_TEST(!testing::store_exec_ok(store, "DELETE FROM session_tools"));
 }
 
 // A group remembers the sessions it found open; the next group looks again.

@@ -1,4 +1,4 @@
-// Tests of the row replacement commit (store/sqlite_store_replace.cpp,
+// Tests of the row replacement commit (store/sqlite/sqlite_store_replace.cpp,
 // store/pg/pg_store_compaction.cpp; on both backends, tests/store_backends.hpp): pruning,
 // eviction and micro-compaction store their replacements with it. A replacement
 // commits entirely or not at all, the originals stay in the database archived and
@@ -13,10 +13,10 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -65,7 +65,7 @@ std::string dump(message_store& store, const std::string& sid) {
 struct replace_fixture {
   testing::temp_dir dir{"mneme-replace"};
   store_params params;
-  std::unique_ptr<message_store> store;
+  testing::test_store store;
   std::unique_ptr<store_reader> reader; // SQLite only
   std::string sid;
   std::string other_sid;
@@ -121,11 +121,11 @@ struct replace_fixture {
     return *id;
   }
 
-  int64_t scalar(const std::string& sql) { return testing::store_scalar(*store, sql); }
+  int64_t scalar(const std::string& sql) { return testing::store_scalar(store, sql); }
 
   sqlite_store& sqlite() {
-    BOOST_REQUIRE(store->sqlite() != nullptr);
-    return *store->sqlite();
+    BOOST_REQUIRE(store.sqlite() != nullptr);
+    return *store.sqlite();
   }
 
   int64_t archived_by(int64_t id) {

@@ -14,12 +14,12 @@
 
 #include "messages/mneme_types.hpp"
 #include "policies/wal_checkpoint.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/fts_tokenizers.hpp"
-#include "store/migrations.hpp"
-#include "store/sqlite_error.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
+#include "store/sqlite/migrations.hpp"
+#include "store/sqlite/sqlite_error.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 
@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_new_file_gets_the_latest_schema_in_wal_mode_with_full_syn
   sqlite3_finalize(st);
 }
 
-// The writer keeps the indexer's merge pages in memory (store/db_connection);
+// The writer keeps the indexer's merge pages in memory (store/sqlite/db_connection);
 // a reader's cache is SQLite's default, so readers do not multiply the memory.
 BOOST_AUTO_TEST_CASE(the_writer_has_a_16_mib_page_cache_and_readers_the_default) {
   schema_dir dir;

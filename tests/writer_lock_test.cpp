@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/db_connection.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
 

@@ -132,7 +132,8 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
     if (!r) {
       if (log)
         log->error("session=- event=reader_open_failed backend={} path={} error={}",
-                   params.backend, params.backend == "sqlite" ? params.path : "-",
+                   to_string(params.backend),
+                   params.backend == store_backend::sqlite ? params.path : "-",
                    render_error(r.error()));
       return std::move(r.error());
     }
@@ -140,7 +141,8 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
   }
   if (log)
     log->info("session=- event=recall_opened backend={} path={} readers={} max_queued={}",
-              params.backend, params.backend == "sqlite" ? params.path : "-", pool.readers,
+              to_string(params.backend),
+              params.backend == store_backend::sqlite ? params.path : "-", pool.readers,
               pool.max_queued);
   return sys.spawn(pool_impl, std::move(readers), std::move(log), pool);
 }

@@ -14,7 +14,7 @@
 #include <deque>
 
 #include "policies/index_pacing.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/store_maintenance.hpp"
 
 namespace mneme {
 

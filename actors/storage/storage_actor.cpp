@@ -15,16 +15,10 @@
 #include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
 #include "policies/wal_checkpoint.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/pg/pg_store.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/open_store.hpp"
+#include "store/store_maintenance.hpp"
 
 namespace mneme {
-
-// The indexer's log budget (policies/index_pacing) leaves room for the dirty
-// pages of the writer's page cache that a tick's COMMIT writes.
-static_assert(index_pacing_params{}.writer_cache_bytes == writer_cache_kib * 1024);
 
 namespace {
 
@@ -39,9 +33,9 @@ struct pending_append {
 struct storage_state {
   static inline const char* name = "storage";
   std::shared_ptr<message_store> store;
-  // The same store when it is SQLite (indexing ticks, WAL checkpoints, cold copies:
-  // SQLite-only, store/message_store.hpp); null on PostgreSQL.
-  sqlite_store* sqlite = nullptr;
+  // The background work the store needs (indexing ticks, log checkpoints, cold
+  // copies: store/store_maintenance.hpp); null when it needs none (PostgreSQL).
+  store_maintenance* maintenance = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<storage_metrics> metrics;
   std::vector<pending_append> pending;
@@ -71,13 +65,11 @@ struct storage_state {
   }
 
   void final_index() {
-    if (!sqlite || unindexed() == 0 || sqlite->connection().in_transaction())
+    if (!maintenance || unindexed() == 0 || maintenance->in_transaction())
       return;
     // The checkpointer takes no request from here: the writer copies the log
     // back itself between the ticks.
-    auto& db = sqlite->connection();
-    auto n = index_all_pending(db, nullptr,
-                               [&db](const index_progress&) { checkpoint_between_ticks(db); });
+    auto n = maintenance->index_all();
     if (!n && log)
       log->warn("session=- event=final_index_failed error={}", render_error(n.error()));
     else if (log)
@@ -134,12 +126,12 @@ void fail_all(std::vector<pending_append>& group, const caf::error& err) {
 // until one succeeds (nothing is lost: the log is part of the database).
 void checkpoint_wal(storage_pointer self) {
   auto& st = self->state;
-  if (!st.sqlite)
-    return; // PostgreSQL checkpoints on its own
-  auto& db = st.sqlite->connection();
-  if (!db.take_wal_commit())
+  if (!st.maintenance)
+    return; // the backend copies its own log back (PostgreSQL)
+  auto& m = *st.maintenance;
+  if (!m.take_log_commit())
     return; // the log has not grown since the last plan
-  auto pages = db.wal_pages();
+  auto pages = m.log_pages();
   if (st.metrics)
     st.metrics->wal_pages.store(pages, std::memory_order_relaxed);
   switch (plan_wal_checkpoint(st.wal, pages, st.checkpointer.has_value(),
@@ -153,7 +145,7 @@ void checkpoint_wal(storage_pointer self) {
           [self](int64_t, int64_t checkpointed) {
             self->state.checkpoint_running = false;
             if (checkpointed < 0) // busy: the writer's own was running; plan again
-              self->state.sqlite->connection().mark_wal_commit();
+              self->state.maintenance->mark_log_commit();
             else if (self->state.metrics)
               self->state.metrics->wal_checkpoints_background.fetch_add(
                 1, std::memory_order_relaxed);
@@ -165,11 +157,11 @@ void checkpoint_wal(storage_pointer self) {
           });
       return;
     case wal_checkpoint_action::inline_passive:
-      if (auto r = db.checkpoint_passive(); !r)
+      if (auto r = m.checkpoint_log(); !r)
         log_warn(st, "session=- event=wal_checkpoint_failed where=writer pages={} error={}", pages,
                  render_error(r.error()));
       else if (r->busy)
-        db.mark_wal_commit(); // the checkpointer's was running: plan again after it
+        m.mark_log_commit(); // the checkpointer's was running: plan again after it
       else if (st.metrics)
         st.metrics->wal_checkpoints_inline.fetch_add(1, std::memory_order_relaxed);
       return;
@@ -236,7 +228,7 @@ void flush(storage_pointer self) {
     return;
   }
   checkpoint_wal(self);
-  if (st.sqlite) // PostgreSQL indexes in the append transaction: no backlog
+  if (st.maintenance) // a backend that indexes in the append's transaction has no backlog
     st.indexing.committed(rows, last_id, steady_ms());
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
@@ -284,9 +276,9 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
 
 // Sets the backlogs from the file (at start, after an import). False when there is none.
 bool read_backlogs(storage_state& st) {
-  if (!st.sqlite)
-    return false; // PostgreSQL indexes in the append transaction
-  auto backlogs = fts_index_backlogs(st.sqlite->connection());
+  if (!st.maintenance)
+    return false; // the backend indexes in the append's transaction (PostgreSQL)
+  auto backlogs = st.maintenance->index_backlogs();
   if (!backlogs)
     return false;
   st.indexing.set_backlogs(*backlogs);
@@ -297,7 +289,7 @@ bool read_backlogs(storage_state& st) {
 
 // Idle-time indexing: one paced tick (policies/index_pacing), only when no
 // message waits; the tick checks for a message after every row and then ends
-// (store/fts_indexer), so an append waits for one row plus the tick's COMMIT.
+// (store/sqlite/fts_indexer), so an append waits for one row plus the tick's COMMIT.
 // Another tick follows while a
 // backlog remains, except when every index waits behind a large row that must
 // wait: then a timer brings the tick back when the row is due.
@@ -305,8 +297,8 @@ bool read_backlogs(storage_state& st) {
 // append (recall finds unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
-  if (!st.sqlite)
-    return; // PostgreSQL indexes in the append transaction
+  if (!st.maintenance)
+    return; // the backend indexes in the append's transaction (PostgreSQL)
   auto now = steady_ms();
   auto step = st.indexing.next(now);
   if (step.what == index_step::kind::idle)
@@ -319,8 +311,7 @@ void index_when_idle(storage_pointer self) {
     queue_tick(self);
     return;
   }
-  auto done = index_pending(st.sqlite->connection(), step.plan,
-                            [self] { return !self->mailbox().empty(); });
+  auto done = st.maintenance->index_tick(step.plan, [self] { return !self->mailbox().empty(); });
   if (!done) {
     log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed(),
              render_error(done.error()));
@@ -381,10 +372,10 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
   }
 }
 
-// Cold copies of ended sessions (SQLite only, actors/storage/storage_cold.hpp).
+// Cold copies of ended sessions (a backend that keeps them: actors/storage/storage_cold.hpp).
 void sweep_cold(storage_state& st, int64_t now) {
-  if (st.sqlite)
-    sweep_cold_copies(*st.sqlite, st.log, now, st.metrics.get());
+  if (st.maintenance)
+    sweep_cold_copies(*st.maintenance, st.log, now, st.metrics.get());
 }
 
 storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<message_store> store,
@@ -392,14 +383,14 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
                                           std::shared_ptr<storage_metrics> metrics,
                                           std::optional<wal_checkpointer> checkpointer) {
   self->state.store = std::move(store);
-  self->state.sqlite = self->state.store->sqlite();
+  self->state.maintenance = self->state.store->maintenance();
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
-  if (checkpointer && self->state.sqlite) {
+  if (checkpointer && self->state.maintenance) {
     // The writer's bound is in bytes; the log is counted in the file's pages.
-    auto page = self->state.sqlite->connection().page_bytes();
+    auto page = self->state.maintenance->page_bytes();
     self->state.wal = wal_checkpoint_params_for(page ? *page : 0);
-    self->state.sqlite->connection().watch_wal(); // SQLite's own checkpoint is off now
+    self->state.maintenance->watch_log(); // the backend's own checkpoint is off now
     self->state.checkpointer = checkpointer->actor;
     self->state.checkpoint_db = checkpointer->connection;
     self->attach_functor([ckpt = checkpointer->actor](const caf::error&) {
@@ -602,47 +593,35 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
                                            std::shared_ptr<storage_metrics> metrics) {
-  if (params.backend == "postgres") {
-    auto pg = pg_store::open(params);
-    if (!pg) {
-      if (log)
-        log->error("session=- event=open_failed backend=postgres error={}",
-                   render_error(pg.error()));
-      return std::move(pg.error());
-    }
-    // Node mode: several daemons write, each under the leases of its keys; otherwise
-    // one daemon per database.
-    if (!params.node_id.empty()) {
-      (*pg)->set_node(params.node_id, std::chrono::milliseconds{params.node_lease_ms});
-    } else if (auto err = (*pg)->lock_as_only_writer()) {
-      if (log)
-        log->error("session=- event=open_failed backend=postgres error={}", render_error(err));
-      return err;
-    }
-    return spawn_storage(sys, std::shared_ptr<message_store>{std::move(*pg)}, std::move(log),
-                         std::move(metrics));
-  }
-  auto store = sqlite_store::open(params);
-  if (!store) {
-    if (log)
+  const bool postgres = params.backend == store_backend::postgres;
+  auto opened = open_writer_store(params);
+  if (!opened) {
+    if (log && postgres)
+      log->error("session=- event=open_failed backend=postgres error={}",
+                 render_error(opened.error()));
+    else if (log)
       log->error("session=- event=open_failed path={} error={}", params.path,
-                 render_error(store.error()));
-    return std::move(store.error());
+                 render_error(opened.error()));
+    return std::move(opened.error());
   }
-  std::shared_ptr<message_store> shared{std::move(*store)};
+  std::shared_ptr<message_store> store{std::move(*opened)};
+  if (postgres)
+    return spawn_storage(sys, std::move(store), std::move(log), std::move(metrics));
   // Another connection to the (now migrated) file checkpoints its log; an
   // in-memory file has none and keeps SQLite's automatic checkpoint.
   std::optional<wal_checkpointer> checkpointer;
-  if (auto c = spawn_wal_checkpointer(sys, params, log))
-    checkpointer = *c;
-  else if (log)
-    log->info("session=- event=wal_checkpointer_off path={} reason={}", params.path,
-              render_error(c.error()));
+  if (auto* maintenance = store->maintenance()) {
+    if (auto c = spawn_wal_checkpointer(sys, *maintenance, log))
+      checkpointer = *c;
+    else if (log)
+      log->info("session=- event=wal_checkpointer_off path={} reason={}", params.path,
+                render_error(c.error()));
+  }
   if (log)
     log->info("session=- event=opened path={} max_batch={} synchronous={} wal_checkpoints={}",
               params.path, params.max_batch, params.synchronous_full ? "FULL" : "NORMAL",
               checkpointer ? "background" : "inline");
-  return sys.spawn<caf::detached>(storage_impl, std::move(shared), std::move(log),
+  return sys.spawn<caf::detached>(storage_impl, std::move(store), std::move(log),
                                   std::move(metrics), std::move(checkpointer));
 }
 

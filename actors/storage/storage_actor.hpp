@@ -18,7 +18,7 @@
 // On SQLite, full-text indexing is not part of an append (schema v5; PostgreSQL
 // writes its recall columns in the append's transaction): after a commit, the
 // flush message doubles as the idle tick. When the mailbox is empty, one paced tick
-// (policies/index_pacing.hpp, store/fts_indexer.hpp) fills the index furthest
+// (policies/index_pacing.hpp, store/sqlite/fts_indexer.hpp) fills the index furthest
 // behind with a run of rows and stops after any row when a request arrives; a large row waits for a quiet writer (or a
 // bounded time, then a timer brings the tick back); another tick is queued while a
 // backlog remains, so any request that arrived meanwhile is handled first. The
@@ -83,14 +83,14 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string,
                   int64_t>::with<session_record>,
   // Compaction with in_place: false (compaction, now): the parent ends, the child's
-  // live context (head + summary + tail; sqlite_store::continue_in_child).
+  // live context (head + summary + tail; message_store::continue_in_child).
   caf::replies_to<st_child_atom, compaction_commit, int64_t>::with<std::vector<message>>,
   // Checkpoints: create (session, name, now), list, roll back (session, name).
   caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,
   caf::replies_to<st_checkpoints_atom, std::string>::with<std::vector<checkpoint_record>>,
   caf::replies_to<st_rollback_atom, std::string, std::string>::with<std::vector<message>>,
   // Roll back every row after a row id (session, last kept id, label for the retired
-  // checkpoints): sqlite_store::rollback_after_row.
+  // checkpoints): message_store::rollback_after_row.
   caf::replies_to<st_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
   // Trigger state (SPEC §5).
   caf::replies_to<st_put_triggers_atom, std::string, trigger_state>::with<caf::ok_atom>,
@@ -117,16 +117,17 @@ using storage_actor = caf::typed_actor<
   // session actor exists, so it is queued ahead of that actor's writes.
   caf::reacts_to<st_fence_atom, std::string, int64_t>>;
 
-// Opens the store of `params.backend` on the calling thread (so a bad file or an
-// unreachable server fails here, with its errc) and spawns the detached storage
-// actor owning it. Keep the handle: an actor that
+// Opens the writer store of `params.backend` on the calling thread
+// (store/open_store.hpp open_writer_store: a bad file, an unreachable server or another
+// writer fails here, with its errc) and spawns the detached storage actor owning it. Keep the handle: an actor that
 // nobody references terminates. `metrics` may be null; `log` may be null (no logs).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
                                            std::shared_ptr<storage_metrics> metrics = nullptr);
 
-// The same over an opened store of any backend (store/message_store.hpp). A SQLite
-// store spawned this way checkpoints its write-ahead log inline (no checkpointer).
+// The same over an opened store of any backend (store/message_store.hpp). A store
+// with a log to copy back (store/store_maintenance.hpp) spawned this way lets the
+// backend checkpoint it on its own (no checkpointer).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
                                            std::shared_ptr<message_store> store,
                                            std::shared_ptr<spdlog::logger> log,

@@ -5,17 +5,16 @@
 
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/errc.hpp"
-#include "store/cold_storage.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/store_maintenance.hpp"
 
 namespace mneme {
 
-int64_t sweep_cold_copies(sqlite_store& store, const std::shared_ptr<spdlog::logger>& log,
+int64_t sweep_cold_copies(store_maintenance& store, const std::shared_ptr<spdlog::logger>& log,
                           time_ms now, storage_metrics* metrics) {
-  auto folder = cold_storage_folder(store.params());
-  if (folder.empty() || store.connection().in_transaction())
+  auto folder = store.cold_copy_folder();
+  if (folder.empty() || store.in_transaction())
     return 0;
-  auto r = sweep_cold_storage(store.connection(), folder, cold_sweep_max_sessions, now);
+  auto r = store.sweep_cold_copies(folder, cold_sweep_max_sessions, now);
   if (metrics) {
     auto pending = metrics->cold_pending_failures.exchange(r.failed, std::memory_order_relaxed);
     metrics->cold_retries.fetch_add(std::min<int64_t>(pending, r.written + r.failed),

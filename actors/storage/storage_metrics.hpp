@@ -22,7 +22,7 @@ struct storage_metrics {
   std::atomic<int64_t> failed_appends{0};
   std::atomic<int64_t> largest_batch{0};
   std::array<std::atomic<int64_t>, bucket_limits.size() + 1> batch_buckets{};
-  // Recall indexing in idle time (store/fts_indexer.hpp): rows committed but not
+  // Recall indexing in idle time (store/sqlite/fts_indexer.hpp): rows committed but not
   // yet in all three full-text indexes, rows added to an index (a tick fills one
   // index, so every row counts three times once it is in all three), index ticks
   // that added rows, and the flush/index ticks the actor handled (an idle actor

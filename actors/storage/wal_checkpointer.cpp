@@ -11,7 +11,7 @@ caf::expected<wal_checkpoint_result> wal_checkpoint_connection::checkpoint() {
   std::lock_guard<std::mutex> guard{mutex_};
   if (!db_)
     return caf::make_error(errc::shutting_down, "the WAL checkpointer's connection is closed");
-  return db_->checkpoint_passive();
+  return db_->checkpoint();
 }
 
 void wal_checkpoint_connection::close() {
@@ -50,9 +50,9 @@ checkpointer_impl(wal_checkpointer_actor::stateful_pointer<checkpointer_state> s
 } // namespace
 
 caf::expected<wal_checkpointer> spawn_wal_checkpointer(caf::actor_system& sys,
-                                                       const store_params& params,
+                                                       store_maintenance& store,
                                                        std::shared_ptr<spdlog::logger> log) {
-  auto db = db_connection::open(params, open_mode::checkpointer);
+  auto db = store.open_log_checkpointer();
   if (!db)
     return std::move(db.error());
   auto connection = std::make_shared<wal_checkpoint_connection>(std::move(*db));

@@ -22,8 +22,7 @@
 #include "caf/typed_actor.hpp"
 
 #include "messages/mneme_types.hpp"
-#include "store/db_connection.hpp"
-#include "store/store_params.hpp"
+#include "store/store_maintenance.hpp"
 
 namespace mneme {
 
@@ -35,7 +34,7 @@ using wal_checkpointer_actor = caf::typed_actor<
 // The checkpointer's connection, usable until close().
 class wal_checkpoint_connection {
 public:
-  explicit wal_checkpoint_connection(std::unique_ptr<db_connection> db) : db_(std::move(db)) {}
+  explicit wal_checkpoint_connection(std::unique_ptr<log_checkpointer> db) : db_(std::move(db)) {}
   // One PASSIVE checkpoint; errc::shutting_down after close().
   caf::expected<wal_checkpoint_result> checkpoint();
   // Closes the connection once no checkpoint runs. Idempotent.
@@ -43,7 +42,7 @@ public:
 
 private:
   std::mutex mutex_;
-  std::unique_ptr<db_connection> db_; // null once closed
+  std::unique_ptr<log_checkpointer> db_; // null once closed
 };
 
 struct wal_checkpointer {
@@ -51,11 +50,12 @@ struct wal_checkpointer {
   std::shared_ptr<wal_checkpoint_connection> connection; // the storage actor closes it
 };
 
-// Opens the checkpointer connection on the calling thread and spawns the actor.
-// Fails for a file another connection cannot open (":memory:") or without a
-// known schema: the writer then keeps SQLite's automatic checkpoint.
+// Opens the store's checkpointer connection (store_maintenance::open_log_checkpointer)
+// on the calling thread and spawns the actor. Fails for a file another connection
+// cannot open (":memory:") or without a known schema: the writer then keeps SQLite's
+// automatic checkpoint.
 caf::expected<wal_checkpointer> spawn_wal_checkpointer(caf::actor_system& sys,
-                                                       const store_params& params,
+                                                       store_maintenance& store,
                                                        std::shared_ptr<spdlog::logger> log);
 
 } // namespace mneme

@@ -7,7 +7,7 @@
 #include <sqlite3.h>
 
 #include "apps/mneme-bench/storage_ingest.hpp"
-#include "store/db_connection.hpp"
+#include "store/sqlite/db_connection.hpp"
 
 namespace mneme::bench {
 namespace {

@@ -25,9 +25,9 @@
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "messages/mneme_types.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {

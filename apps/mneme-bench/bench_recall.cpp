@@ -61,12 +61,12 @@
 #include "messages/mneme_types.hpp"
 #include "policies/index_pacing.hpp"
 #include "policies/percentile.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/fts_tokenizers.hpp"
 #include "store/recall.hpp"
-#include "store/sqlite_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+#include "store/sqlite/store_reader.hpp"
 #include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {

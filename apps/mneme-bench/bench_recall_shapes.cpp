@@ -29,9 +29,9 @@
 #include "messages/mneme_types.hpp"
 #include "policies/fts_query.hpp"
 #include "policies/percentile.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/fts_tokenizers.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "testing/recall_corpus.hpp"
 
 namespace mneme::bench {

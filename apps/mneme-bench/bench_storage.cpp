@@ -55,9 +55,9 @@
 #include "apps/mneme-bench/bench_storage_backends.hpp"
 #include "apps/mneme-bench/storage_ingest.hpp"
 #include "policies/percentile.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_tokenizers.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::bench {
 namespace {

@@ -46,7 +46,7 @@
 #include "policies/percentile.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall_sources.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 #include "testing/pg_test_cluster.hpp"
 
 namespace mneme::bench {

@@ -8,8 +8,8 @@
 
 #include "apps/mneme-bench/bench_checkpointer.hpp"
 #include "messages/mneme_types.hpp"
-#include "store/db_connection.hpp"
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 
 namespace mneme::bench {
 

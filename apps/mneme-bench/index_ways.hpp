@@ -15,7 +15,7 @@
 #include "caf/error.hpp"
 #include "caf/expected.hpp"
 
-#include "store/fts_indexer.hpp"
+#include "store/sqlite/fts_indexer.hpp"
 
 namespace mneme {
 class db_connection;

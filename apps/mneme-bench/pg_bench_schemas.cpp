@@ -42,7 +42,7 @@ std::string pg_bench_schemas::fresh_url() {
 
 store_params pg_bench_schemas::fresh() {
   store_params params;
-  params.backend = "postgres";
+  params.backend = store_backend::postgres;
   params.url = fresh_url();
   return params;
 }

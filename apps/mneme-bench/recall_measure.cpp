@@ -8,8 +8,8 @@
 
 #include "policies/percentile.hpp"
 #include "store/open_store.hpp"
-#include "store/fts_indexer.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/fts_indexer.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::bench {
 
@@ -84,9 +84,9 @@ caf::expected<built_corpus> build_recall_corpus(const store_params& params,
   if (!report)
     return std::move(report.error());
   out.report = std::move(*report);
-  if (auto* sq = out.store->sqlite()) {
+  if (auto* maintenance = out.store->maintenance()) {
     auto t0 = clock_type::now();
-    if (auto n = index_all_pending(sq->connection()); !n)
+    if (auto n = maintenance->index_all(); !n)
       return std::move(n.error());
     out.index_seconds = ms_between(t0, clock_type::now()) / 1000;
   }

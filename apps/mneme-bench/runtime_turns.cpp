@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "messages/errc.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::bench {
 

@@ -25,7 +25,7 @@
 #include "apps/common/cli/text_output.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "store/facts.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::cli {
 

@@ -13,7 +13,6 @@
 #include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
 #include "policies/recall_grouping.hpp"
-#include "store/recall.hpp"
 #include "store/recall_sources.hpp"
 
 namespace mneme::cli {
@@ -41,16 +40,11 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   const auto clamped = clamp_recall_limit(opt.limit, recall_max_sessions);
   req.max_sessions = clamped.sessions;
   req.include_inactive = opt.include_inactive;
-  // On PostgreSQL a recall reader of its own (store/recall_sources.hpp).
-  caf::expected<recall_result> result{caf::error{}};
-  if (reader->sqlite() != nullptr) {
-    result = recall_search(reader->sqlite()->connection(), req);
-  } else {
-    auto source = open_recall_source(cfg.database);
-    if (!source)
-      return failure_of(source.error(), "search failed");
-    result = (*source)->search(req);
-  }
+  // A recall reader of its own (store/recall_sources.hpp), on either backend.
+  auto source = open_recall_source(cfg.database);
+  if (!source)
+    return failure_of(source.error(), "search failed");
+  auto result = (*source)->search(req);
   if (!result)
     return failure_of(result.error(), "search failed");
   result->limit_clamped = clamped.clamped;

@@ -225,8 +225,9 @@ int serve(const serve_options& opt) {
       return exit_failure;
     }
     // On PostgreSQL the backend's name, never the URL (it may hold a password).
-    const auto& db_shown =
-      cfg.database.backend == "postgres" ? cfg.database.backend : cfg.database.path;
+    const std::string db_shown = cfg.database.backend == store_backend::postgres
+                                   ? to_string(cfg.database.backend)
+                                   : cfg.database.path;
     std::cout << fmt::format("mneme serve: listening on http://{}:{} (db {})\n",
                              cfg.gateway.host, *port, db_shown)
               << std::flush;

@@ -8,7 +8,7 @@
 #include "store/facts.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_search_columns.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 

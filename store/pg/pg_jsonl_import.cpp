@@ -7,7 +7,7 @@
 
 #include "store/jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 
@@ -27,14 +27,7 @@ caf::expected<session_record> pg_import_jsonl(pqxx::connection& conn, std::strin
     if (!target.parent_id.empty())
       if (auto err = pg::require_session(w, target.parent_id))
         return err;
-    auto created = w.exec_params(
-      "INSERT INTO sessions(id, user_id, session_key, parent_id, model, started_at_ms,"
-      " ended_at_ms, end_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-      " ON CONFLICT (id) DO NOTHING",
-      target.id, pg::bytes(target.user_id), pg::bytes(target.session_key), target.parent_id,
-      pg::bytes(target.model), target.started_at_ms, target.ended_at_ms,
-      pg::bytes(target.end_reason));
-    if (created.affected_rows() == 0)
+    if (!pg::insert_session(w, target))
       return bad_request("import: session '" + target.id + "' already exists");
     // Every row inserted live, learning the renumbering file id -> new id.
     std::map<int64_t, int64_t> new_id;

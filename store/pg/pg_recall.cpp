@@ -104,7 +104,7 @@ std::vector<std::string> token_texts(recall_route route, std::string_view text) 
 }
 
 // The lineage root of each session a search meets; the walk never leaves the
-// searching user (as in store/recall.cpp).
+// searching user (as in store/sqlite/sqlite_recall.cpp).
 conversation_cache pg_conversations(read_tx& t, const std::string& user) {
   return conversation_cache{[&t, &user](const std::string& id) -> std::optional<std::string> {
     auto r = t.exec_prepared("recall_parent", id, pg::bytes(user));
@@ -252,7 +252,7 @@ void run_trigram_route(search_state& s) {
 }
 
 // The first positive single-term clause narrows the scan in SQL; every clause is
-// then checked on the text (as store/recall.cpp's scan).
+// then checked on the text (as store/sqlite/sqlite_recall.cpp's scan).
 std::string scan_pattern(const parsed_query& q) {
   for (auto& c : q.clauses)
     if (!c.negated && c.any_of.size() == 1)

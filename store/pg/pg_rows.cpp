@@ -6,7 +6,7 @@
 #include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_ids.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme::pg {
 
@@ -97,6 +97,13 @@ std::string bigint_array(const std::vector<int64_t>& ids) {
     out += std::to_string(ids[i]);
   }
   return out + "}";
+}
+
+bool insert_session(pqxx::transaction_base& t, const session_record& rec) {
+  auto r = t.exec_prepared("session_insert", rec.id, bytes(rec.user_id), bytes(rec.session_key),
+                           rec.parent_id, bytes(rec.model), rec.started_at_ms, rec.ended_at_ms,
+                           bytes(rec.end_reason));
+  return r.affected_rows() > 0;
 }
 
 int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position,

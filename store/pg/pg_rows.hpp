@@ -54,6 +54,11 @@ caf::error require_session(pqxx::transaction_base& t, const std::string& session
 caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
                                               const std::string& session_id);
 
+// Inserts the sessions row of `rec` inside `t` (the prepared "session_insert": id,
+// user, key, parent, model, started, ended, end reason); false when a session with
+// that id exists.
+bool insert_session(pqxx::transaction_base& t, const session_record& rec);
+
 // Inserts one message row and its live state row inside `t` (the prepared
 // "message_insert", recall columns included); position 0 means "= id". Returns the
 // new id. `fence_token` is the lease the row is written under (0: none, outside node

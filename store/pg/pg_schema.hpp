@@ -1,5 +1,5 @@
 // The PostgreSQL schema of the mneme database (issue 26) and its migrations. The
-// layout mirrors the SQLite one (store/migrations.cpp): immutable `messages` rows,
+// layout mirrors the SQLite one (store/sqlite/migrations.cpp): immutable `messages` rows,
 // the narrow `message_state` table that compaction, rollback and reset update, the
 // sessions with their trigger state, checkpoints. Free text is stored as bytea:
 // mneme stores message bytes as given (NUL and invalid UTF-8 included), which a

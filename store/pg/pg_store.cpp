@@ -1,6 +1,6 @@
 // The PostgreSQL store: opening, sessions, appends, group commits and reads; see
-// pg_store.hpp. Compactions are in pg_store_compaction.cpp, reset, checkpoints and
-// rollback in pg_store_rollback.cpp.
+// pg_store.hpp. The session commits (compaction, replacement, child continuation,
+// reset, checkpoints, rollback, the end of a session) are in pg_store_commits.cpp.
 #include "store/pg/pg_store.hpp"
 
 #include <algorithm>
@@ -17,7 +17,7 @@
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
 #include "store/session_tools.hpp"
-#include "store/sqlite_error.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 
@@ -34,8 +34,9 @@ constexpr const char* pg_statements[][2] = {
   {"session_open", "SELECT ended_at_ms FROM sessions WHERE id = $1"},
   {"session_load", "SELECT " MNEME_PG_SESSION_COLUMNS " FROM sessions WHERE id = $1"},
   {"session_insert",
-   "INSERT INTO sessions(id, user_id, session_key, parent_id, model, started_at_ms)"
-   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING"},
+   "INSERT INTO sessions(id, user_id, session_key, parent_id, model, started_at_ms,"
+   " ended_at_ms, end_reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+   " ON CONFLICT (id) DO NOTHING"},
   {"session_end", "UPDATE sessions SET ended_at_ms = $2, end_reason = $3 WHERE id = $1"},
   {"session_triggers",
    "UPDATE sessions SET cooldown_until_ms = $2, cooldown_reason = $3,"
@@ -199,10 +200,7 @@ caf::expected<session_record> pg_store::create_session(session_record rec, time_
     auto token = fence_key(w, rec.session_key);
     if (!token)
       return std::move(token.error());
-    auto r = w.exec_prepared("session_insert", rec.id, pg::bytes(rec.user_id),
-                             pg::bytes(rec.session_key), rec.parent_id, pg::bytes(rec.model),
-                             rec.started_at_ms);
-    if (r.affected_rows() == 0)
+    if (!pg::insert_session(w, rec))
       return bad_request("create session: id '" + rec.id + "' already exists");
     w.commit();
     return rec;
@@ -301,23 +299,6 @@ caf::expected<int64_t> pg_store::fence_key(pqxx::transaction_base& t,
 int64_t pg_store::fence_token_of(const std::string& session_id) const {
   auto i = fenced_now_.find(session_id);
   return i == fenced_now_.end() ? 0 : i->second;
-}
-
-caf::expected<session_record> pg_store::end_session(const std::string& session_id, time_ms now,
-                                                    const std::string& reason) {
-  if (auto err = check_label(reason, "end reason"))
-    return err;
-  return pg::guarded("end session", [&]() -> caf::expected<session_record> {
-    pqxx::work w{*conn_};
-    if (auto err = require_open(w, session_id, false))
-      return err;
-    w.exec_prepared("session_end", session_id, now > 0 ? now : int64_t{1}, pg::bytes(reason));
-    open_sessions_.erase(session_id);
-    auto r = w.exec_prepared("session_load", session_id);
-    auto rec = pg::decode_session(r[0]);
-    w.commit();
-    return rec;
-  });
 }
 
 caf::error pg_store::write_triggers(pqxx::transaction_base& w, const std::string& session_id,

@@ -1,6 +1,6 @@
-// The PostgreSQL backend of store/message_store.hpp (issue 26, stages 1 to 3): one
-// connection owned by the storage actor's thread (libpqxx blocks). Semantics are
-// those of sqlite_store (store/sqlite_store.hpp) for every operation.
+// The PostgreSQL backend of store/message_store.hpp (issue 26, stages 1 to 3), whose
+// contracts every operation keeps: one connection owned by the storage actor's thread
+// (libpqxx blocks).
 //
 // Operations: sessions (create, end, list, load, stats, trigger state), appends
 // (single, batch, group commit: many appends in one transaction, a batch atomic
@@ -140,6 +140,10 @@ public:
   pqxx::connection& connection() { return *conn_; }
 
 private:
+  // The primitives of the session commits (store/session_writer.hpp), in
+  // pg_store_commits.cpp.
+  friend class pg_session_writer;
+
   pg_store(store_params params, std::unique_ptr<pqxx::connection> conn);
 
   enum class access { read, write };

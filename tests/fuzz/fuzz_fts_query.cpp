@@ -7,7 +7,7 @@
 #include <string>
 
 #include "policies/fts_query.hpp"
-#include "store/fts_tokenizers.hpp"
+#include "store/sqlite/fts_tokenizers.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 
 namespace {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "store/db_connection.hpp"
-#include "store/jsonl_import.hpp"
+#include "store/sqlite/db_connection.hpp"
+#include "store/sqlite/sqlite_jsonl_import.hpp"
 #include "store/store_params.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
 

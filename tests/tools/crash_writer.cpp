@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   store_params params;
   std::string target = argv[1];
   if (target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0) {
-    params.backend = "postgres";
+    params.backend = store_backend::postgres;
     params.url = target;
   } else {
     params.path = target;

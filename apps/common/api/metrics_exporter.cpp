@@ -24,8 +24,8 @@
 #include <prometheus/text_serializer.h>
 
 #include "policies/external_compaction.hpp"
-#include "store/store_reader.hpp"
-#include "store/store_stats.hpp"
+#include "store/sqlite/store_reader.hpp"
+#include "store/sqlite/store_stats.hpp"
 
 namespace mneme::api {
 
@@ -314,7 +314,7 @@ void add_pool(families& f, const std::string& pool, const llm_pool_stats& s) {
 void add_store(families& f, const runtime& rt) {
   const auto& params = rt.config().database;
   // Figures read from the SQLite file only (PostgreSQL: not yet, docs/scale-out.md).
-  if (params.backend != "sqlite" || params.path.empty() || params.path == ":memory:")
+  if (params.backend != store_backend::sqlite || params.path.empty() || params.path == ":memory:")
     return;
   auto reader = store_reader::open(params);
   if (!reader)

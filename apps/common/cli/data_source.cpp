@@ -4,9 +4,9 @@
 #include <filesystem>
 
 #include "messages/errc.hpp"
-#include "store/facts.hpp"
+#include "store/sqlite/sqlite_facts.hpp"
 #include "store/pg/pg_store.hpp"
-#include "store/sqlite_store.hpp"
+#include "store/sqlite/sqlite_store.hpp"
 
 namespace mneme::cli {
 
@@ -19,9 +19,6 @@ caf::expected<std::vector<fact_record>> facts_of(store_reader& r, const fact_que
 caf::expected<std::vector<fact_record>> facts_of(pg_store& s, const fact_query& q) {
   return s.query_facts(q);
 }
-
-store_reader* sqlite_of(store_reader& r) { return &r; }
-store_reader* sqlite_of(pg_store&) { return nullptr; }
 
 // The read commands' operations on a store_reader or a pg_store (same signatures).
 template <class Store>
@@ -48,7 +45,6 @@ public:
   caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override {
     return facts_of(*s_, q);
   }
-  store_reader* sqlite() override { return sqlite_of(*s_); }
   std::string where() const override { return where_; }
 
 private:
@@ -101,7 +97,7 @@ maybe_failure load_config(const source_options& opt, app_config& out) {
 }
 
 maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& out) {
-  if (cfg.database.backend == "postgres") {
+  if (cfg.database.backend == store_backend::postgres) {
     // Never the URL in a message: it may hold a password.
     auto pg = pg_store::open(cfg.database);
     if (!pg)
@@ -120,7 +116,7 @@ maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& o
 }
 
 maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out) {
-  if (cfg.database.backend == "postgres") {
+  if (cfg.database.backend == store_backend::postgres) {
     auto pg = pg_store::open(cfg.database);
     if (!pg)
       return failure_of(pg.error(), std::string{"cannot open "} + pg_where);

@@ -16,7 +16,7 @@
 #include "apps/common/cli/cli_failure.hpp"
 #include "messages/transcript.hpp"
 #include "store/message_store.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::cli {
 
@@ -54,8 +54,6 @@ public:
   virtual caf::expected<int64_t> export_jsonl(const std::string& session_id,
                                               std::ostream& out) = 0;
   virtual caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) = 0;
-  // The SQLite reader (recall search), or null on PostgreSQL.
-  virtual store_reader* sqlite() { return nullptr; }
   // Where the rows are, for messages: the file, or "the PostgreSQL database".
   virtual std::string where() const = 0;
 };

@@ -117,14 +117,14 @@ std::vector<config_error> check_config_consistency(const app_config& cfg,
   // repeat it.
   const auto& db = cfg.database;
   both(db.url, db.url_file, "database.url", "database.url_file", "database.url_file");
-  bool postgres = db.backend == "postgres";
+  bool postgres = db.backend == store_backend::postgres;
   c.require_not(postgres && db.url.empty() && db.url_file.empty(),
                 {"database.backend", "database.url", "database.url_file"}, "database.backend",
                 "postgres needs database.url (postgresql://...) or database.url_file");
   c.require_not(!postgres && (!db.url.empty() || !db.url_file.empty()),
                 {"database.backend", "database.url", "database.url_file"}, "database.backend",
                 fmt::format("is {}, but database.url or database.url_file is set (they are "
-                            "for backend postgres)", db.backend));
+                            "for backend postgres)", to_string(db.backend)));
   auto scheme_ok = [](const std::string& url) {
     return url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
   };

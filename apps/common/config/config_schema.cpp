@@ -114,11 +114,21 @@ std::vector<config_field> model_fields() {
   };
 }
 
+// database.backend: one of the store_backend names, shown quoted as a string.
+config_field database_backend_field() {
+  auto d = &app_config::database;
+  auto f = choice("database.backend", d, &store_params::backend,
+                  {{to_string(store_backend::sqlite), store_backend::sqlite},
+                   {to_string(store_backend::postgres), store_backend::postgres}});
+  f.render = [d](const app_config& cfg) { return yaml_quote(to_string((cfg.*d).backend)); };
+  return f;
+}
+
 std::vector<config_field> database_fields() {
   auto d = &app_config::database;
   using p = store_params;
   return {
-    text("database.backend", d, &p::backend, one_of({"sqlite", "postgres"})),
+    database_backend_field(),
     secret("database.url", d, &p::url),
     existing_file("database.url_file", d, &p::url_file),
     text("database.path", d, &p::path, non_empty()),

@@ -9,8 +9,8 @@
 
 #include "apps/common/soak/soak_driver.hpp"
 #include "messages/mneme_types.hpp"
-#include "store/recall.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/sqlite_recall.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::soak {
 

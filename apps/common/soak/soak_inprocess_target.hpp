@@ -14,7 +14,7 @@
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/common/soak/soak_target.hpp"
 #include "caf/all.hpp"
-#include "store/store_reader.hpp"
+#include "store/sqlite/store_reader.hpp"
 
 namespace mneme::soak {
 

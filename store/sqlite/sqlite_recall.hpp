@@ -1,0 +1,57 @@
+// Cross-session recall on SQLite (store/recall.hpp states what every backend shares)
+// over a read-only connection: the full-text indexes of schema versions 3-5
+// (fts_words = unicode61, fts_cjk = CJK bigram, fts_trigram = trigram), then a bounded
+// substring scan; BM25 ranks; every statement is a cached prepared statement.
+//
+// Decisions particular to SQLite:
+//   - Ranking: BM25 (FTS5's bm25() with default weights, lower is better) is
+//     computed only for the user's own visible rows: the tenant filter runs on
+//     the FTS5 scan before any score is computed (a join per match when the index
+//     has fewer than fts_member_filter_matches matches, else and always on the
+//     trigram route a membership test against the user's row ids), then one row
+//     per session (its best) is kept in SQL, and snippets are computed only for the
+//     returned rows. Equal scores order by row id.
+//   - Asynchronous indexing (schemas v5, v7): rows above fts_state's lowest
+//     watermark (indexed_through) are missing from at least one index (an index
+//     ahead of it may find them; the session is counted once). After the FTS
+//     routes, when sessions are still missing, the search scans those rows (the newest tail_scan_rows of the
+//     user, same snapshot) with the substring matcher: every positive clause
+//     present, no NOT clause, ASCII case-insensitive. Its hits rank after the
+//     FTS hits (newest first, score 0), route "unindexed_tail". So an
+//     acknowledged append is findable before the indexer reaches it.
+//
+// Thread: the thread that owns `db` (one detached recall reader actor).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "caf/expected.hpp"
+
+#include "messages/recall_types.hpp"
+#include "store/recall.hpp"
+
+namespace mneme {
+
+class db_connection;
+
+// A full-text route with at least this many matches in the whole index (all
+// tenants) filters them by a list of the user's row ids instead of joining each
+// match to its session (same result, see sqlite_recall.cpp); only the cost differs, and
+// this count is about where the two break even (figures:
+// docs/benchmarks.md#recall-shapes).
+inline constexpr int64_t fts_member_filter_matches = 1000;
+// Rows above the index watermark that one search examines (newest first). The
+// storage actor keeps the backlog near zero while idle; see store/sqlite/fts_indexer.hpp.
+inline constexpr int64_t tail_scan_rows = 20000;
+// recall_hit::route of a hit found among the not yet indexed rows.
+inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
+
+// Runs one search. Errors: bad_request for an empty or oversized user id or
+// max_sessions outside 1..10; storage_* for SQLite failures. A query that
+// sanitizes to nothing (garbage, only operators, only NOT terms) is no error:
+// it finds nothing.
+// REQUIRES: db is at schema version >= 5.
+caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req);
+
+} // namespace mneme

@@ -1,0 +1,39 @@
+// The memory-tier and agent-tool operations of sqlite_store (store/message_store.hpp):
+// the free functions of store/facts, store/session_tools and store/jsonl_import on
+// the writer connection. Thread: the store's owner.
+#include "store/sqlite/sqlite_facts.hpp"
+#include "store/sqlite/sqlite_jsonl_import.hpp"
+#include "store/sqlite/sqlite_session_tools.hpp"
+#include "store/sqlite/sqlite_store.hpp"
+
+namespace mneme {
+
+caf::expected<fact_record> sqlite_store::put_fact(const fact_record& f, time_ms now) {
+  return mneme::put_fact(*db_, f, now);
+}
+
+caf::expected<fact_record> sqlite_store::remove_fact(const std::string& user_id,
+                                                     const std::string& key, time_ms now) {
+  return mneme::remove_fact(*db_, user_id, key, now);
+}
+
+caf::expected<std::vector<fact_record>> sqlite_store::query_facts(const fact_query& q) {
+  return mneme::query_facts(*db_, q);
+}
+
+caf::error sqlite_store::put_session_tools(const std::string& session_key,
+                                           const std::string& session_id,
+                                           const std::string& tools, time_ms now) {
+  return mneme::put_session_tools(*db_, session_key, session_id, tools, now);
+}
+
+caf::expected<std::string> sqlite_store::session_tools(const std::string& session_key) {
+  return session_tools_of(*db_, session_key);
+}
+
+caf::expected<session_record> sqlite_store::import_jsonl(std::string_view jsonl,
+                                                         session_record into, time_ms now) {
+  return import_session_jsonl(*db_, jsonl, std::move(into), now, params_);
+}
+
+} // namespace mneme
