@@ -533,6 +533,14 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       return run_op(self, "tools_get",
                     [&] { return self->state.store->session_tools(key); });
     },
+    [=](st_clog_put_atom, const compaction_log_entry& e) {
+      return run_op(self, "clog_put",
+                    [&] { return self->state.store->log_compaction_attempt(e); });
+    },
+    [=](st_clog_atom, const std::string& sid, int64_t limit) {
+      return run_op(self, "clog",
+                    [&] { return self->state.store->compaction_log(sid, limit); });
+    },
     [=](st_get_triggers_atom, const std::string& sid) {
       return run_op(self, "get_triggers", [&] { return self->state.store->triggers(sid); });
     },

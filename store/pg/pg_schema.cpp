@@ -229,6 +229,35 @@ CREATE TRIGGER lease_grants_are_never_rewritten BEFORE UPDATE OR DELETE ON mneme
 ALTER TABLE messages ADD COLUMN fence_token bigint;
 )sql";
 
+// The compaction log (issue 45; store/compaction_log.hpp), as SQLite's version 9.
+constexpr const char* pg_v7_sql = R"sql(
+CREATE TABLE compaction_log(
+  id               bigserial PRIMARY KEY,
+  session_id       text NOT NULL,
+  at_ms            bigint NOT NULL,
+  trigger          text NOT NULL,
+  origin           text NOT NULL,
+  mode             text NOT NULL,
+  outcome          text NOT NULL,
+  tokens_before    bigint NOT NULL DEFAULT 0,
+  tokens_after     bigint NOT NULL DEFAULT 0,
+  first_id         bigint NOT NULL DEFAULT 0,
+  last_id          bigint NOT NULL DEFAULT 0,
+  rows_replaced    bigint NOT NULL DEFAULT 0,
+  summary_id       bigint NOT NULL DEFAULT 0,
+  summarizer_model bytea NOT NULL DEFAULT ''::bytea,
+  duration_ms      bigint NOT NULL DEFAULT 0,
+  summary_tokens   bigint NOT NULL DEFAULT 0,
+  identifiers_in   bigint NOT NULL DEFAULT 0,
+  identifiers_kept bigint NOT NULL DEFAULT 0,
+  attempt          integer NOT NULL DEFAULT 1,
+  detail           bytea NOT NULL DEFAULT ''::bytea
+);
+CREATE INDEX compaction_log_by_session ON compaction_log(session_id, id);
+CREATE TRIGGER compaction_log_is_never_rewritten BEFORE UPDATE OR DELETE ON compaction_log
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -240,6 +269,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {4, "semantic memory: facts with recall columns", pg_v4_facts_sql},
     {5, "compaction flag flips in place: message_state pages half free", pg_v5_sql},
     {6, "nodes: session-key leases, their grants, each message's fencing token", pg_v6_sql},
+    {7, "compaction log: one row per compaction attempt", pg_v7_sql},
   };
   return list;
 }

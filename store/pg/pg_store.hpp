@@ -103,6 +103,9 @@ public:
   caf::expected<fact_record> remove_fact(const std::string& user_id, const std::string& key,
                                          time_ms now) override;
   caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override;
+  caf::expected<int64_t> log_compaction_attempt(const compaction_log_entry& e) override;
+  caf::expected<std::vector<compaction_log_entry>>
+  compaction_log(const std::string& session_id, int64_t limit) override;
   caf::error put_session_tools(const std::string& session_key, const std::string& session_id,
                                const std::string& tools, time_ms now) override;
   caf::expected<std::string> session_tools(const std::string& session_key) override;
