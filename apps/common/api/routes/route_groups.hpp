@@ -28,5 +28,7 @@ void add_fact_routes(route_registry& r, const api_state& s);
 // The chat-completions door: /v1/chat/completions, /v1/models
 // (doors/openai_chat/openai_routes.cpp)
 void add_openai_chat_routes(route_registry& r, const api_state& s);
+// The Responses door: /v1/responses (doors/openai_responses/responses_routes.cpp)
+void add_openai_responses_routes(route_registry& r, const api_state& s);
 
 } // namespace mneme::api
