@@ -124,6 +124,22 @@ struct checkpoint_record {
   time_ms created_at_ms = 0;
 };
 
+// A response of the Responses door (store/response_records.hpp): the session it was
+// answered in and the last row it answered, so `previous_response_id` continues (or
+// branches from) it after a restart, on another node, after its rows were compacted.
+// deleted_at_ms > 0: deleted, no longer continuable (its rows stay).
+struct response_record {
+  std::string id;                     // "resp_..."
+  std::string user_id;
+  std::string session_key;
+  std::string session_id;
+  int64_t last_row_id = 0;            // the answer's row (its last one)
+  std::string previous_id;            // the response it continued, "" for none
+  time_ms created_at_ms = 0;
+  time_ms deleted_at_ms = 0;
+  std::string body;                   // the `response` object as answered (JSON text)
+};
+
 // Which sessions to list; empty strings match everything. Newest first.
 struct session_filter {
   std::string user_id;
@@ -196,6 +212,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_record& x) {
   return f(caf::meta::type_name("mneme::checkpoint_record"), x.session_id, x.name,
            x.last_message_id, x.created_at_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, response_record& x) {
+  return f(caf::meta::type_name("mneme::response_record"), x.id, x.user_id, x.session_key,
+           x.session_id, x.last_row_id, x.previous_id, x.created_at_ms, x.deleted_at_ms, x.body);
 }
 
 template <class Inspector>

@@ -211,6 +211,10 @@ public:
                                        time_ms now) = 0;
   // The newest tools of the key; "" when none were set.
   virtual caf::expected<std::string> session_tools(const std::string& session_key) = 0;
+  // The Responses door's records (store/response_records.hpp states each contract).
+  virtual caf::error put_response(const response_record& r) = 0;
+  virtual caf::expected<response_record> response(const std::string& id) = 0;
+  virtual caf::expected<response_record> delete_response(const std::string& id, time_ms now) = 0;
   // One transaction; the new session's record.
   virtual caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                                      time_ms now) = 0;

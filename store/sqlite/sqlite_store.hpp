@@ -95,6 +95,9 @@ public:
   caf::error put_session_tools(const std::string& session_key, const std::string& session_id,
                                const std::string& tools, time_ms now) override;
   caf::expected<std::string> session_tools(const std::string& session_key) override;
+  caf::error put_response(const response_record& r) override;
+  caf::expected<response_record> response(const std::string& id) override;
+  caf::expected<response_record> delete_response(const std::string& id, time_ms now) override;
   caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                              time_ms now) override;
 

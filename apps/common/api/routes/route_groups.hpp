@@ -30,5 +30,7 @@ void add_fact_routes(route_registry& r, const api_state& s);
 void add_openai_chat_routes(route_registry& r, const api_state& s);
 // The MCP server: POST /mcp (doors/mcp/mcp_routes.cpp)
 void add_mcp_routes(route_registry& r, const api_state& s);
+// The Responses door: /v1/responses (doors/openai_responses/responses_routes.cpp)
+void add_openai_responses_routes(route_registry& r, const api_state& s);
 
 } // namespace mneme::api
