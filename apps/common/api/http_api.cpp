@@ -24,6 +24,7 @@ using route_group = void (*)(route_registry&, const api_state&);
 constexpr route_group route_groups[] = {
   add_admin_routes,   add_session_routes, add_turn_routes,        add_context_routes,
   add_search_routes,  add_fact_routes,    add_openai_chat_routes,
+  add_anthropic_messages_routes,
 };
 
 std::string joined(const std::vector<std::string>& xs) {
