@@ -26,6 +26,7 @@ constexpr route_group route_groups[] = {
   add_search_routes,  add_fact_routes,    add_openai_chat_routes,
   add_mcp_routes,
   add_openai_responses_routes,
+  add_anthropic_messages_routes,
 };
 
 std::string joined(const std::vector<std::string>& xs) {

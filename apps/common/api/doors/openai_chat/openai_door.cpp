@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
 
+#include "apps/common/api/doors/door_answer.hpp"
 #include "apps/common/api/doors/door_passthrough.hpp"
 #include "apps/common/api/doors/openai_chat/openai_stream.hpp"
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
@@ -70,13 +71,6 @@ namespace {
 using shared_ptr = std::shared_ptr<openai_door::shared>;
 constexpr const char* openai_branch_label = "openai-branch";
 
-int64_t door_committed(const turn_reply& r) {
-  int64_t n = 0;
-  for (const auto& x : r.compactions)
-    n += x.committed ? 1 : 0;
-  return n;
-}
-
 // One chat-completions request on its way; the events of its conversation.
 struct chat_call final : conversation_events {
   shared_ptr door;
@@ -92,14 +86,7 @@ struct chat_call final : conversation_events {
   const openai_door_config& cfg() const { return door->cfg; }
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
-    header_list h;
-    if (!sid.empty())
-      h.emplace_back("X-Mneme-Session-Id", sid);
-    if (with_count)
-      h.emplace_back("X-Mneme-Compactions", std::to_string(compactions));
-    if (rebased > 0)
-      h.emplace_back("X-Mneme-Rebased", std::to_string(rebased));
-    return h;
+    return mneme_answer_headers(sid, compactions, with_count, rebased);
   }
 
   void error(int status, const std::string& code, const std::string& message) {
@@ -188,7 +175,7 @@ struct chat_call final : conversation_events {
     a.usage.completion_tokens = estimate_text_tokens(reply.answer);
     for (const auto& call : reply.tool_calls)
       a.usage.completion_tokens += estimate_text_tokens(call.arguments);
-    respond(std::move(a), mneme_headers(reply.session_id, door_committed(reply), true));
+    respond(std::move(a), mneme_headers(reply.session_id, committed_compactions(reply), true));
   }
 
   void failed(const caf::error& err) override { fail(err); }
@@ -266,32 +253,8 @@ void openai_door::models(const door_request_ptr& r) {
 }
 
 std::string openai_door::metrics_text() const {
-  const auto& n = s_->count;
-  const auto& h = s_->conversations.counts();
-  std::string out =
-    "# HELP mneme_openai_requests_total Requests of POST /v1/chat/completions by style\n"
-    "# TYPE mneme_openai_requests_total counter\n";
-  out += "mneme_openai_requests_total{style=\"stateless\"} " + std::to_string(n.stateless.load())
-         + "\n";
-  out += "mneme_openai_requests_total{style=\"stateful\"} " + std::to_string(h.stateful.load())
-         + "\n";
-  out += "mneme_openai_requests_total{style=\"full_history\"} "
-         + std::to_string(h.full_history.load()) + "\n";
-  auto counter = [&out](const char* name, const char* help, int64_t v) {
-    out += std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " counter\n" + name
-           + " " + std::to_string(v) + "\n";
-  };
-  counter("mneme_openai_rebased_total",
-          "Requests whose history contradicted the stored one (rolled back to the last common row)",
-          h.rebased.load());
-  counter("mneme_openai_replayed_total",
-          "Requests answered with their stored answer again (a resent, answered transcript)",
-          h.replayed.load());
-  counter("mneme_openai_history_reads_total",
-          "Requests that read every row of their session to match the history",
-          h.history_reads.load());
-  counter("mneme_openai_errors_total", "Requests answered with an error", n.errors.load());
-  return out;
+  return door_metrics_text("openai", "POST /v1/chat/completions", s_->count.stateless.load(),
+                           s_->count.errors.load(), s_->conversations.counts());
 }
 
 } // namespace mneme::api

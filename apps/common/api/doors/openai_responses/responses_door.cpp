@@ -32,6 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/common/api/doors/door_answer.hpp"
 #include "apps/common/api/doors/door_passthrough.hpp"
 #include "apps/common/api/doors/openai_responses/responses_door_state.hpp"
 #include "apps/common/api/doors/openai_responses/responses_stream.hpp"
@@ -61,13 +62,6 @@ std::string new_response_id() {
   return buf;
 }
 
-int64_t responses_committed(const turn_reply& r) {
-  int64_t n = 0;
-  for (const auto& x : r.compactions)
-    n += x.committed ? 1 : 0;
-  return n;
-}
-
 // One POST /v1/responses on its way; the events of its conversation.
 struct response_call final : conversation_events,
                              std::enable_shared_from_this<response_call> {
@@ -86,14 +80,7 @@ struct response_call final : conversation_events,
   const responses_door_config& cfg() const { return door->cfg; }
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
-    header_list h;
-    if (!sid.empty())
-      h.emplace_back("X-Mneme-Session-Id", sid);
-    if (with_count)
-      h.emplace_back("X-Mneme-Compactions", std::to_string(compactions));
-    if (rebased > 0)
-      h.emplace_back("X-Mneme-Rebased", std::to_string(rebased));
-    return h;
+    return mneme_answer_headers(sid, compactions, with_count, rebased);
   }
 
   void error(int status, const std::string& code, const std::string& message) {
@@ -180,7 +167,7 @@ struct response_call final : conversation_events,
     a.usage.output_tokens = estimate_text_tokens(reply.answer);
     for (const auto& call : reply.tool_calls)
       a.usage.output_tokens += estimate_text_tokens(call.arguments);
-    finish(std::move(a), mneme_headers(reply.session_id, responses_committed(reply), true),
+    finish(std::move(a), mneme_headers(reply.session_id, committed_compactions(reply), true),
            reply.session_id, 0);
   }
 
