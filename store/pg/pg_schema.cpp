@@ -256,6 +256,8 @@ CREATE TABLE compaction_log(
 CREATE INDEX compaction_log_by_session ON compaction_log(session_id, id);
 CREATE TRIGGER compaction_log_is_never_rewritten BEFORE UPDATE OR DELETE ON compaction_log
   FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+)sql";
+
 // The Responses door (issue 43, store/response_records.hpp; SQLite's schema v10): one
 // row per response, the session and the last row it answered. Never deleted; only
 // deleted_at_ms changes, once (triggers raise otherwise).

@@ -290,6 +290,8 @@ CREATE TRIGGER compaction_log_is_never_deleted BEFORE DELETE ON compaction_log
 BEGIN SELECT RAISE(ABORT, 'mneme never deletes the compaction log'); END;
 CREATE TRIGGER compaction_log_is_never_rewritten BEFORE UPDATE ON compaction_log
 BEGIN SELECT RAISE(ABORT, 'mneme never rewrites the compaction log'); END;
+)sql";
+
 // The Responses door (issue 43; store/response_records.hpp): one row per response, the
 // session and the last row it answered. Never deleted; only deleted_at_ms changes, once.
 constexpr const char* v10_sql = R"sql(
