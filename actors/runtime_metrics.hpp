@@ -12,13 +12,17 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "actors/latency_histogram.hpp"
+#include "actors/retention_histogram.hpp"
+#include "store/compaction_log.hpp"
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/context_service.hpp"
 #include "messages/errc.hpp"
@@ -221,6 +225,27 @@ struct runtime_metrics {
   std::atomic<uint64_t> leases_lost{0};
   std::atomic<uint64_t> requests_forwarded{0};
   std::atomic<uint64_t> forward_failures{0};
+
+  // The compaction log (issue 45), written by session actors: every logged attempt by
+  // outcome x mode (the orders of store/compaction_log.hpp), and what committed
+  // summaries kept of their middle's identifiers.
+  static constexpr size_t attempt_outcome_slots = std::size(compaction_outcomes);
+  static constexpr size_t attempt_mode_slots = std::size(compaction_modes);
+  std::array<std::array<std::atomic<uint64_t>, attempt_mode_slots>, attempt_outcome_slots>
+    compaction_attempts{};
+  retention_histogram retention;
+
+  void record_attempt(const compaction_log_entry& e) {
+    size_t o = 0, m = 0;
+    while (o < attempt_outcome_slots && e.outcome != compaction_outcomes[o])
+      ++o;
+    while (m < attempt_mode_slots && e.mode != compaction_modes[m])
+      ++m;
+    if (o < attempt_outcome_slots && m < attempt_mode_slots)
+      compaction_attempts[o][m].fetch_add(1, std::memory_order_relaxed);
+    if (e.outcome == std::string_view{"committed"} && e.identifiers_in > 0)
+      retention.observe(e.identifiers_in, e.identifiers_kept);
+  }
 
   // Storage: group commits, batch sizes, indexing backlog (written by the storage actor).
   std::shared_ptr<storage_metrics> storage = std::make_shared<storage_metrics>();

@@ -187,6 +187,17 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, ls_release_atom, "ls_release")
   CAF_ADD_ATOM(mneme, mneme, gw_lease_atom, "gw_lease")
 
+  // --- the compaction log
+  CAF_ADD_TYPE_ID(mneme, (mneme::compaction_log_entry))
+  CAF_ADD_TYPE_ID(mneme, (std::vector<mneme::compaction_log_entry>))
+  CAF_ADD_ATOM(mneme, mneme, st_clog_put_atom, "st_clogput")
+  CAF_ADD_ATOM(mneme, mneme, st_clog_atom, "st_clog")
+  // --- the Responses door's response records
+  CAF_ADD_TYPE_ID(mneme, (mneme::response_record))
+  CAF_ADD_ATOM(mneme, mneme, st_resp_put_atom, "st_respput")
+  CAF_ADD_ATOM(mneme, mneme, st_resp_get_atom, "st_respget")
+  CAF_ADD_ATOM(mneme, mneme, st_resp_del_atom, "st_respdel")
+
   // --- actor handles sent in messages (after every atom and type they name)
   // (the interfaces in messages/actor_handles.hpp; it uses no __COUNTER__)
 #include "messages/actor_handles.hpp"

@@ -20,19 +20,59 @@ struct message_ids {
   std::vector<int64_t> ids;
 };
 
+// One compaction attempt as the compaction log records it (issue 45; docs/schema.md
+// "compaction_log"; the values of mode and outcome: store/compaction_log.hpp).
+//   - trigger: to_string(trigger); origin: automatic, manual (T12-T15) or hygiene
+//     (T3, T4); mode: who wrote the summary (summarizer, fallback, external, micro);
+//   - outcome: committed, or why nothing was (grew, auth_failed, timeout, failed,
+//     exhausted, refused_by_guard, commit_failed);
+//   - first_id..last_id, rows_replaced, summary_id: the replaced rows and the summary
+//     (0 when nothing committed; the store fills them for a committed compaction);
+//   - summary_tokens: what the summary call spent (prompt + answer, the estimate when
+//     the summarizer reported no usage; 0 when nothing was asked);
+//   - identifiers_in / identifiers_kept: policies/identifier_retention.hpp;
+//   - attempt: 1, or 2 for the retry below compression.min_retention.
+struct compaction_log_entry {
+  int64_t id = 0;
+  std::string session_id;
+  time_ms at_ms = 0;
+  std::string trigger;
+  std::string origin;
+  std::string mode;
+  std::string outcome;
+  int64_t tokens_before = 0;
+  int64_t tokens_after = 0;
+  int64_t first_id = 0;
+  int64_t last_id = 0;
+  int64_t rows_replaced = 0;
+  int64_t summary_id = 0;
+  std::string summarizer_model;
+  int64_t duration_ms = 0;
+  int64_t summary_tokens = 0;
+  int64_t identifiers_in = 0;
+  int64_t identifiers_kept = 0;
+  int32_t attempt = 1;
+  std::string detail; // why it failed, one line; "" when committed
+};
+
 // One compaction, committed in one transaction (SPEC §1, §3):
 //   - archive_ids: the middle, a contiguous slice of the session's live context in
 //     ascending id order (every id a live row of `session_id`, and no live row of the
 //     session between the first and the last id left out);
 //   - summary: the new summary row (role user or assistant; content = the summary text);
 //     the store sets is_summary = 1 and replaced_first_id/last_id = the slice bounds;
-//   - when update_triggers is set, `triggers` is persisted in the same transaction.
+//   - when update_triggers is set, `triggers` is persisted in the same transaction;
+//   - when has_log is set, `log` is added to the compaction log in the same
+//     transaction, with outcome committed and the replaced range, row count and
+//     summary id of this commit (the caller's values of those are ignored).
 struct compaction_commit {
   std::string session_id;
   std::vector<int64_t> archive_ids;
   message summary;
   bool update_triggers = false;
   trigger_state triggers;
+  bool has_log = false;
+  compaction_log_entry log;
 };
 
 // Row replacements, committed in one transaction (SPEC §1, §6; the storage of
@@ -84,6 +124,22 @@ struct checkpoint_record {
   time_ms created_at_ms = 0;
 };
 
+// A response of the Responses door (store/response_records.hpp): the session it was
+// answered in and the last row it answered, so `previous_response_id` continues (or
+// branches from) it after a restart, on another node, after its rows were compacted.
+// deleted_at_ms > 0: deleted, no longer continuable (its rows stay).
+struct response_record {
+  std::string id;                     // "resp_..."
+  std::string user_id;
+  std::string session_key;
+  std::string session_id;
+  int64_t last_row_id = 0;            // the answer's row (its last one)
+  std::string previous_id;            // the response it continued, "" for none
+  time_ms created_at_ms = 0;
+  time_ms deleted_at_ms = 0;
+  std::string body;                   // the `response` object as answered (JSON text)
+};
+
 // Which sessions to list; empty strings match everything. Newest first.
 struct session_filter {
   std::string user_id;
@@ -125,9 +181,18 @@ typename Inspector::result_type inspect(Inspector& f, message_ids& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, compaction_log_entry& x) {
+  return f(caf::meta::type_name("mneme::compaction_log_entry"), x.id, x.session_id, x.at_ms,
+           x.trigger, x.origin, x.mode, x.outcome, x.tokens_before, x.tokens_after,
+           x.first_id, x.last_id, x.rows_replaced, x.summary_id, x.summarizer_model,
+           x.duration_ms, x.summary_tokens, x.identifiers_in, x.identifiers_kept, x.attempt,
+           x.detail);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, compaction_commit& x) {
   return f(caf::meta::type_name("mneme::compaction_commit"), x.session_id, x.archive_ids,
-           x.summary, x.update_triggers, x.triggers);
+           x.summary, x.update_triggers, x.triggers, x.has_log, x.log);
 }
 
 template <class Inspector>
@@ -147,6 +212,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, checkpoint_record& x) {
   return f(caf::meta::type_name("mneme::checkpoint_record"), x.session_id, x.name,
            x.last_message_id, x.created_at_ms);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, response_record& x) {
+  return f(caf::meta::type_name("mneme::response_record"), x.id, x.user_id, x.session_key,
+           x.session_id, x.last_row_id, x.previous_id, x.created_at_ms, x.deleted_at_ms, x.body);
 }
 
 template <class Inspector>

@@ -22,6 +22,9 @@ struct compression_params {
   double threshold = 0.50;                   // ratio of the effective window
   int64_t threshold_tokens = 0;              // absolute cap, 0 = none
   double target_ratio = 0.20;                // summary budget ratio
+  // Below this share of the replaced rows' identifiers kept, the summarizer is asked
+  // once more with the missing ones listed (policies/retention_retry.hpp); 0 = off.
+  double min_retention = 0.0;
   int protect_first_n = 3;
   int protect_last_n = 20;
   int min_tail_user_messages = 1;

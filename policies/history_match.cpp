@@ -38,6 +38,46 @@ void fp_field(uint64_t& h, std::string_view s) {
   fp_feed(h, s);
 }
 
+// A call's arguments as matched: the JSON text without the whitespace between its tokens
+// (outside strings), "" read as "{}". A door that receives the arguments as a JSON value (Anthropic's
+// tool_use `input`) writes them back compactly, the upstream may have spaced them.
+std::string history_arguments(std::string_view json_text) {
+  std::string out;
+  out.reserve(json_text.size());
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : json_text) {
+    if (in_string) {
+      out += c;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      continue;
+    if (c == '"')
+      in_string = true;
+    out += c;
+  }
+  if (out.empty())
+    out = "{}"; // no arguments: what a door writes back for an empty `input`
+  return out;
+}
+
+bool same_calls(const std::vector<tool_call>& a, const std::vector<tool_call>& b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].id != b[i].id || a[i].name != b[i].name
+        || history_arguments(a[i].arguments) != history_arguments(b[i].arguments))
+      return false;
+  return true;
+}
+
 bool history_builtin_only(const message& m, const std::vector<std::string>& names) {
   if (m.role != msg_role::assistant || m.tool_calls.empty() || names.empty())
     return false;
@@ -93,7 +133,7 @@ uint64_t chain_fingerprint(uint64_t previous, const message& m) {
   for (const auto& c : m.tool_calls) {
     fp_field(h, c.id);
     fp_field(h, c.name);
-    fp_field(h, c.arguments);
+    fp_field(h, history_arguments(c.arguments));
   }
   return h;
 }
@@ -109,7 +149,7 @@ uint64_t chain_of(uint64_t previous, const std::vector<message>& msgs, size_t fi
 bool same_message(const message& a, const message& b) {
   return a.role == b.role && history_trimmed(a.content) == history_trimmed(b.content)
          && (a.role != msg_role::tool || a.tool_call_id == b.tool_call_id)
-         && a.tool_calls == b.tool_calls;
+         && same_calls(a.tool_calls, b.tool_calls);
 }
 
 void fold_rows(history_print& p, const std::vector<message>& rows, const visibility_rules& r) {

@@ -19,7 +19,9 @@
 //     tools, and the tool rows answering those calls (mneme ran them in the turn).
 // Two rows match when role, content (ASCII whitespace trimmed at both ends: a streamed
 // answer's pieces may carry what the stored answer trims), tool_call_id and the tool
-// calls (id, name, arguments) are equal.
+// calls (id, name, arguments) are equal; arguments are compared without the JSON
+// whitespace between tokens, empty ones as {} (a door that gets them as a JSON value, as Anthropic's
+// tool_use `input`, writes them back compactly).
 //
 // The fingerprint (history_print) — the invariant the conversation keeps (for a continuation,
 // "stored rows" are its conversation rows, see "Continuations" below, and last_row_id

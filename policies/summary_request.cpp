@@ -273,6 +273,12 @@ std::string build_summary_prompt(const std::vector<message>& middle,
     p += capped_field(params.focus, caps);
     p += '\n';
   }
+  if (!params.must_keep.empty()) {
+    p += "\nAn earlier summary of these turns dropped the identifiers below. Keep each of "
+         "them verbatim (exact spelling) where it still matters:\n";
+    p += capped_field(params.must_keep, caps);
+    p += '\n';
+  }
   if (previous) {
     p += "\n=== PREVIOUS SUMMARY ===\n";
     p += *previous;

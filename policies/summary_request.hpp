@@ -114,6 +114,9 @@ struct summary_request_params {
   // repeated among the turns.
   std::optional<std::string> previous_summary;
   std::string focus;                 // `/compress [focus]`; empty = none
+  // The retry below compression.min_retention (policies/retention_retry.hpp): the
+  // identifiers the first summary dropped, one per line; empty = none.
+  std::string must_keep;
   summary_input_caps caps;
 };
 

@@ -163,6 +163,19 @@ public:
   virtual caf::expected<std::vector<message>>
   rollback_after_row(const std::string& session_id, int64_t mark, const std::string& label) = 0;
 
+  // --- the compaction log (store/compaction_log.hpp). A committed compaction writes
+  // its row through commit_compaction / continue_in_child (compaction_commit::log; a
+  // child continuation's row belongs to the child, where its summary is).
+  // An attempt that committed nothing (grew, failed, refused), in a transaction of
+  // its own; the row's id. bad_request: check_compaction_log(e, false). not_found:
+  // e.session_id names no session (an ended one is accepted: its last attempt may
+  // end after it).
+  virtual caf::expected<int64_t> log_compaction_attempt(const compaction_log_entry& e) = 0;
+  // The newest `limit` rows of the session, oldest first (id order).
+  // bad_request: limit outside 1..compaction_log_max_rows.
+  virtual caf::expected<std::vector<compaction_log_entry>>
+  compaction_log(const std::string& session_id, int64_t limit) = 0;
+
   // --- reads; not_found for an unknown session
   // The session's record with its trigger state (ended sessions too).
   virtual caf::expected<session_record> session(const std::string& session_id) = 0;
@@ -198,6 +211,10 @@ public:
                                        time_ms now) = 0;
   // The newest tools of the key; "" when none were set.
   virtual caf::expected<std::string> session_tools(const std::string& session_key) = 0;
+  // The Responses door's records (store/response_records.hpp states each contract).
+  virtual caf::error put_response(const response_record& r) = 0;
+  virtual caf::expected<response_record> response(const std::string& id) = 0;
+  virtual caf::expected<response_record> delete_response(const std::string& id, time_ms now) = 0;
   // One transaction; the new session's record.
   virtual caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                                      time_ms now) = 0;

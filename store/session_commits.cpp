@@ -1,6 +1,7 @@
 // The session commits of every backend; see session_commits.hpp.
 #include "store/session_commits.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include "policies/reset_plan.hpp"
 #include "store/compaction_checks.hpp"
+#include "store/compaction_log.hpp"
 #include "store/replacement_checks.hpp"
 #include "store/session_checks.hpp"
 #include "store/store_errors.hpp"
@@ -65,11 +67,36 @@ caf::expected<int64_t> copy_into(session_writer& w, message m, const std::string
   return w.insert_message(m, 0);
 }
 
+// Adds c.log, when the commit carries one, as the committed row of a compaction whose
+// summary is row `summary_id` of session `session_id`.
+caf::error log_commit(session_writer& w, const compaction_commit& c,
+                      const std::string& session_id, int64_t summary_id) {
+  if (!c.has_log)
+    return {};
+  auto [lo, hi] = std::minmax_element(c.archive_ids.begin(), c.archive_ids.end());
+  auto entry = committed_log_entry(c.log, *lo, *hi,
+                                   static_cast<int64_t>(c.archive_ids.size()), summary_id);
+  entry.session_id = session_id;
+  auto id = w.insert_compaction_log(entry);
+  return id ? caf::error{} : std::move(id.error());
+}
+
+// The log a commit carries is checked with the commit's other refusals.
+caf::error check_commit_log(const compaction_commit& c) {
+  if (!c.has_log)
+    return {};
+  auto entry = c.log;
+  entry.session_id = c.session_id;
+  return check_compaction_log(entry, true);
+}
+
 } // namespace
 
 caf::expected<message> compaction(session_writer& w, const compaction_commit& c,
                                   const store_params& params) {
   if (auto err = check_compaction_summary("compaction", c, params))
+    return err;
+  if (auto err = check_commit_log(c))
     return err;
   return run_on_open_session(w, access::write, "compaction", c.session_id,
                              [&]() -> caf::expected<message> {
@@ -90,6 +117,8 @@ caf::expected<message> compaction(session_writer& w, const compaction_commit& c,
     if (c.update_triggers)
       if (auto err = w.write_triggers(c.session_id, c.triggers))
         return err;
+    if (auto err = log_commit(w, c, c.session_id, summary.id))
+      return err;
     return summary;
   });
 }
@@ -146,6 +175,8 @@ caf::expected<std::vector<message>> child_continuation(session_writer& w,
     return bad_request("child session: now must be >= 0");
   if (auto err = check_compaction_summary("child session", c, params))
     return err;
+  if (auto err = check_commit_log(c))
+    return err;
   using rows = std::vector<message>;
   return run_on_open_session(w, access::write, "child session", c.session_id,
                              [&]() -> caf::expected<rows> {
@@ -178,6 +209,8 @@ caf::expected<std::vector<message>> child_continuation(session_writer& w,
                                   std::vector<int64_t>(c.archive_ids.size(), *summary_id)))
       return err;
     if (auto err = w.end_session(c.session_id, now, child_end_reason, "end the parent session"))
+      return err;
+    if (auto err = log_commit(w, c, child.id, *summary_id))
       return err;
     return w.live_rows(child.id);
   });

@@ -98,6 +98,8 @@ public:
   virtual caf::error put_checkpoint(const checkpoint_record& cp) = 0;
   virtual caf::expected<std::optional<checkpoint_mark>>
   find_checkpoint(const std::string& session_id, const std::string& name) = 0;
+  // Adds `e` (checked: store/compaction_log.hpp) to the compaction log; its id.
+  virtual caf::expected<int64_t> insert_compaction_log(const compaction_log_entry& e) = 0;
   // In this order: revives the rows archived by a row above `mark` (live again),
   // rolls back every row above `mark` that is live or archived, retires the
   // checkpoints above `mark` by `label`.

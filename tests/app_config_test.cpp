@@ -122,6 +122,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(compression.threshold);
   SAME(compression.threshold_tokens);
   SAME(compression.target_ratio);
+  SAME(compression.min_retention);
   SAME(compression.protect_first_n);
   SAME(compression.protect_last_n);
   SAME(compression.min_tail_user_messages);
@@ -264,6 +265,7 @@ const std::vector<spec_default> spec_defaults = {
   {"compression.threshold", "0.5"},
   {"compression.threshold_tokens", "0"},
   {"compression.target_ratio", "0.2"},
+  {"compression.min_retention", "0"},
   {"compression.protect_first_n", "3"},
   {"compression.protect_last_n", "20"},
   {"compression.min_tail_user_messages", "1"},
@@ -686,6 +688,7 @@ std::ostream& operator<<(std::ostream& os, const number_bounds& b) {
 const std::vector<number_bounds> number_ranges = {
   {"compression.threshold", "0.05", "0.95", "0.049", "0.951"},
   {"compression.target_ratio", "0.05", "0.8", "0.049", "0.801"},
+  {"compression.min_retention", "0", "1", "-0.001", "1.001"},
   {"compression.anti_thrash_min_savings", "0", "0.9", "-0.001", "0.901"},
 };
 

@@ -1,4 +1,4 @@
-// The `mneme` command line (search, sessions, show, compact, export) run as a real
+// The `mneme` command line (search, sessions, show, compactions, compact, export) run as a real
 // program (MNEME_BINARY_DIR/mneme) on a database file the test prepares through the
 // runtime and the in-process fake LLM: three sessions of two users, English and
 // Chinese text, one session compacted so it has archived rows. Every command with and
@@ -257,6 +257,28 @@ BOOST_AUTO_TEST_CASE(show_by_key_and_by_id_prints_the_same_session_document) {
   BOOST_TEST(by_key["attempts"] == (json{{"used", 0}, {"max", 3}}));
 }
 
+BOOST_AUTO_TEST_CASE(compactions_lists_the_logged_compaction_from_the_file) {
+  auto doc = parse(run({"compactions", "alpha", "--db", db().path, "--json"}));
+  BOOST_TEST(doc["session_id"] == db().ids.at("alpha"));
+  BOOST_REQUIRE(doc["compactions"].size() == 1u);
+  const auto& c = doc["compactions"][0];
+  BOOST_TEST(c["logged"] == true);
+  BOOST_TEST(c["outcome"] == "committed");
+  BOOST_TEST(c["trigger"] == "T12_manual_session");
+  BOOST_TEST(c["origin"] == "manual");
+  BOOST_TEST(c["tokens_before"].get<int64_t>() > c["tokens_after"].get<int64_t>());
+  BOOST_REQUIRE(doc["attempts"].size() == 1u);
+  BOOST_TEST(doc["attempts"][0]["summary_id"] == c["id"]);
+  auto none = parse(run({"compactions", "beta", "--db", db().path, "--json"}));
+  BOOST_TEST(none["compactions"].empty());
+  BOOST_TEST(none["attempts"].empty());
+  auto text = run({"compactions", "alpha", "--db", db().path});
+  BOOST_REQUIRE_EQUAL(text.code, 0);
+  BOOST_TEST(text.out.find("T12_manual_session") != std::string::npos, text.out);
+  BOOST_TEST(text.out.find("attempts\n") != std::string::npos, text.out);
+  BOOST_TEST(!has_escape(text.out));
+}
+
 BOOST_AUTO_TEST_CASE(show_prints_record_counts_and_live_rows_as_text) {
   auto r = run({"show", "beta", "--db", db().path});
   BOOST_REQUIRE_EQUAL(r.code, 0);
@@ -334,6 +356,7 @@ BOOST_AUTO_TEST_SUITE(errors)
 const std::vector<std::tuple<std::vector<std::string>, int, std::string>> failures{
   {{"show", "no-such-session"}, 2, "unknown session no-such-session"},
   {{"export", "no-such-session"}, 2, "unknown session no-such-session"},
+  {{"compactions", "no-such-session"}, 2, "unknown session no-such-session"},
   {{"compact", "no-such-session"}, 2, "unknown session no-such-session"},
   {{"search", "x", "--limit", "0"}, 2, "--limit must be at least 1"},
   {{"search", "x", "--limit", "-3"}, 2, "--limit must be at least 1"},

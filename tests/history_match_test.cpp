@@ -143,6 +143,38 @@ BOOST_AUTO_TEST_CASE(tool_calls_and_results_are_part_of_the_match) {
   BOOST_TEST(full.rebased_rows == 2);
 }
 
+BOOST_AUTO_TEST_CASE(call_arguments_match_whatever_the_whitespace_between_their_tokens) {
+  std::vector<message> rows{oa_row(1, msg_role::user, "weather?")};
+  auto call = oa_row(2, msg_role::assistant, "");
+  call.tool_calls = {{"call_1", "get_weather", "{ \"city\": \"Oslo  Nord\",\n \"days\": [1, 2] }"}};
+  rows.push_back(call);
+  visibility_rules no_prompt;
+  no_prompt.daemon_system_prompt = false;
+  auto p = oa_print(rows, no_prompt);
+  std::vector<message> sent{oa_msg(msg_role::user, "weather?"), oa_msg(msg_role::assistant, "")};
+  // The same value written compactly (a door that got it as a JSON value): matched.
+  sent[1].tool_calls = {{"call_1", "get_weather", "{\"city\":\"Oslo  Nord\",\"days\":[1,2]}"}};
+  sent.push_back(oa_msg(msg_role::user, "thanks"));
+  BOOST_TEST(plan_from_print(sent, history_style::full_history, p).known == 2u);
+  BOOST_TEST(same_message(sent[1], rows[1]));
+  // Whitespace inside a string is content: a different value.
+  sent[1].tool_calls[0].arguments = "{\"city\":\"Oslo Nord\",\"days\":[1,2]}";
+  BOOST_TEST(!same_message(sent[1], rows[1]));
+  BOOST_TEST(plan_from_print(sent, history_style::full_history, p).need_rows);
+  // An escaped quote does not end the string: the space after it is content.
+  rows[1].tool_calls[0].arguments = "{\"q\": \"a\\\" b\"}";
+  sent[1].tool_calls[0].arguments = "{\"q\":\"a\\\" b\"}";
+  BOOST_TEST(same_message(sent[1], rows[1]));
+  sent[1].tool_calls[0].arguments = "{\"q\":\"a\\\"b\"}";
+  BOOST_TEST(!same_message(sent[1], rows[1]));
+  // No arguments at all are an empty object.
+  rows[1].tool_calls[0].arguments = "";
+  sent[1].tool_calls[0].arguments = "{ }";
+  BOOST_TEST(same_message(sent[1], rows[1]));
+  sent[1].tool_calls[0].arguments = "[]";
+  BOOST_TEST(!same_message(sent[1], rows[1]));
+}
+
 BOOST_AUTO_TEST_CASE(an_edited_earlier_message_rolls_back_to_the_last_common_row) {
   auto rows = oa_session(5); // ids: 1 prompt, 2 q0, 3 a0, 4 q1, 5 a1, 6 q2 ...
   auto sent = oa_transcript(2);

@@ -2,7 +2,7 @@
 // docs/api.md): a session's compactions from its summary rows, oldest first, with the id
 // range each replaced and whether a later compaction archived it; the key resolved and
 // scoped as for the checkpoints (a stored session id works, another user's key and an
-// unknown key are 404).
+// unknown key are 404), each with its compaction log row, and every logged attempt.
 #include <boost/test/unit_test.hpp>
 
 #include <memory>
@@ -125,6 +125,54 @@ BOOST_FIXTURE_TEST_CASE(compactions_are_read_by_key_or_session_id_and_scoped_lik
   BOOST_TEST(unknown.status == 404);
   BOOST_TEST(unknown.body["error"]["code"] == "not_found");
   BOOST_TEST(unknown.body["error"]["message"] == "no session under key or id 'nobody'");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_compaction_carries_its_log_row_and_the_log_lists_every_attempt,
+                        compactions_fixture) {
+  serve_scoped();
+  auto ids = seed("logged");
+  // Identifiers for the retention figures, in the middle of the session.
+  for (int i = 0; i < 4; ++i) {
+    auto a = post("/v1/sessions/logged/messages",
+                  json{{"role", "user"},
+                       {"content", "edit src/budget" + std::to_string(i)
+                                     + ".cpp and run `make report` " + std::string(300, 'y')}});
+    BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
+  }
+  seed("logged");
+  auto whole = post("/v1/sessions/logged/compact", json::object());
+  BOOST_REQUIRE_MESSAGE(whole.status == 200, whole.text);
+  BOOST_REQUIRE(whole.body["committed"] == true);
+  auto listed = get("/v1/sessions/logged/compactions");
+  BOOST_REQUIRE_MESSAGE(listed.status == 200, listed.text);
+  auto list = listed.body["compactions"];
+  BOOST_REQUIRE(list.size() == 1u);
+  const auto& one = list[0];
+  BOOST_TEST(one["logged"] == true);
+  BOOST_TEST(one["id"] == whole.body["summary_id"]);
+  BOOST_TEST(one["summary_id"] == whole.body["summary_id"]);
+  BOOST_TEST(one["outcome"] == "committed");
+  BOOST_TEST(one["trigger"] == "T12_manual_session");
+  BOOST_TEST(one["origin"] == "manual");
+  BOOST_TEST(one["mode"] == "summarizer");
+  BOOST_TEST(one["first_id"] == one["replaced_first_id"]);
+  BOOST_TEST(one["last_id"] == one["replaced_last_id"]);
+  BOOST_TEST(one["rows_replaced"].get<int64_t>()
+             == one["last_id"].get<int64_t>() - one["first_id"].get<int64_t>() + 1);
+  BOOST_TEST(one["tokens_before"].get<int64_t>() > one["tokens_after"].get<int64_t>());
+  BOOST_TEST(one["tokens_before"] == whole.body["tokens_before"]);
+  BOOST_TEST(one["summary_tokens"].get<int64_t>() > 0);
+  BOOST_TEST(one["duration_ms"].get<int64_t>() >= 0);
+  BOOST_TEST(!one["summarizer_model"].get<std::string>().empty());
+  // src/budget0..3.cpp and `make report`: five identifiers in the middle.
+  BOOST_TEST(one["identifiers_in"] == 5);
+  BOOST_TEST(one["identifiers_kept"].get<int64_t>() <= 5);
+  BOOST_TEST(one["retention"].get<double>()
+             == one["identifiers_kept"].get<double>() / 5.0);
+  auto attempts = listed.body["attempts"];
+  BOOST_REQUIRE(attempts.size() == 1u);
+  BOOST_TEST(attempts[0]["log_id"] == one["log_id"]);
+  BOOST_TEST(attempts[0]["outcome"] == "committed");
 }
 
 BOOST_AUTO_TEST_SUITE_END() // http_compactions_test

@@ -136,8 +136,39 @@ BOOST_AUTO_TEST_CASE(an_idle_runtime_renders_every_family_at_zero) {
   BOOST_TEST(m.types.at("mneme_summary_failures_total") == "counter");
   for (auto name : {"mneme_summarizer_latency_seconds", "mneme_turn_latency_seconds",
                     "mneme_search_latency_seconds", "mneme_storage_commit_latency_seconds",
-                    "mneme_storage_batch_rows"})
+                    "mneme_storage_batch_rows", "mneme_compaction_retention_ratio"})
     BOOST_TEST(m.check_histogram(name) == 0);
+  BOOST_TEST(m.types.at("mneme_compaction_attempts_total") == "counter");
+}
+
+BOOST_AUTO_TEST_CASE(a_logged_compaction_counts_its_attempt_and_its_retention) {
+  // Every row names a file and a job URL: the middle has identifiers to keep.
+  auto sid = serve_runtime_fixture::seed("kept", 60, [](int i) {
+    return "deploy src/app" + std::to_string(i) + ".cpp to https://ci.example.com/job/"
+           + std::to_string(i) + " " + std::string(300, 'q');
+  });
+  say("kept", "hello");
+  auto report = call<compaction_report>(rt->gateway(), gw_command_atom_v, std::string{"kept"},
+                                        trigger::t12_manual_session, std::string{});
+  BOOST_REQUIRE_MESSAGE(report, err_of(report));
+  BOOST_REQUIRE(report->committed);
+  auto log = call<std::vector<compaction_log_entry>>(rt->storage(), st_clog_atom_v, sid,
+                                                     int64_t{10});
+  BOOST_REQUIRE_MESSAGE(log, err_of(log));
+  BOOST_REQUIRE_EQUAL(log->size(), 1u);
+  const auto& e = log->front();
+  BOOST_TEST(e.outcome == "committed");
+  BOOST_TEST(e.identifiers_in > 0);
+
+  auto m = render();
+  BOOST_TEST(m.at("mneme_compaction_attempts_total{outcome=\"committed\",mode=\"summarizer\"}")
+             == 1);
+  BOOST_TEST(m.check_histogram("mneme_compaction_retention_ratio") == 1);
+  const double ratio = static_cast<double>(e.identifiers_kept)
+                       / static_cast<double>(e.identifiers_in);
+  BOOST_TEST(m.at("mneme_compaction_retention_ratio_sum") == ratio,
+             boost::test_tools::tolerance(1e-6));
+  BOOST_TEST(m.at("mneme_compaction_retention_ratio_bucket{le=\"1\"}") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(turns_and_a_forced_compaction_show_up_as_exact_samples) {
@@ -209,6 +240,8 @@ BOOST_AUTO_TEST_CASE(a_summarizer_outage_counts_a_fallback_a_failure_kind_and_a_
   BOOST_TEST(m.at("mneme_cooldowns_active") == 1);
   BOOST_TEST(m.at("mneme_anti_thrash_locks_active") == 0);
   BOOST_TEST(m.at("mneme_llm_failed_total{pool=\"summarizer\"}") == 1);
+  BOOST_TEST(m.at("mneme_compaction_attempts_total{outcome=\"committed\",mode=\"fallback\"}")
+             == 1);
 }
 
 // A model that refuses every request as too long: each refusal compacts (T9) until the
@@ -227,6 +260,8 @@ BOOST_AUTO_TEST_CASE(an_exhausted_turn_and_its_failed_re_run_count_two_reports_a
   auto sv = call<supervisor_stats>(rt->supervisor(), sv_stats_atom_v);
   BOOST_REQUIRE_MESSAGE(sv, err_of(sv));
   BOOST_TEST(m.at("mneme_compaction_exhausted_total") == sv->exhausted);
+  BOOST_TEST(m.at("mneme_compaction_attempts_total{outcome=\"exhausted\",mode=\"none\"}")
+             == sv->exhausted);
 }
 
 BOOST_AUTO_TEST_CASE(persisted_locks_count_only_open_sessions_whose_lock_lies_ahead) {

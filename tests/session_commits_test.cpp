@@ -132,6 +132,12 @@ public:
     note("roll_back_after " + std::to_string(mark));
     return {};
   }
+  caf::expected<int64_t> insert_compaction_log(const compaction_log_entry& e) override {
+    note("insert_compaction_log");
+    logged.push_back(e);
+    return int64_t{1};
+  }
+  std::vector<compaction_log_entry> logged;
 
 private:
   void note(const std::string& call) {
@@ -237,6 +243,61 @@ BOOST_AUTO_TEST_CASE(a_child_continuation_copies_head_summary_and_tail_and_ends_
                                "end_session continued_in_child", "live_rows", "commit"}),
              boost::test_tools::per_element());
   BOOST_TEST((w.archived == std::vector<std::pair<int64_t, int64_t>>{{2, 101}, {3, 101}}));
+}
+
+BOOST_AUTO_TEST_CASE(a_compaction_writes_its_log_row_inside_its_transaction_with_its_range) {
+  recording_writer w;
+  auto c = compact({2, 3});
+  c.has_log = true;
+  c.log.mode = "summarizer";
+  c.log.origin = "manual";
+  c.log.outcome = "grew"; // the commit says what happened, not the caller
+  c.log.first_id = 99;
+  c.log.identifiers_in = 4;
+  c.log.identifiers_kept = 3;
+  auto r = session_commits::compaction(w, c, store_params{});
+  BOOST_REQUIRE(r);
+  BOOST_TEST(w.calls == (calls{"begin write", "require_open", "live_places", "insert_message at 2",
+                               "archive_rows", "insert_compaction_log", "commit"}),
+             boost::test_tools::per_element());
+  BOOST_REQUIRE_EQUAL(w.logged.size(), 1u);
+  const auto& e = w.logged[0];
+  BOOST_TEST(e.outcome == "committed");
+  BOOST_TEST(e.session_id == "s");
+  BOOST_TEST(e.first_id == 2);
+  BOOST_TEST(e.last_id == 3);
+  BOOST_TEST(e.rows_replaced == 2);
+  BOOST_TEST(e.summary_id == 100);
+  BOOST_TEST(e.identifiers_kept == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_log_that_breaks_the_rules_refuses_the_commit_before_any_transaction) {
+  recording_writer w;
+  auto c = compact({2, 3});
+  c.has_log = true;
+  c.log.mode = "telepathy";
+  c.log.origin = "automatic";
+  c.log.outcome = "committed";
+  auto r = session_commits::compaction(w, c, store_params{});
+  BOOST_REQUIRE(!r);
+  BOOST_TEST(is(r.error(), errc::bad_request));
+  BOOST_TEST(render_error(r.error()).find("unknown mode 'telepathy'") != std::string::npos);
+  BOOST_TEST(w.calls.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_child_continuation_logs_under_the_child_where_its_summary_is) {
+  recording_writer w;
+  auto c = compact({2, 3});
+  c.has_log = true;
+  c.log.mode = "fallback";
+  c.log.origin = "automatic";
+  c.log.outcome = "committed";
+  BOOST_REQUIRE(session_commits::child_continuation(w, c, 50, store_params{}));
+  BOOST_REQUIRE_EQUAL(w.logged.size(), 1u);
+  BOOST_TEST(w.logged[0].session_id == "child");
+  BOOST_TEST(w.logged[0].summary_id == 101);
+  BOOST_TEST(w.logged[0].first_id == 2);
+  BOOST_TEST(w.logged[0].last_id == 3);
 }
 
 BOOST_AUTO_TEST_CASE(a_rollback_to_a_checkpoint_reads_its_mark_then_rolls_back_after_it) {

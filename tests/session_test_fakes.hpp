@@ -31,6 +31,8 @@ struct fake_db {
   int trigger_writes = 0;
   bool fail_commits = false;
   std::map<std::string, std::string> tools; // per session key (store/session_tools.hpp)
+  // The compaction log: committed rows as their commit carried them, then the others.
+  std::vector<compaction_log_entry> attempts;
 
   std::vector<message> live(const std::string& sid) const {
     std::vector<message> out;
@@ -90,6 +92,12 @@ inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> 
       db->rows.insert(db->rows.begin() + static_cast<std::ptrdiff_t>(first), s);
       if (c.update_triggers)
         db->sessions[c.session_id].triggers = c.triggers;
+      if (c.has_log) {
+        auto e = c.log;
+        e.outcome = "committed";
+        e.summary_id = s.id;
+        db->attempts.push_back(e);
+      }
       ++db->commits;
       return s;
     },
@@ -185,6 +193,10 @@ inline session_storage_actor::behavior_type fake_store(std::shared_ptr<fake_db> 
       return caf::make_error(errc::internal, "fake store: no facts");
     },
     [](st_facts_atom, fact_query&) -> std::vector<fact_record> { return {}; },
+    [db](st_clog_put_atom, compaction_log_entry& e) -> int64_t {
+      db->attempts.push_back(e);
+      return static_cast<int64_t>(db->attempts.size());
+    },
   };
 }
 

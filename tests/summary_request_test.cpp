@@ -402,4 +402,17 @@ BOOST_AUTO_TEST_CASE(a_focus_text_is_written_into_the_prompt_only_when_given) {
   BOOST_TEST(prompt.find("Focus:") < prompt.find("=== TURNS TO SUMMARIZE ==="));
 }
 
+BOOST_AUTO_TEST_CASE(identifiers_to_keep_are_listed_before_the_turns_only_when_given) {
+  auto p = params_with_budget(2000);
+  const std::vector<message> middle{msg(msg_role::user, "edit src/a.cpp")};
+  BOOST_TEST(build_summary_prompt(middle, p).find("dropped the identifiers")
+             == std::string::npos);
+  p.must_keep = "- src/a.cpp\n- make test\n";
+  const std::string prompt = build_summary_prompt(middle, p);
+  auto at = prompt.find("dropped the identifiers");
+  BOOST_REQUIRE(at != std::string::npos);
+  BOOST_TEST(prompt.find("- src/a.cpp\n- make test\n", at) != std::string::npos);
+  BOOST_TEST(at < prompt.find("=== TURNS TO SUMMARIZE ==="));
+}
+
 BOOST_AUTO_TEST_SUITE_END() // summary_request_test

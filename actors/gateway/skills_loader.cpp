@@ -115,4 +115,9 @@ std::optional<skill> find_skill(const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<skill> current_skills() {
+  std::lock_guard<std::mutex> guard{catalog_mutex};
+  return current_catalog ? current_catalog->skills : std::vector<skill>{};
+}
+
 } // namespace mneme

@@ -54,5 +54,7 @@ std::string system_prompt_with_skills(const std::string& prompt, const std::stri
 
 // A skill of the process's skill set by name.
 std::optional<skill> find_skill(const std::string& name);
+// Every skill of the process's skill set, sorted by name (empty when none is loaded).
+std::vector<skill> current_skills();
 
 } // namespace mneme

@@ -173,6 +173,9 @@ void report_exhausted(session_ptr self) {
   auto& st = self->state;
   st.log().warn("session={} event=compaction_exhausted attempts={} tokens={} threshold={}",
                 st.record.id, st.attempts.used(), st.live_tokens, st.threshold);
+  log_refusal(self, st.attempt.by, "exhausted",
+              std::to_string(st.attempts.used()) + " attempts spent, context still "
+                + std::to_string(st.live_tokens) + " tokens");
   if (st.deps.supervisor)
     caf::anon_send(st.deps.supervisor, sv_exhaust_atom_v, st.record.id, st.record.session_key);
   // The turn's reply so far rides along (the compactions it tried, issue 25 item 6).
@@ -414,6 +417,7 @@ void call_model_guarded(session_ptr self, int passes) {
       st.log().warn("session={} event=window_guard outcome=unfittable needed={} window={} "
                     "minimal={} passes={}", st.record.id, d.needed_tokens, in.context_window,
                     d.minimal_needed_tokens, passes);
+      log_refusal(self, trigger::t1_pre_call, "refused_by_guard", describe_unfittable(in, d));
       end_turn(self, caf::make_error(errc::context_unfittable,
                                      "session " + st.record.id + ": "
                                        + describe_unfittable(in, d)));

@@ -89,7 +89,9 @@ using session_storage_actor = caf::typed_actor<
   // The user's facts, for the built-in memory tool (session_builtin_tools.cpp).
   caf::replies_to<st_fact_put_atom, fact_record, int64_t>::with<fact_record>,
   caf::replies_to<st_fact_del_atom, std::string, std::string, int64_t>::with<fact_record>,
-  caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>>;
+  caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>,
+  // The row of a compaction attempt that committed nothing (session_compaction_log.cpp).
+  caf::replies_to<st_clog_put_atom, compaction_log_entry>::with<int64_t>>;
 
 // Milliseconds since the Unix epoch from the system clock (the default clock).
 time_ms system_clock_ms();

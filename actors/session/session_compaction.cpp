@@ -37,6 +37,7 @@
 
 #include "actors/session/session_state.hpp"
 #include "policies/fallback_summary.hpp"
+#include "policies/retention_retry.hpp"
 #include "policies/split.hpp"
 #include "policies/split_apply.hpp"
 #include "policies/summary_budget.hpp"
@@ -113,6 +114,12 @@ void finish_uncommitted(session_ptr self, compaction_outcome out, caf::error err
   assert(rejected == outcome_error::none);
   (void) rejected;
   persist_triggers(self);
+  if (!out.nothing_to_compact) { // a no-op attempted nothing: no row
+    const char* outcome = out.grew          ? "grew"
+                          : out.auth_failed ? "auth_failed"
+                                            : st.attempt.failure;
+    log_uncommitted_attempt(self, attempt_entry(st, out, outcome, st.attempt.summary));
+  }
   st.log().info("session={} event=compaction by={} committed=false nothing_to_compact={} "
                 "summary_failed={} grew={} tokens_before={} tokens_after={}", st.record.id,
                 to_string(out.by), out.nothing_to_compact, out.summary_failed, out.grew,
@@ -143,11 +150,13 @@ void commit_in_child(session_ptr self, compaction_commit cc, trigger_state next,
   auto archived = static_cast<int64_t>(cc.archive_ids.size());
   auto [lo, hi] = std::minmax_element(cc.archive_ids.begin(), cc.archive_ids.end());
   auto range = std::make_pair(*lo, *hi);
+  auto entry = cc.log;
   then_forgetting(self,
       self->request(st.deps.storage, st.params.storage_timeout, st_child_atom_v, std::move(cc),
                     now),
-      [self, now, next, out, archived, range, done](std::vector<message>& live) {
+      [self, now, next, out, archived, range, done, entry](std::vector<message>& live) {
         auto& st = self->state;
+        count_logged_attempt(st, entry);
         auto summary = std::find_if(live.begin(), live.end(), [&](const message& m) {
           return m.is_summary && m.replaced_first_id == range.first
                  && m.replaced_last_id == range.second;
@@ -183,10 +192,13 @@ void commit_in_child(session_ptr self, compaction_commit cc, trigger_state next,
         end_switch(self);
         finish(self, std::move(report), caf::error{}, done);
       },
-      [self, out, done](caf::error& err) {
+      [self, out, done, entry](caf::error& err) mutable {
         auto& st = self->state;
         st.log().warn("session={} event=child_commit_failed by={} error={}", st.record.id,
                       to_string(out.by), render_error(err));
+        entry.outcome = "commit_failed";
+        entry.detail = render_error(err);
+        log_uncommitted_attempt(self, std::move(entry));
         end_switch(self);
         finish(self, report_of(out, st.params.compression), std::move(err), done);
       });
@@ -203,6 +215,7 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
            done);
     return;
   }
+  st.attempt.summary = summary_text;
   auto& summary = applied.live[applied.summary_index];
   summary.session_id = st.record.id;
   summary.token_estimate = estimate_message_tokens(summary);
@@ -226,6 +239,8 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
   cc.summary = summary;
   cc.update_triggers = true;
   cc.triggers = next;
+  cc.has_log = true;
+  cc.log = attempt_entry(st, out, "committed", summary_text);
   if (!st.params.compression.in_place) {
     commit_in_child(self, std::move(cc), next, out, std::move(done));
     return;
@@ -234,11 +249,13 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
   auto summary_index = applied.summary_index;
   auto new_live = std::make_shared<std::vector<message>>(std::move(applied.live));
   auto archived = static_cast<int64_t>(cc.archive_ids.size());
+  auto entry = cc.log;
   then_forgetting(self,
       self->request(st.deps.storage, st.params.storage_timeout, st_compact_atom_v, std::move(cc)),
       [self, new_live, summary_index, live_size_at_apply, next, out, archived,
-       done](message& stored) {
+       done, entry](message& stored) {
         auto& st = self->state;
+        count_logged_attempt(st, entry);
         if (stored.token_estimate == 0)
           stored.token_estimate = estimate_message_tokens(stored);
         (*new_live)[summary_index] = std::move(stored);
@@ -257,10 +274,13 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
                       out.tokens_after, archived, st.live.size());
         finish(self, std::move(report), caf::error{}, done);
       },
-      [self, out, done](caf::error& err) {
+      [self, out, done, entry](caf::error& err) mutable {
         auto& st = self->state;
         st.log().warn("session={} event=compaction_commit_failed by={} error={}",
                       st.record.id, to_string(out.by), render_error(err));
+        entry.outcome = "commit_failed";
+        entry.detail = render_error(err);
+        log_uncommitted_attempt(self, std::move(entry));
         finish(self, report_of(out, st.params.compression), std::move(err), done);
       });
 }
@@ -311,6 +331,49 @@ void abort_for_auth(session_ptr self, compaction_outcome out, bool hygiene,
 std::vector<message> middle_of(const std::vector<message>& live, const compaction_plan& plan) {
   return {live.begin() + static_cast<std::ptrdiff_t>(plan.head_end),
           live.begin() + static_cast<std::ptrdiff_t>(plan.tail_begin)};
+}
+
+// The retry below compression.min_retention (policies/retention_retry.hpp): the first
+// summary's row is logged as `retried`, the summarizer is asked once more with the
+// identifiers it dropped, and its answer is committed as attempt 2. A failed or empty
+// retry commits the first summary (still attempt 2, its detail says why): a summary
+// that kept too little is better than none.
+void retry_for_retention(session_ptr self, compaction_plan plan, std::string first_summary,
+                         compaction_outcome out, compaction_done done,
+                         const std::vector<message>& middle, summary_request_params rp,
+                         bool hygiene) {
+  auto& st = self->state;
+  auto first = attempt_entry(st, out, "retried", first_summary);
+  first.detail = "kept " + std::to_string(first.identifiers_kept) + " of "
+                 + std::to_string(first.identifiers_in) + " identifiers, below min_retention";
+  log_uncommitted_attempt(self, std::move(first));
+  st.attempt.attempt = 2;
+  st.attempt.summary_tokens = 0;
+  auto request = build_summary_request(middle, rp);
+  const int64_t request_tokens = estimate_messages_tokens(request.messages);
+  const int64_t budget_tokens = rp.budget_tokens;
+  const auto& pool = hygiene ? st.deps.hygiene : st.deps.summarizer;
+  auto timeout = hygiene ? st.params.hygiene_timeout : st.params.summary_timeout;
+  then_forgetting(self, self->request(pool, timeout, llm_call_atom_v, std::move(request)),
+      [self, plan, out, done, first_summary, budget_tokens,
+       request_tokens](chat_answer& answer) mutable {
+        auto& st = self->state;
+        st.attempt.summary_tokens = answer.prompt_tokens + answer.completion_tokens > 0
+                                      ? answer.prompt_tokens + answer.completion_tokens
+                                      : request_tokens + estimate_text_tokens(answer.content);
+        if (answer.content.empty()) {
+          st.attempt.detail = "the retry answered nothing; the first summary kept";
+          commit(self, std::move(plan), std::move(first_summary), out, std::move(done));
+          return;
+        }
+        auto cut = cut_summary_to_tokens(answer.content, summary_cut_limit(budget_tokens));
+        commit(self, std::move(plan), wrap_summary(cut.text), out, std::move(done));
+      },
+      [self, plan, out, done, first_summary](caf::error& err) mutable {
+        self->state.attempt.detail = "the retry failed (" + render_error(err)
+                                     + "); the first summary kept";
+        commit(self, std::move(plan), std::move(first_summary), out, std::move(done));
+      });
 }
 
 } // namespace
@@ -371,10 +434,13 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   }
   plan.orphan_fixes.clear(); // applied per request instead (see the header comment)
   auto middle = middle_of(st.live, plan);
+  begin_attempt_record(st, by, middle);
   // Summary and fallback share one budget that scales with the window and never
   // exceeds half the middle (SPEC §5.6 size guard; policies/summary_budget.hpp).
   const int64_t budget_tokens = summary_budget_of(st, plan.middle_tokens);
   if (lock.fallback_only) {
+    st.attempt.mode = "fallback";
+    st.attempt.detail = "fallback only (locked or hygiene cooldown)";
     out.used_fallback = true;
     commit(self, std::move(plan),
            wrap_summary(build_fallback_summary_within(middle, budget_tokens)), out,
@@ -388,6 +454,9 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   auto request = uses_compaction_endpoint(st)
                    ? endpoint_compaction_request(st, middle, rp.budget_tokens, rp.focus)
                    : build_summary_request(middle, rp);
+  st.attempt.mode = uses_compaction_endpoint(st) ? "external" : "summarizer";
+  st.attempt.model = rp.model;
+  const int64_t request_tokens = estimate_messages_tokens(request.messages);
   auto asked = std::chrono::steady_clock::now();
   auto waited = [self, asked] {
     auto& st = self->state;
@@ -410,6 +479,10 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
     auto& st = self->state;
     out.summary_failed = true;
     out.failure_reason = reason;
+    st.attempt.failure = kind == llm_error_kind::idle_timeout
+                             || kind == llm_error_kind::total_timeout
+                           ? "timeout"
+                           : "failed";
     const auto action = on_summary_failure(kind, st.params.compression.abort_on_summary_failure);
     // The window guard needs room now: it takes the fallback even when the summarizer
     // refused its credentials or abort_on_summary_failure would leave the transcript
@@ -432,6 +505,7 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
       return;
     }
     out.used_fallback = true;
+    st.attempt.mode = "fallback";
     commit(self, std::move(plan),
            wrap_summary(build_fallback_summary_within(middle, budget_tokens)), out,
            std::move(done));
@@ -440,10 +514,15 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
   // shorter, timeouts) when the runtime has one.
   const auto& pool = hygiene ? st.deps.hygiene : st.deps.summarizer;
   auto timeout = hygiene ? st.params.hygiene_timeout : st.params.summary_timeout;
+  auto middle_rows = std::make_shared<const std::vector<message>>(middle);
   then_forgetting(self, self->request(pool, timeout, llm_call_atom_v, std::move(request)),
-      [self, plan, out, done, on_failure, waited, count_failure,
-       budget_tokens](chat_answer& answer) mutable {
+      [self, plan, out, done, on_failure, waited, count_failure, budget_tokens,
+       request_tokens, middle_rows, rp, hygiene](chat_answer& answer) mutable {
         waited();
+        self->state.attempt.summary_tokens =
+          answer.prompt_tokens + answer.completion_tokens > 0
+            ? answer.prompt_tokens + answer.completion_tokens
+            : request_tokens + estimate_text_tokens(answer.content);
         if (answer.content.empty()) {
           count_failure(errc::llm_empty_answer);
           on_failure("empty summary", llm_error_kind::empty_answer);
@@ -457,6 +536,20 @@ void start_compaction(session_ptr self, trigger by, lock_decision lock, std::str
           self->state.log().info("session={} event=summary_cut budget={} tokens_before={} "
                                  "tokens_after={}", self->state.record.id, budget_tokens,
                                  cut.tokens_before, cut.tokens_after);
+        auto& st = self->state;
+        auto kept = retention_of(st.attempt.identifiers, cut.text);
+        retention_retry_inputs ri;
+        ri.min_retention = st.params.compression.min_retention;
+        ri.from_summarizer = st.attempt.mode == "summarizer";
+        ri.attempt = st.attempt.attempt;
+        ri.identifiers_in = kept.identifiers_in;
+        ri.identifiers_kept = kept.identifiers_kept;
+        if (decide_retention_retry(ri) == retention_action::retry) {
+          rp.must_keep = missing_identifiers_list(kept.missing);
+          retry_for_retention(self, std::move(plan), wrap_summary(cut.text), out,
+                              std::move(done), *middle_rows, std::move(rp), hygiene);
+          return;
+        }
         commit(self, std::move(plan), wrap_summary(cut.text), out, std::move(done));
       },
       [on_failure, waited, count_failure](caf::error& err) mutable {

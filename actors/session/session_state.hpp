@@ -25,6 +25,7 @@
 #include "actors/session/session_actor.hpp"
 #include "policies/external_compaction.hpp"
 #include "policies/failure_protection.hpp"
+#include "policies/identifier_retention.hpp"
 #include "policies/threshold.hpp"
 #include "policies/trigger_eval.hpp"
 
@@ -106,6 +107,21 @@ struct session_state {
   bool guard_requested = false;
   bool guard_minimal_tail = false;
   bool pipeline_guard = false;
+  // The compaction log (session_compaction_log.cpp): what the running pipeline will
+  // write in its row, set when it plans (the identifiers of its middle) and when it
+  // asks for a summary.
+  struct attempt_record {
+    trigger by = trigger::none;
+    std::vector<identifier> identifiers; // of the middle (policies/identifier_retention)
+    std::string mode;                    // summarizer, fallback, external
+    std::string model;                   // who was asked ("" for the fallback)
+    int64_t summary_tokens = 0;          // what the summary call spent
+    int32_t attempt = 1;
+    std::string detail;                  // why the summarizer was not used
+    const char* failure = "failed";      // the outcome of a failed summary: failed, timeout
+    std::string summary;                 // the summary the attempt produced, once it has one
+  };
+  attempt_record attempt;
   // in_place: false (session_compaction.cpp): while the store ends this session and
   // opens its child, new appends wait here and then go to the child.
   bool switching_to_child = false;
@@ -237,6 +253,29 @@ compression_params minimal_tail_params(compression_params p);
 // Runs one compaction end to end. REQUIRES: !st.compacting, st.ready.
 void start_compaction(session_ptr self, trigger by, lock_decision lock, std::string focus,
                       local_window local, compaction_done done);
+
+// --- The compaction log (issue 45; session_compaction_log.cpp)
+
+// Starts the record of the pipeline's attempt: what started it and the identifiers
+// of the rows it will replace.
+void begin_attempt_record(session_state& st, trigger by, const std::vector<message>& middle);
+
+// The log row of the running attempt with `outcome` (store/compaction_log.hpp), its
+// tokens from `out`, its duration since the pipeline started and, when the attempt
+// produced a summary, what that summary kept of the middle's identifiers.
+compaction_log_entry attempt_entry(const session_state& st, const compaction_outcome& out,
+                                   const char* outcome, std::string_view summary);
+
+// Writes the row of an attempt that committed nothing and counts it in the metrics.
+// Fire and forget: a failed write is logged, it never fails the pipeline.
+void log_uncommitted_attempt(session_ptr self, compaction_log_entry e);
+
+// Counts a committed attempt's row in the metrics (its row went with the commit).
+void count_logged_attempt(session_state& st, const compaction_log_entry& e);
+
+// Writes the row of a turn's compaction that was not attempted because `outcome`
+// (exhausted, refused_by_guard): mode none, the live tokens before and after.
+void log_refusal(session_ptr self, trigger by, const char* outcome, std::string detail);
 
 // --- Special paths (SPEC §6, §5.5; session_paths.cpp)
 

@@ -533,6 +533,28 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       return run_op(self, "tools_get",
                     [&] { return self->state.store->session_tools(key); });
     },
+    [=](st_clog_put_atom, const compaction_log_entry& e) {
+      return run_op(self, "clog_put",
+                    [&] { return self->state.store->log_compaction_attempt(e); });
+    },
+    [=](st_clog_atom, const std::string& sid, int64_t limit) {
+      return run_op(self, "clog",
+                    [&] { return self->state.store->compaction_log(sid, limit); });
+    },
+    [=](st_resp_put_atom, const response_record& r) {
+      return run_op(self, "response_put", [&]() -> caf::expected<caf::ok_atom> {
+        if (auto err = self->state.store->put_response(r))
+          return err;
+        return caf::ok_atom_v;
+      });
+    },
+    [=](st_resp_get_atom, const std::string& id) {
+      return run_op(self, "response_get", [&] { return self->state.store->response(id); });
+    },
+    [=](st_resp_del_atom, const std::string& id, int64_t now) {
+      return run_op(self, "response_del",
+                    [&] { return self->state.store->delete_response(id, now); });
+    },
     [=](st_get_triggers_atom, const std::string& sid) {
       return run_op(self, "get_triggers", [&] { return self->state.store->triggers(sid); });
     },

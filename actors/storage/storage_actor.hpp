@@ -100,6 +100,16 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_tools_put_atom, std::string, std::string, std::string,
                   int64_t>::with<caf::ok_atom>,
   caf::replies_to<st_tools_get_atom, std::string>::with<std::string>,
+  // The compaction log (store/compaction_log.hpp): an attempt that committed nothing
+  // -> its row id; the newest rows of a session (session, limit), oldest first. A
+  // committed compaction logs through st_compact / st_child (compaction_commit::log).
+  caf::replies_to<st_clog_put_atom, compaction_log_entry>::with<int64_t>,
+  caf::replies_to<st_clog_atom, std::string, int64_t>::with<std::vector<compaction_log_entry>>,
+  // The Responses door's records (store/response_records.hpp): put (record) -> ok,
+  // get (id), delete (id, now) -> the record after it.
+  caf::replies_to<st_resp_put_atom, response_record>::with<caf::ok_atom>,
+  caf::replies_to<st_resp_get_atom, std::string>::with<response_record>,
+  caf::replies_to<st_resp_del_atom, std::string, int64_t>::with<response_record>,
   // JSONL of every row of a session (see store/jsonl_export.hpp).
   caf::replies_to<st_export_atom, std::string>::with<std::string>,
   // Memory tiers (SPEC §7): facts put (user_id, key, value, source_session; now) ->

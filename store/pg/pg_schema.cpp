@@ -229,6 +229,71 @@ CREATE TRIGGER lease_grants_are_never_rewritten BEFORE UPDATE OR DELETE ON mneme
 ALTER TABLE messages ADD COLUMN fence_token bigint;
 )sql";
 
+// The compaction log (issue 45; store/compaction_log.hpp), as SQLite's version 9.
+constexpr const char* pg_v7_sql = R"sql(
+CREATE TABLE compaction_log(
+  id               bigserial PRIMARY KEY,
+  session_id       text NOT NULL,
+  at_ms            bigint NOT NULL,
+  trigger          text NOT NULL,
+  origin           text NOT NULL,
+  mode             text NOT NULL,
+  outcome          text NOT NULL,
+  tokens_before    bigint NOT NULL DEFAULT 0,
+  tokens_after     bigint NOT NULL DEFAULT 0,
+  first_id         bigint NOT NULL DEFAULT 0,
+  last_id          bigint NOT NULL DEFAULT 0,
+  rows_replaced    bigint NOT NULL DEFAULT 0,
+  summary_id       bigint NOT NULL DEFAULT 0,
+  summarizer_model bytea NOT NULL DEFAULT ''::bytea,
+  duration_ms      bigint NOT NULL DEFAULT 0,
+  summary_tokens   bigint NOT NULL DEFAULT 0,
+  identifiers_in   bigint NOT NULL DEFAULT 0,
+  identifiers_kept bigint NOT NULL DEFAULT 0,
+  attempt          integer NOT NULL DEFAULT 1,
+  detail           bytea NOT NULL DEFAULT ''::bytea
+);
+CREATE INDEX compaction_log_by_session ON compaction_log(session_id, id);
+CREATE TRIGGER compaction_log_is_never_rewritten BEFORE UPDATE OR DELETE ON compaction_log
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+)sql";
+
+// The Responses door (issue 43, store/response_records.hpp; SQLite's schema v10): one
+// row per response, the session and the last row it answered. Never deleted; only
+// deleted_at_ms changes, once (triggers raise otherwise).
+constexpr const char* pg_v8_sql = R"sql(
+CREATE TABLE responses(
+  id            text PRIMARY KEY,
+  user_id       bytea NOT NULL,
+  session_key   bytea NOT NULL,
+  session_id    text NOT NULL,
+  last_row_id   bigint NOT NULL,
+  previous_id   text NOT NULL DEFAULT '',
+  created_at_ms bigint NOT NULL,
+  deleted_at_ms bigint NOT NULL DEFAULT 0,
+  body          bytea NOT NULL
+);
+CREATE INDEX responses_by_session ON responses(session_id);
+CREATE FUNCTION mneme_response_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    RAISE EXCEPTION 'mneme never deletes responses; it marks them deleted';
+  END IF;
+  IF NEW.id IS DISTINCT FROM OLD.id OR NEW.user_id IS DISTINCT FROM OLD.user_id
+     OR NEW.session_key IS DISTINCT FROM OLD.session_key
+     OR NEW.session_id IS DISTINCT FROM OLD.session_id
+     OR NEW.last_row_id IS DISTINCT FROM OLD.last_row_id
+     OR NEW.previous_id IS DISTINCT FROM OLD.previous_id
+     OR NEW.created_at_ms IS DISTINCT FROM OLD.created_at_ms
+     OR NEW.body IS DISTINCT FROM OLD.body OR OLD.deleted_at_ms <> 0 THEN
+    RAISE EXCEPTION 'mneme never rewrites a response; it only marks it deleted once';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER responses_are_kept BEFORE UPDATE OR DELETE ON responses
+  FOR EACH ROW EXECUTE FUNCTION mneme_response_guard();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -240,6 +305,8 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {4, "semantic memory: facts with recall columns", pg_v4_facts_sql},
     {5, "compaction flag flips in place: message_state pages half free", pg_v5_sql},
     {6, "nodes: session-key leases, their grants, each message's fencing token", pg_v6_sql},
+    {7, "compaction log: one row per compaction attempt", pg_v7_sql},
+    {8, "the Responses door: each response's session and last row", pg_v8_sql},
   };
   return list;
 }

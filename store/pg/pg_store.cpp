@@ -11,6 +11,7 @@
 #include "store/jsonl_export.hpp"
 #include "store/pg/pg_error.hpp"
 #include "store/pg/pg_facts.hpp"
+#include "store/pg/pg_responses.hpp"
 #include "store/pg/pg_jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_schema.hpp"
@@ -609,6 +610,19 @@ caf::expected<std::string> pg_store::session_tools(const std::string& session_ke
                               pg::bytes(session_key));
     return rows.empty() ? std::string{} : pg::text_of(rows[0][0]);
   });
+}
+
+// The Responses door's records: store/pg/pg_responses.cpp.
+caf::error pg_store::put_response(const response_record& r) {
+  return pg_put_response(*conn_, r);
+}
+
+caf::expected<response_record> pg_store::response(const std::string& id) {
+  return pg_response(*conn_, id);
+}
+
+caf::expected<response_record> pg_store::delete_response(const std::string& id, time_ms now) {
+  return pg_delete_response(*conn_, id, now);
 }
 
 // JSONL import: store/pg/pg_jsonl_import.cpp.

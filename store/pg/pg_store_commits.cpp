@@ -10,10 +10,13 @@
 
 #include <pqxx/pqxx>
 
+#include "store/compaction_log.hpp"
+#include "store/pg/pg_compaction_log.hpp"
 #include "store/pg/pg_error.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/session_commits.hpp"
 #include "store/session_writer.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 
@@ -120,6 +123,10 @@ public:
       .as<int64_t>();
   }
 
+  caf::expected<int64_t> insert_compaction_log(const compaction_log_entry& e) override {
+    return pg::insert_compaction_log(*t_, e);
+  }
+
   caf::error put_checkpoint(const checkpoint_record& cp) override {
     t_->exec_params("INSERT INTO checkpoints(session_id, name, last_message_id, created_at_ms)"
                     " VALUES ($1, $2, $3, $4) ON CONFLICT (session_id, name) DO UPDATE SET"
@@ -165,6 +172,35 @@ caf::expected<session_record> pg_store::end_session(const std::string& session_i
                                                     const std::string& reason) {
   pg_session_writer w{*this};
   return session_commits::end(w, session_id, now, reason);
+}
+
+caf::expected<int64_t> pg_store::log_compaction_attempt(const compaction_log_entry& e) {
+  if (auto err = check_compaction_log(e, false))
+    return err;
+  return pg::guarded("write compaction log", [&]() -> caf::expected<int64_t> {
+    pqxx::work w{*conn_};
+    if (auto err = pg::require_session(w, e.session_id))
+      return err;
+    if (auto err = fence_session(w, e.session_id))
+      return err;
+    auto id = pg::insert_compaction_log(w, e);
+    w.commit();
+    return id;
+  });
+}
+
+caf::expected<std::vector<compaction_log_entry>>
+pg_store::compaction_log(const std::string& session_id, int64_t limit) {
+  if (limit < 1 || limit > compaction_log_max_rows)
+    return bad_request("compaction log: limit must be 1.."
+                       + std::to_string(compaction_log_max_rows));
+  return pg::guarded("read compaction log",
+                     [&]() -> caf::expected<std::vector<compaction_log_entry>> {
+    pqxx::read_transaction r{*conn_};
+    if (auto err = pg::require_session(r, session_id))
+      return err;
+    return pg::compaction_log_of(r, session_id, limit);
+  });
 }
 
 caf::expected<message> pg_store::commit_compaction(const compaction_commit& c) {

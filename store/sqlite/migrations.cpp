@@ -19,6 +19,8 @@
 //   checkpoints    named rollback points (§6).
 //   facts          per-user facts (§7); see v6 below.
 //   session_tools  the tools of agent turns per session key (§8.1); see v8 below.
+//   compaction_log one row per compaction attempt (issue 45); see v9 below.
+//   responses      the Responses door's responses (issue 43); see v10 below.
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
 // is ever deleted (triggers abort a DELETE); active and compacted are never both 1.
@@ -256,6 +258,66 @@ CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
 BEGIN SELECT RAISE(ABORT, 'mneme never rewrites session tools; set new ones'); END;
 )sql";
 
+// The compaction log (issue 45; store/compaction_log.hpp): one row per compaction
+// attempt, committed or not, written in the transaction of the compaction it records.
+// Never updated or deleted. Compactions from before this version have no row (the
+// compactions route lists them from their summary rows).
+constexpr const char* v9_sql = R"sql(
+CREATE TABLE compaction_log(
+  id               INTEGER PRIMARY KEY,
+  session_id       TEXT NOT NULL,
+  at_ms            INTEGER NOT NULL,
+  trigger          TEXT NOT NULL,
+  origin           TEXT NOT NULL,
+  mode             TEXT NOT NULL,
+  outcome          TEXT NOT NULL,
+  tokens_before    INTEGER NOT NULL DEFAULT 0,
+  tokens_after     INTEGER NOT NULL DEFAULT 0,
+  first_id         INTEGER NOT NULL DEFAULT 0,
+  last_id          INTEGER NOT NULL DEFAULT 0,
+  rows_replaced    INTEGER NOT NULL DEFAULT 0,
+  summary_id       INTEGER NOT NULL DEFAULT 0,
+  summarizer_model TEXT NOT NULL DEFAULT '',
+  duration_ms      INTEGER NOT NULL DEFAULT 0,
+  summary_tokens   INTEGER NOT NULL DEFAULT 0,
+  identifiers_in   INTEGER NOT NULL DEFAULT 0,
+  identifiers_kept INTEGER NOT NULL DEFAULT 0,
+  attempt          INTEGER NOT NULL DEFAULT 1,
+  detail           TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX compaction_log_by_session ON compaction_log(session_id, id);
+CREATE TRIGGER compaction_log_is_never_deleted BEFORE DELETE ON compaction_log
+BEGIN SELECT RAISE(ABORT, 'mneme never deletes the compaction log'); END;
+CREATE TRIGGER compaction_log_is_never_rewritten BEFORE UPDATE ON compaction_log
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites the compaction log'); END;
+)sql";
+
+// The Responses door (issue 43; store/response_records.hpp): one row per response, the
+// session and the last row it answered. Never deleted; only deleted_at_ms changes, once.
+constexpr const char* v10_sql = R"sql(
+CREATE TABLE responses(
+  id            TEXT PRIMARY KEY,
+  user_id       TEXT NOT NULL,
+  session_key   TEXT NOT NULL,
+  session_id    TEXT NOT NULL,
+  last_row_id   INTEGER NOT NULL,
+  previous_id   TEXT NOT NULL DEFAULT '',
+  created_at_ms INTEGER NOT NULL,
+  deleted_at_ms INTEGER NOT NULL DEFAULT 0,
+  body          TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX responses_by_session ON responses(session_id);
+CREATE TRIGGER responses_are_never_deleted BEFORE DELETE ON responses
+BEGIN SELECT RAISE(ABORT, 'mneme never deletes responses; it marks them deleted'); END;
+CREATE TRIGGER responses_are_never_rewritten BEFORE UPDATE ON responses
+WHEN NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id
+  OR NEW.session_key IS NOT OLD.session_key OR NEW.session_id IS NOT OLD.session_id
+  OR NEW.last_row_id IS NOT OLD.last_row_id OR NEW.previous_id IS NOT OLD.previous_id
+  OR NEW.created_at_ms IS NOT OLD.created_at_ms OR NEW.body IS NOT OLD.body
+  OR OLD.deleted_at_ms != 0
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a response; it only marks it deleted once'); END;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -275,6 +337,8 @@ const std::vector<migration>& schema_migrations() {
     {6, "memory: facts with full-text indexes, cold-storage mark", v6_sql},
     {7, "recall: a watermark per index, one index per indexing tick", v7_sql},
     {8, "agent turns: the tools of each session key", v8_sql},
+    {9, "compaction log: one row per compaction attempt", v9_sql},
+    {10, "the Responses door: each response's session and last row", v10_sql},
   };
   return list;
 }

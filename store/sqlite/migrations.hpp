@@ -20,6 +20,9 @@ struct migration {
   const char* sql;      // DDL only, run as one script
 };
 
+// The version that added the compaction log (a reader of an older file finds none).
+inline constexpr int compaction_log_schema_version = 9;
+
 // The ordered list; versions are 1..N without gaps.
 const std::vector<migration>& schema_migrations();
 

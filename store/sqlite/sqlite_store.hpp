@@ -95,8 +95,16 @@ public:
   caf::error put_session_tools(const std::string& session_key, const std::string& session_id,
                                const std::string& tools, time_ms now) override;
   caf::expected<std::string> session_tools(const std::string& session_key) override;
+  caf::error put_response(const response_record& r) override;
+  caf::expected<response_record> response(const std::string& id) override;
+  caf::expected<response_record> delete_response(const std::string& id, time_ms now) override;
   caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                              time_ms now) override;
+
+  // --- the compaction log (sqlite_store_commits.cpp)
+  caf::expected<int64_t> log_compaction_attempt(const compaction_log_entry& e) override;
+  caf::expected<std::vector<compaction_log_entry>>
+  compaction_log(const std::string& session_id, int64_t limit) override;
 
   const char* backend_name() const override { return "sqlite"; }
   // The idle-time FTS5 indexer, WAL checkpoints and cold copies on this writer.

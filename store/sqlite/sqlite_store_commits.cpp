@@ -10,11 +10,14 @@
 
 #include <sqlite3.h>
 
+#include "store/compaction_log.hpp"
 #include "store/session_commits.hpp"
 #include "store/session_writer.hpp"
 #include "store/sqlite/session_rows.hpp"
+#include "store/sqlite/sqlite_compaction_log.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 #include "store/sqlite/store_queries.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 
@@ -180,6 +183,10 @@ public:
     return std::optional<checkpoint_mark>{checkpoint_mark{s->column_int(0), s->column_text(1)}};
   }
 
+  caf::expected<int64_t> insert_compaction_log(const compaction_log_entry& e) override {
+    return mneme::insert_compaction_log(db_, e);
+  }
+
   caf::error roll_back_after(const std::string& session_id, int64_t mark,
                              const std::string& label) override {
     static constexpr const char* revive
@@ -226,6 +233,32 @@ caf::expected<session_record> sqlite_store::end_session(const std::string& sessi
 caf::expected<message> sqlite_store::commit_compaction(const compaction_commit& c) {
   sqlite_session_writer w{*this};
   return session_commits::compaction(w, c, params_);
+}
+
+caf::expected<int64_t> sqlite_store::log_compaction_attempt(const compaction_log_entry& e) {
+  if (auto err = check_compaction_log(e, false))
+    return err;
+  write_transaction txn{*db_};
+  if (auto err = txn.begin())
+    return err;
+  if (auto err = require_session(*db_, e.session_id))
+    return err;
+  auto id = mneme::insert_compaction_log(*db_, e);
+  if (!id)
+    return id;
+  if (auto err = txn.commit())
+    return err;
+  return id;
+}
+
+caf::expected<std::vector<compaction_log_entry>>
+sqlite_store::compaction_log(const std::string& session_id, int64_t limit) {
+  if (limit < 1 || limit > compaction_log_max_rows)
+    return bad_request("compaction log: limit must be 1.."
+                       + std::to_string(compaction_log_max_rows));
+  if (auto err = require_session(*db_, session_id))
+    return err;
+  return compaction_log_of(*db_, session_id, limit);
 }
 
 caf::expected<std::vector<message>>

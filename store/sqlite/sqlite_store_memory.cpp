@@ -1,8 +1,10 @@
 // The memory-tier and agent-tool operations of sqlite_store (store/message_store.hpp):
-// the free functions of store/facts, store/session_tools and store/jsonl_import on
+// the free functions of store/facts, store/session_tools, store/jsonl_import and the
+// response records (sqlite_responses.hpp) on
 // the writer connection. Thread: the store's owner.
 #include "store/sqlite/sqlite_facts.hpp"
 #include "store/sqlite/sqlite_jsonl_import.hpp"
+#include "store/sqlite/sqlite_responses.hpp"
 #include "store/sqlite/sqlite_session_tools.hpp"
 #include "store/sqlite/sqlite_store.hpp"
 
@@ -29,6 +31,19 @@ caf::error sqlite_store::put_session_tools(const std::string& session_key,
 
 caf::expected<std::string> sqlite_store::session_tools(const std::string& session_key) {
   return session_tools_of(*db_, session_key);
+}
+
+caf::error sqlite_store::put_response(const response_record& r) {
+  return mneme::put_response(*db_, r);
+}
+
+caf::expected<response_record> sqlite_store::response(const std::string& id) {
+  return response_of(*db_, id);
+}
+
+caf::expected<response_record> sqlite_store::delete_response(const std::string& id,
+                                                             time_ms now) {
+  return mneme::delete_response(*db_, id, now);
 }
 
 caf::expected<session_record> sqlite_store::import_jsonl(std::string_view jsonl,

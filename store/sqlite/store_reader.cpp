@@ -1,9 +1,13 @@
 // Read-only connection for readers; see store_reader.hpp.
 #include "store/sqlite/store_reader.hpp"
 
+#include "store/compaction_log.hpp"
+#include "store/sqlite/migrations.hpp"
+#include "store/sqlite/sqlite_compaction_log.hpp"
 #include "store/sqlite/sqlite_jsonl_export.hpp"
 #include "store/sqlite/sqlite_recall.hpp"
 #include "store/sqlite/store_queries.hpp"
+#include "store/store_errors.hpp"
 
 namespace mneme {
 
@@ -42,6 +46,21 @@ caf::expected<std::vector<message>> store_reader::range(const std::string& sessi
 caf::expected<std::vector<checkpoint_record>>
 store_reader::checkpoints(const std::string& session_id) {
   return list_checkpoints(*db_, session_id);
+}
+
+caf::expected<std::vector<compaction_log_entry>>
+store_reader::compaction_log(const std::string& session_id, int64_t limit) {
+  if (limit < 1 || limit > compaction_log_max_rows)
+    return bad_request("compaction log: limit must be 1.."
+                       + std::to_string(compaction_log_max_rows));
+  if (auto err = require_session(*db_, session_id))
+    return err;
+  auto version = schema_version(*db_);
+  if (!version)
+    return std::move(version.error());
+  if (*version < compaction_log_schema_version)
+    return std::vector<compaction_log_entry>{};
+  return compaction_log_of(*db_, session_id, limit);
 }
 
 caf::expected<int64_t> store_reader::export_jsonl(const std::string& session_id,

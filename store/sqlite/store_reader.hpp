@@ -36,6 +36,10 @@ public:
   caf::expected<std::vector<message>> range(const std::string& session_id, int64_t first_id,
                                             int64_t last_id);
   caf::expected<std::vector<checkpoint_record>> checkpoints(const std::string& session_id);
+  // message_store::compaction_log; a file from before the log (schema version 8 or
+  // older, which a reader cannot migrate) has none: an empty list.
+  caf::expected<std::vector<compaction_log_entry>> compaction_log(const std::string& session_id,
+                                                                  int64_t limit);
   caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out);
 
   // recall_search() on this connection (store/recall.hpp).

@@ -12,7 +12,7 @@
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/call.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
-#include "apps/common/api/plumbing/session_lookup.hpp"
+#include "apps/common/api/plumbing/route_run.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
 
 namespace mneme::api {
@@ -24,6 +24,9 @@ using route_group = void (*)(route_registry&, const api_state&);
 constexpr route_group route_groups[] = {
   add_admin_routes,   add_session_routes, add_turn_routes,        add_context_routes,
   add_search_routes,  add_fact_routes,    add_openai_chat_routes,
+  add_mcp_routes,
+  add_openai_responses_routes,
+  add_anthropic_messages_routes,
 };
 
 std::string joined(const std::vector<std::string>& xs) {
@@ -108,19 +111,13 @@ void http_api::handle(http_request req, http_reply reply) {
   const auto& row = *found.row;
   // The token again: a reload between admit() and now may have revoked it.
   auto who = api->auth.scope_of(c->req);
-  access_question q{row.access, who, {}, std::nullopt};
-  if (row.access == route_access::user_named && !c->path.empty())
-    q.named_user = c->path[0];
-  switch (decide_access(q)) {
+  switch (row_verdict(row, who, c->path)) {
     case access_verdict::allow: break;
     case access_verdict::unauthorized: return c->finish(api->auth.unauthorized(c->req));
     case access_verdict::forbidden:
     case access_verdict::hidden:
       c->who = *who;
-      return refuse_scope(c, row.access == route_access::admin_only
-                               ? "this route needs an admin token"
-                               : "the path's user: a token of " + to_string(*who)
-                                   + " may not act for another user");
+      return refuse_scope(c, scope_refusal_message(row, *who));
   }
   c->who = who ? *who : access_scope::admin();
   if (row.kind == route_kind::blocking) {
@@ -130,10 +127,7 @@ void http_api::handle(http_request req, http_reply reply) {
   auto id = c->id;
   auto actor = api->sys.spawn([c, &row](caf::event_based_actor* self) {
     c->self = self;
-    if (row.access == route_access::key_owned)
-      guarded(c, with_owned_key, c, row.handler);
-    else
-      guarded(c, row.handler, c);
+    run_row(c, row);
   });
   api->pending.served_by(id, actor.address());
 }

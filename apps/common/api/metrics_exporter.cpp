@@ -107,6 +107,21 @@ class families {
     family(name, help, MetricType::Histogram).metric.push_back(std::move(m));
   }
 
+  void retention(const std::string& name, const std::string& help,
+                 const retention_histogram& h) {
+    ClientMetric m;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < retention_histogram::bounds.size(); ++i) {
+      cumulative += h.buckets[i].load(std::memory_order_relaxed);
+      m.histogram.bucket.push_back({cumulative, retention_histogram::bounds[i]});
+    }
+    m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum =
+      static_cast<double>(h.sum_millionths.load(std::memory_order_relaxed)) / 1e6;
+    family(name, help, MetricType::Histogram).metric.push_back(std::move(m));
+  }
+
   const std::vector<MetricFamily>& all() const { return out_; }
 
  private:
@@ -268,6 +283,20 @@ void add_path_counters(families& f, const runtime_metrics& rm) {
     f.counter("mneme_window_guard_total", guard_help,
               static_cast<double>(rm.window_guard[i].load(std::memory_order_relaxed)),
               {{"outcome", to_label(static_cast<window_guard_label>(i))}});
+  const char* attempt_help = "Compaction attempts written to the compaction log, by outcome "
+                             "and mode (who wrote the summary).";
+  f.family("mneme_compaction_attempts_total", attempt_help, MetricType::Counter);
+  for (size_t o = 0; o < runtime_metrics::attempt_outcome_slots; ++o)
+    for (size_t m = 0; m < runtime_metrics::attempt_mode_slots; ++m) {
+      auto n = rm.compaction_attempts[o][m].load(std::memory_order_relaxed);
+      if (n != 0)
+        f.counter("mneme_compaction_attempts_total", attempt_help, static_cast<double>(n),
+                  {{"outcome", compaction_outcomes[o]}, {"mode", compaction_modes[m]}});
+    }
+  f.retention("mneme_compaction_retention_ratio",
+              "Share of the replaced rows' identifiers a committed summary kept "
+              "(compactions whose middle had identifiers).",
+              rm.retention);
   f.counter("mneme_skill_loads_total", "Skills appended to a session.", value(rm.skill_loads));
   f.counter("mneme_skill_unloads_total", "Skills replaced by their unload marker.",
             value(rm.skill_unloads));

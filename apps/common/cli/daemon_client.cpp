@@ -181,4 +181,27 @@ maybe_failure daemon_client::delete_json(const std::string& path, nlohmann::json
   return json_answer(http_->Delete(path.c_str()), "DELETE " + path, out);
 }
 
+daemon_client::raw_answer daemon_client::post_raw(
+  const std::string& path, const std::string& body,
+  const std::vector<std::pair<std::string, std::string>>& headers) {
+  raw_answer out;
+  if (!http_->is_valid()) {
+    out.error = "--server " + base_url_ + " is not a URL like http://127.0.0.1:8077";
+    return out;
+  }
+  httplib::Headers sent;
+  for (const auto& [name, value] : headers)
+    sent.emplace(name, value);
+  auto res = http_->Post(path.c_str(), sent, body, "application/json");
+  if (!res) {
+    out.error = fmt::format("cannot reach the mneme daemon at {}: {}", base_url_,
+                            httplib::to_string(res.error()));
+    return out;
+  }
+  out.reached = true;
+  out.status = res->status;
+  out.body = std::move(res->body);
+  return out;
+}
+
 } // namespace mneme::cli

@@ -67,6 +67,17 @@ class daemon_client {
   // DELETE path -> the JSON body of a 2xx answer.
   maybe_failure delete_json(const std::string& path, nlohmann::json& out);
 
+  // POST path with `body` and `headers` as they are, whatever the status answered: the
+  // status and body, or reached == false and why (the daemon could not be reached).
+  struct raw_answer {
+    bool reached = false;
+    int status = 0;
+    std::string body;
+    std::string error;
+  };
+  raw_answer post_raw(const std::string& path, const std::string& body,
+                      const std::vector<std::pair<std::string, std::string>>& headers);
+
   const std::string& base_url() const { return base_url_; }
 
  private:

@@ -39,6 +39,14 @@ public:
   caf::expected<std::vector<checkpoint_record>> checkpoints(const std::string& id) override {
     return s_->checkpoints(id);
   }
+  caf::expected<std::vector<message>> range(const std::string& id, int64_t first,
+                                            int64_t last) override {
+    return s_->range(id, first, last);
+  }
+  caf::expected<std::vector<compaction_log_entry>> compaction_log(const std::string& id,
+                                                                  int64_t limit) override {
+    return s_->compaction_log(id, limit);
+  }
   caf::expected<int64_t> export_jsonl(const std::string& id, std::ostream& out) override {
     return s_->export_jsonl(id, out);
   }

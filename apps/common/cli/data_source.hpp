@@ -51,6 +51,12 @@ public:
   virtual caf::expected<std::vector<message>> live_context(const std::string& session_id) = 0;
   virtual caf::expected<std::vector<checkpoint_record>>
   checkpoints(const std::string& session_id) = 0;
+  // Every row with first_id <= id <= last_id, any state (message_store::range).
+  virtual caf::expected<std::vector<message>> range(const std::string& session_id,
+                                                    int64_t first_id, int64_t last_id) = 0;
+  // The newest `limit` rows of the compaction log, oldest first (store/compaction_log.hpp).
+  virtual caf::expected<std::vector<compaction_log_entry>>
+  compaction_log(const std::string& session_id, int64_t limit) = 0;
   virtual caf::expected<int64_t> export_jsonl(const std::string& session_id,
                                               std::ostream& out) = 0;
   virtual caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) = 0;

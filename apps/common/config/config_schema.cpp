@@ -28,6 +28,7 @@ std::vector<config_field> compression_fields() {
     number("compression.threshold", s, &c::threshold, threshold_ratio),
     integer("compression.threshold_tokens", s, &c::threshold_tokens, {1000, billion, true}),
     number("compression.target_ratio", s, &c::target_ratio, {0.05, 0.80}),
+    number("compression.min_retention", s, &c::min_retention, {0.0, 1.0}),
     integer("compression.protect_first_n", s, &c::protect_first_n, {0, 10000}),
     integer("compression.protect_last_n", s, &c::protect_last_n, {1, 10000}),
     integer("compression.min_tail_user_messages", s, &c::min_tail_user_messages, {0, 1000}),

@@ -259,7 +259,7 @@ void door_conversations::run(const door_request_ptr& r,
     if (!v.ok())
       return c->events->failed(caf::make_error(
         errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
-    c->style = style_of(c->rq.sent);
+    c->style = c->rq.style ? *c->rq.style : style_of(c->rq.sent);
     (c->style == history_style::stateful ? s_->count.stateful : s_->count.full_history)
       .fetch_add(1);
     open_session(c);

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ struct conversation_request {
                                 // from `sent`
   std::string messages_field = "messages"; // the wire's name of `sent`, for its 400s
   std::string branch_label;     // the rollback's label: whose branch it was
+  // The style when the wire states it (a Responses request continuing a response is
+  // stateful, one without is the whole transcript); nullopt: style_of(sent).
+  std::optional<history_style> style;
 };
 
 // What a door hears of one conversation; every call in the request's actor.

@@ -18,10 +18,12 @@ void sse_channel::push(std::string bytes) {
   stream_->push(std::move(bytes));
 }
 
-void sse_channel::end() {
+void sse_channel::end() { end_with("data: [DONE]\n\n"); }
+
+void sse_channel::end_with(std::string last) {
   if (ended_ || !stream_)
     return;
-  stream_->push("data: [DONE]\n\n");
+  stream_->push(std::move(last));
   stream_->end();
   ended_ = true;
 }

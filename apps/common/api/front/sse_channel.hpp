@@ -22,6 +22,7 @@ class sse_channel {
 
   void push(std::string bytes); // opens the stream at the first event
   void end();                   // [DONE] and the end, when open and not ended
+  void end_with(std::string last); // `last` (a wire's own final event) and the end, likewise
   bool opened() const { return stream_ != nullptr; }
   // Headers sent when the stream opens (only before the first push).
   void add_header(std::string name, std::string value) {

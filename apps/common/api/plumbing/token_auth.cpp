@@ -28,7 +28,10 @@ std::optional<access_scope> token_auth::scope_of(const http_request& req) const 
   if (admin_token_.empty() && !scoped)
     return access_scope::admin();
   const auto authorization = req.header("Authorization"); // presented points into it
+  const auto api_key = req.header("x-api-key");            // or into this
   auto presented = bearer_token(authorization);
+  if (!presented && !api_key.empty())
+    presented = std::string_view{api_key};
   if (!presented)
     return std::nullopt;
   if (!admin_token_.empty() && constant_time_equals(*presented, admin_token_))
@@ -54,7 +57,8 @@ http_response token_auth::unauthorized(const http_request& head) const {
     log_->info("event=unauthorized client={} method={} path={} suppressed_before={}",
                log_quoted(head.remote), log_quoted(head.method),
                log_quoted(raw_path_of(head.target)), suppressed);
-  auto r = error_response(401, "unauthorized", "a valid 'Authorization: Bearer TOKEN' is required");
+  auto r = error_response(401, "unauthorized",
+                          "a valid 'Authorization: Bearer TOKEN' (or 'x-api-key: TOKEN') is required");
   r.headers.emplace_back("WWW-Authenticate", "Bearer");
   return r;
 }

@@ -1,4 +1,5 @@
-// Who sends a request (docs/api.md "Authentication"): the scope of its bearer token —
+// Who sends a request (docs/api.md "Authentication"): the scope of its bearer token (or,
+// without an Authorization header, of its `x-api-key`, the header Anthropic's clients send) —
 // admin for gateway.auth_token, the scope a tokens file gives it (tokens/token_store.hpp),
 // admin for every caller when neither is configured — and the refusal of a request
 // without a valid token: 401 with `WWW-Authenticate: Bearer`, counted, and logged at

@@ -28,5 +28,12 @@ void add_fact_routes(route_registry& r, const api_state& s);
 // The chat-completions door: /v1/chat/completions, /v1/models
 // (doors/openai_chat/openai_routes.cpp)
 void add_openai_chat_routes(route_registry& r, const api_state& s);
+// The MCP server: POST /mcp (doors/mcp/mcp_routes.cpp)
+void add_mcp_routes(route_registry& r, const api_state& s);
+// The Responses door: /v1/responses (doors/openai_responses/responses_routes.cpp)
+void add_openai_responses_routes(route_registry& r, const api_state& s);
+// The Anthropic Messages door: /v1/messages, /v1/messages/count_tokens
+// (doors/anthropic_messages/anthropic_routes.cpp)
+void add_anthropic_messages_routes(route_registry& r, const api_state& s);
 
 } // namespace mneme::api

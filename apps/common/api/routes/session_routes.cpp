@@ -12,8 +12,10 @@
 //   - POST /compact without around_id is T12 (whole session), with it T13;
 //   - GET /compactions lists the session's compaction summaries (is_compaction_summary:
 //     compactions and micro-compaction folds, not tool-output replacements) in id
-//     order, whatever their state, read from its rows (st_range) until a compaction
-//     log exists;
+//     order, whatever their state, read from its rows (st_range), each with the fields
+//     of its compaction log row when it has one (store/compaction_log.hpp; a summary
+//     written before the log existed, or a micro-compaction fold, has none:
+//     "logged": false), and every log row (committed or not) as `attempts`;
 //   - the session id of an append's answer comes from the gateway's state after the
 //     append (a reset in between names the new session);
 //   - POST /checkpoints with a name the session already has (active or undone by a
@@ -27,12 +29,15 @@
 #include <optional>
 
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/api/compactions_json.hpp"
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
+#include "policies/client_text.hpp"
+#include "store/compaction_log.hpp"
 
 namespace mneme::api {
 
@@ -170,30 +175,20 @@ void compact_session(const call_ptr& c) {
       .then(done);
 }
 
-// One compaction as its summary row says it, in the row's own JSON values: the row, the
-// ids it replaced, its size, when, and whether it is still live (archived: a later
-// compaction replaced it).
-json compaction_json(const message& summary) {
-  auto row = to_json(summary);
-  json out{{"created_at_ms", summary.timestamp_ms}};
-  for (const char* field :
-       {"id", "replaced_first_id", "replaced_last_id", "token_estimate", "state"})
-    out[field] = row[field];
-  return out;
-}
-
 void list_compactions(const call_ptr& c) {
   read_stored_session(c, [c](const std::string& sid) {
-    ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_range_atom_v, sid,
-                              int64_t{1}, std::numeric_limits<int64_t>::max())
-      .then([c, sid](caf::expected<std::vector<message>> rows) {
-        if (!rows)
-          return fail(c, rows.error());
-        auto list = json::array();
-        for (const auto& m : *rows)
-          if (is_compaction_summary(m))
-            list.push_back(compaction_json(m));
-        send_json(c, 200, {{"session_id", sid}, {"compactions", std::move(list)}});
+    ask<std::vector<compaction_log_entry>>(c, c->api->storage, c->read_timeout(),
+                                           st_clog_atom_v, sid, compaction_log_max_rows)
+      .then([c, sid](caf::expected<std::vector<compaction_log_entry>> log) {
+        if (!log)
+          return fail(c, log.error());
+        ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_range_atom_v, sid,
+                                  int64_t{1}, std::numeric_limits<int64_t>::max())
+          .then([c, sid, log = std::move(*log)](caf::expected<std::vector<message>> rows) {
+            if (!rows)
+              return fail(c, rows.error());
+            send_json(c, 200, compactions_to_json(sid, *rows, log));
+          });
       });
   });
 }

@@ -25,6 +25,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
 
+#include "apps/common/api/doors/door_answer.hpp"
+#include "apps/common/api/doors/door_passthrough.hpp"
 #include "apps/common/api/doors/openai_chat/openai_stream.hpp"
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 #include "apps/common/api/http_status.hpp"
@@ -69,19 +71,6 @@ namespace {
 using shared_ptr = std::shared_ptr<openai_door::shared>;
 constexpr const char* openai_branch_label = "openai-branch";
 
-http_response door_json(int status, const json& body, header_list headers = {}) {
-  return http_response{status, "application/json",
-                       body.dump(-1, ' ', false, json::error_handler_t::replace),
-                       std::move(headers), false};
-}
-
-int64_t door_committed(const turn_reply& r) {
-  int64_t n = 0;
-  for (const auto& x : r.compactions)
-    n += x.committed ? 1 : 0;
-  return n;
-}
-
 // One chat-completions request on its way; the events of its conversation.
 struct chat_call final : conversation_events {
   shared_ptr door;
@@ -97,14 +86,7 @@ struct chat_call final : conversation_events {
   const openai_door_config& cfg() const { return door->cfg; }
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
-    header_list h;
-    if (!sid.empty())
-      h.emplace_back("X-Mneme-Session-Id", sid);
-    if (with_count)
-      h.emplace_back("X-Mneme-Compactions", std::to_string(compactions));
-    if (rebased > 0)
-      h.emplace_back("X-Mneme-Rebased", std::to_string(rebased));
-    return h;
+    return mneme_answer_headers(sid, compactions, with_count, rebased);
   }
 
   void error(int status, const std::string& code, const std::string& message) {
@@ -115,7 +97,7 @@ struct chat_call final : conversation_events {
       r->streamed();
       return;
     }
-    r->answer(door_json(kind.status, body, mneme_headers(session_id, 0, false)));
+    r->answer(openai_json_response(kind.status, body, mneme_headers(session_id, 0, false)));
   }
 
   void fail(const caf::error& err) {
@@ -143,7 +125,7 @@ struct chat_call final : conversation_events {
       r->streamed();
       return;
     }
-    r->answer(door_json(200, to_chat_completion(a), headers));
+    r->answer(openai_json_response(200, to_chat_completion(a), headers));
   }
 
   // --- conversation_events (doors/door_conversation.hpp)
@@ -193,7 +175,7 @@ struct chat_call final : conversation_events {
     a.usage.completion_tokens = estimate_text_tokens(reply.answer);
     for (const auto& call : reply.tool_calls)
       a.usage.completion_tokens += estimate_text_tokens(call.arguments);
-    respond(std::move(a), mneme_headers(reply.session_id, door_committed(reply), true));
+    respond(std::move(a), mneme_headers(reply.session_id, committed_compactions(reply), true));
   }
 
   void failed(const caf::error& err) override { fail(err); }
@@ -202,19 +184,7 @@ using chat_ptr = std::shared_ptr<chat_call>;
 
 void door_stateless(const chat_ptr& c) {
   c->door->count.stateless.fetch_add(1);
-  chat_request req;
-  req.model = c->model;
-  req.messages = std::move(c->in.messages);
-  req.purpose = llm_purpose::chat;
-  req.tools_json = c->in.turn.tools_json;
-  const auto& opt = c->in.turn.options;
-  req.extra_json = opt.extra_json;
-  if (opt.has_max_tokens)
-    req.max_tokens = opt.max_tokens;
-  if (opt.has_temperature)
-    req.temperature = opt.temperature;
-  req.sink = c->relay;
-  req.stream = c->relay != nullptr;
+  auto req = passthrough_request(c->model, std::move(c->in.messages), c->in.turn, c->relay);
   ask<chat_answer>(c, c->cfg().chat, c->cfg().turn_timeout, llm_call_atom_v, std::move(req))
     .then([c](caf::expected<chat_answer> answer) {
       if (!answer)
@@ -222,9 +192,7 @@ void door_stateless(const chat_ptr& c) {
       auto a = c->head();
       a.content = std::move(answer->content);
       a.tool_calls = std::move(answer->tool_calls);
-      a.finish_reason = !a.tool_calls.empty() ? "tool_calls"
-                        : answer->finish_reason.empty() ? "stop"
-                                                        : answer->finish_reason;
+      a.finish_reason = passthrough_finish_reason(*answer);
       a.usage = {answer->prompt_tokens, answer->completion_tokens};
       c->respond(std::move(a), {});
     });
@@ -247,13 +215,6 @@ void door_session_chat(const chat_ptr& c) {
 }
 
 } // namespace
-
-http_response openai_error_response(int status, const std::string& code,
-                                    const std::string& message) {
-  auto kind = openai_error_of(status, code);
-  return door_json(kind.status,
-                   openai_error_json(message, kind.type, param_of(message), kind.code));
-}
 
 openai_door::openai_door(openai_door_config cfg)
   : s_(std::make_shared<shared>(std::move(cfg))) {}
@@ -288,36 +249,12 @@ void openai_door::chat(const door_request_ptr& r) {
 }
 
 void openai_door::models(const door_request_ptr& r) {
-  r->answer(door_json(200, models_json(s_->cfg.model_name, s_->started_s)));
+  r->answer(openai_json_response(200, models_json(s_->cfg.model_name, s_->started_s)));
 }
 
 std::string openai_door::metrics_text() const {
-  const auto& n = s_->count;
-  const auto& h = s_->conversations.counts();
-  std::string out =
-    "# HELP mneme_openai_requests_total Requests of POST /v1/chat/completions by style\n"
-    "# TYPE mneme_openai_requests_total counter\n";
-  out += "mneme_openai_requests_total{style=\"stateless\"} " + std::to_string(n.stateless.load())
-         + "\n";
-  out += "mneme_openai_requests_total{style=\"stateful\"} " + std::to_string(h.stateful.load())
-         + "\n";
-  out += "mneme_openai_requests_total{style=\"full_history\"} "
-         + std::to_string(h.full_history.load()) + "\n";
-  auto counter = [&out](const char* name, const char* help, int64_t v) {
-    out += std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " counter\n" + name
-           + " " + std::to_string(v) + "\n";
-  };
-  counter("mneme_openai_rebased_total",
-          "Requests whose history contradicted the stored one (rolled back to the last common row)",
-          h.rebased.load());
-  counter("mneme_openai_replayed_total",
-          "Requests answered with their stored answer again (a resent, answered transcript)",
-          h.replayed.load());
-  counter("mneme_openai_history_reads_total",
-          "Requests that read every row of their session to match the history",
-          h.history_reads.load());
-  counter("mneme_openai_errors_total", "Requests answered with an error", n.errors.load());
-  return out;
+  return door_metrics_text("openai", "POST /v1/chat/completions", s_->count.stateless.load(),
+                           s_->count.errors.load(), s_->conversations.counts());
 }
 
 } // namespace mneme::api

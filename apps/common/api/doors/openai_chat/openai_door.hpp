@@ -43,10 +43,6 @@ struct openai_door_config {
   std::shared_ptr<spdlog::logger> log; // null = no logging
 };
 
-// An OpenAI-shaped error answer of mneme's (status, code, message).
-http_response openai_error_response(int status, const std::string& code,
-                                    const std::string& message);
-
 class openai_door {
  public:
   explicit openai_door(openai_door_config cfg);

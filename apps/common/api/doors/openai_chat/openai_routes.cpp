@@ -1,6 +1,7 @@
 // The chat-completions door's routes (docs/api.md "OpenAI door"): its rows, its refusals
 // in OpenAI's error shape, and its counters in GET /metrics.
 #include "apps/common/api/doors/openai_chat/openai_door.hpp"
+#include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/plumbing/call.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
 

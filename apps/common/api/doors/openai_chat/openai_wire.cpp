@@ -298,23 +298,6 @@ caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
   return out;
 }
 
-json param_of(const std::string& message) {
-  static constexpr std::string_view marker = "field '";
-  auto at = message.find(marker);
-  if (at == std::string::npos)
-    return nullptr;
-  auto begin = at + marker.size();
-  auto end = message.find('\'', begin);
-  if (end == std::string::npos)
-    return nullptr;
-  return message.substr(begin, end - begin);
-}
-
-json openai_error_json(const std::string& message, const std::string& type, const json& param,
-                       const std::string& code) {
-  return {{"error", {{"message", message}, {"type", type}, {"param", param}, {"code", code}}}};
-}
-
 namespace {
 
 json wire_calls_json(const std::vector<tool_call>& calls) {

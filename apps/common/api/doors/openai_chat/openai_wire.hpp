@@ -1,7 +1,7 @@
 // The OpenAI chat-completions wire format of the door (docs/api.md "OpenAI door"):
 // the request body decoded into mneme's values, and the answers — `chat.completion`,
 // the `chat.completion.chunk` events of a stream, `GET /v1/models`, and errors as
-// {"error":{"message","type","param","code"}} (policies/openai_errors.hpp). Pure
+// {"error":{"message","type","param","code"}} (doors/openai_shape.hpp). Pure
 // functions; safe from any thread; they never throw.
 #pragma once
 
@@ -14,6 +14,7 @@
 
 #include "caf/expected.hpp"
 
+#include "apps/common/api/doors/openai_shape.hpp"
 #include "messages/agent_turn.hpp"
 #include "messages/transcript.hpp"
 
@@ -43,14 +44,6 @@ caf::expected<openai_chat_request> decode_openai_chat(std::string_view body);
 // here (refusal, annotations, audio, function_call, reasoning_content) are ignored;
 // any other field is refused. `where` names the message ("messages[3]").
 caf::expected<message> decode_openai_message(const nlohmann::json& j, const std::string& where);
-
-// The `param` of an OpenAI error from a decoder message ("field 'x' ..." -> "x"), or
-// null.
-nlohmann::json param_of(const std::string& message);
-
-// {"error":{"message","type","param","code"}}
-nlohmann::json openai_error_json(const std::string& message, const std::string& type,
-                                 const nlohmann::json& param, const std::string& code);
 
 struct openai_usage {
   int64_t prompt_tokens = 0;

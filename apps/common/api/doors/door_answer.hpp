@@ -1,0 +1,36 @@
+// What every door's answer shares, whatever its wire (doors/openai_chat/,
+// doors/openai_responses/, doors/anthropic_messages/): the X-Mneme-* headers saying
+// what mneme did, and the door's counters in GET /metrics. The stateless pass-through's
+// upstream request is door_passthrough.hpp's.
+// Pure functions of their arguments; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apps/common/api/doors/door_conversation.hpp"
+#include "apps/common/api/front/http_exchange.hpp"
+#include "messages/agent_turn.hpp"
+#include "messages/chat_request.hpp"
+#include "messages/session_messages.hpp"
+
+namespace mneme::api {
+
+// The compactions a turn committed (X-Mneme-Compactions).
+int64_t committed_compactions(const turn_reply& r);
+
+// X-Mneme-Session-Id (when `session_id` is set), X-Mneme-Compactions (when `with_count`),
+// X-Mneme-Rebased (when `rebased` > 0).
+header_list mneme_answer_headers(const std::string& session_id, int64_t compactions,
+                                 bool with_count, int64_t rebased);
+
+// The door's counters in the exposition format: mneme_DOOR_requests_total{style} (the
+// `stateless` count and the conversations' styles), mneme_DOOR_rebased_total,
+// _replayed_total, _history_reads_total and _errors_total. `route` names the requests
+// counted ("POST /v1/chat/completions").
+std::string door_metrics_text(std::string_view door, std::string_view route, int64_t stateless,
+                              int64_t errors, const door_conversations::counters& h);
+
+} // namespace mneme::api

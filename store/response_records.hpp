@@ -1,0 +1,37 @@
+// The response records of the Responses door (issue 43, docs/api.md "Responses door"):
+// each `response` the door answered in a session, with the session and the last row it
+// answered, so that `previous_response_id` continues the chain — or branches from an
+// older response of it — after a restart, after a failover to another node, and after
+// its rows were compacted (they are archived, never lost).
+//
+// Table responses (SQLite migration 9, PostgreSQL schema v7): one row per response, its
+// key, session, row and body never rewritten and the row never deleted; a DELETE of the
+// API only sets deleted_at_ms (the id can no longer be continued or fetched; the
+// session's rows stay). Each backend writes them (store/sqlite/sqlite_responses.hpp,
+// store/pg/pg_responses.hpp) after the check below.
+//
+// Contracts (message_store):
+//   put_response     inserts the record; errc::bad_request for what check_response_record
+//                    refuses; an id stored already fails as a storage error;
+//   response         the record (deleted ones too: the caller decides); errc::not_found;
+//   delete_response  sets deleted_at_ms = now once; the record after it; errc::not_found
+//                    for an unknown id or one deleted already.
+// Pure; any thread.
+#pragma once
+
+#include <cstddef>
+
+#include "caf/error.hpp"
+
+#include "messages/storage_types.hpp"
+
+namespace mneme {
+
+// Largest response body stored (the answer's text and calls, as JSON).
+inline constexpr size_t response_body_max_bytes = 16 * 1024 * 1024;
+
+// errc::bad_request for an id not starting with "resp_", an empty session key or id, a
+// negative row id or time, a set deleted_at_ms, or a body over response_body_max_bytes.
+caf::error check_response_record(const response_record& r);
+
+} // namespace mneme

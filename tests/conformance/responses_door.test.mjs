@@ -1,0 +1,209 @@
+// The Responses door of `mneme serve` (POST /v1/responses, docs/api.md "Responses door")
+// driven by the official `openai` client's `responses` API, as an agent written for
+// OpenAI's stateful API would use it: only the base URL changes. A plain and a streamed
+// answer, a 30-round function-tool loop chained by previous_response_id with compactions
+// in between, a branch from an older response (X-Mneme-Rebased), and a client that keeps
+// its own transcript, sends it whole with `store: false` and names its conversation by a
+// `session-id` header (the stored rows are exactly the unique messages).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startRig } from './harness.mjs';
+
+// The door's function tool, in the Responses shape (the fake's calls fill `city`).
+const weatherFunction = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+
+// maxRetries 0: any error fails the test.
+function responsesClient(rig, headers = {}) {
+  return new OpenAI({ baseURL: `${rig.daemonUrl}/v1`, apiKey: 'unused', maxRetries: 0,
+                      defaultHeaders: headers });
+}
+
+// The rows of the key's session as stored (every state), through the daemon's export.
+async function storedRows(rig, key) {
+  const res = await fetch(`${rig.daemonUrl}/v1/sessions/${encodeURIComponent(key)}/export`);
+  assert.equal(res.status, 200);
+  return (await res.text()).split('\n').filter((l) => l).map((l) => JSON.parse(l));
+}
+
+// What a client holds of the stored rows: not rolled back, not a summary, not the
+// daemon's own system prompt (the first row).
+function clientVisible(rows) {
+  return rows.filter((r, i) => r.state !== 'rolled_back' && !r.is_summary
+                               && !(i === 0 && r.role === 'system'));
+}
+
+// The output items of a response, as the client sends them back as input.
+function functionCalls(response) {
+  return response.output.filter((item) => item.type === 'function_call');
+}
+
+test('the official client through the Responses door', async (t) => {
+  // Every answer to a request offering tools calls one, then a text (one round);
+  // threshold_tokens keeps the threshold low so the long loops compact.
+  const rig = await startRig({
+    scenario: 'seed: 43\ntool_call_fraction: 1\ntool_rounds: 1\n',
+    config: { compression: { threshold_tokens: 1500, protect_last_n: 4 } },
+  });
+  t.after(() => rig.stop());
+
+  await t.test('responses.create: a response object, fetched again by its id', async () => {
+    const client = responsesClient(rig);
+    const { data, response } = await client.responses.create({
+      model: 'mneme', instructions: 'Answer briefly.', input: 'Say something about rivers.',
+    }).withResponse();
+    assert.equal(data.object, 'response');
+    assert.match(data.id, /^resp_/);
+    assert.equal(data.status, 'completed');
+    assert.ok(data.output_text.length > 0);
+    assert.ok(data.usage.input_tokens > 0);
+    assert.ok(response.headers.get('x-mneme-session-id'));
+    const again = await client.responses.retrieve(data.id);
+    assert.equal(again.id, data.id);
+    assert.equal(again.output_text, data.output_text);
+    const rows = clientVisible(await storedRows(rig, data.id));
+    assert.deepEqual(rows.map((r) => [r.role, r.content.trim()]),
+                     [['system', 'Answer briefly.'], ['user', 'Say something about rivers.'],
+                      ['assistant', data.output_text.trim()]]);
+  });
+
+  await t.test('a streamed response: OpenAI\'s events, the text as stored', async () => {
+    const client = responsesClient(rig);
+    const stream = await client.responses.create({
+      model: 'mneme', input: 'Tell a short story about a lighthouse.', stream: true,
+    });
+    let text = '';
+    const types = [];
+    let completed = null;
+    let sequence = 0;
+    for await (const event of stream) {
+      assert.equal(event.sequence_number, sequence++);
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    assert.deepEqual(types.filter((x) => x !== 'response.output_text.delta'), [
+      'response.created', 'response.in_progress', 'response.output_item.added',
+      'response.content_part.added', 'response.output_text.done', 'response.content_part.done',
+      'response.output_item.done', 'response.completed']);
+    assert.ok(completed);
+    const rows = clientVisible(await storedRows(rig, completed.id));
+    assert.equal(rows.at(-1).content, text.trim());
+    assert.equal(completed.output[0].content[0].text, rows.at(-1).content);
+  });
+
+  await t.test('a 30-round function-tool loop chained by previous_response_id', async () => {
+    const client = responsesClient(rig);
+    let previous = null;
+    let key = null;
+    let compactions = 0;
+    const sent = [];
+    for (let round = 0; round < 30; ++round) {
+      let input = `Round ${round}: what is the weather in city ${round}?`;
+      sent.push(['user', input]);
+      for (;;) {
+        const { data, response } = await client.responses.create({
+          model: 'mneme', tools: [weatherFunction], input,
+          ...(previous ? { previous_response_id: previous } : {}),
+        }).withResponse();
+        assert.equal(response.headers.get('x-mneme-rebased'), null);
+        compactions += Number(response.headers.get('x-mneme-compactions') ?? 0);
+        key ??= data.id;
+        previous = data.id;
+        const calls = functionCalls(data);
+        if (calls.length === 0) {
+          sent.push(['assistant', data.output_text.trim()]);
+          break;
+        }
+        sent.push(['assistant', null]);
+        input = calls.map((c) => ({ type: 'function_call_output', call_id: c.call_id,
+                                    output: `weather ${round}: mild` }));
+        for (const c of calls) sent.push(['tool', `weather ${round}: mild`]);
+      }
+    }
+    assert.ok(compactions > 0, 'the session compacted during the loop');
+    const rows = await storedRows(rig, key);
+    const visible = clientVisible(rows);
+    assert.equal(visible.length, sent.length);
+    sent.forEach(([role, content], i) => {
+      assert.equal(visible[i].role, role);
+      if (content !== null) assert.equal(visible[i].content.trim(), content);
+    });
+    assert.ok(rows.some((r) => r.state === 'archived'));
+    // The last response of the chain is still continuable after the compactions.
+    const last = await client.responses.create({
+      model: 'mneme', input: 'Thanks!', previous_response_id: previous,
+    });
+    assert.equal(last.status, 'completed');
+  });
+
+  await t.test('continuing an older response branches: X-Mneme-Rebased', async () => {
+    const client = responsesClient(rig);
+    const first = await client.responses.create({ model: 'mneme', input: 'Plan a trip to Oslo.' });
+    let previous = first.id;
+    for (let turn = 0; turn < 2; ++turn)
+      previous = (await client.responses.create({
+        model: 'mneme', input: `More detail, part ${turn}.`, previous_response_id: previous,
+      })).id;
+    const { data, response } = await client.responses.create({
+      model: 'mneme', input: 'Actually: Bergen.', previous_response_id: first.id,
+    }).withResponse();
+    assert.equal(data.previous_response_id, first.id);
+    assert.equal(response.headers.get('x-mneme-rebased'), '4');
+    const rows = await storedRows(rig, first.id);
+    assert.deepEqual(clientVisible(rows).map((r) => r.content.trim()),
+                     ['Plan a trip to Oslo.', first.output_text.trim(), 'Actually: Bergen.',
+                      data.output_text.trim()]);
+    assert.equal(rows.filter((r) => r.state === 'rolled_back').length, 4);
+  });
+
+  await t.test('a whole transcript with store:false and a session-id header, 30 rounds', async () => {
+    const client = responsesClient(rig, { 'session-id': 'own-transcript' });
+    const transcript = [];
+    let compactions = 0;
+    let stored = 0;
+    for (let round = 0; round < 30; ++round) {
+      transcript.push({ role: 'user', content: `Round ${round}: weather in city ${round}?` });
+      stored += 1;
+      for (;;) {
+        const { data, response } = await client.responses.create({
+          model: 'mneme', instructions: 'You are a travel agent.', tools: [weatherFunction],
+          input: transcript, store: false,
+        }).withResponse();
+        assert.equal(response.headers.get('x-mneme-rebased'), null);
+        compactions += Number(response.headers.get('x-mneme-compactions') ?? 0);
+        for (const item of data.output) transcript.push(item);
+        const calls = functionCalls(data);
+        stored += 1; // the answer: one assistant row, its text and its calls
+        if (calls.length === 0) break;
+        for (const c of calls) {
+          transcript.push({ type: 'function_call_output', call_id: c.call_id,
+                            output: `weather ${round}: mild` });
+          stored += 1;
+        }
+      }
+    }
+    assert.ok(compactions > 0, 'the session compacted during the loop');
+    const visible = clientVisible(await storedRows(rig, 'own-transcript'));
+    assert.equal(visible[0].role, 'system'); // the instructions, once
+    assert.equal(visible.length, stored + 1);
+    const res = await fetch(`${rig.daemonUrl}/metrics`);
+    assert.match(await res.text(), /\nmneme_responses_rebased_total 0\n/);
+  });
+
+  await t.test('errors are OpenAI errors naming the param', async () => {
+    const client = responsesClient(rig);
+    await assert.rejects(
+      client.responses.create({ model: 'mneme', input: 'x', tools: [{ type: 'web_search' }] }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'tools[0].type');
+    await assert.rejects(
+      client.responses.create({ model: 'mneme', input: 'x', previous_response_id: 'resp_none' }),
+      (e) => e instanceof OpenAI.BadRequestError && e.code === 'previous_response_not_found');
+  });
+});
