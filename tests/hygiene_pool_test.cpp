@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(a_t4_hygiene_compaction_summarizes_through_the_hygiene_pool
   BOOST_TEST(summarizer_summaries() == 0);
   BOOST_TEST(s.record.triggers.fallback_streak == 0); // the LLM summary was used
   // /metrics shows the hygiene pool beside the other two.
-  auto text = api::render_metrics_text(*sys, *rt);
+  auto text = api::render_metrics_text(*sys, *rt, std::chrono::seconds{60});
   BOOST_TEST(text.find("mneme_llm_in_flight{pool=\"hygiene\"} 0") != std::string::npos);
 }
 

@@ -104,7 +104,8 @@ struct metrics_fixture : serve_runtime_fixture {
   }
 
   exposition render() {
-    auto text = api::render_metrics_text(*sys, *rt);
+    // A long ask timeout: a busy machine must not make an actor's gauges vanish.
+    auto text = api::render_metrics_text(*sys, *rt, std::chrono::seconds{60});
     return exposition{text};
   }
 };

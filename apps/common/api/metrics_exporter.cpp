@@ -129,12 +129,13 @@ class families {
 };
 
 template <class T, class Handle, class Atom>
-std::optional<T> ask(caf::actor_system& sys, const Handle& h, Atom atom) {
+std::optional<T> ask(caf::actor_system& sys, const Handle& h, Atom atom,
+                     std::chrono::milliseconds timeout) {
   if (!h)
     return std::nullopt;
   std::optional<T> out;
   caf::scoped_actor self{sys};
-  self->request(h, metrics_ask_timeout, atom)
+  self->request(h, timeout, atom)
     .receive([&](T& x) { out = std::move(x); }, [&](caf::error&) {});
   return out;
 }
@@ -374,21 +375,22 @@ std::string render_counters_text(const runtime_metrics& rm) {
   return out.str();
 }
 
-std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt) {
+std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt,
+                                std::chrono::milliseconds ask_timeout) {
   families f;
-  if (auto sv = ask<supervisor_stats>(sys, rt.supervisor(), sv_stats_atom_v))
+  if (auto sv = ask<supervisor_stats>(sys, rt.supervisor(), sv_stats_atom_v, ask_timeout))
     add_supervisor(f, *sv);
   add_store(f, rt);
   if (rt.metrics()) {
     add_runtime_counters(f, *rt.metrics());
     add_path_counters(f, *rt.metrics());
   }
-  if (auto chat = ask<llm_pool_stats>(sys, rt.chat_pool(), llm_stats_atom_v))
+  if (auto chat = ask<llm_pool_stats>(sys, rt.chat_pool(), llm_stats_atom_v, ask_timeout))
     add_pool(f, "chat", *chat);
-  if (auto sum = ask<llm_pool_stats>(sys, rt.summary_pool(), llm_stats_atom_v))
+  if (auto sum = ask<llm_pool_stats>(sys, rt.summary_pool(), llm_stats_atom_v, ask_timeout))
     add_pool(f, "summarizer", *sum);
   if (rt.hygiene_pool()) // only when configured (T3/T4 summaries, own timeouts)
-    if (auto hy = ask<llm_pool_stats>(sys, rt.hygiene_pool(), llm_stats_atom_v))
+    if (auto hy = ask<llm_pool_stats>(sys, rt.hygiene_pool(), llm_stats_atom_v, ask_timeout))
       add_pool(f, "hygiene", *hy);
   std::ostringstream out;
   prometheus::TextSerializer{}.Serialize(out, f.all());

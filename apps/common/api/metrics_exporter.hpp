@@ -22,7 +22,10 @@ namespace mneme::api {
 inline constexpr std::chrono::milliseconds metrics_ask_timeout{500};
 
 // REQUIRES: called outside every CAF scheduler thread; rt was started on sys.
-std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt);
+// `ask_timeout` bounds each actor's answer (tests that assert the actors' samples pass
+// a long one, so a slow machine cannot make a gauge vanish).
+std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt,
+                                std::chrono::milliseconds ask_timeout = metrics_ask_timeout);
 
 // Only the runtime's own counters (runtime_metrics and its storage_metrics): the
 // families render_metrics_text takes from `rm`, without asking any actor or the
