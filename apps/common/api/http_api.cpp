@@ -27,6 +27,7 @@ constexpr route_group route_groups[] = {
   add_mcp_routes,
   add_openai_responses_routes,
   add_anthropic_messages_routes,
+  add_console_routes,
 };
 
 std::string joined(const std::vector<std::string>& xs) {
@@ -55,7 +56,8 @@ std::optional<http_response> verdict_on(const api_state& api, const http_request
                                         const route_registry::found& found) {
   auto path = raw_path_of(head.target);
   bool is_health = (head.method == "GET" || head.method == "HEAD") && path == "/v1/health";
-  if (!is_health && !api.auth.scope_of(head))
+  bool token_free = is_health || (found.row && found.row->token_free);
+  if (!token_free && !api.auth.scope_of(head))
     return api.auth.unauthorized(head);
   if (api.shutting_down.load())
     return shutting_down_response();

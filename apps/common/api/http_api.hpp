@@ -79,6 +79,9 @@ struct http_api_options {
 // Default and largest `limit` of GET /v1/sessions.
 inline constexpr int64_t session_list_default_limit = 100;
 inline constexpr int64_t session_list_max_limit = 100000;
+// GET /v1/sessions/{key}/rows: rows per page by default and at most.
+inline constexpr int64_t rows_page_default = 200;
+inline constexpr int64_t rows_page_max = 1000;
 
 class http_api {
  public:

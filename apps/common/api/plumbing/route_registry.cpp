@@ -15,6 +15,11 @@ void route_registry::add(std::string method, std::string pattern, route_handler 
                    std::move(refusal)});
 }
 
+void route_registry::add_token_free(std::string pattern, route_handler handler) {
+  add("GET", std::move(pattern), std::move(handler), route_access::open);
+  rows_.back().token_free = true;
+}
+
 void route_registry::add_metrics(std::function<std::string()> section) {
   metrics_.push_back(std::move(section));
 }

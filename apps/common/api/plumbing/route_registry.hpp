@@ -47,12 +47,16 @@ struct route_row {
   route_access access;
   route_kind kind = route_kind::actor;
   refusal_body refusal; // empty for mneme's own routes
+  bool token_free = false; // served without a token even when credentials are configured
 };
 
 class route_registry {
  public:
   void add(std::string method, std::string pattern, route_handler handler, route_access access,
            route_kind kind = route_kind::actor, refusal_body refusal = {});
+  // A GET route anyone may call without a token, even when credentials are configured
+  // (the console's static files: they hold no data). Access open, run in an actor.
+  void add_token_free(std::string pattern, route_handler handler);
   // A section of GET /metrics (a door's counters), appended in the order added.
   void add_metrics(std::function<std::string()> section);
 

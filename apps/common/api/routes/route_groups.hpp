@@ -35,5 +35,7 @@ void add_openai_responses_routes(route_registry& r, const api_state& s);
 // The Anthropic Messages door: /v1/messages, /v1/messages/count_tokens
 // (doors/anthropic_messages/anthropic_routes.cpp)
 void add_anthropic_messages_routes(route_registry& r, const api_state& s);
+// The web console: /console/ and its embedded files (console/console_routes.cpp)
+void add_console_routes(route_registry& r, const api_state& s);
 
 } // namespace mneme::api

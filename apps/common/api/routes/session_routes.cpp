@@ -21,6 +21,8 @@
 //   - POST /checkpoints with a name the session already has (active or undone by a
 //     rollback) is 409 checkpoint_exists unless "replace":true; the check reads the
 //     store's list first, so two simultaneous creates of a new name both succeed;
+//   - GET /rows reads the id range from the store and cuts it to `limit` (a page of a
+//     long session costs the read of the rest of its range: pass `to` when known);
 //   - GET /v1/sessions with a user token lists that user's sessions (?user=another is
 //     403). Two users racing to open the same new key: the loser's write is refused by
 //     the gateway (400, as without tokens).
@@ -193,6 +195,34 @@ void list_compactions(const call_ptr& c) {
   });
 }
 
+// GET /v1/sessions/{key}/rows: the session's rows of ids from..to (inclusive), whatever
+// their state, oldest first, at most `limit`; next_from is the id to continue from
+// (null at the end). The web console pages a transcript and opens a summary's
+// originals (replaced_first_id..replaced_last_id) with it.
+void list_rows(const call_ptr& c) {
+  int64_t from = 1, to = std::numeric_limits<int64_t>::max(), limit = rows_page_default;
+  if (!int_param(c, "from", 1, std::numeric_limits<int64_t>::max(), from)
+      || !int_param(c, "to", 1, std::numeric_limits<int64_t>::max(), to)
+      || !int_param(c, "limit", 1, rows_page_max, limit))
+    return;
+  if (to < from)
+    return send_error(c, 400, "bad_request", "parameter 'to' is below 'from'");
+  read_stored_session(c, [c, from, to, limit](const std::string& sid) {
+    ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_range_atom_v, sid, from,
+                              to)
+      .then([c, sid, limit](caf::expected<std::vector<message>> rows) {
+        if (!rows)
+          return fail(c, rows.error());
+        json next = nullptr;
+        if (static_cast<int64_t>(rows->size()) > limit) {
+          next = (*rows)[static_cast<size_t>(limit)].id;
+          rows->resize(static_cast<size_t>(limit));
+        }
+        send_json(c, 200, {{"session_id", sid}, {"rows", to_json(*rows)}, {"next_from", next}});
+      });
+  });
+}
+
 void make_checkpoint(const call_ptr& c, const std::string& key, const std::string& name) {
   ask<checkpoint_record>(c, c->api->gateway, c->read_timeout(), gw_checkpoint_atom_v, key, name)
     .then([c](caf::expected<checkpoint_record> cp) {
@@ -283,6 +313,7 @@ void add_session_routes(route_registry& r, const api_state&) {
   r.add("GET", "/v1/sessions/{}/checkpoints", list_checkpoints, route_access::key_owned);
   r.add("POST", "/v1/sessions/{}/rollback", roll_back_session, route_access::key_owned);
   r.add("GET", "/v1/sessions/{}/export", export_jsonl, route_access::key_owned);
+  r.add("GET", "/v1/sessions/{}/rows", list_rows, route_access::key_owned);
 }
 
 } // namespace mneme::api

@@ -1,0 +1,200 @@
+// The web console (docs/console.md) in a real browser: Debian's Chromium (/usr/bin/chromium,
+// or MNEME_CHROMIUM) driven by puppeteer-core, pinned by this folder's lock file; nothing
+// is downloaded. A daemon with an admin token and the fake LLM gets a session that
+// compacted (rows appended, then a manual compaction); the test signs in with the token,
+// opens the session, opens the compaction's marker and finds the rows it replaced, reads
+// the compaction log entry, and searches a CJK term that lands on its row. A page that
+// was served without a token shows no data until then. When Chromium is absent the test
+// is skipped and says why (it is installed by .ci/test). A failing step leaves a
+// screenshot in the rig's directory's parent (printed).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startRig } from './harness.mjs';
+
+const chromium = process.env.MNEME_CHROMIUM || '/usr/bin/chromium';
+const adminToken = 'console-test-admin-token';
+const key = 'console/demo 1';
+const stepTimeoutMs = 20_000;
+
+// The session's rows: a head, a middle with identifiers (a path, a command, a CJK name)
+// that the compaction replaces, and a tail it keeps.
+const middle = [
+  'Deploy plan: the config lives in /etc/mneme/prod.yaml and the build runs `make release`.',
+  'The 数据库迁移 step moves the orders table; it took 42 ms on staging.',
+  'Error E1234 came back from the payments gateway at https://pay.example.com/v2/charge.',
+  'Rollback means running `kubectl rollout undo deploy/api` within 5 min.',
+  'We agreed the cache TTL is 300 s for the catalogue service.',
+  'The on-call rota is in docs/oncall.md and changes each Monday.',
+];
+
+async function call(rig, method, route, body) {
+  const res = await fetch(`${rig.daemonUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await res.json();
+  assert.ok(res.ok, `${method} ${route}: ${res.status} ${JSON.stringify(answer)}\n${rig.daemonLog()}`);
+  return answer;
+}
+
+async function sessionThatCompacted(rig) {
+  const rows = [];
+  const append = async (role, content) => {
+    const r = await call(rig, 'POST', `/v1/sessions/${encodeURIComponent(key)}/messages`,
+                         { user: 'alice', role, content });
+    rows.push({ id: r.id, content });
+    return r;
+  };
+  for (let i = 0; i < 2; ++i) {
+    await append('user', `Opening question ${i}: what is the plan?`);
+    await append('assistant', `Opening answer ${i}: we write it down first.`);
+  }
+  for (const text of middle) {
+    await append('user', text);
+    await append('assistant', `Noted: ${text}`);
+  }
+  for (let i = 0; i < 3; ++i) {
+    await append('user', `Closing question ${i}?`);
+    await append('assistant', `Closing answer ${i}.`);
+  }
+  const report = await call(rig, 'POST', `/v1/sessions/${encodeURIComponent(key)}/compact`, {});
+  assert.equal(report.committed, true, `the compaction committed: ${JSON.stringify(report)}`);
+  const log = await call(rig, 'GET', `/v1/sessions/${encodeURIComponent(key)}/compactions`);
+  assert.equal(log.compactions.length, 1);
+  return { rows, compaction: log.compactions[0], sessionId: log.session_id };
+}
+
+// Runs `step`; on failure writes a screenshot and says where.
+async function step(page, shots, name, body) {
+  try {
+    return await body();
+  } catch (err) {
+    const file = path.join(shots, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    err.message += ` (screenshot: ${file})`;
+    throw err;
+  }
+}
+
+const texts = (page, selector) =>
+  page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
+
+test('the console signs in, opens a compaction marker, shows the log and finds a CJK term',
+     { skip: existsSync(chromium) ? false : `no Chromium at ${chromium} (apt-get install chromium)` },
+     async () => {
+  const { default: puppeteer } = await import('puppeteer-core');
+  const rig = await startRig({
+    config: { gateway: { auth_token: adminToken }, compression: { protect_last_n: 6 } },
+  });
+  const shots = mkdtempSync(path.join(tmpdir(), 'mneme-console-shots-'));
+  const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  try {
+    const { rows, compaction, sessionId } = await sessionThatCompacted(rig);
+    const replaced = rows.filter((r) => r.id >= compaction.replaced_first_id &&
+                                        r.id <= compaction.replaced_last_id);
+    assert.ok(replaced.length > 0, 'the compaction replaced appended rows');
+
+    const page = await browser.newPage();
+    page.setDefaultTimeout(stepTimeoutMs);
+    const consoleErrors = [];
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+
+    await step(page, shots, '1-page', async () => {
+      const res = await page.goto(`${rig.daemonUrl}/console/`);
+      assert.equal(res.status(), 200, 'the page needs no token');
+      const csp = res.headers()['content-security-policy'];
+      assert.match(csp, /script-src 'self'/);
+      assert.doesNotMatch(csp, /unsafe-inline/);
+      await page.waitForSelector('#sign-in-view:not([hidden])');
+      assert.equal((await texts(page, '#session-rows tr')).length, 0, 'no data before sign-in');
+    });
+
+    await step(page, shots, '2-wrong-token', async () => {
+      await page.type('#token', 'not-the-token');
+      await page.click('#sign-in button[type=submit]');
+      await page.waitForSelector('#error:not([hidden])');
+      assert.match(await page.$eval('#error', (n) => n.textContent), /unauthorized/);
+    });
+
+    await step(page, shots, '3-sign-in', async () => {
+      await page.type('#token', adminToken);
+      await page.click('#sign-in button[type=submit]');
+      await page.waitForSelector('#sessions-view:not([hidden]) #session-rows tr');
+      const listed = await texts(page, '#session-rows tr td:first-child');
+      assert.ok(listed.includes(key), `the session is listed: ${listed}`);
+      assert.equal(await page.evaluate(() => sessionStorage.getItem('mneme.token')), adminToken);
+    });
+
+    await step(page, shots, '4-open-session', async () => {
+      await page.$$eval('#session-rows a', (links, k) => links.find((a) => a.textContent === k).click(), key);
+      await page.waitForSelector(`#marker-${compaction.id}`);
+      const shown = await page.$$eval('#transcript > li.row', (n) => n.map((x) => Number(x.dataset.id)));
+      for (const r of replaced)
+        assert.ok(!shown.includes(r.id), `replaced row ${r.id} is folded under its marker`);
+      assert.ok(shown.includes(rows[0].id), 'the head stays in the transcript');
+      assert.ok(shown.includes(rows[rows.length - 1].id), 'the tail stays in the transcript');
+    });
+
+    await step(page, shots, '5-expand-marker', async () => {
+      await page.click(`#marker-${compaction.id} button.expand`);
+      await page.waitForSelector(`#marker-${compaction.id} .originals:not([hidden]) li.row`);
+      const inside = await page.$$eval(`#marker-${compaction.id} .originals > li.row`,
+        (n) => n.map((x) => ({ id: Number(x.dataset.id), text: x.querySelector('.content')?.textContent,
+                               state: x.querySelector('.state').textContent })));
+      assert.deepEqual(inside.map((r) => r.id), replaced.map((r) => r.id));
+      assert.deepEqual(inside.map((r) => r.text), replaced.map((r) => r.content));
+      assert.ok(inside.every((r) => r.state === 'archived'), 'every original is kept, archived');
+      if (process.env.MNEME_CONSOLE_SCREENSHOT)
+        await page.screenshot({ path: process.env.MNEME_CONSOLE_SCREENSHOT, fullPage: true });
+    });
+
+    await step(page, shots, '6-compaction-log', async () => {
+      const [entry] = await texts(page, '#compaction-log .log-entry .marker-line');
+      assert.ok(entry, 'one log entry');
+      assert.ok(entry.includes(' → ') && entry.includes(' tokens'), entry);
+      assert.ok(entry.includes(compaction.trigger), `the trigger: ${entry}`);
+      assert.ok(entry.includes(compaction.mode), `the mode: ${entry}`);
+      assert.ok(entry.includes(`kept ${compaction.identifiers_kept}/${compaction.identifiers_in}`),
+                `the identifiers kept: ${entry}`);
+    });
+
+    await step(page, shots, '7-search-cjk', async () => {
+      await page.click('nav a[href="#/search"]');
+      await page.waitForSelector('#search-view:not([hidden])');
+      await page.type('#search-query', '数据库迁移');
+      await page.type('#search-user', 'alice'); // an admin names the user searched
+      await page.click('#search-form button[type=submit]');
+      await page.waitForSelector('#search-hits li.hit');
+      const marked = await texts(page, '#search-hits li.hit mark');
+      assert.ok(marked.includes('数据库迁移'), `the term is highlighted: ${marked}`);
+      // One slot per conversation: the hit is one of the rows holding the term (the
+      // summary too, when it kept it).
+      const holding = rows.filter((r) => r.content.includes('数据库迁移')).map((r) => r.id);
+      const hrefs = await page.$$eval('#search-hits li.hit a', (n) => n.map((a) => a.getAttribute('href')));
+      const prefix = `#/session/${encodeURIComponent(sessionId)}/row/`;
+      const href = hrefs.find((h) => h.startsWith(prefix));
+      assert.ok(href, `a hit opens a row of the session: ${hrefs}`);
+      const hitId = Number(href.slice(prefix.length));
+      assert.ok(holding.includes(hitId) || hitId === compaction.id, `the hit ${hitId} holds the term`);
+      await page.click(`#search-hits a[href="${href}"]`);
+      const landed = await page.waitForSelector(`#row-${hitId}.target, #marker-${hitId}.target`);
+      assert.equal(await landed.evaluate((n) => n.closest('[hidden]') === null), true,
+                   'the row is shown (opened inside its marker when archived)');
+      assert.ok((await landed.evaluate((n) => n.textContent)).includes('数据库迁移'));
+    });
+
+    assert.deepEqual(consoleErrors.filter((e) => !/401/.test(e)), [],
+                     'no script error and no CSP violation');
+  } finally {
+    await browser.close();
+    await rig.stop();
+  }
+});
