@@ -3,19 +3,22 @@
 // is downloaded. A daemon with an admin token and the fake LLM gets a session that
 // compacted (rows appended, then a manual compaction); the test signs in with the token,
 // opens the session, opens the compaction's marker and finds the rows it replaced, reads
-// the compaction log entry, and searches a CJK term that lands on its row. A page that
-// was served without a token shows no data until then. When Chromium is absent the test
+// the compaction log entry, and searches a CJK term that lands on its row; then a user
+// token of another user (bob) lists none of it and is refused the session as unknown. A
+// page that was served without a token shows no data until then. When Chromium is absent the test
 // is skipped and says why (it is installed by .ci/test). A failing step leaves a
 // screenshot in the rig's directory's parent (printed).
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startRig } from './harness.mjs';
 
 const chromium = process.env.MNEME_CHROMIUM || '/usr/bin/chromium';
 const adminToken = 'console-test-admin-token';
+const bobToken = 'mneme_0000000b_console-test-bob';
 const key = 'console/demo 1';
 const stepTimeoutMs = 20_000;
 
@@ -87,10 +90,14 @@ test('the console signs in, opens a compaction marker, shows the log and finds a
      { skip: existsSync(chromium) ? false : `no Chromium at ${chromium} (apt-get install chromium)` },
      async () => {
   const { default: puppeteer } = await import('puppeteer-core');
-  const rig = await startRig({
-    config: { gateway: { auth_token: adminToken }, compression: { protect_last_n: 6 } },
-  });
   const shots = mkdtempSync(path.join(tmpdir(), 'mneme-console-shots-'));
+  const tokensFile = path.join(shots, 'tokens');
+  writeFileSync(tokensFile,
+                `0000000b sha256:${createHash('sha256').update(bobToken).digest('hex')} user:bob\n`);
+  const rig = await startRig({
+    config: { gateway: { auth_token: adminToken, tokens_file: tokensFile },
+              compression: { protect_last_n: 6 } },
+  });
   const browser = await puppeteer.launch({
     executablePath: chromium,
     headless: true,
@@ -191,7 +198,22 @@ test('the console signs in, opens a compaction marker, shows the log and finds a
       assert.ok((await landed.evaluate((n) => n.textContent)).includes('数据库迁移'));
     });
 
-    assert.deepEqual(consoleErrors.filter((e) => !/401/.test(e)), [],
+    await step(page, shots, '8-another-user', async () => {
+      await page.click('#sign-out');
+      await page.waitForSelector('#sign-in-view:not([hidden])');
+      assert.equal(await page.evaluate(() => sessionStorage.getItem('mneme.token')), null);
+      await page.type('#token', bobToken);
+      await page.click('#sign-in button[type=submit]');
+      await page.waitForSelector('#sessions-view:not([hidden])');
+      await page.waitForFunction(() => /sessions/.test(document.querySelector('#sessions-page').textContent));
+      assert.deepEqual(await texts(page, '#session-rows tr'), [], "bob lists none of alice's sessions");
+      await page.goto(`${rig.daemonUrl}/console/#/session/${encodeURIComponent(sessionId)}`);
+      await page.waitForSelector('#error:not([hidden])');
+      assert.match(await page.$eval('#error', (n) => n.textContent), /^not_found: /);
+      assert.equal(await page.$$eval('#transcript li', (n) => n.length), 0, 'no row of it shown');
+    });
+
+    assert.deepEqual(consoleErrors.filter((e) => !/40[14]/.test(e)), [],
                      'no script error and no CSP violation');
   } finally {
     await browser.close();

@@ -104,8 +104,19 @@ function logLine(c) {
 
 // ---- sign in -------------------------------------------------------------------------
 
+// Everything a token read, removed from the page (at sign-out and before a session loads).
+function clearData() {
+  for (const id of ['session-rows', 'transcript', 'compaction-log', 'failed-attempts', 'search-hits'])
+    $(id).replaceChildren();
+  for (const id of ['session-title', 'session-meta', 'sessions-page']) $(id).textContent = '';
+  $('transcript-more').hidden = true;
+  sessionList.all = [];
+}
+
 function signOut(why) {
   sessionStorage.removeItem(tokenKey);
+  clearData();
+  history.replaceState(null, '', '#/sessions'); // the next token starts at the list
   $('nav').hidden = true;
   showView('sign-in-view');
   if (why) { $('error').textContent = why; $('error').hidden = false; }
@@ -332,6 +343,7 @@ async function reveal(id) {
 
 async function loadSession(id, targetRow) {
   showView('session-view');
+  clearData();
   const [state, log] = await Promise.all([api(`${keyPath(id)}?live=false`),
                                           api(`${keyPath(id)}/compactions`)]);
   const s = state.session;
