@@ -111,6 +111,7 @@ test('the console signs in, opens a compaction marker, shows the log and finds a
 
     const page = await browser.newPage();
     page.setDefaultTimeout(stepTimeoutMs);
+    await page.setViewport({ width: 1280, height: 900 }); // the transcript beside the log
     const consoleErrors = [];
     page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
 
