@@ -125,7 +125,7 @@ struct scope_route_case {
   int self;          // status of the user token on its own data
   int other;         // status of the user token on another user's data
   int admin;         // status of the admin token (on the other user's data)
-  bool needs_token;  // false: /v1/health
+  bool needs_token;  // false: /v1/health, the console's files
   const char* header = ""; // "Name: value" sent too ({key}, {user} replaced), or empty
 };
 
@@ -157,6 +157,8 @@ const scope_route_case scope_routes[] = {
   {"GET", "/v1/sessions/{key}/checkpoints", "", 200, 404, 200, true},
   {"POST", "/v1/sessions/{key}/rollback", R"({"name":"cp0"})", 200, 404, 200, true},
   {"GET", "/v1/sessions/{key}/export", "", 200, 404, 200, true},
+  {"GET", "/v1/sessions/{key}/rows", "", 200, 404, 200, true},
+  {"GET", "/console/", "", 200, 200, 200, false}, // the page holds no data
   {"POST", "/v1/sessions/{key}/facts", "{}", 201, 404, 201, true},
   {"GET", "/v1/users/{user}/facts", "", 200, 403, 200, true},
   {"PUT", "/v1/users/{user}/facts/color", R"({"value":"blue"})", 200, 403, 200, true},
