@@ -18,7 +18,7 @@ int anthropic_status_of(int status, std::string_view code) {
                                "llm_unsupported_parameter", "llm_payload_too_large",
                                "llm_output_too_large"}))
     return 400;
-  if (anthropic_code_in(code, {"compaction_locked", "compaction_in_flight", "llm_rate_limited",
+  if (anthropic_code_in(code, {"compaction_locked", "compaction_in_flight", "session_busy", "llm_rate_limited",
                                "llm_long_context_rate_limit", "llm_quota"}))
     return 429;
   if (anthropic_code_in(code, {"llm_server_error", "llm_network", "llm_refused", "llm_dns",

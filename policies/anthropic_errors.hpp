@@ -7,7 +7,8 @@
 // Mapping (where mneme's own status would mislead an SDK or an agent):
 //   - a refused tool loop (tool_results_pending, tool_round_cap) and nothing_to_compact
 //     -> 400: the request itself is wrong, a retry fails again;
-//   - a busy compaction (compaction_locked, compaction_in_flight) and the upstream's rate
+//   - a busy compaction (compaction_locked, compaction_in_flight), another door request on
+//     the same session key (session_busy) and the upstream's rate
 //     limits (llm_rate_limited, llm_long_context_rate_limit, llm_quota) -> 429;
 //   - the upstream unreachable or failing (llm_server_error, llm_network, llm_refused,
 //     llm_dns, llm_tls), mneme's own pending-request bound (overloaded), a daemon

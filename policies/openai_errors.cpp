@@ -24,7 +24,8 @@ openai_error_kind openai_error_of(int status, std::string_view code) {
   openai_error_kind out{status, {}, std::string{code}};
   if (code == "tool_results_pending" || code == "tool_round_cap")
     out.status = 400;
-  else if (code == "compaction_locked" || code == "compaction_in_flight")
+  else if (code == "compaction_locked" || code == "compaction_in_flight"
+           || code == "session_busy")
     out.status = 429;
   else if (code == "compaction_exhausted")
     out.status = 503;

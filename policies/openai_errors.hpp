@@ -7,8 +7,8 @@
 //   - 409 of a refused tool loop (tool_results_pending, tool_round_cap) -> 400: the
 //     request itself is wrong (OpenAI refuses a history with unanswered calls the same
 //     way); a retry would fail again;
-//   - 409 of a busy compaction (compaction_locked, compaction_in_flight) -> 429: retry
-//     later;
+//   - 409 of a busy compaction (compaction_locked, compaction_in_flight) or of another
+//     door request on the same session key (session_busy) -> 429: retry later;
 //   - 409 compaction_exhausted -> 503: the session was reset; a retry runs in the new one;
 //   - 413 context_unfittable and the upstream's context overflow -> 400 with code
 //     context_length_exceeded (OpenAI's own), never retried;

@@ -33,6 +33,7 @@ const anthropic_error_row anthropic_error_rows[] = {
   {409, "nothing_to_compact", 400, "invalid_request_error", false},
   {409, "compaction_locked", 429, "rate_limit_error", false},
   {409, "compaction_in_flight", 429, "rate_limit_error", false},
+  {409, "session_busy", 429, "rate_limit_error", false},
   {409, "compaction_exhausted", 500, "api_error", false},
   {413, "context_unfittable", 400, "invalid_request_error", true},
   {502, "llm_context_overflow", 400, "invalid_request_error", true},

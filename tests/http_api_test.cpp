@@ -630,6 +630,7 @@ BOOST_DATA_TEST_CASE(every_error_code_maps_to_one_http_status,
                        {errc::compaction_exhausted, 409},
                        {errc::nothing_to_compact, 409},
                        {errc::compaction_in_flight, 409},
+                       {errc::session_busy, 409},
                      }),
                      c) {
   BOOST_TEST(api::http_status_of(c.code) == c.status);

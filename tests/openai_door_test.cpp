@@ -6,7 +6,9 @@
 // the model choice, /v1/models, and errors as {"error":{"message","type","param","code"}}.
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/common/api/http_api.hpp"
@@ -45,6 +47,33 @@ struct door_fixture : test::http_api_fixture {
   }
   door_answer chat_on(const std::string& key, const json& body) {
     return chat(body, {{"X-Mneme-Session", key}});
+  }
+  // Polls `held` every 10 ms for at most 60 s.
+  template <class Pred>
+  static bool wait_until(Pred held) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!held()) {
+      if (std::chrono::steady_clock::now() > end)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+  // chat_on through a client of its own (for requests on other threads).
+  door_answer chat_apart(const std::string& key, const json& body) {
+    httplib::Client own("127.0.0.1", port);
+    own.set_read_timeout(600, 0);
+    auto r = own.Post("/v1/chat/completions", {{"X-Mneme-Session", key}}, body.dump(),
+                      "application/json");
+    door_answer a;
+    if (!r)
+      return a; // status 0: no answer
+    a.status = r->status;
+    a.text = r->body;
+    a.headers = r->headers;
+    if (r->get_header_value("Content-Type") == "application/json")
+      a.body = json::parse(r->body, nullptr, false);
+    return a;
   }
 
   static json msg(const std::string& role, const std::string& content) {
@@ -319,6 +348,95 @@ BOOST_AUTO_TEST_CASE(errors_have_openai_shape_and_status) {
   BOOST_TEST(down.body["error"]["type"] == "api_error");
   auto fine = chat_on("oa-err", {{"model", "mneme"}, {"messages", {msg("user", "hi again")}}});
   BOOST_TEST(fine.status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(a_request_on_a_key_whose_request_is_on_its_way_is_refused_at_once_storing_nothing) {
+  // The held request waits on the fake until the fake stops (no timeout ends it first).
+  rc.chat.endpoint.idle_timeout = std::chrono::seconds(600);
+  rc.chat.endpoint.total_timeout = std::chrono::seconds(900);
+  serve();
+  auto first = chat_on("oa-busy", {{"messages", {msg("user", "first question")}}});
+  BOOST_REQUIRE_MESSAGE(first.status == 200, first.text);
+  auto sid = session_of("oa-busy");
+  faults({rule(fakellm::fault_kind::silence, fakellm::purpose_filter::chat)});
+  auto upstream_calls = llm.stats().chat_requests;
+  json held = {msg("user", "first question"), assistant_of(first), msg("user", "held")};
+  door_answer held_answer;
+  std::thread held_client([&] { held_answer = chat_apart("oa-busy", {{"messages", held}}); });
+  BOOST_REQUIRE_MESSAGE(wait_until([&] { return llm.stats().chat_requests > upstream_calls; }),
+                        "the held request never reached the model");
+  auto rows_while_held = all_rows(sid);
+  // A diverging transcript and a stateful message: both refused, nothing stored or rolled back.
+  json branch = {msg("user", "first question"), assistant_of(first), msg("user", "a branch")};
+  for (const auto& body : {json{{"messages", branch}},
+                           json{{"messages", {msg("user", "a stateful message")}}}}) {
+    auto busy = chat_on("oa-busy", body);
+    BOOST_TEST(busy.status == 429);
+    BOOST_TEST(busy.body["error"]["code"] == "session_busy");
+    BOOST_TEST(busy.body["error"]["type"] == "rate_limit_error");
+  }
+  auto rows_after = all_rows(sid);
+  BOOST_REQUIRE(rows_after.size() == rows_while_held.size());
+  for (size_t i = 0; i < rows_after.size(); ++i)
+    BOOST_TEST((rows_after[i].state() == rows_while_held[i].state()));
+  BOOST_TEST(metric("mneme_openai_rebased_total") == 0);
+  // Another key is not held.
+  llm.clear_faults();
+  auto other = chat_on("oa-busy-other", {{"messages", {msg("user", "unrelated")}}});
+  BOOST_TEST(other.status == 200);
+  // The held upstream call fails when the fake stops; its request ends and frees the key.
+  llm.stop();
+  held_client.join();
+  BOOST_TEST(held_answer.status >= 500);
+  auto after = chat_on("oa-busy", {{"messages", branch}});
+  BOOST_TEST(after.status != 429);
+  BOOST_TEST(after.body["error"]["code"] != "session_busy");
+}
+
+BOOST_AUTO_TEST_CASE(diverging_transcripts_sent_together_never_hang_nor_break_the_live_context) {
+  serve();
+  auto slow = rule(fakellm::fault_kind::latency, fakellm::purpose_filter::chat);
+  slow.latency_ms = 20; // the window in which the two requests meet
+  faults({slow});
+  auto first = chat_on("oa-race", {{"messages", {msg("user", "where do we start?")}}});
+  BOOST_REQUIRE_MESSAGE(first.status == 200, first.text);
+  const json base = {msg("user", "where do we start?"), assistant_of(first)};
+  int answered = 0, refused = 0;
+  const int tries = 25;
+  for (int t = 0; t < tries; ++t) {
+    door_answer a, b;
+    auto branch = [&](const char* which) {
+      auto sent = base;
+      sent.push_back(msg("user", std::string{"branch "} + which + " of try " + std::to_string(t)));
+      return json{{"messages", sent}};
+    };
+    std::thread ta([&] { a = chat_apart("oa-race", branch("A")); });
+    std::thread tb([&] { b = chat_apart("oa-race", branch("B")); });
+    ta.join();
+    tb.join();
+    int ok_here = 0;
+    for (const auto* x : {&a, &b}) {
+      if (x->status == 200) {
+        ++ok_here;
+        continue;
+      }
+      BOOST_TEST(x->status == 429, "try " << t << ": " << x->status << " " << x->text);
+      BOOST_TEST(x->body["error"]["code"] == "session_busy");
+      ++refused;
+    }
+    BOOST_TEST(ok_here >= 1, "try " << t << ": neither request was answered");
+    answered += ok_here;
+    // The live context alternates: never two user or two assistant rows in a row.
+    std::vector<msg_role> live;
+    for (auto& m : all_rows(session_of("oa-race")))
+      if (m.state() == row_state::live && !m.is_summary && m.role != msg_role::system)
+        live.push_back(m.role);
+    for (size_t i = 1; i < live.size(); ++i)
+      BOOST_TEST(live[i] != live[i - 1], "try " << t << ": two " << live[i] << " rows in a row");
+  }
+  BOOST_TEST_MESSAGE("diverging pairs: " << tries << " tries, " << answered << " answered, "
+                                          << refused << " refused session_busy");
+  BOOST_TEST(answered + refused == 2 * tries);
 }
 
 BOOST_AUTO_TEST_CASE(refusals_before_the_route_are_in_openai_shape_and_models_lists_the_model) {

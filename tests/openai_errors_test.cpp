@@ -14,6 +14,8 @@ BOOST_AUTO_TEST_CASE(errors_keep_retriable_statuses_retriable_and_the_rest_not) 
   BOOST_TEST(!sdk_retries(openai_error_of(400, "bad_request").status));
   BOOST_TEST(openai_error_of(409, "tool_results_pending").status == 400);
   BOOST_TEST(openai_error_of(409, "compaction_locked").status == 429);
+  BOOST_TEST(openai_error_of(409, "session_busy").status == 429);
+  BOOST_TEST(openai_error_of(409, "session_busy").code == "session_busy");
   BOOST_TEST(openai_error_of(409, "compaction_exhausted").status == 503);
   auto overflow = openai_error_of(413, "context_unfittable");
   BOOST_TEST(overflow.status == 400);

@@ -21,6 +21,7 @@ int http_status_of(errc code) {
     case errc::shutting_down: return 503;
     case errc::config_invalid:
     case errc::internal: return 500;
+    case errc::session_busy: return 409;
     case errc::storage_failed:
     case errc::storage_disk_full:
     case errc::storage_corrupt:

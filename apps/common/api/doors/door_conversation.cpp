@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/api_state.hpp"
@@ -17,8 +18,9 @@ namespace mneme::api {
 struct door_conversations::shared {
   conversation_config cfg;
   counters count;
-  std::mutex prints_mu; // guards prints
+  std::mutex prints_mu; // guards prints and busy
   std::unordered_map<std::string, history_print> prints; // by session key
+  std::unordered_set<std::string> busy; // the keys of the conversations on their way
 
   explicit shared(conversation_config c) : cfg(std::move(c)) {}
 
@@ -39,6 +41,15 @@ struct door_conversations::shared {
     std::lock_guard lock{prints_mu};
     prints.erase(key);
   }
+  // One conversation per key at a time: false while another holds `key`.
+  bool claim(const std::string& key) {
+    std::lock_guard lock{prints_mu};
+    return busy.insert(key).second;
+  }
+  void release(const std::string& key) {
+    std::lock_guard lock{prints_mu};
+    busy.erase(key);
+  }
 };
 
 namespace {
@@ -58,6 +69,15 @@ struct conversation_call {
   history_style style = history_style::stateful;
   std::string session_id; // "" for a new key
   std::string parent_id;  // of that session ("" for none)
+  bool claimed = false;   // holds rq.key in conv->busy until the last continuation is gone
+
+  conversation_call() = default;
+  conversation_call(const conversation_call&) = delete;
+  conversation_call& operator=(const conversation_call&) = delete;
+  ~conversation_call() {
+    if (claimed)
+      conv->release(rq.key);
+  }
 
   caf::event_based_actor* actor() const { return r->actor(); }
   void on_exception(const std::exception& e) { events->on_exception(e); }
@@ -203,13 +223,25 @@ void match(const conversation_ptr& c) {
     });
 }
 
+// After the ownership check (so that a foreign key answers as unknown, busy or not):
+// the key claimed for this conversation, then matched.
+void claim_and_match(const conversation_ptr& c) {
+  if (!c->conv->claim(c->rq.key)) // two transcripts matched at once would both be stored
+    return c->events->failed(caf::make_error(
+      errc::session_busy, "session '" + c->rq.key
+                            + "' is answering another request of this key; retry when it "
+                              "has been answered"));
+  c->claimed = true;
+  match(c);
+}
+
 void open_session(const conversation_ptr& c) {
   ask<session_snapshot>(c, c->cfg().gateway, c->cfg().read_timeout, gw_state_atom_v, c->rq.key)
     .then([c](caf::expected<session_snapshot> snap) {
       if (!snap) {
         if (snap.error() != errc::not_found)
           return c->events->failed(snap.error());
-        return match(c);
+        return claim_and_match(c);
       }
       const auto& owner = snap->record.user_id;
       if (!c->rq.user.empty() && c->rq.user != owner) {
@@ -224,7 +256,7 @@ void open_session(const conversation_ptr& c) {
       c->session_id = snap->record.id;
       c->parent_id = snap->record.parent_id;
       c->events->opened(snap->record);
-      match(c);
+      claim_and_match(c);
     });
 }
 

@@ -24,8 +24,15 @@
 // dropped past max_prints entries and rebuilt from the store on demand). A request reads
 // only the rows stored since its print's last row, so matching costs the new rows; a
 // session the door never saw, or one whose id changed (reset, child), is folded from all
-// its rows once. Two requests on one key at the same time are matched independently (a
-// client's error; the session still runs their turns one after the other).
+// its rows once.
+//
+// One conversation per key at a time: a request on a key whose conversation is on its
+// way (open to its last event, its turn's stream included) is refused at once with
+// errc::session_busy (the doors answer 429 with Retry-After, which the SDKs retry), and
+// stores nothing. Two transcripts matched against the same print would both be stored,
+// the later one after the earlier's rollback: the live context would hold two answers in
+// a row. The key is held until the conversation's last continuation is gone (its request
+// actor ended or its end event delivered).
 //
 // Threads: run() in the request's actor; counts() from any thread.
 #pragma once
