@@ -77,15 +77,33 @@ BOOST_FIXTURE_TEST_CASE(context_stores_the_new_rows_and_answers_the_messages_to_
   BOOST_TEST(a.body["estimated_tokens"].get<int64_t>() > 0);
   const auto& msgs = a.body["messages"];
   BOOST_REQUIRE(msgs.is_array());
-  // The gateway's system prompt (when configured) leads; the agent's rows end the list.
-  BOOST_REQUIRE(msgs.size() >= 2u);
-  BOOST_TEST(msgs[msgs.size() - 2] == (json{{"role", "system"}, {"content", "Be brief."}}));
+  // The gateway's system prompt leads, one system message with the agent's; then its user row.
+  BOOST_REQUIRE(msgs.size() == 2u);
+  BOOST_TEST(msgs[0]["role"] == "system");
+  auto system = msgs[0]["content"].get<std::string>();
+  BOOST_TEST(system.rfind(rc.gateway.system_prompt, 0) == 0u);
+  BOOST_TEST(system.substr(system.size() - 9) == "Be brief.");
   BOOST_TEST(msgs.back() == ctx_user("hello"));
   // Asking again without new rows stores nothing and answers the same messages.
   auto again = ctx_ok("agent", "context", json::object());
   BOOST_TEST(again.body["messages"] == msgs);
   BOOST_TEST(again.body["appended_ids"].empty());
-  BOOST_TEST(stored_rows("agent") == msgs.size());
+  BOOST_TEST(stored_rows("agent") == 3u); // the daemon's and the agent's system rows, hello
+}
+
+BOOST_FIXTURE_TEST_CASE(the_daemons_prompt_and_the_clients_are_answered_as_one_system_message,
+                        context_fixture) {
+  rc.gateway.system_prompt = "You are the gateway's assistant.";
+  serve();
+  auto a = ctx_ok("agent-sys", "context",
+                  json{{"messages", json::array({{{"role", "system"}, {"content", "Be brief."}},
+                                                 ctx_user("hello")})}});
+  const auto& msgs = a.body["messages"];
+  BOOST_REQUIRE(msgs.size() == 2u);
+  BOOST_TEST(msgs[0] == (json{{"role", "system"},
+                              {"content", "You are the gateway's assistant.\n\nBe brief."}}));
+  BOOST_TEST(msgs[1] == ctx_user("hello"));
+  BOOST_TEST(stored_rows("agent-sys") == 3u); // both system rows stay stored as sent
 }
 
 // SPEC §2: a reasoning model's ratio is 0.85 instead of 0.75 on a 200,000 window; the

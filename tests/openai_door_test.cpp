@@ -335,6 +335,12 @@ BOOST_AUTO_TEST_CASE(errors_have_openai_shape_and_status) {
   auto role = chat_on("oa-err", {{"messages", {msg("robot", "x")}}});
   BOOST_TEST(role.status == 400);
   BOOST_TEST(role.body["error"]["param"] == "messages[0].role");
+  // A session named by a number is refused, not served statelessly.
+  auto numeric = chat({{"messages", {msg("user", "x")}}, {"metadata", {{"session_id", 42}}}});
+  BOOST_TEST(numeric.status == 400);
+  BOOST_TEST(numeric.body["error"]["message"].get<std::string>().find("metadata.session_id")
+             != std::string::npos);
+  BOOST_TEST(llm.stats().chat_requests == 0);
   auto last = chat_on("oa-err", {{"messages", {msg("user", "x"), msg("assistant", "y")}}});
   BOOST_TEST(last.status == 400);
   // The model named in the body goes upstream: a fault on that model only is a 5xx.

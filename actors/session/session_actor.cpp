@@ -35,6 +35,7 @@
 #include "actors/session/session_state.hpp"
 #include "messages/llm_errc.hpp"
 #include "policies/request_pairing.hpp"
+#include "policies/system_merge.hpp"
 #include "policies/tool_call_rules.hpp"
 #include "policies/token_estimate.hpp"
 #include "policies/tool_pairing.hpp"
@@ -341,7 +342,7 @@ void send_model_call(session_ptr self) {
   chat_request req;
   req.model = st.turn_opts.model.empty() ? st.params.model.name : st.turn_opts.model;
   pairing_repair repaired;
-  req.messages = repair_tool_pairing(st.live, &repaired);
+  req.messages = merge_leading_system_rows(repair_tool_pairing(st.live, &repaired));
   if (repaired.changed())
     st.log().info("session={} event=request_tool_pairing_repaired dropped_results={}"
                   " stubbed_calls={}", st.record.id, repaired.dropped_results,

@@ -38,6 +38,7 @@
 #include "policies/context_rows.hpp"
 #include "policies/error_classifier.hpp"
 #include "policies/request_pairing.hpp"
+#include "policies/system_merge.hpp"
 #include "policies/token_estimate.hpp"
 
 namespace mneme::session_detail {
@@ -193,7 +194,7 @@ void finish_context(session_ptr self, caf::error err) {
                   r.retry, r.compactions.size());
   }
   if (r.has_messages) {
-    r.messages = repair_tool_pairing(st.live);
+    r.messages = merge_leading_system_rows(repair_tool_pairing(st.live));
     r.estimated_tokens = request_estimate(r.messages, job.rq.tools_json);
   } else {
     r.estimated_tokens = st.live_tokens;

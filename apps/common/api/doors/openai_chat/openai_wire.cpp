@@ -278,8 +278,12 @@ caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
     if (auto u = so->find("include_usage"); u != so->end() && u->is_boolean())
       out.include_usage = u->get<bool>();
   if (auto md = j->find("metadata"); md != j->end() && md->is_object())
-    if (auto sid = md->find("session_id"); sid != md->end() && sid->is_string())
+    if (auto sid = md->find("session_id"); sid != md->end() && !sid->is_null()) {
+      if (!sid->is_string()) // a session named by a number would pass through statelessly
+        return wire_refusal(std::string{"field 'metadata.session_id' must be a string, not "}
+                            + sid->type_name());
       out.metadata_session_id = sid->get<std::string>();
+    }
   if (auto n = j->find("n"); n != j->end() && !n->is_null()
                              && !(n->is_number_integer() && n->get<int64_t>() == 1))
     return wire_refusal("field 'n': only 1 choice per request is supported");
