@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <unordered_map>
+#include <utility>
 
 namespace mneme {
 
@@ -356,13 +357,47 @@ std::optional<history_plan> fit_to_continuation(history_plan plan,
   return plan;
 }
 
+namespace {
+
+// The first of sent[from..] that is an assistant message with a call no tool message
+// directly after it answers: its index and the unanswered ids ("" when none).
+std::pair<size_t, std::string> first_unanswered_call(const std::vector<message>& sent,
+                                                     size_t from) {
+  for (size_t i = from; i < sent.size(); ++i) {
+    if (sent[i].role != msg_role::assistant || sent[i].tool_calls.empty())
+      continue;
+    std::string missing;
+    for (const auto& call : sent[i].tool_calls) {
+      bool answered = false;
+      for (size_t j = i + 1; j < sent.size() && sent[j].role == msg_role::tool && !answered; ++j)
+        answered = sent[j].tool_call_id == call.id;
+      if (!answered)
+        missing += (missing.empty() ? "" : ", ") + call.id;
+    }
+    if (!missing.empty())
+      return {i, missing};
+  }
+  return {sent.size(), {}};
+}
+
+} // namespace
+
 std::optional<new_messages> split_new_messages(const std::vector<message>& sent, size_t known,
-                                               std::string& why) {
+                                               std::string& why, bool allow_unanswered) {
   assert(known <= sent.size());
   new_messages out;
   if (known == sent.size()) {
     why = "no new message to answer";
     return std::nullopt;
+  }
+  if (!allow_unanswered) {
+    auto [at, ids] = first_unanswered_call(sent, known);
+    // A call of the last message (an assistant's, refused below) is not yet due.
+    if (!ids.empty() && at + 1 < sent.size()) {
+      why = "message " + std::to_string(at) + " has tool call(s) without a result directly "
+            "after it (" + ids + ")";
+      return std::nullopt;
+    }
   }
   size_t end = sent.size();
   const auto& last = sent.back();

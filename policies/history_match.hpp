@@ -190,13 +190,17 @@ history_plan plan_from_conversation(const std::vector<message>& sent, history_st
 
 // The new messages sent[known..] as rows to append and the turn that follows: a user
 // message (the last one), or the trailing tool results. nullopt with `why` set when
-// the new messages cannot end a request (an assistant or system message last).
+// the new messages cannot end a request (an assistant or system message last), or when
+// one of them is an assistant message whose tool calls are not all answered by the tool
+// messages directly after it and `allow_unanswered` is false (`why` names the message
+// and the call ids): nothing of such a request may be stored.
 struct new_messages {
   std::vector<message> appended;        // stored as they are, in order, before the turn
   std::string user_content;             // the turn's user message, or
   std::vector<message> tool_results;    // the results it continues with
 };
 std::optional<new_messages> split_new_messages(const std::vector<message>& sent, size_t known,
-                                               std::string& why);
+                                               std::string& why,
+                                               bool allow_unanswered = false);
 
 } // namespace mneme

@@ -331,6 +331,39 @@ BOOST_AUTO_TEST_CASE(new_messages_must_end_with_a_user_or_tool_message) {
   BOOST_TEST(fresh->tool_results.size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(new_messages_leaving_a_call_without_its_result_are_refused_unless_abandoned) {
+  auto call = oa_msg(msg_role::assistant, "");
+  call.tool_calls = {{"c1", "f", "{}"}, {"c2", "f", "{}"}};
+  auto r1 = oa_msg(msg_role::tool, "one");
+  r1.tool_call_id = "c1";
+  auto r2 = oa_msg(msg_role::tool, "two");
+  r2.tool_call_id = "c2";
+  auto go = oa_msg(msg_role::user, "go");
+  auto next = oa_msg(msg_role::user, "next");
+  struct {
+    std::vector<message> sent;
+    size_t known;
+    bool refused;
+  } cases[] = {
+    {{go, call, r1, r2, next}, 0, false}, // every call answered
+    {{go, call, r1, next}, 0, true},      // c2 unanswered, then a user message
+    {{go, call, next}, 0, true},          // no result at all
+    {{go, call, r2, r1, next}, 0, false}, // results in any order
+    {{go, call, r1, next}, 3, false},     // the call is known (stored): the turn decides
+    {{go, call, r1}, 0, true},            // trailing results that leave c2 unanswered
+  };
+  for (auto& c : cases) {
+    std::string why;
+    auto fresh = split_new_messages(c.sent, c.known, why);
+    BOOST_TEST(!fresh == c.refused, why);
+    if (c.refused) {
+      BOOST_TEST(why.find("message 1 ") != std::string::npos, why);
+      BOOST_TEST(why.find("c2") != std::string::npos, why);
+      BOOST_TEST(split_new_messages(c.sent, c.known, why, true).has_value());
+    }
+  }
+}
+
 namespace {
 
 // A parent session P (ids 1.., timestamps 1000 + id) and its continuation: copies of

@@ -13,6 +13,7 @@
 
 #include "apps/common/api/http_api.hpp"
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
+#include "policies/tool_loop.hpp"
 #include "tests/http_api_fixture.hpp"
 
 BOOST_AUTO_TEST_SUITE(openai_door_test)
@@ -322,6 +323,53 @@ BOOST_AUTO_TEST_CASE(a_tool_loop_in_both_styles_returns_calls_and_continues_with
     BOOST_TEST(b.body["choices"][0]["finish_reason"] == "stop");
     BOOST_TEST(kept_rows(session_of(key)).size() == 2u + results.size() + 1u);
   }
+}
+
+BOOST_AUTO_TEST_CASE(pending_calls_have_the_doors_own_way_out_and_a_refusal_stores_nothing) {
+  fakellm::scenario s;
+  s.plan.seed = 27;
+  s.tool_call_fraction = 1.0;
+  s.tool_rounds = 1;
+  serve();
+  set_scenario(s);
+  // The model's calls never reach the client (a stream it aborted): they stay pending.
+  auto a = chat_on("oa-pending", {{"tools", weather_tools()},
+                                  {"messages", {msg("user", "weather in Oslo?")}}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_REQUIRE(!assistant_of(a)["tool_calls"].empty());
+  auto sid = session_of("oa-pending");
+  auto stored = all_rows(sid).size();
+  auto refused = chat_on("oa-pending", {{"messages", {msg("user", "never mind")}}});
+  BOOST_TEST(refused.status == 400);
+  auto text = refused.body["error"]["message"].get<std::string>();
+  BOOST_TEST(text.find("role 'tool'") != std::string::npos, text);
+  BOOST_TEST(text.find("X-Mneme-Abandon-Pending") != std::string::npos, text);
+  BOOST_TEST(text.find("abandon_pending: true") == std::string::npos, text);
+  BOOST_TEST(all_rows(sid).size() == stored);
+  // The header answers them with a stub and the new message goes on.
+  llm.clear_faults();
+  auto on = chat({{"messages", {msg("user", "never mind")}}},
+                 {{"X-Mneme-Session", "oa-pending"}, {"X-Mneme-Abandon-Pending", "1"}});
+  BOOST_REQUIRE_MESSAGE(on.status == 200, on.text);
+  bool stub = false;
+  for (auto& m : all_rows(sid))
+    stub = stub || (m.role == msg_role::tool && m.content == std::string{abandoned_call_result});
+  BOOST_TEST(stub);
+  // A full-history transcript leaving a call without its result is refused before anything
+  // of it is stored (the call included).
+  json call = {{"role", "assistant"},
+               {"content", nullptr},
+               {"tool_calls", json::array({{{"id", "call_x"},
+                                            {"type", "function"},
+                                            {"function", {{"name", "get_weather"},
+                                                          {"arguments", "{}"}}}}})}};
+  auto partial = chat_on("oa-pending-full",
+                         {{"tools", weather_tools()},
+                          {"messages", {msg("user", "first"), call, msg("user", "second")}}});
+  BOOST_TEST(partial.status == 400);
+  BOOST_TEST(partial.body["error"]["message"].get<std::string>().find("call_x")
+             != std::string::npos);
+  BOOST_TEST(get("/v1/sessions/oa-pending-full").status == 404);
 }
 
 BOOST_AUTO_TEST_CASE(errors_have_openai_shape_and_status) {

@@ -86,6 +86,20 @@ struct conversation_call {
 };
 using conversation_ptr = std::shared_ptr<conversation_call>;
 
+// A turn refused for pending tool calls names the session's own fields (/turns); a door
+// client is told its wire's results and the door's header instead.
+caf::error in_door_terms(const caf::error& err, const conversation_request& rq) {
+  if (err != errc::tool_results_pending)
+    return err;
+  auto text = error_message_of(err);
+  if (auto cut = text.find("; send tool_results"); cut != std::string::npos)
+    text.resize(cut);
+  return caf::make_error(errc::tool_results_pending,
+                         text + "; send their results as " + rq.results_hint + ", or the header "
+                           + std::string{abandon_pending_header}
+                           + ": 1 to answer them with a stub and go on");
+}
+
 void converse_turn(const conversation_ptr& c, new_messages fresh) {
   auto in = std::move(c->rq.turn);
   if (fresh.tool_results.empty()) {
@@ -98,7 +112,7 @@ void converse_turn(const conversation_ptr& c, new_messages fresh) {
                   c->rq.user, std::move(in))
     .then([c](caf::expected<turn_reply> reply) {
       if (!reply)
-        return c->events->failed(reply.error());
+        return c->events->failed(in_door_terms(reply.error(), c->rq));
       c->events->answered(*reply);
     });
 }
@@ -124,7 +138,7 @@ void carry_out(const conversation_ptr& c, const history_plan& plan) {
     return c->events->replay(plan.replayed);
   }
   std::string why;
-  auto fresh = split_new_messages(c->rq.sent, plan.known, why);
+  auto fresh = split_new_messages(c->rq.sent, plan.known, why, c->rq.turn.abandon_pending);
   if (!fresh)
     return c->events->failed(
       caf::make_error(errc::bad_request, "field '" + c->rq.messages_field + "': " + why));
@@ -262,6 +276,18 @@ void open_session(const conversation_ptr& c) {
 
 } // namespace
 
+bool is_true_flag(std::string_view v) {
+  if (v == "1")
+    return true;
+  if (v.size() != 4)
+    return false;
+  const char* t = "true";
+  for (size_t i = 0; i < 4; ++i)
+    if ((v[i] | 0x20) != t[i])
+      return false;
+  return true;
+}
+
 conversation_config conversation_config_of(const api_state& s) {
   conversation_config c;
   c.gateway = s.gateway;
@@ -291,6 +317,8 @@ void door_conversations::run(const door_request_ptr& r,
     if (!v.ok())
       return c->events->failed(caf::make_error(
         errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
+    if (is_true_flag(r->request().header(abandon_pending_header)))
+      c->rq.turn.abandon_pending = true;
     c->style = c->rq.style ? *c->rq.style : style_of(c->rq.sent);
     (c->style == history_style::stateful ? s_->count.stateful : s_->count.full_history)
       .fetch_add(1);

@@ -44,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "caf/all.hpp"
@@ -65,6 +66,13 @@ struct conversation_config {
   size_t max_prints = 100000;
 };
 
+// On any door request: "1" or "true" answers the session's pending tool calls with a
+// stub result (turn_input::abandon_pending) and lets the sent transcript leave calls
+// without their results, instead of refusing the request.
+inline constexpr std::string_view abandon_pending_header = "X-Mneme-Abandon-Pending";
+// "1" and "true" (any case).
+bool is_true_flag(std::string_view v);
+
 struct api_state; // plumbing/api_state.hpp
 // The runtime's side of every door's conversations: its gateway and store, the API's
 // timeouts, and what a client never sent (the daemon's system prompt when one is
@@ -78,6 +86,8 @@ struct conversation_request {
   turn_input turn;              // options, tools, stream; content or tool results come
                                 // from `sent`
   std::string messages_field = "messages"; // the wire's name of `sent`, for its 400s
+  // How the wire answers tool calls, for the refusal of a turn while calls are pending.
+  std::string results_hint = "tool messages";
   std::string branch_label;     // the rollback's label: whose branch it was
   // The style when the wire states it (a Responses request continuing a response is
   // stateful, one without is the whole transcript); nullopt: style_of(sent).

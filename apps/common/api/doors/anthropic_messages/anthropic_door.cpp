@@ -251,6 +251,7 @@ void anthropic_session_messages(const messages_ptr& c) {
   if (c->relay)
     rq.turn.stream = c->relay;
   rq.messages_field = "messages";
+  rq.results_hint = "tool_result blocks in a user message";
   rq.branch_label = anthropic_branch_label;
   c->door->conversations.run(c->r, c, std::move(rq));
 }

@@ -210,6 +210,7 @@ void door_session_chat(const chat_ptr& c) {
   if (c->relay)
     rq.turn.stream = c->relay;
   rq.messages_field = "messages";
+  rq.results_hint = "messages with role 'tool'";
   rq.branch_label = openai_branch_label;
   c->door->conversations.run(c->r, c, std::move(rq));
 }

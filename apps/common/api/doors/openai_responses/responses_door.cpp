@@ -285,6 +285,7 @@ void responses_session(const response_ptr& c) {
   if (c->relay)
     rq.turn.stream = c->relay;
   rq.messages_field = "input";
+  rq.results_hint = "function_call_output items";
   rq.branch_label = responses_branch_label;
   c->door->conversations.run(c->r, c, std::move(rq));
 }
