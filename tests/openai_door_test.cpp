@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apps/common/api/http_api.hpp"
+#include "apps/common/api/plumbing/route_registry.hpp"
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 #include "policies/tool_loop.hpp"
 #include "tests/http_api_fixture.hpp"
@@ -509,6 +510,48 @@ BOOST_AUTO_TEST_CASE(refusals_before_the_route_are_in_openai_shape_and_models_li
   BOOST_TEST(body["error"]["type"] == "authentication_error");
   BOOST_TEST(body["error"]["code"] == "unauthorized");
   BOOST_TEST(body["error"].contains("param"));
+  // The front's own 413 takes the door's shape; mneme's routes keep theirs.
+  httplib::Client authed("127.0.0.1", port);
+  authed.set_bearer_token_auth("sekret");
+  std::string big(opt.max_body_bytes + 1, 'x');
+  auto large = authed.Post("/v1/chat/completions", big, "application/json");
+  BOOST_REQUIRE(large);
+  BOOST_TEST(large->status == 413);
+  auto shaped = json::parse(large->body);
+  BOOST_TEST(shaped["error"]["type"] == "invalid_request_error");
+  BOOST_TEST(shaped["error"]["code"] == "payload_too_large");
+  BOOST_TEST(shaped["error"].contains("param"));
+  auto own = authed.Post("/v1/sessions/x/messages", big, "application/json");
+  BOOST_REQUIRE(own);
+  BOOST_TEST(own->status == 413);
+  BOOST_TEST(!json::parse(own->body)["error"].contains("type"));
+}
+
+BOOST_AUTO_TEST_CASE(only_errors_in_mnemes_shape_are_reshaped_for_a_door) {
+  api::route_row row;
+  row.refusal = [](int status, const std::string& code, const std::string& message) {
+    return json{{"door", status}, {"code", code}, {"message", message}}.dump();
+  };
+  auto shaped = [&](int status, const std::string& body) {
+    api::http_response r;
+    r.status = status;
+    r.body = body;
+    api::reshape_refusal(r, &row);
+    return r.body;
+  };
+  auto mneme_body = json{{"error", {{"code", "shutting_down"}, {"message", "bye"}}}}.dump();
+  BOOST_TEST(json::parse(shaped(503, mneme_body))
+             == (json{{"door", 503}, {"code", "shutting_down"}, {"message", "bye"}}));
+  BOOST_TEST(shaped(200, mneme_body) == mneme_body); // not an error
+  auto door_body =
+    json{{"error", {{"code", "x"}, {"message", "m"}, {"type", "api_error"}}}}.dump();
+  BOOST_TEST(shaped(500, door_body) == door_body); // the door's own answer
+  BOOST_TEST(shaped(500, "not json") == "not json");
+  api::http_response r;
+  r.status = 503;
+  r.body = mneme_body;
+  api::reshape_refusal(r, nullptr); // no route at the path
+  BOOST_TEST(r.body == mneme_body);
 }
 
 BOOST_AUTO_TEST_SUITE_END() // openai_door

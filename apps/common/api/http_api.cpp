@@ -41,16 +41,6 @@ http_response shutting_down_response() {
   return error_response(503, "shutting_down", "the daemon is shutting down");
 }
 
-// A refusal's body in the shape of the route at its path (a door's wire format).
-void reshape(http_response& r, const route_row* at_path) {
-  if (!at_path || !at_path->refusal || r.status < 400)
-    return;
-  auto body = nlohmann::json::parse(r.body, nullptr, false);
-  if (body.is_object() && body.contains("error"))
-    r.body = at_path->refusal(r.status, body["error"].value("code", ""),
-                              body["error"].value("message", ""));
-}
-
 // The verdict on a head, in mneme's shape.
 std::optional<http_response> verdict_on(const api_state& api, const http_request& head,
                                         const route_registry::found& found) {
@@ -92,20 +82,25 @@ std::optional<http_response> http_api::admit(const http_request& head) const {
   auto found = state_->routes.find(head.method, raw_path_of(head.target));
   auto verdict = verdict_on(*state_, head, found);
   if (verdict)
-    reshape(*verdict, found.at_path);
+    reshape_refusal(*verdict, found.at_path);
   return verdict;
+}
+
+void http_api::reshape(const http_request& head, http_response& r) const {
+  reshape_refusal(r, state_->routes.find(head.method, raw_path_of(head.target)).at_path);
 }
 
 void http_api::handle(http_request req, http_reply reply) {
   auto api = state_;
+  auto found = api->routes.find(req.method, raw_path_of(req.target));
   auto c = std::make_shared<call>();
   c->api = api;
-  c->id = api->pending.track(reply);
+  c->shape = found.at_path;
+  c->id = api->pending.track(reply, found.at_path);
   c->reply = std::move(reply);
   c->req = std::move(req);
   if (api->shutting_down.load())
     return c->finish(shutting_down_response());
-  auto found = api->routes.find(c->req.method, raw_path_of(c->req.target));
   if (!found.row) // admit() let it through, so this is a race with nothing: answer 404
     return send_error(c, 404, "not_found", "no route " + c->req.method);
   c->path = std::move(found.args);

@@ -93,6 +93,9 @@ class http_api {
 
   // The verdict on a request head (no body yet); nullopt = read the body, then handle().
   std::optional<http_response> admit(const http_request& head) const;
+  // An error the front answers itself after admit() (413) in the shape of the route at
+  // the head's path (a door's wire format); any other answer unchanged.
+  void reshape(const http_request& head, http_response& r) const;
   // Runs the request's route; `reply` is completed later, exactly once.
   void handle(http_request req, http_reply reply);
 

@@ -55,6 +55,7 @@ http_server::http_server(caf::actor_system& sys, const runtime& rt, http_api_opt
   auto* api = api_.get();
   front_handler handler;
   handler.admit = [api](const http_request& head) { return api->admit(head); };
+  handler.reshape = [api](const http_request& head, http_response& r) { api->reshape(head, r); };
   handler.handle = [api](http_request req, http_reply reply) {
     api->handle(std::move(req), std::move(reply));
   };

@@ -239,9 +239,12 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   http_response too_large() const {
-    return error_response(413, "payload_too_large",
-                          "the body is larger than "
-                            + std::to_string(front_->limits.max_body_bytes) + " bytes");
+    auto r = error_response(413, "payload_too_large",
+                            "the body is larger than "
+                              + std::to_string(front_->limits.max_body_bytes) + " bytes");
+    if (front_->handler.reshape)
+      front_->handler.reshape(request_, r);
+    return r;
   }
 
   void read_body() {

@@ -59,6 +59,9 @@ struct front_handler {
   // closes the connection), nullopt lets the front read the body and call handle().
   std::function<std::optional<http_response>(const http_request& head)> admit;
   std::function<void(http_request req, http_reply reply)> handle;
+  // Optional: the refusals the front makes itself after admit() (413) pass through it
+  // (a door answers them in its own wire's shape).
+  std::function<void(const http_request& head, http_response& r)> reshape;
 };
 
 struct front_counters {

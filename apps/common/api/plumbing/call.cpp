@@ -3,6 +3,7 @@
 
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/api_state.hpp"
+#include "apps/common/api/plumbing/route_registry.hpp"
 #include "policies/client_text.hpp"
 #include "policies/lease_policy.hpp"
 
@@ -13,7 +14,10 @@ call::~call() {
     finish(error_response(500, "internal", "the request ended without an answer"));
 }
 
-void call::finish(http_response res) { api->pending.complete(id, reply, std::move(res)); }
+void call::finish(http_response res) {
+  reshape_refusal(res, shape);
+  api->pending.complete(id, reply, std::move(res));
+}
 
 std::chrono::milliseconds call::read_timeout() const { return api->opt.read_timeout; }
 

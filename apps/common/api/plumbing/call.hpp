@@ -29,6 +29,7 @@
 namespace mneme::api {
 
 struct api_state;
+struct route_row;
 
 struct call final : door_request, std::enable_shared_from_this<call> {
   std::shared_ptr<api_state> api;
@@ -37,6 +38,7 @@ struct call final : door_request, std::enable_shared_from_this<call> {
   std::vector<std::string> path; // the decoded captures of the route
   access_scope who;               // the scope of the request's token
   uint64_t id = 0;                // in api->pending
+  const route_row* shape = nullptr; // the route at the path: its errors' shape (finish)
   http_reply reply;
   caf::event_based_actor* self = nullptr;
 
@@ -45,6 +47,8 @@ struct call final : door_request, std::enable_shared_from_this<call> {
   call& operator=(const call&) = delete;
   ~call() override;
 
+  // Completes the request; an error in mneme's shape takes the shape of the route's
+  // refusals (reshape_refusal).
   void finish(http_response res);
   // The deadline of a read (gateway state, lists, export, search): http_api_options.
   std::chrono::milliseconds read_timeout() const;

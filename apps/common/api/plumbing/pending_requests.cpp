@@ -1,6 +1,8 @@
 // The requests not yet completed; see pending_requests.hpp.
 #include "apps/common/api/plumbing/pending_requests.hpp"
 
+#include "apps/common/api/plumbing/route_registry.hpp"
+
 #include "caf/actor.hpp"
 #include "caf/actor_cast.hpp"
 #include "caf/exit_reason.hpp"
@@ -8,10 +10,10 @@
 
 namespace mneme::api {
 
-uint64_t pending_requests::track(http_reply reply) {
+uint64_t pending_requests::track(http_reply reply, const route_row* shape) {
   std::lock_guard lock{mu_};
   auto id = ++next_id_;
-  requests_.emplace(id, pending{std::move(reply), {}});
+  requests_.emplace(id, pending{std::move(reply), {}, shape});
   return id;
 }
 
@@ -44,7 +46,9 @@ size_t pending_requests::fail_all(const http_response& answer) {
   }
   size_t answered = 0;
   for (auto& [_, p] : waiting) {
-    if (p.reply.answer(answer))
+    auto shaped = answer;
+    reshape_refusal(shaped, p.shape);
+    if (p.reply.answer(std::move(shaped)))
       ++answered;
     // The actor may wait for an answer that never comes (its receiver stopped): end it,
     // so the actor system can shut down without waiting for the request's timeout.

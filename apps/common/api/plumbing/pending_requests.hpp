@@ -16,10 +16,13 @@
 
 namespace mneme::api {
 
+struct route_row;
+
 class pending_requests {
  public:
-  // A new request; its id for the calls below.
-  uint64_t track(http_reply reply);
+  // A new request; its id for the calls below. `shape`: the route at its path, whose
+  // refusals' shape fail_all() answers in (reshape_refusal); null = mneme's.
+  uint64_t track(http_reply reply, const route_row* shape = nullptr);
   // Remembers the request's actor, so fail_all() can end it (unless it is done).
   void served_by(uint64_t id, caf::actor_addr actor);
   // Answers the request and forgets it.
@@ -36,6 +39,7 @@ class pending_requests {
   struct pending {
     http_reply reply;
     caf::actor_addr actor;
+    const route_row* shape = nullptr;
   };
   mutable std::mutex mu_; // guards requests_, next_id_
   std::unordered_map<uint64_t, pending> requests_;

@@ -3,7 +3,22 @@
 
 #include <cassert>
 
+#include <nlohmann/json.hpp>
+
 namespace mneme::api {
+
+void reshape_refusal(http_response& r, const route_row* row) {
+  if (!row || !row->refusal || r.status < 400)
+    return;
+  auto body = nlohmann::json::parse(r.body, nullptr, false);
+  if (!body.is_object() || body.size() != 1 || !body.contains("error"))
+    return;
+  const auto& e = body["error"];
+  if (!e.is_object() || e.size() != 2 || !e.contains("code") || !e.contains("message")
+      || !e["code"].is_string() || !e["message"].is_string())
+    return;
+  r.body = row->refusal(r.status, e["code"].get<std::string>(), e["message"].get<std::string>());
+}
 
 void route_registry::add(std::string method, std::string pattern, route_handler handler,
                          route_access access, route_kind kind, refusal_body refusal) {

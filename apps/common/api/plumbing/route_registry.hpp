@@ -40,6 +40,13 @@ using route_handler = std::function<void(const call_ptr&)>;
 using refusal_body = std::function<std::string(int status, const std::string& code,
                                                const std::string& message)>;
 
+// `r` in the shape of `row`'s refusals when `row` has one and `r` is an error in mneme's
+// own shape ({"error":{"code","message"}} and nothing else): the answers made outside
+// the door (the front's 413, a 503 of shutdown, a 500 of a lost request) read as the
+// door's own. Any other answer is left as it is.
+struct route_row;
+void reshape_refusal(http_response& r, const route_row* row);
+
 struct route_row {
   std::string method;
   std::string pattern;
