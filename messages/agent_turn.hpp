@@ -35,6 +35,9 @@ struct turn_options {
   // The upstream model name for this request (the OpenAI door's `model`); "" = the
   // session's model.name.
   std::string model;
+  // false: none of gateway.builtin_tools is offered to the model in this turn (a door
+  // request's X-Mneme-Builtin-Tools: off).
+  bool builtin_tools = true;
 };
 
 // Exactly one of `content` (a user turn) and `tool_results` (a continuation) is set.

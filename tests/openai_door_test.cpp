@@ -226,6 +226,24 @@ BOOST_AUTO_TEST_CASE(a_builtin_tool_round_stays_out_of_the_clients_history) {
   BOOST_TEST(metric("mneme_openai_history_reads_total") == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_request_can_turn_the_builtin_tools_off) {
+  serve();
+  json history = json::array({msg("user", "Please remember that my city is Oslo.")});
+  auto a = chat(json{{"messages", history}},
+                {{"X-Mneme-Session", "oa-no-builtin"}, {"X-Mneme-Builtin-Tools", "off"}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(kept_rows(session_of("oa-no-builtin")).size() == 2u); // no memory round
+  auto bad = chat(json{{"messages", history}},
+                  {{"X-Mneme-Session", "oa-no-builtin-2"}, {"X-Mneme-Builtin-Tools", "maybe"}});
+  BOOST_TEST(bad.status == 400);
+  BOOST_TEST(bad.body["error"]["message"].get<std::string>().find("X-Mneme-Builtin-Tools")
+             != std::string::npos);
+  // The next request without the header offers them again.
+  auto b = chat_on("oa-no-builtin-3", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(kept_rows(session_of("oa-no-builtin-3")).size() == 4u);
+}
+
 BOOST_AUTO_TEST_CASE(the_session_header_precedence_and_the_body_metadata_name_the_session) {
   serve();
   auto a = chat({{"messages", {msg("user", "one")}}},

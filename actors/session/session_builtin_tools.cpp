@@ -72,14 +72,16 @@ std::string_view client_tools(const std::string& tools_json) {
 
 const session_state::tool_offer& offer_of(const session_state& st) {
   auto& o = st.offer;
-  if (o.ready && o.source == st.tools_json)
+  const bool builtins = st.turn_opts.builtin_tools;
+  if (o.ready && o.source == st.tools_json && o.builtins == builtins)
     return o;
   auto client = client_tools(st.tools_json);
-  o.offered = offer_builtins(st.params.builtin_tools,
+  o.offered = offer_builtins(builtins ? st.params.builtin_tools : builtin_set{},
                              client.empty() ? std::vector<std::string>{}
                                             : client_tool_names(st.tools_json));
   o.tools = merge_tools_json(client, o.offered);
   o.source = st.tools_json;
+  o.builtins = builtins;
   o.ready = true;
   return o;
 }

@@ -86,10 +86,12 @@ struct session_state {
 
   // Built-in tools (session_builtin_tools.cpp): the tools array sent to the model (the
   // key's tools followed by the offered builtins) and the builtins offered, derived from
-  // tools_json and params.builtin_tools; recomputed when tools_json changes.
+  // tools_json and params.builtin_tools (none when the turn's options turn them off);
+  // recomputed when either changes.
   struct tool_offer {
     bool ready = false;
     std::string source;   // the tools_json it was derived from
+    bool builtins = true; // and turn_opts.builtin_tools
     std::string tools;    // "" = no tools
     builtin_set offered;
   };

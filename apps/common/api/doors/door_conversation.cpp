@@ -276,16 +276,23 @@ void open_session(const conversation_ptr& c) {
 
 } // namespace
 
-bool is_true_flag(std::string_view v) {
-  if (v == "1")
-    return true;
-  if (v.size() != 4)
+namespace {
+
+bool same_letters(std::string_view v, std::string_view lower) {
+  if (v.size() != lower.size())
     return false;
-  const char* t = "true";
-  for (size_t i = 0; i < 4; ++i)
-    if ((v[i] | 0x20) != t[i])
+  for (size_t i = 0; i < v.size(); ++i)
+    if ((v[i] | 0x20) != lower[i])
       return false;
   return true;
+}
+
+} // namespace
+
+bool is_true_flag(std::string_view v) { return v == "1" || same_letters(v, "true"); }
+
+bool is_off_flag(std::string_view v) {
+  return v == "0" || same_letters(v, "false") || same_letters(v, "off");
 }
 
 conversation_config conversation_config_of(const api_state& s) {
@@ -319,6 +326,13 @@ void door_conversations::run(const door_request_ptr& r,
         errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
     if (is_true_flag(r->request().header(abandon_pending_header)))
       c->rq.turn.abandon_pending = true;
+    if (auto b = r->request().header(builtin_tools_header); !b.empty()) {
+      if (!is_off_flag(b) && !is_true_flag(b) && !same_letters(b, "on"))
+        return c->events->failed(caf::make_error(
+          errc::bad_request, "header '" + std::string{builtin_tools_header}
+                               + "' must be on, off, 1, 0, true or false"));
+      c->rq.turn.options.builtin_tools = !is_off_flag(b);
+    }
     c->style = c->rq.style ? *c->rq.style : style_of(c->rq.sent);
     (c->style == history_style::stateful ? s_->count.stateful : s_->count.full_history)
       .fetch_add(1);

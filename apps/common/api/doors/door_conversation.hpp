@@ -70,8 +70,14 @@ struct conversation_config {
 // stub result (turn_input::abandon_pending) and lets the sent transcript leave calls
 // without their results, instead of refusing the request.
 inline constexpr std::string_view abandon_pending_header = "X-Mneme-Abandon-Pending";
+// On any door request: "off" (or "0", "false") offers the model none of mneme's
+// built-in tools (gateway.builtin_tools) in this request's turn; "on" (the default)
+// offers them.
+inline constexpr std::string_view builtin_tools_header = "X-Mneme-Builtin-Tools";
 // "1" and "true" (any case).
 bool is_true_flag(std::string_view v);
+// "0", "false" and "off" (any case).
+bool is_off_flag(std::string_view v);
 
 struct api_state; // plumbing/api_state.hpp
 // The runtime's side of every door's conversations: its gateway and store, the API's
