@@ -203,6 +203,12 @@ BOOST_DATA_TEST_CASE(log_quoted_cannot_forge_or_split_a_line,
                        {"k\xFF", 160, "\"k\\xff\""},
                        {"数据库", 160, "\"数据库\""},
                        {"abcdef", 3, "\"abc\"...(+3 bytes)"},
+                       // C1 controls and the Unicode line and paragraph separators break
+                       // a line in some viewers: their bytes are escaped too.
+                       {"a\xC2\x85" "b", 160, "\"a\\xc2\\x85b\""},
+                       {"a\xE2\x80\xA8" "b\xE2\x80\xA9", 160,
+                        "\"a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9\""},
+                       {"\xC2\xA0\xE2\x80\xA7", 160, "\"\xC2\xA0\xE2\x80\xA7\""}, // kept
                      }),
                      c) {
   BOOST_TEST(log_quoted(c.text, c.max) == c.quoted);

@@ -14,6 +14,7 @@
 #include "actors/storage/storage_cold.hpp"
 #include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
+#include "policies/client_text.hpp"
 #include "policies/wal_checkpoint.hpp"
 #include "store/open_store.hpp"
 #include "store/store_maintenance.hpp"
@@ -71,7 +72,8 @@ struct storage_state {
     // back itself between the ticks.
     auto n = maintenance->index_all();
     if (!n && log)
-      log->warn("session=- event=final_index_failed error={}", render_error(n.error()));
+      log->warn("session=- event=final_index_failed error={}",
+                log_quoted(render_error(n.error())));
     else if (log)
       log->info("session=- event=final_index rows={}", *n);
   }
@@ -244,14 +246,14 @@ void flush(storage_pointer self) {
       auto& r = singles[si++];
       if (!r)
         log_warn(st, "session={} event=append_refused error={}", p.rows.front().session_id,
-                 render_error(r.error()));
+                 log_quoted(render_error(r.error())));
       answer(p, std::move(r));
     } else {
       auto& r = batches[bi++];
       if (!r)
         log_warn(st, "session={} event=batch_refused rows={} error={}",
                  p.rows.empty() ? "-" : p.rows.front().session_id, p.rows.size(),
-                 render_error(r.error()));
+                 log_quoted(render_error(r.error())));
       answer(p, std::move(r));
     }
   }
@@ -403,7 +405,8 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       auto& st = self->state;
       if (!st.checkpointer || down.source != caf::actor_cast<caf::actor_addr>(*st.checkpointer))
         return;
-      log_warn(st, "session=- event=wal_checkpointer_down reason={}", render_error(down.reason));
+      log_warn(st, "session=- event=wal_checkpointer_down reason={}",
+               log_quoted(render_error(down.reason)));
       st.checkpointer.reset();
       st.checkpoint_running = false;
     });
@@ -620,10 +623,10 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
   if (!opened) {
     if (log && postgres)
       log->error("session=- event=open_failed backend=postgres error={}",
-                 render_error(opened.error()));
+                 log_quoted(render_error(opened.error())));
     else if (log)
-      log->error("session=- event=open_failed path={} error={}", params.path,
-                 render_error(opened.error()));
+      log->error("session=- event=open_failed path={} error={}", log_quoted(params.path),
+                 log_quoted(render_error(opened.error())));
     return std::move(opened.error());
   }
   std::shared_ptr<message_store> store{std::move(*opened)};
@@ -636,8 +639,8 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
     if (auto c = spawn_wal_checkpointer(sys, *maintenance, log))
       checkpointer = *c;
     else if (log)
-      log->info("session=- event=wal_checkpointer_off path={} reason={}", params.path,
-                render_error(c.error()));
+      log->info("session=- event=wal_checkpointer_off path={} reason={}", log_quoted(params.path),
+                log_quoted(render_error(c.error())));
   }
   if (log)
     log->info("session=- event=opened path={} max_batch={} synchronous={} wal_checkpoints={}",
