@@ -114,7 +114,19 @@ void answer(pending_append& p, caf::expected<message_ids>&& ids) {
     p.many.deliver(std::move(ids.error()));
 }
 
-void fail_all(std::vector<pending_append>& group, const caf::error& err) {
+// Counts a failed store operation (storage_failures.hpp); nothing without metrics.
+void count_failure(storage_state& st, storage_op op, const caf::error& err) {
+  if (st.metrics)
+    st.metrics->failures.record(op, err);
+}
+
+// Answers every request of `group` with `err`; `counted` of them were already counted
+// as failed appends (their own insert failed), the rest are counted here.
+void fail_all(storage_state& st, std::vector<pending_append>& group, const caf::error& err,
+              size_t counted) {
+  if (st.metrics && group.size() > counted)
+    st.metrics->failed_appends.fetch_add(static_cast<int64_t>(group.size() - counted),
+                                         std::memory_order_relaxed);
   for (auto& p : group) {
     if (p.single)
       p.one.deliver(err);
@@ -154,15 +166,18 @@ void checkpoint_wal(storage_pointer self) {
           },
           [self](caf::error& err) {
             self->state.checkpoint_running = false;
-            log_warn(self->state, "session=- event=wal_checkpoint_failed where=background error={}",
-                     render_error(err));
+            count_failure(self->state, storage_op::checkpoint, err);
+            log_warn(self->state,
+                     "session=- event=wal_checkpoint_failed where=background error={}",
+                     log_quoted(render_error(err)));
           });
       return;
     case wal_checkpoint_action::inline_passive:
-      if (auto r = m.checkpoint_log(); !r)
+      if (auto r = m.checkpoint_log(); !r) {
+        count_failure(st, storage_op::checkpoint, r.error());
         log_warn(st, "session=- event=wal_checkpoint_failed where=writer pages={} error={}", pages,
-                 render_error(r.error()));
-      else if (r->busy)
+                 log_quoted(render_error(r.error())));
+      } else if (r->busy)
         m.mark_log_commit(); // the checkpointer's was running: plan again after it
       else if (st.metrics)
         st.metrics->wal_checkpoints_inline.fetch_add(1, std::memory_order_relaxed);
@@ -182,8 +197,9 @@ void flush(storage_pointer self) {
   auto began = std::chrono::steady_clock::now();
   if (auto err = store.begin_group()) {
     log_warn(st, "session=- event=group_begin_failed requests={} error={}", group.size(),
-             render_error(err));
-    fail_all(group, err);
+             log_quoted(render_error(err)));
+    count_failure(st, storage_op::begin, err);
+    fail_all(st, group, err, 0);
     return;
   }
   std::vector<caf::expected<int64_t>> singles;
@@ -191,6 +207,7 @@ void flush(storage_pointer self) {
   caf::error fatal;
   int64_t rows = 0;
   int64_t last_id = 0; // ids grow: the last row inserted has the highest
+  size_t refused = 0;   // requests whose own insert failed (counted as failed appends)
   for (auto& p : group) {
     caf::error last;
     if (p.single) {
@@ -211,22 +228,31 @@ void flush(storage_pointer self) {
         last = batches.back().error();
       }
     }
-    if (last && st.metrics)
-      st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
+    if (last) {
+      ++refused;
+      if (st.metrics)
+        st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
+      count_failure(st, storage_op::insert, last);
+    }
     if (!store.group_open()) { // SQLite rolled the whole transaction back
       fatal = last ? last
                    : caf::make_error(errc::internal, std::string{"group transaction ended"});
+      if (!last)
+        count_failure(st, storage_op::insert, fatal);
       break;
     }
   }
-  if (!fatal)
-    fatal = store.commit_group();
-  else
+  if (!fatal) {
+    fatal = store.commit_group(); // a full disk fails here: the rows reach the file now
+    count_failure(st, storage_op::commit, fatal);
+  } else {
     store.abort_group();
+  }
   if (fatal) {
     log_warn(st, "session={} event=group_commit_failed requests={} error={}",
-             group.front().rows.front().session_id, group.size(), render_error(fatal));
-    fail_all(group, fatal);
+             group.front().rows.front().session_id, group.size(),
+             log_quoted(render_error(fatal)));
+    fail_all(st, group, fatal, refused);
     return;
   }
   checkpoint_wal(self);
@@ -295,8 +321,9 @@ bool read_backlogs(storage_state& st) {
 // Another tick follows while a
 // backlog remains, except when every index waits behind a large row that must
 // wait: then a timer brings the tick back when the row is due.
-// An index failure is logged and retried on a later tick; it never fails an
-// append (recall finds unindexed rows by its tail scan).
+// An index failure is logged, counted and retried after policies/index_retry's delay
+// (a timer: no new append is needed); it never fails an append (recall finds
+// unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
   if (!st.maintenance)
@@ -314,10 +341,13 @@ void index_when_idle(storage_pointer self) {
     return;
   }
   auto done = st.maintenance->index_tick(step.plan, [self] { return !self->mailbox().empty(); });
-  if (!done) {
-    log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed(),
-             render_error(done.error()));
-    return; // the next commit queues a new tick
+  if (!done) { // e.g. a full disk: try again after policies/index_retry's delay
+    count_failure(st, storage_op::index, done.error());
+    auto retry = st.indexing.failed(now);
+    log_warn(st, "session=- event=index_failed backlog={} retry_in_ms={} error={}",
+             st.unindexed(), retry.due_ms - now, log_quoted(render_error(done.error())));
+    arm_index_timer(self, now, retry.due_ms);
+    return;
   }
   checkpoint_wal(self);
   auto after = st.indexing.finished(*done, now);
@@ -364,13 +394,23 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
   try {
     auto result = fun();
     checkpoint_wal(self);
-    if (!result)
-      log_warn(self->state, "session=- event=op_failed op={} error={}", op,
-               render_error(result.error()));
+    if (!result) { // a storage failure is a warning; a refused request (unknown key) is not
+      auto& st = self->state;
+      bool failure = st.metrics ? st.metrics->failures.record(storage_op::other, result.error())
+                                : storage_failure_slot(result.error()).has_value();
+      if (failure)
+        log_warn(st, "session=- event=op_failed op={} error={}", op,
+                 log_quoted(render_error(result.error())));
+      else if (st.log)
+        st.log->debug("session=- event=op_refused op={} error={}", op,
+                      log_quoted(render_error(result.error())));
+    }
     return to_result(std::move(result));
   } catch (const std::exception& e) {
-    log_warn(self->state, "session=- event=op_threw op={} what={}", op, e.what());
-    return caf::make_error(errc::internal, std::string{op} + ": " + e.what());
+    log_warn(self->state, "session=- event=op_threw op={} what={}", op, log_quoted(e.what()));
+    auto err = caf::make_error(errc::internal, std::string{op} + ": " + e.what());
+    count_failure(self->state, storage_op::other, err);
+    return err;
   }
 }
 
