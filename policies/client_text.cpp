@@ -9,6 +9,12 @@ namespace {
 
 bool is_control(char32_t c) { return c < 0x20 || c == 0x7F; }
 
+// What a log line may not hold as is: C0 controls and DEL, C1 controls (U+0080..U+009F:
+// NEL breaks a line in some viewers) and the Unicode line and paragraph separators.
+bool breaks_a_log_line(char32_t c) {
+  return is_control(c) || (c >= 0x80 && c <= 0x9F) || c == 0x2028 || c == 0x2029;
+}
+
 void append_hex_escape(std::string& out, unsigned char b) {
   static const char* digits = "0123456789abcdef";
   out += "\\x";
@@ -60,8 +66,9 @@ std::string log_quoted(std::string_view text, std::size_t max_bytes) {
     auto c = next_code_point(shown, pos);
     if (c == replacement_character && pos - at == 1) {
       append_hex_escape(out, static_cast<unsigned char>(shown[at]));
-    } else if (is_control(c)) {
-      append_hex_escape(out, static_cast<unsigned char>(c));
+    } else if (breaks_a_log_line(c)) {
+      for (auto i = at; i < pos; ++i) // its UTF-8 bytes (one for a C0 control or DEL)
+        append_hex_escape(out, static_cast<unsigned char>(shown[i]));
     } else if (c == '"' || c == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(c));

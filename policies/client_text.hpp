@@ -34,8 +34,8 @@ std::string describe_name_problem(const name_verdict& v, std::string_view what,
                                   std::size_t max_bytes);
 
 // `text` as one safe token for a key=value log line: in double quotes, with '"' and
-// '\' escaped, control characters and bytes that are not well-formed UTF-8 written as
-// \xNN, and cut after max_bytes bytes of input (then "...(+N bytes)" follows the
+// '\' escaped, control characters (C0, DEL, C1), U+2028, U+2029 and bytes that are not
+// well-formed UTF-8 written as \xNN (each byte), and cut after max_bytes bytes of input (then "...(+N bytes)" follows the
 // closing quote). A line can never be forged or split through it.
 std::string log_quoted(std::string_view text, std::size_t max_bytes = 160);
 

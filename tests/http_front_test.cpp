@@ -131,6 +131,7 @@ struct producer_outcome {
 //   /bulk?n=K      K numbered 64 KiB chunks, the first from inside handle(), the rest
 //                  from a producer thread, then end()
 //   /twice         answers "first", then tries to answer "second" and to stream
+//   /status?code=N 200..599 answer with status N; &retry_after=S adds that Retry-After
 // admit() answers 401 to a request with the header X-Deny.
 struct front_fixture {
   front_limits limits;
@@ -222,6 +223,12 @@ struct front_fixture {
     if (path == "/fast") {
       leave();
       reply.answer(text(200, "ok"));
+    } else if (path == "/status") {
+      leave();
+      auto r = text(query_int(req.target, "code", 200), "status");
+      if (int s = query_int(req.target, "retry_after", -1); s >= 0)
+        r.headers.emplace_back("Retry-After", std::to_string(s));
+      reply.answer(std::move(r));
     } else if (path == "/echo") {
       leave();
       reply.answer(text(200, std::move(req.body)));
@@ -341,6 +348,10 @@ const std::vector<bad_request_case> bad_requests{
    "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!"},
   {"a Content-Length list",
    "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\nhello!"},
+  {"a Content-Length list of equal values",
+   "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 5\r\n\r\nhello"},
+  {"a Content-Length with a sign",
+   "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello"},
   {"Transfer-Encoding: gzip",
    "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nhello"},
   {"Transfer-Encoding: gzip, chunked",
@@ -451,6 +462,36 @@ BOOST_DATA_TEST_CASE_F(front_fixture,
   BOOST_TEST(client.wait_closed(10s));
   BOOST_TEST(handled == 0);
   BOOST_TEST(counters().bad_requests == 1);
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_is_one_second_on_429_503_and_529_only) {
+  for (int status : {429, 503, 529})
+    BOOST_TEST(std::string{mneme::api::default_retry_after(status)} == "1", status);
+  for (int status : {200, 201, 400, 401, 404, 409, 413, 500, 502, 504})
+    BOOST_TEST(std::string{mneme::api::default_retry_after(status)}.empty(), status);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_answer_asking_to_come_back_carries_retry_after, front_fixture) {
+  start();
+  struct want {
+    std::string target;
+    int status;
+    std::string retry_after;
+  };
+  for (const auto& w : std::vector<want>{{"/status?code=429", 429, "1"},
+                                         {"/status?code=503", 503, "1"},
+                                         {"/status?code=529", 529, "1"},
+                                         {"/status?code=503&retry_after=30", 503, "30"},
+                                         {"/status?code=500", 500, ""},
+                                         {"/status?code=200", 200, ""}}) {
+    raw_client client{port};
+    BOOST_REQUIRE(client.send(get(w.target)));
+    auto r = client.read_response(10s);
+    BOOST_REQUIRE_MESSAGE(r, "no answer: " << to_string(client.last_end()));
+    BOOST_TEST(r->status == w.status, w.target);
+    BOOST_TEST(r->header("Retry-After") == w.retry_after, w.target);
+    BOOST_TEST(r->head.find("Retry-After") == r->head.rfind("Retry-After"), w.target);
+  }
 }
 
 BOOST_FIXTURE_TEST_CASE(a_header_section_above_max_header_bytes_is_431, front_fixture) {

@@ -119,4 +119,23 @@ BOOST_AUTO_TEST_CASE(a_timer_is_armed_once_per_due_time_until_it_fires) {
   BOOST_TEST(s.claim_timer(6000));
 }
 
+BOOST_AUTO_TEST_CASE(a_failed_tick_waits_a_doubling_delay_and_a_finished_one_ends_it) {
+  index_schedule s;
+  s.committed(100, 100, 1000);
+  BOOST_TEST((s.next(1000).what == kind::run));
+  auto first = s.failed(1000); // e.g. the disk is full
+  BOOST_TEST((first.what == kind::wait));
+  BOOST_TEST(first.due_ms == 2000);
+  BOOST_TEST((s.next(1999).what == kind::wait)); // a commit meanwhile runs no tick
+  BOOST_TEST(s.next(1999).due_ms == 2000);
+  BOOST_TEST((s.next(2000).what == kind::run));
+  BOOST_TEST(s.failed(2000).due_ms == 4000);
+  BOOST_TEST(s.failed(4000).due_ms == 8000);
+  BOOST_TEST(s.unindexed() == 100); // a failure changes no backlog
+  BOOST_TEST((s.next(8000).what == kind::run)); // space returned: the tick goes through
+  s.finished(tick(fts_index::words, 10, index_stop::budget, 0), 8001);
+  BOOST_TEST((s.next(8002).what == kind::run)); // no delay left
+  BOOST_TEST(s.failed(8002).due_ms == 9002);    // a new series starts at 1 s
+}
+
 BOOST_AUTO_TEST_SUITE_END() // index_schedule_test

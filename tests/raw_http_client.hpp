@@ -176,6 +176,16 @@ class raw_client {
     return done(r, at);
   }
 
+  // Reads until the bytes received and not yet consumed hold `needle` (raw wire bytes,
+  // chunk framing included), at most `bound`: true when they do.
+  bool read_until(std::string_view needle, ms bound) {
+    auto deadline = clock::now() + bound;
+    while (buffer_.find(needle) == std::string::npos)
+      if (!fill(deadline))
+        return false;
+    return true;
+  }
+
   // Reads and discards until the peer closes (EOF or ECONNRESET): true when that happened
   // within `bound`. discarded() tells how many bytes were dropped on the way.
   bool wait_closed(ms bound) {

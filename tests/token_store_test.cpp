@@ -10,13 +10,16 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/config/app_config.hpp"
 #include "apps/common/api/tokens/token_file.hpp"
 #include "apps/common/api/tokens/token_store.hpp"
 #include "tests/store_test_util.hpp"
@@ -162,6 +165,48 @@ BOOST_AUTO_TEST_CASE(add_writes_the_hash_only_and_revoke_removes_one_line) {
   BOOST_TEST((missing.error() == errc::not_found));
   BOOST_TEST(api::error_message_of(missing.error()).find(admin->token) == std::string::npos);
   BOOST_TEST(api::token_set::load(path)->size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_tokens_file_every_user_may_write_is_refused_naming_it) {
+  testing::temp_dir dir{"mneme-tokens"};
+  auto path = dir.file("tokens.list");
+  auto alice = api::add_token(path, access_scope::of_user("alice"));
+  BOOST_REQUIRE_MESSAGE(alice, testing::err_of(alice));
+  BOOST_REQUIRE(::chmod(path.c_str(), 0666) == 0);
+  auto open = api::token_set::load(path);
+  BOOST_REQUIRE(!open);
+  BOOST_TEST((open.error() == errc::config_invalid));
+  BOOST_TEST(api::error_message_of(open.error())
+               == path + ": the tokens file is writable by every user (mode 0666); remove that "
+                         "with chmod o-w");
+  BOOST_REQUIRE(::chmod(path.c_str(), 0640) == 0); // group-writable or readable: accepted
+  BOOST_TEST(static_cast<bool>(api::token_set::load(path)));
+}
+
+BOOST_AUTO_TEST_CASE(a_config_naming_a_credential_file_every_user_may_write_is_refused) {
+  namespace fs = std::filesystem;
+  testing::temp_dir dir{"mneme-config"};
+  auto tokens = dir.file("tokens.list");
+  auto token = dir.file("admin.token");
+  std::ofstream{tokens} << "# tokens\n";
+  std::ofstream{token} << "secret\n";
+  fs::permissions(tokens, fs::perms{0666}, fs::perm_options::replace);
+  fs::permissions(token, fs::perms{0646}, fs::perm_options::replace);
+  auto text = "gateway:\n  auth_token_file: " + token + "\n  tokens_file: " + tokens + "\n";
+  auto r = load_config_text(text, "x");
+  std::vector<std::string> errors;
+  for (auto& e : r.errors)
+    errors.push_back(to_string(e));
+  std::vector<std::string> want{
+    "gateway.auth_token_file: " + token
+      + " is writable by every user (mode 0646); remove that with chmod o-w",
+    "gateway.tokens_file: " + tokens
+      + " is writable by every user (mode 0666); remove that with chmod o-w"};
+  BOOST_TEST(errors == want, boost::test_tools::per_element());
+  fs::permissions(tokens, fs::perms{0600}, fs::perm_options::replace);
+  fs::permissions(token, fs::perms{0640}, fs::perm_options::replace);
+  auto fixed = load_config_text(text, "x");
+  BOOST_TEST(fixed.ok(), fixed.describe_errors());
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_file_or_a_bad_user_is_refused_and_nothing_is_written) {

@@ -30,10 +30,10 @@ void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on
   // A key served by another node is the normal way to a forward, not a failure.
   if (err == errc::lease_elsewhere)
     self->state.log().debug("key={} event=served_elsewhere detail={}", log_quoted(key),
-                            render_error(err));
+                            log_quoted(render_error(err)));
   else
     self->state.log().error("key={} session={} event=open_failed error={}", log_quoted(key),
-                            e.session_id, render_error(err));
+                            e.session_id, log_quoted(render_error(err)));
   e.opening = false;
   auto waiting = std::move(e.waiting);
   e.waiting.clear();

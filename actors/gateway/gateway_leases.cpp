@@ -111,7 +111,7 @@ void renew_leases(gateway_ptr self, uint64_t generation) {
         // The database may be down: keep trying; a lease that expires meanwhile is
         // fenced off by the store if another node takes it.
         self->state.log().warn("session=- event=lease_renew_failed error={}",
-                               render_error(err));
+                               log_quoted(render_error(err)));
         if (generation != 0)
           arm_lease_renewal(self);
       });

@@ -228,7 +228,7 @@ void hygiene_then_turn(gateway_ptr self, const std::string& key, turn_input text
         result, e.hygiene_cooldown_until_ms, st.cfg.clock(), st.cfg.compression);
       st.log().info("key={} session={} event=hygiene_skipped result={} cooldown_until_ms={} "
                     "error={}", log_quoted(key), e.session_id, to_string(result),
-                    e.hygiene_cooldown_until_ms, render_error(err));
+                    e.hygiene_cooldown_until_ms, log_quoted(render_error(err)));
       run_turn(self, key, std::move(text), std::move(rp));
     },
     ss_compact_atom_v, d.fired, std::string{}, fallback_only);

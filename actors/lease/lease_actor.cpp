@@ -44,7 +44,7 @@ lease_actor::behavior_type lease_impl(lease_pointer self, std::unique_ptr<pg_lea
     for (const auto& [key, token] : st.held)
       if (auto err = st.leases->release(held_lease{key, token}); err && st.log)
         st.log->warn("key={} event=lease_release_failed error={}", log_quoted(key),
-                     render_error(err));
+                     log_quoted(render_error(err)));
     if (st.log && !st.held.empty())
       st.log->info("session=- event=leases_released count={}", st.held.size());
     st.held.clear();
@@ -58,7 +58,7 @@ lease_actor::behavior_type lease_impl(lease_pointer self, std::unique_ptr<pg_lea
       if (!out) {
         if (st.log)
           st.log->warn("key={} event=lease_acquire_failed error={}", log_quoted(key),
-                       render_error(out.error()));
+                       log_quoted(render_error(out.error())));
         return std::move(out.error());
       }
       if (out->granted) {
@@ -84,7 +84,7 @@ lease_actor::behavior_type lease_impl(lease_pointer self, std::unique_ptr<pg_lea
       if (!lost) {
         if (st.log)
           st.log->warn("session=- event=lease_renew_failed leases={} error={}", held.size(),
-                       render_error(lost.error()));
+                       log_quoted(render_error(lost.error())));
         return std::move(lost.error());
       }
       for (const auto& key : *lost) {
@@ -105,7 +105,7 @@ lease_actor::behavior_type lease_impl(lease_pointer self, std::unique_ptr<pg_lea
       st.publish_held();
       if (auto err = st.leases->release(held_lease{key, token}); err && st.log)
         st.log->warn("key={} event=lease_release_failed error={}", log_quoted(key),
-                     render_error(err));
+                     log_quoted(render_error(err)));
     },
   };
 }

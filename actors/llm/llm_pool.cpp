@@ -20,6 +20,7 @@
 #include "actors/llm/llm_call.hpp"
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/sse_answer.hpp"
+#include "policies/client_text.hpp"
 
 namespace mneme::llm {
 
@@ -223,7 +224,7 @@ pool_impl_actor::behavior_type pool_impl(pool_pointer self, llm_pool_config cfg,
         st.log->warn("session={} pool={} event=failed call={} code={}", i->second.session,
                      st.cfg.name, id, to_string(static_cast<errc>(err.code())));
         st.log->debug("session={} pool={} call={} detail={}", i->second.session, st.cfg.name,
-                      id, render_error(err));
+                      id, log_quoted(render_error(err)));
       }
       finish(self, id, std::move(err));
     },

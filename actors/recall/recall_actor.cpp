@@ -44,7 +44,7 @@ recall_actor::behavior_type reader_impl(recall_actor::stateful_pointer<reader_st
         if (!r) {
           if (st.log)
             st.log->warn("session=- user={} event=search_failed error={}", log_quoted(req.user_id),
-                         render_error(r.error()));
+                         log_quoted(render_error(r.error())));
           return std::move(r.error());
         }
         if (st.log)
@@ -54,7 +54,7 @@ recall_actor::behavior_type reader_impl(recall_actor::stateful_pointer<reader_st
       } catch (const std::exception& e) {
         if (st.log)
           st.log->error("session=- user={} event=search_threw what={}", log_quoted(req.user_id),
-                        e.what());
+                        log_quoted(e.what()));
         return caf::make_error(errc::internal, std::string{"recall: "} + e.what());
       }
     },
@@ -134,7 +134,7 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
         log->error("session=- event=reader_open_failed backend={} path={} error={}",
                    to_string(params.backend),
                    params.backend == store_backend::sqlite ? params.path : "-",
-                   render_error(r.error()));
+                   log_quoted(render_error(r.error())));
       return std::move(r.error());
     }
     readers.emplace_back(std::move(*r));

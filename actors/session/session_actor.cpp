@@ -34,6 +34,7 @@
 #include "actors/session/session_skills.hpp"
 #include "actors/session/session_state.hpp"
 #include "messages/llm_errc.hpp"
+#include "policies/client_text.hpp"
 #include "policies/request_pairing.hpp"
 #include "policies/system_merge.hpp"
 #include "policies/tool_call_rules.hpp"
@@ -443,7 +444,7 @@ void call_model_guarded(session_ptr self, int passes) {
                                          : window_guard_label::compacted_summarizer);
                      if (err)
                        st.log().warn("session={} event=window_guard_compaction_failed "
-                                     "error={}", st.record.id, render_error(err));
+                                     "error={}", st.record.id, log_quoted(render_error(err)));
                      st.reply.compactions.push_back(r);
                      call_model_guarded(self, passes + 1);
                    });
@@ -592,7 +593,7 @@ void load_session(session_ptr self, const std::string& session_id) {
   auto& st = self->state;
   auto fail = [self](caf::error& err) {
     self->state.log().error("session={} event=load_failed error={}", self->state.record.id,
-                            render_error(err));
+                            log_quoted(render_error(err)));
     self->quit(std::move(err));
   };
   st.record.id = session_id;
@@ -677,7 +678,7 @@ void persist_triggers(session_ptr self) {
     [](caf::ok_atom) {},
     [self](caf::error& err) {
       self->state.log().warn("session={} event=persist_triggers_failed error={}",
-                             self->state.record.id, render_error(err));
+                             self->state.record.id, log_quoted(render_error(err)));
     });
 }
 

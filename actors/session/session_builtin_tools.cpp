@@ -30,6 +30,7 @@
 #include "actors/session/session_skills.hpp"
 #include "actors/session/session_state.hpp"
 #include "policies/builtin_tools.hpp"
+#include "policies/client_text.hpp"
 #include "policies/skills_index.hpp"
 #include "policies/tool_loop.hpp"
 
@@ -278,7 +279,7 @@ void unload_then_end(session_ptr self) {
   commit_skill_unload(self, std::move(plan), "skill_view", [self](caf::expected<int64_t> id) {
     if (!id) // the answer is stored: the turn succeeds; the next loop end retries
       self->state.log().warn("session={} event=skill_view_unload_failed error={}",
-                             self->state.record.id, render_error(id.error()));
+                             self->state.record.id, log_quoted(render_error(id.error())));
     end_turn(self, caf::error{});
   });
 }

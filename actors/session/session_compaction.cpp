@@ -36,6 +36,7 @@
 #include <numeric>
 
 #include "actors/session/session_state.hpp"
+#include "policies/client_text.hpp"
 #include "policies/fallback_summary.hpp"
 #include "policies/retention_retry.hpp"
 #include "policies/split.hpp"
@@ -195,7 +196,7 @@ void commit_in_child(session_ptr self, compaction_commit cc, trigger_state next,
       [self, out, done, entry](caf::error& err) mutable {
         auto& st = self->state;
         st.log().warn("session={} event=child_commit_failed by={} error={}", st.record.id,
-                      to_string(out.by), render_error(err));
+                      to_string(out.by), log_quoted(render_error(err)));
         entry.outcome = "commit_failed";
         entry.detail = render_error(err);
         log_uncommitted_attempt(self, std::move(entry));
@@ -277,7 +278,7 @@ void commit(session_ptr self, compaction_plan plan, std::string summary_text,
       [self, out, done, entry](caf::error& err) mutable {
         auto& st = self->state;
         st.log().warn("session={} event=compaction_commit_failed by={} error={}",
-                      st.record.id, to_string(out.by), render_error(err));
+                      st.record.id, to_string(out.by), log_quoted(render_error(err)));
         entry.outcome = "commit_failed";
         entry.detail = render_error(err);
         log_uncommitted_attempt(self, std::move(entry));

@@ -13,6 +13,7 @@
 #include <chrono>
 
 #include "actors/session/session_state.hpp"
+#include "policies/client_text.hpp"
 #include "store/compaction_log.hpp"
 
 namespace mneme::session_detail {
@@ -91,7 +92,7 @@ void log_uncommitted_attempt(session_ptr self, compaction_log_entry e) {
       [](int64_t) {},
       [self](caf::error& err) {
         self->state.log().warn("session={} event=compaction_log_failed error={}",
-                               self->state.record.id, render_error(err));
+                               self->state.record.id, log_quoted(render_error(err)));
       });
 }
 

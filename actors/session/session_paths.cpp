@@ -29,6 +29,7 @@
 #include <memory>
 
 #include "actors/session/session_state.hpp"
+#include "policies/client_text.hpp"
 #include "policies/eviction_plan.hpp"
 #include "policies/micro_compaction.hpp"
 #include "policies/oversized_row.hpp"
@@ -120,7 +121,7 @@ void commit_replacements(session_ptr self, const char* path,
       [self, path, done](caf::error& err) {
         auto& st = self->state;
         st.log().warn("session={} event={}_commit_failed error={}", st.record.id, path,
-                      render_error(err));
+                      log_quoted(render_error(err)));
         end_pipeline(self);
         done(false);
       });
@@ -234,14 +235,14 @@ void reconcile_store(session_ptr self, std::function<void()> next) {
               if (st.params.metrics)
                 st.params.metrics->micro_sync_failures.fetch_add(1, std::memory_order_relaxed);
               st.log().warn("session={} event=micro_reconcile_failed error={}", st.record.id,
-                            render_error(err));
+                            log_quoted(render_error(err)));
               next();
             });
       },
       [self, next](caf::error& err) {
         auto& st = self->state;
         st.log().warn("session={} event=micro_reconcile_failed error={}", st.record.id,
-                      render_error(err));
+                      log_quoted(render_error(err)));
         next();
       });
 }
@@ -312,7 +313,7 @@ void run_micro(session_ptr self, std::function<void()> next) {
           st.params.metrics->micro_sync_failures.fetch_add(1, std::memory_order_relaxed);
         st.log().warn("session={} event=micro_fold_sync_failed error={} (the fold stands in "
                       "memory; the next compaction reconciles)", st.record.id,
-                      render_error(err));
+                      log_quoted(render_error(err)));
         finish();
       });
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "actors/gateway/skills_loader.hpp"
+#include "policies/client_text.hpp"
 #include "policies/row_replacement.hpp"
 #include "policies/skills_index.hpp"
 #include "policies/token_estimate.hpp"
@@ -139,7 +140,8 @@ void commit_skill_unload(session_ptr self, std::vector<row_replacement> plan,
       },
       [self, done, finish, name](caf::error& err) mutable {
         self->state.log().warn("session={} event=skill_unload_failed name={} error={}",
-                               self->state.record.id, name, render_error(err));
+                               self->state.record.id, log_quoted(name),
+                               log_quoted(render_error(err)));
         finish();
         done(std::move(err));
       });

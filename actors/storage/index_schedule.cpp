@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "policies/index_retry.hpp"
+
 namespace mneme {
 
 void index_schedule::appended(int64_t now_ms) {
@@ -32,6 +34,11 @@ index_step index_schedule::next(int64_t now_ms) {
   if (timer_due_ms_ != 0 && now_ms >= timer_due_ms_)
     timer_due_ms_ = 0; // that timer has fired (or is about to: harmless)
   index_step step;
+  if (retry_due_ms_ > now_ms) { // the last tick failed: not before its retry delay
+    step.what = index_step::kind::wait;
+    step.due_ms = retry_due_ms_;
+    return step;
+  }
   step.plan = plan_index_tick(pacing_, now_ms, last_append_ms_, commits_);
   if (deferred_id_ != 0
       && !may_index_row(step.plan, deferred_id_, std::numeric_limits<int64_t>::max())) {
@@ -45,7 +52,18 @@ index_step index_schedule::next(int64_t now_ms) {
   return step;
 }
 
+index_step index_schedule::failed(int64_t now_ms) {
+  ++failures_in_a_row_;
+  retry_due_ms_ = now_ms + index_retry_delay_ms(failures_in_a_row_);
+  index_step step;
+  step.what = index_step::kind::wait;
+  step.due_ms = retry_due_ms_;
+  return step;
+}
+
 index_step index_schedule::finished(const index_progress& done, int64_t now_ms) {
+  failures_in_a_row_ = 0;
+  retry_due_ms_ = 0;
   auto& left = backlogs_[static_cast<std::size_t>(done.index)];
   left = done.stop == index_stop::caught_up ? 0 : std::max<int64_t>(0, left - done.rows);
   if (done.all_caught_up)

@@ -48,6 +48,10 @@ class index_schedule {
   // large row it stopped at is not due) or run (another tick; its plan is made by
   // next() when it starts).
   index_step finished(const index_progress& done, int64_t now_ms);
+  // A tick failed (nothing changed in the file): the next one waits for
+  // policies/index_retry's delay, which doubles with each failure in a row; the answer
+  // is that wait. A tick that finishes ends the series.
+  index_step failed(int64_t now_ms);
 
   // True when a timer for `due_ms` must be armed (none is pending for that time or
   // earlier); the caller then arms it. Records it as pending until next() runs at or
@@ -63,6 +67,8 @@ class index_schedule {
   int64_t last_append_ms_ = -1;     // -1: no append yet
   int64_t deferred_id_ = 0;         // the large row every index waits behind (0: none)
   int64_t timer_due_ms_ = 0;        // a timer is pending for this time (0: none)
+  int64_t failures_in_a_row_ = 0;   // ticks failed since the last one that finished
+  int64_t retry_due_ms_ = 0;        // after a failure: no tick before this (0: none)
   // first_index_run after an append or a waiting request, next_index_run while
   // nothing waits (policies/index_pacing).
   index_run_limit run_;

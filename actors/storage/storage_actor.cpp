@@ -14,6 +14,7 @@
 #include "actors/storage/storage_cold.hpp"
 #include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
+#include "policies/client_text.hpp"
 #include "policies/wal_checkpoint.hpp"
 #include "store/open_store.hpp"
 #include "store/store_maintenance.hpp"
@@ -71,7 +72,8 @@ struct storage_state {
     // back itself between the ticks.
     auto n = maintenance->index_all();
     if (!n && log)
-      log->warn("session=- event=final_index_failed error={}", render_error(n.error()));
+      log->warn("session=- event=final_index_failed error={}",
+                log_quoted(render_error(n.error())));
     else if (log)
       log->info("session=- event=final_index rows={}", *n);
   }
@@ -112,7 +114,19 @@ void answer(pending_append& p, caf::expected<message_ids>&& ids) {
     p.many.deliver(std::move(ids.error()));
 }
 
-void fail_all(std::vector<pending_append>& group, const caf::error& err) {
+// Counts a failed store operation (storage_failures.hpp); nothing without metrics.
+void count_failure(storage_state& st, storage_op op, const caf::error& err) {
+  if (st.metrics)
+    st.metrics->failures.record(op, err);
+}
+
+// Answers every request of `group` with `err`; `counted` of them were already counted
+// as failed appends (their own insert failed), the rest are counted here.
+void fail_all(storage_state& st, std::vector<pending_append>& group, const caf::error& err,
+              size_t counted) {
+  if (st.metrics && group.size() > counted)
+    st.metrics->failed_appends.fetch_add(static_cast<int64_t>(group.size() - counted),
+                                         std::memory_order_relaxed);
   for (auto& p : group) {
     if (p.single)
       p.one.deliver(err);
@@ -152,15 +166,18 @@ void checkpoint_wal(storage_pointer self) {
           },
           [self](caf::error& err) {
             self->state.checkpoint_running = false;
-            log_warn(self->state, "session=- event=wal_checkpoint_failed where=background error={}",
-                     render_error(err));
+            count_failure(self->state, storage_op::checkpoint, err);
+            log_warn(self->state,
+                     "session=- event=wal_checkpoint_failed where=background error={}",
+                     log_quoted(render_error(err)));
           });
       return;
     case wal_checkpoint_action::inline_passive:
-      if (auto r = m.checkpoint_log(); !r)
+      if (auto r = m.checkpoint_log(); !r) {
+        count_failure(st, storage_op::checkpoint, r.error());
         log_warn(st, "session=- event=wal_checkpoint_failed where=writer pages={} error={}", pages,
-                 render_error(r.error()));
-      else if (r->busy)
+                 log_quoted(render_error(r.error())));
+      } else if (r->busy)
         m.mark_log_commit(); // the checkpointer's was running: plan again after it
       else if (st.metrics)
         st.metrics->wal_checkpoints_inline.fetch_add(1, std::memory_order_relaxed);
@@ -180,8 +197,9 @@ void flush(storage_pointer self) {
   auto began = std::chrono::steady_clock::now();
   if (auto err = store.begin_group()) {
     log_warn(st, "session=- event=group_begin_failed requests={} error={}", group.size(),
-             render_error(err));
-    fail_all(group, err);
+             log_quoted(render_error(err)));
+    count_failure(st, storage_op::begin, err);
+    fail_all(st, group, err, 0);
     return;
   }
   std::vector<caf::expected<int64_t>> singles;
@@ -189,6 +207,7 @@ void flush(storage_pointer self) {
   caf::error fatal;
   int64_t rows = 0;
   int64_t last_id = 0; // ids grow: the last row inserted has the highest
+  size_t refused = 0;   // requests whose own insert failed (counted as failed appends)
   for (auto& p : group) {
     caf::error last;
     if (p.single) {
@@ -209,22 +228,31 @@ void flush(storage_pointer self) {
         last = batches.back().error();
       }
     }
-    if (last && st.metrics)
-      st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
+    if (last) {
+      ++refused;
+      if (st.metrics)
+        st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
+      count_failure(st, storage_op::insert, last);
+    }
     if (!store.group_open()) { // SQLite rolled the whole transaction back
       fatal = last ? last
                    : caf::make_error(errc::internal, std::string{"group transaction ended"});
+      if (!last)
+        count_failure(st, storage_op::insert, fatal);
       break;
     }
   }
-  if (!fatal)
-    fatal = store.commit_group();
-  else
+  if (!fatal) {
+    fatal = store.commit_group(); // a full disk fails here: the rows reach the file now
+    count_failure(st, storage_op::commit, fatal);
+  } else {
     store.abort_group();
+  }
   if (fatal) {
     log_warn(st, "session={} event=group_commit_failed requests={} error={}",
-             group.front().rows.front().session_id, group.size(), render_error(fatal));
-    fail_all(group, fatal);
+             group.front().rows.front().session_id, group.size(),
+             log_quoted(render_error(fatal)));
+    fail_all(st, group, fatal, refused);
     return;
   }
   checkpoint_wal(self);
@@ -244,14 +272,14 @@ void flush(storage_pointer self) {
       auto& r = singles[si++];
       if (!r)
         log_warn(st, "session={} event=append_refused error={}", p.rows.front().session_id,
-                 render_error(r.error()));
+                 log_quoted(render_error(r.error())));
       answer(p, std::move(r));
     } else {
       auto& r = batches[bi++];
       if (!r)
         log_warn(st, "session={} event=batch_refused rows={} error={}",
                  p.rows.empty() ? "-" : p.rows.front().session_id, p.rows.size(),
-                 render_error(r.error()));
+                 log_quoted(render_error(r.error())));
       answer(p, std::move(r));
     }
   }
@@ -293,8 +321,9 @@ bool read_backlogs(storage_state& st) {
 // Another tick follows while a
 // backlog remains, except when every index waits behind a large row that must
 // wait: then a timer brings the tick back when the row is due.
-// An index failure is logged and retried on a later tick; it never fails an
-// append (recall finds unindexed rows by its tail scan).
+// An index failure is logged, counted and retried after policies/index_retry's delay
+// (a timer: no new append is needed); it never fails an append (recall finds
+// unindexed rows by its tail scan).
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
   if (!st.maintenance)
@@ -312,10 +341,13 @@ void index_when_idle(storage_pointer self) {
     return;
   }
   auto done = st.maintenance->index_tick(step.plan, [self] { return !self->mailbox().empty(); });
-  if (!done) {
-    log_warn(st, "session=- event=index_failed backlog={} error={}", st.unindexed(),
-             render_error(done.error()));
-    return; // the next commit queues a new tick
+  if (!done) { // e.g. a full disk: try again after policies/index_retry's delay
+    count_failure(st, storage_op::index, done.error());
+    auto retry = st.indexing.failed(now);
+    log_warn(st, "session=- event=index_failed backlog={} retry_in_ms={} error={}",
+             st.unindexed(), retry.due_ms - now, log_quoted(render_error(done.error())));
+    arm_index_timer(self, now, retry.due_ms);
+    return;
   }
   checkpoint_wal(self);
   auto after = st.indexing.finished(*done, now);
@@ -362,13 +394,23 @@ auto run_op(storage_pointer self, const char* op, F fun) -> decltype(to_result(f
   try {
     auto result = fun();
     checkpoint_wal(self);
-    if (!result)
-      log_warn(self->state, "session=- event=op_failed op={} error={}", op,
-               render_error(result.error()));
+    if (!result) { // a storage failure is a warning; a refused request (unknown key) is not
+      auto& st = self->state;
+      bool failure = st.metrics ? st.metrics->failures.record(storage_op::other, result.error())
+                                : storage_failure_slot(result.error()).has_value();
+      if (failure)
+        log_warn(st, "session=- event=op_failed op={} error={}", op,
+                 log_quoted(render_error(result.error())));
+      else if (st.log)
+        st.log->debug("session=- event=op_refused op={} error={}", op,
+                      log_quoted(render_error(result.error())));
+    }
     return to_result(std::move(result));
   } catch (const std::exception& e) {
-    log_warn(self->state, "session=- event=op_threw op={} what={}", op, e.what());
-    return caf::make_error(errc::internal, std::string{op} + ": " + e.what());
+    log_warn(self->state, "session=- event=op_threw op={} what={}", op, log_quoted(e.what()));
+    auto err = caf::make_error(errc::internal, std::string{op} + ": " + e.what());
+    count_failure(self->state, storage_op::other, err);
+    return err;
   }
 }
 
@@ -403,7 +445,8 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
       auto& st = self->state;
       if (!st.checkpointer || down.source != caf::actor_cast<caf::actor_addr>(*st.checkpointer))
         return;
-      log_warn(st, "session=- event=wal_checkpointer_down reason={}", render_error(down.reason));
+      log_warn(st, "session=- event=wal_checkpointer_down reason={}",
+               log_quoted(render_error(down.reason)));
       st.checkpointer.reset();
       st.checkpoint_running = false;
     });
@@ -620,10 +663,10 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
   if (!opened) {
     if (log && postgres)
       log->error("session=- event=open_failed backend=postgres error={}",
-                 render_error(opened.error()));
+                 log_quoted(render_error(opened.error())));
     else if (log)
-      log->error("session=- event=open_failed path={} error={}", params.path,
-                 render_error(opened.error()));
+      log->error("session=- event=open_failed path={} error={}", log_quoted(params.path),
+                 log_quoted(render_error(opened.error())));
     return std::move(opened.error());
   }
   std::shared_ptr<message_store> store{std::move(*opened)};
@@ -636,8 +679,8 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
     if (auto c = spawn_wal_checkpointer(sys, *maintenance, log))
       checkpointer = *c;
     else if (log)
-      log->info("session=- event=wal_checkpointer_off path={} reason={}", params.path,
-                render_error(c.error()));
+      log->info("session=- event=wal_checkpointer_off path={} reason={}", log_quoted(params.path),
+                log_quoted(render_error(c.error())));
   }
   if (log)
     log->info("session=- event=opened path={} max_batch={} synchronous={} wal_checkpoints={}",

@@ -5,6 +5,7 @@
 
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/errc.hpp"
+#include "policies/client_text.hpp"
 #include "store/store_maintenance.hpp"
 
 namespace mneme {
@@ -26,7 +27,7 @@ int64_t sweep_cold_copies(store_maintenance& store, const std::shared_ptr<spdlog
     log->info("session=- event=cold_copies_written count={} folder={}", r.written, folder);
   if (log && r.failed > 0)
     log->warn("session=- event=cold_copy_failed count={} folder={} error={}", r.failed, folder,
-              render_error(r.first_error));
+              log_quoted(render_error(r.first_error)));
   return r.written;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/latency_histogram.hpp"
+#include "actors/storage/storage_failures.hpp"
 
 namespace mneme {
 
@@ -19,7 +20,8 @@ struct storage_metrics {
 
   std::atomic<int64_t> group_commits{0};
   std::atomic<int64_t> appended_rows{0};
-  std::atomic<int64_t> failed_appends{0};
+  std::atomic<int64_t> failed_appends{0}; // append requests answered with an error
+  storage_failure_counters failures;       // failed store operations by op and errc
   std::atomic<int64_t> largest_batch{0};
   std::array<std::atomic<int64_t>, bucket_limits.size() + 1> batch_buckets{};
   // Recall indexing in idle time (store/sqlite/fts_indexer.hpp): rows committed but not

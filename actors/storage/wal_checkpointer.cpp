@@ -5,6 +5,8 @@
 
 #include "caf/all.hpp"
 
+#include "policies/client_text.hpp"
+
 namespace mneme {
 
 caf::expected<wal_checkpoint_result> wal_checkpoint_connection::checkpoint() {
@@ -39,7 +41,7 @@ checkpointer_impl(wal_checkpointer_actor::stateful_pointer<checkpointer_state> s
       if (!r) {
         if (self->state.log)
           self->state.log->warn("session=- event=wal_checkpoint_failed error={}",
-                                render_error(r.error()));
+                                log_quoted(render_error(r.error())));
         return std::move(r.error());
       }
       return {r->log_pages, r->busy ? int64_t{-1} : r->checkpointed_pages};

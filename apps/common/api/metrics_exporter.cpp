@@ -218,8 +218,18 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
             static_cast<double>(s.group_commits.load(std::memory_order_relaxed)));
   f.counter("mneme_messages_appended_total", "Message rows appended durably.",
             static_cast<double>(s.appended_rows.load(std::memory_order_relaxed)));
-  f.counter("mneme_append_failures_total", "Appends answered with an error.",
+  f.counter("mneme_append_failures_total",
+            "Append requests answered with an error (their insert or their group's COMMIT "
+            "failed).",
             static_cast<double>(s.failed_appends.load(std::memory_order_relaxed)));
+  // Every {op, errc} pair from the start, at 0: a rate over the first failure is defined.
+  const char* failures_help = "Failed storage operations by where they failed and the error.";
+  for (size_t op = 0; op < storage_op_slots; ++op)
+    for (size_t e = 0; e < counted_storage_errcs.size(); ++e)
+      f.counter("mneme_storage_failures_total", failures_help,
+                static_cast<double>(s.failures.at(static_cast<storage_op>(op), e)),
+                {{"op", to_label(static_cast<storage_op>(op))},
+                 {"errc", to_string(counted_storage_errcs[e])}});
   f.batch_rows("mneme_storage_batch_rows", "Rows per group commit.", s);
   f.latency("mneme_storage_commit_latency_seconds",
             "One group commit, BEGIN to durable COMMIT.", s.commit_latency);

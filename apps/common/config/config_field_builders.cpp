@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "policies/credential_file.hpp"
+
 namespace mneme::config_build {
 
 namespace {
@@ -169,6 +171,9 @@ std::vector<field_problem> read_existing_file(const YAML::Node& n, const field_c
     return one_problem(p.string() + " does not exist");
   if (!std::filesystem::is_regular_file(status))
     return one_problem(p.string() + " is not a regular file");
+  if (auto bad = credential_file_problem(static_cast<unsigned>(status.permissions()));
+      !bad.empty())
+    return one_problem(p.string() + " " + bad);
   if (!std::ifstream{p})
     return one_problem(p.string() + " cannot be read");
   out = p.string();

@@ -61,7 +61,8 @@ std::vector<field_problem> read_number(const YAML::Node& n, number_range r, doub
 std::vector<field_problem> read_bool(const YAML::Node& n, bool& out);
 std::vector<field_problem> read_string(const YAML::Node& n, const string_check& check,
                                        std::string& out);
-// Resolves a relative path against ctx.base_dir; the file must exist and be readable.
+// Resolves a relative path against ctx.base_dir; the file must exist, be readable and not
+// be writable by every user (policies/credential_file.hpp: these files hold credentials).
 std::vector<field_problem> read_existing_file(const YAML::Node& n, const field_context& ctx,
                                               std::string& out);
 std::vector<field_problem> read_ratio_map(const YAML::Node& n, number_range r,

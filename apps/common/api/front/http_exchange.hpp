@@ -59,6 +59,11 @@ class event_stream {
   virtual void end() = 0;
   // False once push() would return false.
   virtual bool open() const = 0;
+  // The bytes cut() sends before the end (e.g. an SSE error event); none by default.
+  virtual void set_cut_ending(std::string bytes) { (void)bytes; }
+  // The server ends the answer before its producer did (a shutdown's fail_pending): the
+  // cut ending, then the end; later pushes return false. Idempotent; a no-op once ended.
+  virtual void cut() { end(); }
 };
 
 // The connection's side of a reply (implemented by http_front's connection).
@@ -68,6 +73,8 @@ class reply_sink {
   virtual void deliver(http_response res) = 0;
   virtual std::shared_ptr<event_stream> open_stream(int status, std::string content_type,
                                                     header_list headers) = 0;
+  // Cuts the stream open_stream() opened, if any (event_stream::cut).
+  virtual void cut_stream() {}
   std::atomic<bool> completed{false};
 };
 
@@ -83,6 +90,11 @@ class http_reply {
   std::shared_ptr<event_stream> stream(int status, std::string content_type,
                                        header_list headers = {}) const;
   bool completed() const { return !sink_ || sink_->completed.load(); }
+  // A streamed answer still open is cut (event_stream::cut); nothing otherwise.
+  void cut_stream() const {
+    if (sink_)
+      sink_->cut_stream();
+  }
 
  private:
   std::shared_ptr<reply_sink> sink_;

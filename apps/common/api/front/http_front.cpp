@@ -51,6 +51,11 @@ std::string strict_head_problem(const http::request_parser<http::empty_body>& p)
   auto encodings = h.count(http::field::transfer_encoding);
   if (lengths > 1)
     return "more than one Content-Length header";
+  if (lengths == 1) { // one decimal number: a list ("57, 57") is refused, equal or not
+    auto value = h[http::field::content_length];
+    if (value.empty() || value.find_first_not_of("0123456789") != beast::string_view::npos)
+      return "Content-Length is not one decimal number";
+  }
   if (lengths > 0 && encodings > 0)
     return "Content-Length together with Transfer-Encoding";
   if (encodings > 1)
@@ -72,6 +77,10 @@ std::string hex(size_t n) {
 }
 
 } // namespace
+
+const char* default_retry_after(int status) {
+  return status == 429 || status == 503 || status == 529 ? "1" : "";
+}
 
 std::chrono::milliseconds body_deadline(const front_limits& limits, int64_t bytes) {
   auto rate = std::max<int64_t>(1, limits.body_min_bytes_per_second);
@@ -299,6 +308,8 @@ class connection : public std::enable_shared_from_this<connection> {
       res->set(http::field::content_type, r.content_type);
     for (auto& [k, v] : r.headers)
       res->set(k, v);
+    if (*default_retry_after(r.status) && res->find(http::field::retry_after) == res->end())
+      res->set(http::field::retry_after, default_retry_after(r.status));
     res->body() = std::move(r.body);
     bool keep = keep_alive_ && !r.close;
     res->keep_alive(keep);
@@ -400,12 +411,26 @@ class request_sink : public reply_sink {
   void deliver(http_response res) override { conn_->post_answer(generation_, std::move(res)); }
   std::shared_ptr<event_stream> open_stream(int status, std::string content_type,
                                             header_list headers) override {
-    return conn_->post_stream(generation_, status, std::move(content_type), std::move(headers));
+    auto s = conn_->post_stream(generation_, status, std::move(content_type), std::move(headers));
+    std::lock_guard lock{mu_};
+    stream_ = s;
+    return s;
+  }
+  void cut_stream() override {
+    std::shared_ptr<event_stream> s;
+    {
+      std::lock_guard lock{mu_};
+      s = stream_.lock();
+    }
+    if (s)
+      s->cut();
   }
 
  private:
   std::shared_ptr<connection> conn_;
   uint64_t generation_;
+  std::mutex mu_; // guards stream_
+  std::weak_ptr<event_stream> stream_;
 };
 
 http_reply connection::make_reply() {
@@ -467,6 +492,24 @@ class connection::stream_impl : public event_stream {
     return !gone_ && !ended_;
   }
 
+  void set_cut_ending(std::string bytes) override {
+    std::lock_guard lock{mu_};
+    cut_ending_ = std::move(bytes);
+  }
+
+  void cut() override {
+    std::string last;
+    {
+      std::lock_guard lock{mu_};
+      if (gone_ || ended_)
+        return;
+      last.swap(cut_ending_);
+    }
+    if (!last.empty())
+      push(std::move(last));
+    end();
+  }
+
   std::shared_ptr<stream_impl> self() {
     return std::static_pointer_cast<stream_impl>(weak_self_.lock());
   }
@@ -490,6 +533,7 @@ class connection::stream_impl : public event_stream {
   bool scheduled_ = false; // a pump is posted or a write is on the way
   bool gone_ = false;
   bool ended_ = false;
+  std::string cut_ending_; // sent by cut()
   bool overflowed_ = false;
   bool reported_ = false;
   std::weak_ptr<event_stream> weak_self_;

@@ -54,6 +54,12 @@ struct front_limits {
 // The deadline for a body of `bytes` bytes: body_timeout + bytes / rate (rounded up).
 std::chrono::milliseconds body_deadline(const front_limits& limits, int64_t bytes);
 
+// The Retry-After the front adds to an answer that carries none: "1" (seconds) for 429
+// (overloaded), 503 (shutting down, lease lost, the model rate limited) and 529 (the
+// Anthropic door's overloaded), "" for every other status. A handler's own Retry-After
+// is kept.
+const char* default_retry_after(int status);
+
 struct front_handler {
   // The verdict on a request's head (no body yet): a response ends the request (and
   // closes the connection), nullopt lets the front read the body and call handle().

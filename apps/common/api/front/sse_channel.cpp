@@ -14,8 +14,14 @@ void sse_channel::push(std::string bytes) {
       ended_ = true;
       return;
     }
+    stream_->set_cut_ending(std::move(cut_ending_));
   }
   stream_->push(std::move(bytes));
+}
+
+std::string sse_channel::shutdown_ending() {
+  return "event: error\ndata: {\"error\":{\"code\":\"shutting_down\",\"message\":\"the daemon "
+         "is shutting down\"}}\n\ndata: [DONE]\n\n";
 }
 
 void sse_channel::end() { end_with("data: [DONE]\n\n"); }

@@ -2,8 +2,10 @@
 // door"): the bytes of server-sent events pushed as a producer makes them, the HTTP head
 // (200, `Content-Type: text/event-stream`, `X-Accel-Buffering: no` and the headers given)
 // sent with the first event, so a request refused before its first event still answers
-// with its own status; "data: [DONE]" and the end once. Each stream format (a turn's
-// events, a door's chunks) writes its own event bytes into one.
+// with its own status; "data: [DONE]" and the end once. A stream the daemon's shutdown
+// cuts ends with an error event (shutdown_ending() or the format's own), never silently.
+// Each stream format (a turn's events, a door's chunks) writes its own event bytes into
+// one.
 //
 // Threads: not locked; its owner orders the calls (the relays hold a mutex).
 #pragma once
@@ -17,8 +19,16 @@ namespace mneme::api {
 
 class sse_channel {
  public:
-  explicit sse_channel(http_reply reply, header_list headers = {})
-    : reply_(std::move(reply)), headers_(std::move(headers)) {}
+  explicit sse_channel(http_reply reply, header_list headers = {},
+                       std::string cut_ending = shutdown_ending())
+    : reply_(std::move(reply)), headers_(std::move(headers)),
+      cut_ending_(std::move(cut_ending)) {}
+
+  // What a stream cut by the daemon's shutdown ends with (event_stream::cut), unless the
+  // format gives its own: `event: error` with {"error":{"code":"shutting_down",
+  // "message":...}} (the OpenAI and Anthropic SDKs raise an error on an `error` event),
+  // then `data: [DONE]`.
+  static std::string shutdown_ending();
 
   void push(std::string bytes); // opens the stream at the first event
   void end();                   // [DONE] and the end, when open and not ended
@@ -32,6 +42,7 @@ class sse_channel {
  private:
   http_reply reply_;
   header_list headers_;
+  std::string cut_ending_;
   std::shared_ptr<event_stream> stream_;
   bool ended_ = false;
 };

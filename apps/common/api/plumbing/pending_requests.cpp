@@ -50,6 +50,8 @@ size_t pending_requests::fail_all(const http_response& answer) {
     reshape_refusal(shaped, p.shape);
     if (p.reply.answer(std::move(shaped)))
       ++answered;
+    else
+      p.reply.cut_stream(); // a stream under way ends with its error event, not silence
     // The actor may wait for an answer that never comes (its receiver stopped): end it,
     // so the actor system can shut down without waiting for the request's timeout.
     if (auto a = caf::actor_cast<caf::actor>(p.actor))

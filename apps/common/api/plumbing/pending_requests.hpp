@@ -32,7 +32,9 @@ class pending_requests {
 
   int64_t count() const;
   // Answers every tracked request with `answer` and ends its actor; how many were
-  // answered (a request its own answer completed meanwhile is not counted).
+  // answered (a request its own answer completed meanwhile is not counted). A request
+  // whose stream is under way is cut instead (http_reply::cut_stream: the stream's error
+  // event, then its end).
   size_t fail_all(const http_response& answer);
 
  private:

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <initializer_list>
 
+#include "apps/common/api/plumbing/json_duplicates.hpp"
 #include "policies/utf8.hpp"
 #include "store/session_tools.hpp"
 
@@ -316,13 +317,16 @@ caf::expected<nlohmann::json> parse_object(std::string_view body, bool empty_is_
   if (auto at = first_invalid_utf8(body))
     return bad("the body is not valid UTF-8 (byte " + std::to_string(*at) + ")");
   json j;
+  std::string duplicate;
   try {
-    j = json::parse(body.begin(), body.end());
+    j = parse_noting_duplicate_keys<json>(body, duplicate);
   } catch (const json::parse_error& e) {
     return bad("the body is not valid JSON (byte " + std::to_string(e.byte) + ")");
   } catch (const std::exception&) {
     return bad("the body is not valid JSON");
   }
+  if (!duplicate.empty())
+    return bad(duplicate_key_message(duplicate));
   if (!j.is_object())
     return bad(std::string{"the body must be a JSON object, not "} + type_name_of(j));
   return j;
@@ -358,6 +362,8 @@ caf::expected<append_request> decode_append(std::string_view body) {
     return err;
   if (auto err = string_field(*j, "tool_call_id", out.row.tool_call_id, false))
     return err;
+  if (j->contains("tool_call_id") && out.row.role != msg_role::tool) // it answers a call
+    return bad("field 'tool_call_id' is only for role 'tool', not '" + role + "'");
   if (auto err = string_field(*j, "tool_name", out.row.tool_name, false))
     return err;
   if (auto err = decode_tool_calls(*j, out.row.tool_calls))

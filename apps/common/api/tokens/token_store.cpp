@@ -9,11 +9,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "messages/errc.hpp"
 #include "policies/client_text.hpp"
+#include "policies/credential_file.hpp"
 
 namespace mneme::api {
 
@@ -143,6 +145,10 @@ caf::expected<token_set> token_set::load(const std::string& path) {
   if (!in)
     return caf::make_error(errc::config_invalid,
                            path + ": cannot open the tokens file: " + std::strerror(errno));
+  std::error_code ec;
+  auto perms = std::filesystem::status(path, ec).permissions();
+  if (auto bad = credential_file_problem(static_cast<unsigned>(perms)); !ec && !bad.empty())
+    return caf::make_error(errc::config_invalid, path + ": the tokens file " + bad);
   std::stringstream ss;
   ss << in.rdbuf();
   if (in.bad())

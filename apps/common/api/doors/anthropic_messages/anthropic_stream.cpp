@@ -11,7 +11,11 @@ using nlohmann::json;
 
 anthropic_event_relay::anthropic_event_relay(http_reply reply, anthropic_answer head,
                                              std::vector<std::string> builtin_names)
-  : channel_(std::move(reply)), head_(std::move(head)), builtin_names_(std::move(builtin_names)) {}
+  : channel_(std::move(reply), {},
+             anthropic_sse({{"type", "error"},
+                            {"error", {{"type", "overloaded_error"},
+                                       {"message", "the daemon is shutting down"}}}})),
+    head_(std::move(head)), builtin_names_(std::move(builtin_names)) {}
 
 void anthropic_event_relay::start_locked() {
   if (started_)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "apps/common/api/plumbing/json_duplicates.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "messages/errc.hpp"
 #include "policies/tool_loop.hpp"
@@ -343,9 +344,12 @@ caf::error decode_sampling(const ojson& body, anthropic_body kind, turn_options&
 caf::expected<ojson> parse_body(std::string_view body) {
   if (auto at = first_invalid_utf8(body))
     return refusal("the body is not valid UTF-8 (byte " + std::to_string(*at) + ")");
-  ojson j = ojson::parse(body.begin(), body.end(), nullptr, false);
+  std::string duplicate;
+  auto j = parse_noting_duplicate_keys<ojson>(body, duplicate, false);
   if (j.is_discarded())
     return refusal("the body is not valid JSON");
+  if (!duplicate.empty())
+    return refusal(duplicate_key_message(duplicate));
   if (!j.is_object())
     return refusal(std::string{"the body must be a JSON object, not "} + j.type_name());
   return j;

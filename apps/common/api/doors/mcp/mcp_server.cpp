@@ -11,6 +11,7 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/api_state.hpp"
 #include "apps/common/api/plumbing/inner_request.hpp"
+#include "policies/client_text.hpp"
 
 namespace mneme::api::mcp {
 
@@ -85,7 +86,7 @@ void call_tool(const call_ptr& c, const rpc_message& m, reply_fn reply) {
     return reply(error_message(m.id, invalid_params, p.error));
   tool_caller who{c->who.is_admin() ? "" : c->who.user, c->api->opt.default_user};
   auto plan = plan_tool_call(p.name, p.arguments, who);
-  c->api->log->debug("session=- event=mcp_tool tool={} action={}", p.name,
+  c->api->log->debug("session=- event=mcp_tool tool={} action={}", log_quoted(p.name),
                      static_cast<int>(plan.action));
   switch (plan.action) {
     case tool_action::bad_arguments:

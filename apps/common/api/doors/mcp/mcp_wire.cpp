@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "apps/common/api/plumbing/json_duplicates.hpp"
+
 namespace mneme::api::mcp {
 
 bool spoken_version(std::string_view v) {
@@ -90,9 +92,14 @@ rpc_message classify(const json& m) {
 
 post_body decode_post(std::string_view body) {
   post_body out;
-  auto doc = json::parse(body, nullptr, false);
+  std::string duplicate;
+  auto doc = parse_noting_duplicate_keys<json>(body, duplicate, false);
   if (doc.is_discarded()) {
     out.parse_failure = body.empty() ? "the body is empty" : "the body is not valid JSON";
+    return out;
+  }
+  if (!duplicate.empty()) {
+    out.parse_failure = duplicate_key_message(duplicate);
     return out;
   }
   if (!doc.is_array()) {

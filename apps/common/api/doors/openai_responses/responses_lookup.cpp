@@ -7,6 +7,7 @@
 #include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
+#include "policies/client_text.hpp"
 
 namespace mneme::api {
 
@@ -20,7 +21,8 @@ struct response_lookup {
 
   caf::event_based_actor* actor() const { return r->actor(); }
   void on_exception(const std::exception& e) {
-    door->log->error("response={} event=exception what={}", id, e.what());
+    door->log->error("response={} event=exception what={}", log_quoted(id),
+                     log_quoted(e.what()));
     r->answer(openai_error_response(500, "internal", "internal error"));
   }
   void fail(const caf::error& err) {
@@ -77,7 +79,7 @@ void responses_door::remove(const door_request_ptr& r, const std::string& id) {
         .then([c](caf::expected<response_record> rec) {
           if (!rec)
             return c->fail(rec.error());
-          c->door->log->info("response={} session={} event=response_deleted", c->id,
+          c->door->log->info("response={} session={} event=response_deleted", log_quoted(c->id),
                              rec->session_id);
           nlohmann::json body = {{"id", c->id}, {"object", "response"}, {"deleted", true}};
           c->r->answer(openai_json_response(200, body));
