@@ -26,9 +26,7 @@
 //     it is logged, counted as an error, and the id cannot be continued.
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
-#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +42,7 @@
 #include "policies/client_text.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
+#include "store/os_random.hpp"
 
 namespace mneme::api {
 
@@ -54,13 +53,8 @@ namespace {
 using responses_shared = std::shared_ptr<responses_door::shared>;
 constexpr const char* responses_branch_label = "responses-branch";
 
-// "resp_" and 128 random bits in hex.
-std::string new_response_id() {
-  std::random_device rd;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "resp_%08x%08x%08x%08x", rd(), rd(), rd(), rd());
-  return buf;
-}
+// "resp_" and 128 random bits in hex, from the kernel (store/os_random.hpp).
+std::string new_response_id() { return os_random_id("resp_"); }
 
 // One POST /v1/responses on its way; the events of its conversation.
 struct response_call final : conversation_events,
