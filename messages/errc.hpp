@@ -23,6 +23,9 @@ enum class errc : uint8_t {
   overloaded = 4,         // a bounded queue is full; retry later
   shutting_down = 5,      // the runtime is stopping and refuses new work
   internal = 6,           // a bug: an invariant did not hold
+  foreign_session = 7,    // the session a key (or session id) names belongs to another
+                          // user: an admin naming that user gets 400 bad_request, a user
+                          // token the 404 of an unknown key (whether it exists is hidden)
 
   // --- storage (20..39)
   storage_failed = 20,        // any other SQLite failure

@@ -66,6 +66,15 @@ struct conversation_call {
 };
 using conversation_ptr = std::shared_ptr<conversation_call>;
 
+// Ends the conversation with `err` as the request's token sees it: another user's
+// session, found where the gateway opened it, is the 404 of an unknown key to a user
+// token (http_status.hpp as_seen_by).
+void failed(const conversation_ptr& c, const caf::error& err) {
+  if (hidden_from(c->r->scope(), err))
+    c->r->refused_for_scope();
+  c->events->failed(as_seen_by(c->r->scope(), err, c->rq.key));
+}
+
 void converse_turn(const conversation_ptr& c, new_messages fresh) {
   auto in = std::move(c->rq.turn);
   if (fresh.tool_results.empty()) {
@@ -78,7 +87,7 @@ void converse_turn(const conversation_ptr& c, new_messages fresh) {
                   c->rq.user, std::move(in))
     .then([c](caf::expected<turn_reply> reply) {
       if (!reply)
-        return c->events->failed(reply.error());
+        return failed(c, reply.error());
       c->events->answered(*reply);
     });
 }
@@ -92,7 +101,7 @@ void converse_append(const conversation_ptr& c, std::shared_ptr<new_messages> fr
                c->rq.user, std::move(row))
     .then([c, fresh, i](caf::expected<int64_t> id) {
       if (!id)
-        return c->events->failed(id.error());
+        return failed(c, id.error());
       converse_append(c, fresh, i + 1);
     });
 }
@@ -106,8 +115,8 @@ void carry_out(const conversation_ptr& c, const history_plan& plan) {
   std::string why;
   auto fresh = split_new_messages(c->rq.sent, plan.known, why);
   if (!fresh)
-    return c->events->failed(
-      caf::make_error(errc::bad_request, "field '" + c->rq.messages_field + "': " + why));
+    return failed(c, caf::make_error(errc::bad_request,
+                                     "field '" + c->rq.messages_field + "': " + why));
   converse_append(c, std::make_shared<new_messages>(std::move(*fresh)), 0);
 }
 
@@ -118,10 +127,11 @@ void follow(const conversation_ptr& c, const history_plan& plan) {
   c->events->rebasing(plan);
   c->conv->drop_print(c->rq.key); // the rollback changes rows before the print's end
   ask<std::vector<message>>(c, c->cfg().gateway, c->cfg().turn_timeout, gw_rollback_atom_v,
-                            c->rq.key, plan.last_kept_id, c->rq.branch_label)
+                            c->rq.key, plan.last_kept_id, c->rq.branch_label,
+                            reachable_owner(c->r->scope()))
     .then([c, plan](caf::expected<std::vector<message>> live) {
       if (!live)
-        return c->events->failed(live.error());
+        return failed(c, live.error());
       carry_out(c, plan);
     });
 }
@@ -136,7 +146,7 @@ void read_conversation(const conversation_ptr& c, const std::string& sid, std::s
                             int64_t{1}, conversation_last_row)
     .then([c, parent_id, depth, then](caf::expected<std::vector<message>> rows) {
       if (!rows)
-        return c->events->failed(rows.error());
+        return failed(c, rows.error());
       auto own = std::make_shared<std::vector<message>>(std::move(*rows));
       auto alone = [own, then] {
         auto conv = conversation_of(std::move(*own));
@@ -195,7 +205,7 @@ void match(const conversation_ptr& c) {
                             c->session_id, from, conversation_last_row)
     .then([c, known = std::move(p)](caf::expected<std::vector<message>> rows) {
       if (!rows)
-        return c->events->failed(rows.error());
+        return failed(c, rows.error());
       auto p = known;
       fold_rows(p, *rows, c->rules());
       c->conv->keep_print(c->rq.key, p);
@@ -204,21 +214,21 @@ void match(const conversation_ptr& c) {
 }
 
 void open_session(const conversation_ptr& c) {
-  ask<session_snapshot>(c, c->cfg().gateway, c->cfg().read_timeout, gw_state_atom_v, c->rq.key)
+  ask<session_snapshot>(c, c->cfg().gateway, c->cfg().read_timeout, gw_state_atom_v, c->rq.key,
+                        reachable_owner(c->r->scope()))
     .then([c](caf::expected<session_snapshot> snap) {
       if (!snap) {
         if (snap.error() != errc::not_found)
-          return c->events->failed(snap.error());
+          return failed(c, snap.error());
         return match(c);
       }
       const auto& owner = snap->record.user_id;
       if (!c->rq.user.empty() && c->rq.user != owner) {
         if (!c->r->scope().is_admin()) { // a user token: answered as an unknown key
           c->r->refused_for_scope();
-          return c->events->failed(
-            caf::make_error(errc::not_found, unknown_key_message(c->rq.key)));
+          return failed(c, caf::make_error(errc::not_found, unknown_key_message(c->rq.key)));
         }
-        return c->events->failed(caf::make_error(
+        return failed(c, caf::make_error(
           errc::bad_request, "field 'user': session '" + c->rq.key + "' belongs to another user"));
       }
       c->session_id = snap->record.id;
@@ -257,7 +267,7 @@ void door_conversations::run(const door_request_ptr& r,
   guarded(c, [&] {
     auto v = check_name(c->rq.key, session_key_max_bytes);
     if (!v.ok())
-      return c->events->failed(caf::make_error(
+      return failed(c, caf::make_error(
         errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
     c->style = c->rq.style ? *c->rq.style : style_of(c->rq.sent);
     (c->style == history_style::stateful ? s_->count.stateful : s_->count.full_history)

@@ -1,6 +1,6 @@
 // Running one row of the route table for a request: the verdict of the row's access on
 // the request's scope (policies/access_scope.hpp) and the handler run (a key_owned row
-// through with_owned_key, plumbing/session_lookup.hpp). Shared by http_api (every request
+// checks its session's owner itself, plumbing/session_lookup.hpp). Shared by http_api (every request
 // from the network) and inner requests (plumbing/inner_request.hpp), so a route is
 // checked the same way whoever asks it.
 //

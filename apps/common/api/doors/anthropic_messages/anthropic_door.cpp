@@ -338,14 +338,15 @@ void anthropic_door::count_tokens(const door_request_ptr& r) {
     if (c->key.empty())
       return answer(request_tokens);
     ask<session_snapshot>(c, s_->cfg.conversation.gateway, s_->cfg.conversation.read_timeout,
-                          gw_state_atom_v, c->key)
+                          gw_state_atom_v, c->key, reachable_owner(c->r->scope()))
       .then([c, answer, tools, request_tokens](caf::expected<session_snapshot> snap) {
         if (!snap) {
           if (snap.error() == errc::not_found) // no session yet: the request is all of it
             return answer(request_tokens);
-          return c->fail(snap.error());
+          if (!hidden_from(c->r->scope(), snap.error()))
+            return c->fail(snap.error());
         }
-        if (!c->user.empty() && c->user != snap->record.user_id) {
+        if (!snap || (!c->user.empty() && c->user != snap->record.user_id)) {
           c->r->refused_for_scope(); // a user token on another user's key: unknown
           return c->error(404, "not_found", "no session '" + c->key + "'");
         }

@@ -87,9 +87,12 @@ struct response_call final : conversation_events,
     r->answer(std::move(res));
   }
 
-  void fail(const caf::error& err) {
-    if (r->forward_elsewhere(err)) // refused at the open, before anything was answered
+  void fail(const caf::error& refusal) {
+    if (r->forward_elsewhere(refusal)) // refused at the open, before anything was answered
       return;
+    if (hidden_from(r->scope(), refusal)) // another user's session: an unknown key
+      r->refused_for_scope();
+    auto err = as_seen_by(r->scope(), refusal, key);
     auto status = http_status_of(err);
     if (status >= 500)
       door->log->warn("key={} event=responses_error status={} error={}", log_quoted(key), status,
@@ -307,7 +310,8 @@ void responses_branch(const response_ptr& c, const response_record& prev) {
         return responses_session(c);
       const auto& conv = c->cfg().conversation;
       ask<std::vector<message>>(c, conv.gateway, conv.turn_timeout, gw_rollback_atom_v, c->key,
-                                prev.last_row_id, std::string{responses_branch_label})
+                                prev.last_row_id, std::string{responses_branch_label},
+                                reachable_owner(c->r->scope()))
         .then([c, later, prev](caf::expected<std::vector<message>> live) {
           if (!live)
             return c->fail(live.error());
@@ -338,7 +342,8 @@ void responses_continue(const response_ptr& c) {
       c->key = prev->session_key;
       c->owner = prev->user_id;
       const auto& conv = c->cfg().conversation;
-      ask<session_snapshot>(c, conv.gateway, conv.read_timeout, gw_state_atom_v, c->key)
+      ask<session_snapshot>(c, conv.gateway, conv.read_timeout, gw_state_atom_v, c->key,
+                            reachable_owner(c->r->scope()))
         .then([c, prev = *prev](caf::expected<session_snapshot> snap) {
           if (!snap && snap.error() != errc::not_found)
             return c->fail(snap.error());
