@@ -135,9 +135,9 @@ BOOST_FIXTURE_TEST_CASE(a_key_its_owner_creates_while_another_user_polls_is_neve
       auto c = client_for_thread();
       while (!polling.load()) // bob's first request is (about to be) on its way
         std::this_thread::yield();
-      alices.push_back(ask(c, race_alice_token, "POST", "/v1/sessions/" + key + "/messages",
-                           json{{"role", "user"}, {"content", "alice's secret #" + std::to_string(k)}}
-                             .dump()));
+      auto row = json{{"role", "user"}, {"content", "alice's secret #" + std::to_string(k)}};
+      alices.push_back(
+        ask(c, race_alice_token, "POST", "/v1/sessions/" + key + "/messages", row.dump()));
       created.store(true);
     }
     bob.join();
@@ -205,14 +205,16 @@ BOOST_FIXTURE_TEST_CASE(another_users_session_id_as_a_session_header_is_refused_
   for (const auto& t : tries) {
     auto a = ask(c, race_bob_token, "POST", t.path, t.body,
                  {{t.header, id}, {"anthropic-version", "2023-06-01"}});
-    BOOST_TEST(a.status == 404, t.path << " with " << t.header << ": " << a.status << " " << a.text);
+    BOOST_TEST(a.status == 404,
+               t.path << " with " << t.header << ": " << a.status << " " << a.text);
     BOOST_TEST(a.text.find("alice") == std::string::npos, a.text);
   }
   // The routes take a session id as a {key} the same way.
   for (auto suffix : {"/messages", "/turns", "/context"}) {
-    auto body = std::string{suffix} == "/messages" ? R"({"role":"user","content":"mine"})"
-                : std::string{suffix} == "/turns"  ? R"({"content":"mine"})"
-                                                   : R"({"messages":[{"role":"user","content":"x"}]})";
+    std::string s = suffix;
+    auto body = s == "/messages" ? R"({"role":"user","content":"mine"})"
+                : s == "/turns"  ? R"({"content":"mine"})"
+                                 : R"({"messages":[{"role":"user","content":"x"}]})";
     auto a = ask(c, race_bob_token, "POST", "/v1/sessions/" + id + suffix, body);
     BOOST_TEST(a.status == 404, suffix << ": " << a.status << " " << a.text);
   }
