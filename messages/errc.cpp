@@ -13,6 +13,7 @@ std::string to_string(errc x) {
     case errc::overloaded: return "overloaded";
     case errc::shutting_down: return "shutting_down";
     case errc::internal: return "internal";
+    case errc::foreign_session: return "foreign_session";
     case errc::session_busy: return "session_busy";
     case errc::storage_failed: return "storage_failed";
     case errc::storage_disk_full: return "storage_disk_full";

@@ -23,7 +23,10 @@ enum class errc : uint8_t {
   overloaded = 4,         // a bounded queue is full; retry later
   shutting_down = 5,      // the runtime is stopping and refuses new work
   internal = 6,           // a bug: an invariant did not hold
-  session_busy = 7,       // a door request on this session key is in flight; retry after it
+  foreign_session = 7,    // the session a key (or session id) names belongs to another
+                          // user: an admin naming that user gets 400 bad_request, a user
+                          // token the 404 of an unknown key (whether it exists is hidden)
+  session_busy = 8,       // a door request on this session key is in flight; retry after it
 
   // --- storage (20..39)
   storage_failed = 20,        // any other SQLite failure

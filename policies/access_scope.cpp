@@ -73,4 +73,12 @@ std::string acting_user(const access_scope& who, std::string_view named_user) {
   return who.is_admin() ? std::string{named_user} : who.user;
 }
 
+std::string reachable_owner(const access_scope& who) {
+  return who.is_admin() ? std::string{} : who.user;
+}
+
+bool may_reach(const access_scope& who, std::string_view owner) {
+  return who.is_admin() || owner == who.user;
+}
+
 } // namespace mneme

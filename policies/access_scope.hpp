@@ -90,4 +90,12 @@ access_verdict decide_access(const access_question& q);
 // = the route's default). REQUIRES: decide_access allowed the question's who/named_user.
 std::string acting_user(const access_scope& who, std::string_view named_user);
 
+// The user whose sessions `who` may reach on a key_owned route or a door: a user scope's
+// own user; "" for admin (any user's). Handed to the place that opens or reads the
+// session, which decides on the session it actually got (never on an earlier lookup of
+// the key): a session of another user is answered as an unknown key.
+std::string reachable_owner(const access_scope& who);
+// Whether `who` may reach a session of `owner` (reachable_owner's rule).
+bool may_reach(const access_scope& who, std::string_view owner);
+
 } // namespace mneme

@@ -4,20 +4,16 @@
 #include <cassert>
 #include <cstdio>
 
-namespace mneme {
+#include "store/os_random.hpp"
 
-session_id_generator::session_id_generator() : rng_(std::random_device{}()) {
-  // nop
-}
+namespace mneme {
 
 std::string session_id_generator::next(time_ms now) {
   assert(now >= 0);
-  char buf[32];
-  auto rnd = rng_() & 0xffffffffffffULL;
-  std::snprintf(buf, sizeof(buf), "%012llx%012llx",
-                static_cast<unsigned long long>(now) & 0xffffffffffffULL,
-                static_cast<unsigned long long>(rnd));
-  return buf;
+  char time_part[16];
+  std::snprintf(time_part, sizeof time_part, "%012llx",
+                static_cast<unsigned long long>(now) & 0xffffffffffffULL);
+  return time_part + os_random_hex(session_id_random_chars / 2);
 }
 
 bool valid_session_id(const std::string& id) {

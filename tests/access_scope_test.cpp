@@ -117,6 +117,16 @@ BOOST_AUTO_TEST_CASE(a_user_acts_as_itself_and_an_admin_as_the_user_it_names) {
   BOOST_TEST(acting_user(access_scope::admin(), "") == "");
 }
 
+BOOST_AUTO_TEST_CASE(a_user_reaches_only_its_own_sessions_and_an_admin_every_one) {
+  BOOST_TEST(reachable_owner(access_scope::of_user("alice")) == "alice");
+  BOOST_TEST(reachable_owner(access_scope::admin()) == "");
+  BOOST_TEST(may_reach(access_scope::of_user("alice"), "alice"));
+  BOOST_TEST(!may_reach(access_scope::of_user("alice"), "bob"));
+  BOOST_TEST(!may_reach(access_scope::of_user("alice"), ""));
+  BOOST_TEST(may_reach(access_scope::admin(), "bob"));
+  BOOST_TEST(may_reach(access_scope::admin(), ""));
+}
+
 struct scope_text_case {
   const char* text;
   std::optional<access_scope> want;

@@ -117,6 +117,10 @@ BOOST_AUTO_TEST_CASE(a_plain_request_answers_a_message_and_stores_each_message_o
   BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
   BOOST_TEST(a.body["type"] == "message");
   BOOST_TEST(a.body["id"].get<std::string>().rfind("msg_", 0) == 0u);
+  // the prefix and 128 bits from the kernel (32 hex digits)
+  BOOST_TEST(a.body["id"].get<std::string>().size() == 4u + 32u);
+  BOOST_TEST(a.body["id"].get<std::string>().find_first_not_of("0123456789abcdef", 4u)
+             == std::string::npos);
   BOOST_TEST(a.body["role"] == "assistant");
   BOOST_TEST(a.body["model"] == "fake-chat"); // a Claude model name is model.name
   BOOST_TEST(a.body["stop_reason"] == "end_turn");

@@ -101,7 +101,7 @@ BOOST_FIXTURE_TEST_CASE(a_dropped_key_rehydrates_its_session_and_keeps_its_owner
   // The gateway kept nothing of the key: owner and session come from the store.
   auto intruder = say_to("owned", "what was the number?", "mallory");
   BOOST_REQUIRE(!intruder);
-  BOOST_TEST(intruder.error() == errc::bad_request);
+  BOOST_TEST(intruder.error() == errc::foreign_session);
   evict_all();
   auto back = say_to("owned", "what was the number?", "alice");
   BOOST_REQUIRE_MESSAGE(back, err_of(back));

@@ -40,7 +40,8 @@ struct gateway_store_log {
 
 // The gateway's part of the store over `db`: sessions listed, created and reset under
 // their key (a reset copies the first head rows and the latest summary into a new
-// session whose parent is the old one, which ends), rows appended, fences recorded.
+// session whose parent is the old one, which ends), read by id, rows appended, fences
+// recorded.
 // Checkpoints and rollbacks are not kept (errc::not_found).
 inline gateway_storage_actor::behavior_type
 fake_gateway_store(std::shared_ptr<fake_db> db, std::shared_ptr<gateway_store_log> log) {
@@ -65,6 +66,12 @@ fake_gateway_store(std::shared_ptr<fake_db> db, std::shared_ptr<gateway_store_lo
       if (static_cast<int64_t>(out.size()) > f.limit)
         out.resize(static_cast<size_t>(f.limit));
       return out;
+    },
+    [db](st_session_atom, const std::string& id) -> caf::result<session_record> {
+      auto i = db->sessions.find(id);
+      if (i == db->sessions.end())
+        return caf::make_error(errc::not_found, "no session '" + id + "'");
+      return i->second;
     },
     [db, log](st_reset_atom, const std::string& old_id, int32_t head, int64_t now,
               const std::string& reason, int64_t) -> caf::result<session_record> {

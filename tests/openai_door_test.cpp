@@ -119,6 +119,10 @@ BOOST_AUTO_TEST_CASE(a_stateful_exchange_answers_chat_completions_and_stores_eac
   BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
   BOOST_TEST(a.body["object"] == "chat.completion");
   BOOST_TEST(a.body["id"].get<std::string>().rfind("chatcmpl-", 0) == 0u);
+  // the prefix and 128 bits from the kernel (32 hex digits)
+  BOOST_TEST(a.body["id"].get<std::string>().size() == 9u + 32u);
+  BOOST_TEST(a.body["id"].get<std::string>().find_first_not_of("0123456789abcdef", 9u)
+             == std::string::npos);
   BOOST_TEST(a.body["model"] == "fake-chat");
   BOOST_TEST(a.body["choices"][0]["finish_reason"] == "stop");
   BOOST_TEST(assistant_of(a)["role"] == "assistant");

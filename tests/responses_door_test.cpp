@@ -107,6 +107,10 @@ BOOST_AUTO_TEST_CASE(a_named_session_answers_a_response_object_and_stores_each_m
     BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
     BOOST_TEST(a.body["object"] == "response");
     BOOST_TEST(a.body["id"].get<std::string>().rfind("resp_", 0) == 0u);
+    // the prefix and 128 bits from the kernel (32 hex digits)
+    BOOST_TEST(a.body["id"].get<std::string>().size() == 5u + 32u);
+    BOOST_TEST(a.body["id"].get<std::string>().find_first_not_of("0123456789abcdef", 5u)
+               == std::string::npos);
     BOOST_TEST(a.body["status"] == "completed");
     BOOST_TEST(a.body["model"] == "fake-chat");
     BOOST_TEST(a.body["instructions"] == "Answer briefly.");

@@ -636,13 +636,13 @@ BOOST_DATA_TEST_CASE_F(store_fixture, a_session_ended_after_a_group_refuses_the_
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_AUTO_TEST_CASE(session_ids_are_24_hex_characters_ordered_by_creation_time) {
+BOOST_AUTO_TEST_CASE(session_ids_are_44_hex_characters_ordered_by_creation_time) {
   session_id_generator gen;
   std::set<std::string> seen;
   std::string prev;
   for (int i = 0; i < 1000; ++i) {
     auto id = gen.next(1700000000000 + i);
-    BOOST_TEST(id.size() == 24u);
+    BOOST_TEST(id.size() == 44u);
     BOOST_TEST(id.find_first_not_of("0123456789abcdef") == std::string::npos);
     BOOST_TEST(id > prev);
     BOOST_TEST(valid_session_id(id));

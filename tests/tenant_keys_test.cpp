@@ -38,7 +38,7 @@ struct tenant_fixture : test::serve_runtime_fixture {
     return rows->size();
   }
   static void require_refused_without_the_owner(const caf::error& err) {
-    BOOST_TEST((err == errc::bad_request));
+    BOOST_TEST((err == errc::foreign_session));
     auto text = render_error(err);
     BOOST_TEST(text.find("belongs to another user") != std::string::npos, text);
     BOOST_TEST(text.find("alice") == std::string::npos, text);

@@ -42,13 +42,14 @@ inline auto fail_with(on_error fail) {
   return [fail](caf::error& err) { fail(std::move(err)); };
 }
 
-// Asks the session of an existing key (see with_existing) and forwards its answer.
+// Asks the session of an existing key (see with_existing; `owner` "" = any user's) and
+// forwards its answer.
 template <class T, class... Ts>
-caf::result<T> ask_session(gateway_ptr self, const std::string& key,
+caf::result<T> ask_session(gateway_ptr self, const std::string& key, const std::string& owner,
                            std::chrono::milliseconds timeout, Ts... xs) {
   auto rp = self->make_response_promise<T>();
   with_existing(
-    self, key,
+    self, key, owner,
     [self, key, timeout, rp, xs...]() mutable {
       auto& st = self->state;
       st.keys[key].last_activity_ms = st.cfg.clock();
@@ -113,70 +114,16 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
     st.supervisor = supervisor;
     arm_eviction(self);
     arm_lease_renewal(self);
-    return {
-      [self](gw_message_atom, std::string& key, std::string& user,
-             std::string& text) -> caf::result<turn_reply> {
-        return inbound_turn(self, key, user, turn_input::text(std::move(text)));
-      },
-      [self](gw_turn_atom, std::string& key, std::string& user,
-             turn_input& in) -> caf::result<turn_reply> {
-        return inbound_turn(self, key, user, std::move(in));
-      },
-      [self](gw_context_atom, std::string& key, std::string& user,
-             context_request& rq) -> caf::result<context_reply> {
-        return context_request_for(self, key, user, std::move(rq));
-      },
-      [self](gw_command_atom, std::string& key, trigger by,
-             std::string& focus) -> caf::result<compaction_report> {
-        return ask_session<compaction_report>(self, key, self->state.cfg.turn_timeout,
-                                              ss_compact_atom_v, by, focus);
-      },
-      [self](gw_state_atom, std::string& key) -> caf::result<session_snapshot> {
-        return ask_session<session_snapshot>(self, key, self->state.cfg.storage_timeout,
-                                             ss_state_atom_v);
-      },
-      [self](gw_append_atom, std::string& key, std::string& user,
-             message& row) -> caf::result<int64_t> {
-        if (key.empty())
-          return caf::make_error(errc::bad_request, "append: the session key is empty");
-        // Before a session is opened for the key: a refused row leaves nothing behind.
-        if (auto c = check_tool_call_structure(
-              row, std::max<int64_t>(1, self->state.cfg.gateway.max_tool_calls_per_message));
-            !c.ok())
-          return caf::make_error(errc::bad_request, "append: " + describe_tool_call_refusal(c));
-        auto rp = self->make_response_promise<int64_t>();
-        with_session(
-          self, key, user,
-          [self, key, row, rp]() mutable {
-            auto& st = self->state;
-            auto& e = st.keys[key];
-            row.session_id = e.session_id;
-            e.last_activity_ms = st.cfg.clock();
-            request_session<int64_t>(
-              self, key, st.cfg.storage_timeout,
-              [self, key, rp](int64_t id) mutable {
-                ++self->state.keys[key].live_messages; // the hygiene check sees appends too
-                rp.deliver(id);
-              },
-              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); }, ss_append_atom_v,
-              std::move(row));
-          },
-          [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
-        return rp;
-      },
-      [self](gw_live_atom, std::string& key) -> caf::result<std::vector<message>> {
-        return ask_session<std::vector<message>>(self, key, self->state.cfg.storage_timeout,
-                                                 ss_live_atom_v);
-      },
-      [self](gw_local_atom, std::string& key, int64_t message_id,
-             int64_t radius) -> caf::result<compaction_report> {
+    // The operations of the behavior below that take an `owner` ("" = any user's).
+    auto local_compaction = [self](const std::string& key, int64_t message_id, int64_t radius,
+                                   const std::string& owner) -> caf::result<compaction_report> {
         if (radius < 0)
           return caf::make_error(errc::bad_request, "local compaction: radius "
                                                       + std::to_string(radius) + " is negative");
         auto rp = self->make_response_promise<compaction_report>();
         auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
         with_existing(
-          self, key,
+          self, key, owner,
           [self, key, message_id, radius, rp, fail]() mutable {
             auto& st = self->state;
             then_forgetting(self,
@@ -214,13 +161,13 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
           },
           fail);
         return rp;
-      },
-      [self](gw_checkpoint_atom, std::string& key,
-             std::string& name) -> caf::result<checkpoint_record> {
+    };
+    auto checkpoint = [self](const std::string& key, const std::string& name,
+                             const std::string& owner) -> caf::result<checkpoint_record> {
         auto rp = self->make_response_promise<checkpoint_record>();
         auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
         with_existing(
-          self, key,
+          self, key, owner,
           [self, key, name, rp, fail]() mutable {
             auto& st = self->state;
             then_forgetting(
@@ -231,13 +178,14 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
           },
           fail);
         return rp;
-      },
-      [self](gw_rollback_atom, std::string& key,
-             std::string& name) -> caf::result<std::vector<message>> {
+    };
+    auto rollback_to_checkpoint = [self](const std::string& key, const std::string& name,
+                                         const std::string& owner)
+      -> caf::result<std::vector<message>> {
         auto rp = self->make_response_promise<std::vector<message>>();
         auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
         with_existing(
-          self, key,
+          self, key, owner,
           [self, key, name, rp, fail]() mutable {
             rollback(
               self, key, name,
@@ -245,13 +193,14 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
           },
           fail);
         return rp;
-      },
-      [self](gw_rollback_atom, std::string& key, int64_t last_kept_id,
-             std::string& label) -> caf::result<std::vector<message>> {
+    };
+    auto rollback_branch = [self](const std::string& key, int64_t last_kept_id,
+                                  const std::string& label, const std::string& owner)
+      -> caf::result<std::vector<message>> {
         auto rp = self->make_response_promise<std::vector<message>>();
         auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
         with_existing(
-          self, key,
+          self, key, owner,
           [self, key, last_kept_id, label, rp, fail]() mutable {
             rollback_after_row(
               self, key, last_kept_id, label,
@@ -259,6 +208,110 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
           },
           fail);
         return rp;
+    };
+    return {
+      [self](gw_message_atom, std::string& key, std::string& user,
+             std::string& text) -> caf::result<turn_reply> {
+        return inbound_turn(self, key, user, turn_input::text(std::move(text)));
+      },
+      [self](gw_turn_atom, std::string& key, std::string& user,
+             turn_input& in) -> caf::result<turn_reply> {
+        return inbound_turn(self, key, user, std::move(in));
+      },
+      [self](gw_context_atom, std::string& key, std::string& user,
+             context_request& rq) -> caf::result<context_reply> {
+        return context_request_for(self, key, user, std::move(rq));
+      },
+      [self](gw_command_atom, std::string& key, trigger by,
+             std::string& focus) -> caf::result<compaction_report> {
+        return ask_session<compaction_report>(self, key, std::string{},
+                                              self->state.cfg.turn_timeout, ss_compact_atom_v,
+                                              by, focus);
+      },
+      [self](gw_command_atom, std::string& key, trigger by, std::string& focus,
+             std::string& owner) -> caf::result<compaction_report> {
+        return ask_session<compaction_report>(self, key, owner, self->state.cfg.turn_timeout,
+                                              ss_compact_atom_v, by, focus);
+      },
+      [self](gw_state_atom, std::string& key) -> caf::result<session_snapshot> {
+        return ask_session<session_snapshot>(self, key, std::string{},
+                                             self->state.cfg.storage_timeout, ss_state_atom_v);
+      },
+      [self](gw_state_atom, std::string& key,
+             std::string& owner) -> caf::result<session_snapshot> {
+        return ask_session<session_snapshot>(self, key, owner, self->state.cfg.storage_timeout,
+                                             ss_state_atom_v);
+      },
+      [self](gw_append_atom, std::string& key, std::string& user,
+             message& row) -> caf::result<int64_t> {
+        if (key.empty())
+          return caf::make_error(errc::bad_request, "append: the session key is empty");
+        // Before a session is opened for the key: a refused row leaves nothing behind.
+        if (auto c = check_tool_call_structure(
+              row, std::max<int64_t>(1, self->state.cfg.gateway.max_tool_calls_per_message));
+            !c.ok())
+          return caf::make_error(errc::bad_request, "append: " + describe_tool_call_refusal(c));
+        auto rp = self->make_response_promise<int64_t>();
+        with_session(
+          self, key, user,
+          [self, key, row, rp]() mutable {
+            auto& st = self->state;
+            auto& e = st.keys[key];
+            row.session_id = e.session_id;
+            e.last_activity_ms = st.cfg.clock();
+            request_session<int64_t>(
+              self, key, st.cfg.storage_timeout,
+              [self, key, rp](int64_t id) mutable {
+                ++self->state.keys[key].live_messages; // the hygiene check sees appends too
+                rp.deliver(id);
+              },
+              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); }, ss_append_atom_v,
+              std::move(row));
+          },
+          [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
+        return rp;
+      },
+      [self](gw_live_atom, std::string& key) -> caf::result<std::vector<message>> {
+        return ask_session<std::vector<message>>(self, key, std::string{},
+                                                 self->state.cfg.storage_timeout, ss_live_atom_v);
+      },
+      [self](gw_live_atom, std::string& key,
+             std::string& owner) -> caf::result<std::vector<message>> {
+        return ask_session<std::vector<message>>(self, key, owner,
+                                                 self->state.cfg.storage_timeout, ss_live_atom_v);
+      },
+      [local_compaction](gw_local_atom, std::string& key, int64_t message_id,
+                         int64_t radius) -> caf::result<compaction_report> {
+        return local_compaction(key, message_id, radius, std::string{});
+      },
+      [local_compaction](gw_local_atom, std::string& key, int64_t message_id, int64_t radius,
+                         std::string& owner) -> caf::result<compaction_report> {
+        return local_compaction(key, message_id, radius, owner);
+      },
+      [checkpoint](gw_checkpoint_atom, std::string& key,
+                   std::string& name) -> caf::result<checkpoint_record> {
+        return checkpoint(key, name, std::string{});
+      },
+      [checkpoint](gw_checkpoint_atom, std::string& key, std::string& name,
+                   std::string& owner) -> caf::result<checkpoint_record> {
+        return checkpoint(key, name, owner);
+      },
+      [rollback_to_checkpoint](gw_rollback_atom, std::string& key,
+                               std::string& name) -> caf::result<std::vector<message>> {
+        return rollback_to_checkpoint(key, name, std::string{});
+      },
+      [rollback_to_checkpoint](gw_rollback_atom, std::string& key, std::string& name,
+                               std::string& owner) -> caf::result<std::vector<message>> {
+        return rollback_to_checkpoint(key, name, owner);
+      },
+      [rollback_branch](gw_rollback_atom, std::string& key, int64_t last_kept_id,
+                        std::string& label) -> caf::result<std::vector<message>> {
+        return rollback_branch(key, last_kept_id, label, std::string{});
+      },
+      [rollback_branch](gw_rollback_atom, std::string& key, int64_t last_kept_id,
+                        std::string& label, std::string& owner)
+        -> caf::result<std::vector<message>> {
+        return rollback_branch(key, last_kept_id, label, owner);
       },
       [self](gw_exhausted_atom, std::string& session_id, std::string& key) {
         auto& st = self->state;

@@ -91,6 +91,22 @@ using gateway_actor = caf::typed_actor<
   // Rolls back every row of the key's session after a row id (key, last kept id, label
   // that retires later checkpoints): a client's branch (the OpenAI door). The live rows.
   caf::replies_to<gw_rollback_atom, std::string, int64_t, std::string>::with<std::vector<message>>,
+  // The same operations for a caller that may reach only one user's sessions (the HTTP
+  // API's user tokens): a trailing `owner`, the user the key's session must belong to
+  // ("" = any). Decided on the session the operation then works on, in one step of the
+  // gateway: another user's session is errc::foreign_session and nothing is done.
+  caf::replies_to<gw_command_atom, std::string, trigger, std::string, std::string>::with<
+    compaction_report>,
+  caf::replies_to<gw_state_atom, std::string, std::string>::with<session_snapshot>,
+  caf::replies_to<gw_live_atom, std::string, std::string>::with<std::vector<message>>,
+  caf::replies_to<gw_local_atom, std::string, int64_t, int64_t, std::string>::with<
+    compaction_report>,
+  caf::replies_to<gw_checkpoint_atom, std::string, std::string, std::string>::with<
+    checkpoint_record>,
+  caf::replies_to<gw_rollback_atom, std::string, std::string, std::string>::with<
+    std::vector<message>>,
+  caf::replies_to<gw_rollback_atom, std::string, int64_t, std::string, std::string>::with<
+    std::vector<message>>,
   // From the supervisor.
   caf::reacts_to<gw_exhausted_atom, std::string, std::string>,
   caf::reacts_to<gw_rebind_atom, std::string, session_actor>,
@@ -110,6 +126,7 @@ using gateway_storage_actor = caf::typed_actor<
   caf::replies_to<st_append_atom, message>::with<int64_t>,
   caf::replies_to<st_new_session_atom, session_record, int64_t>::with<session_record>,
   caf::replies_to<st_list_atom, session_filter>::with<std::vector<session_record>>,
+  caf::replies_to<st_session_atom, std::string>::with<session_record>,
   caf::replies_to<st_reset_atom, std::string, int32_t, int64_t, std::string,
                   int64_t>::with<session_record>,
   caf::replies_to<st_checkpoint_atom, std::string, std::string, int64_t>::with<checkpoint_record>,

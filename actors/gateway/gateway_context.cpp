@@ -92,7 +92,7 @@ caf::result<context_reply> context_request_for(gateway_ptr self, const std::stri
   if (opens)
     with_session(self, key, user, std::move(run), fail);
   else
-    with_existing(self, key, std::move(run), fail);
+    with_existing(self, key, user, std::move(run), fail); // `user` "" = any owner
   return promise;
 }
 

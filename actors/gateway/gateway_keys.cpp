@@ -12,6 +12,11 @@
 
 namespace mneme::gateway_detail {
 
+caf::error foreign_session_error(const std::string& key) {
+  return caf::make_error(errc::foreign_session,
+                         "the session under key '" + key + "' belongs to another user");
+}
+
 namespace {
 
 void opened(gateway_ptr self, const std::string& key) {
@@ -99,6 +104,30 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
       [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
 }
 
+// A new session under `key`, unless the key is the id of a stored session of another
+// user than the one opening it (keys[key].user_id): opening it would shadow that
+// session's id for reads by id (a take-over through a session header). The refusal
+// clears the key's user, so the next requester's own user decides its open.
+void create_unless_foreign_id(gateway_ptr self, const std::string& key, on_error fail) {
+  auto& st = self->state;
+  then_forgetting(self, self->request(st.storage, st.cfg.storage_timeout, st_session_atom_v, key),
+      [self, key, fail](session_record& named) {
+        auto& e = self->state.keys[key];
+        if (named.user_id != e.user_id) {
+          self->state.log().info("key={} event=foreign_session_id", log_quoted(key));
+          e.user_id.clear();
+          failed_to_open(self, key, foreign_session_error(key), fail);
+          return;
+        }
+        create(self, key, fail);
+      },
+      [self, key, fail](caf::error& err) {
+        if (err == errc::not_found)
+          return create(self, key, fail);
+        failed_to_open(self, key, std::move(err), fail);
+      });
+}
+
 // The newest open session stored under `key` (any user).
 session_filter open_session_of(const std::string& key) {
   session_filter filter;
@@ -124,8 +153,7 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
   // The refusal does not name the owner.
   fn = [self, key, user, requester, fn = std::move(fn), fail] {
     if (!user.empty() && self->state.keys[key].user_id != requester) {
-      fail(caf::make_error(errc::bad_request, "the session under key '" + key
-                                                + "' belongs to another user"));
+      fail(foreign_session_error(key));
       return;
     }
     fn();
@@ -158,7 +186,7 @@ void open_stored(gateway_ptr self, const std::string& key, on_error fail) {
       self->request(st.storage, st.cfg.storage_timeout, st_list_atom_v, open_session_of(key)),
       [self, key, fail](std::vector<session_record>& found) {
         if (found.empty()) {
-          create(self, key, fail);
+          create_unless_foreign_id(self, key, fail);
           return;
         }
         auto& e = self->state.keys[key];
@@ -171,9 +199,17 @@ void open_stored(gateway_ptr self, const std::string& key, on_error fail) {
 
 // Like with_session, for operations on a session that must exist: known to this
 // process or stored open under the key; errc::not_found otherwise (nothing is created).
-void with_existing(gateway_ptr self, const std::string& key, std::function<void()> fn,
-                   on_error fail) {
+void with_existing(gateway_ptr self, const std::string& key, const std::string& owner,
+                   std::function<void()> fn, on_error fail) {
   auto& st = self->state;
+  // Decided on the session the key holds when `fn` runs (nothing runs in between).
+  fn = [self, key, owner, fn = std::move(fn), fail] {
+    if (!owner.empty() && self->state.keys[key].user_id != owner) {
+      fail(foreign_session_error(key));
+      return;
+    }
+    fn();
+  };
   if (auto i = st.keys.find(key);
       i != st.keys.end() && (!i->second.session_id.empty() || i->second.opening)) {
     with_session(self, key, i->second.user_id, std::move(fn), std::move(fail));

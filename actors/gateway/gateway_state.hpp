@@ -160,8 +160,12 @@ void request_session(gateway_ptr self, const std::string& key,
 }
 
 // gateway_keys.cpp
+// The refusal of a request whose user is not the owner of the key's session
+// (errc::foreign_session; the owner is not named).
+caf::error foreign_session_error(const std::string& key);
 // Runs `fn` once the key's session actor is up: spawned, rehydrated, created or found
-// open in the store. A user other than the key's owner is refused (bad_request).
+// open in the store. A user other than the key's owner is refused (foreign_session), as
+// is a new session under a key that is the id of another user's stored session.
 void with_session(gateway_ptr self, const std::string& key, const std::string& user,
                   std::function<void()> fn, on_error fail);
 // The open itself (REQUIRES: opening, the lease held in node mode): the key's known
@@ -169,9 +173,11 @@ void with_session(gateway_ptr self, const std::string& key, const std::string& u
 void open_stored(gateway_ptr self, const std::string& key, on_error fail);
 void failed_to_open(gateway_ptr self, const std::string& key, caf::error err, on_error fail);
 // Like with_session, for a session that must exist: known to this process or stored
-// open under the key; errc::not_found otherwise (nothing is created).
-void with_existing(gateway_ptr self, const std::string& key, std::function<void()> fn,
-                   on_error fail);
+// open under the key; errc::not_found otherwise (nothing is created). `owner` not empty:
+// the session must be that user's (errc::foreign_session otherwise), checked on the
+// session `fn` then works on.
+void with_existing(gateway_ptr self, const std::string& key, const std::string& owner,
+                   std::function<void()> fn, on_error fail);
 // The reset after exhaustion (SPEC §5.3); `then` runs once the key has its new session.
 void reset(gateway_ptr self, const std::string& key, const std::string& old_id,
            std::function<void()> then);

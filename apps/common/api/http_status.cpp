@@ -15,7 +15,8 @@ bool is_mneme(const caf::error& err) {
 
 int http_status_of(errc code) {
   switch (code) {
-    case errc::bad_request: return 400;
+    case errc::bad_request:
+    case errc::foreign_session: return 400;
     case errc::not_found: return 404;
     case errc::overloaded: return 429;
     case errc::shutting_down: return 503;
@@ -70,8 +71,12 @@ int http_status_of(const caf::error& err) {
 }
 
 std::string error_code_of(const caf::error& err) {
-  if (is_mneme(err))
-    return to_string(static_cast<errc>(err.code()));
+  if (is_mneme(err)) {
+    auto code = static_cast<errc>(err.code());
+    // A user token never sees it (answered as an unknown key); to an admin naming the
+    // wrong user it is the bad request it always was.
+    return code == errc::foreign_session ? "bad_request" : to_string(code);
+  }
   if (err == caf::sec::request_timeout)
     return "request_timeout";
   return "internal";
@@ -88,6 +93,16 @@ std::string error_message_of(const caf::error& err) {
 
 std::string unknown_key_message(const std::string& key) {
   return "no session under key or id '" + key + "'";
+}
+
+bool hidden_from(const access_scope& who, const caf::error& err) {
+  return !who.is_admin() && err == errc::foreign_session;
+}
+
+caf::error as_seen_by(const access_scope& who, const caf::error& err, const std::string& key) {
+  if (hidden_from(who, err))
+    return caf::make_error(errc::not_found, unknown_key_message(key));
+  return err;
 }
 
 } // namespace mneme::api

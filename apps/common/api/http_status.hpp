@@ -8,6 +8,7 @@
 #include "caf/error.hpp"
 
 #include "messages/errc.hpp"
+#include "policies/access_scope.hpp"
 
 namespace mneme::api {
 
@@ -21,8 +22,9 @@ int http_status_of(errc code);
 // request timeout, 500 for everything else.
 int http_status_of(const caf::error& err);
 
-// The "code" of the JSON error: the errc name ("not_found"), "request_timeout" for
-// CAF's request timeout, "internal" for any other error.
+// The "code" of the JSON error: the errc name ("not_found"; "bad_request" for
+// foreign_session), "request_timeout" for CAF's request timeout, "internal" for any other
+// error.
 std::string error_code_of(const caf::error& err);
 
 // The human part of an error: its context text (e.g. "no session under key 'k'"),
@@ -32,5 +34,12 @@ std::string error_message_of(const caf::error& err);
 // The 404 message of a key or session id that names no session. A user token that names
 // another user's key gets exactly this too, so whether the key exists is not revealed.
 std::string unknown_key_message(const std::string& key);
+
+// The error `who` is answered with: for a user token, errc::foreign_session (the session
+// the key or id names is another user's) becomes the not_found of an unknown `key`;
+// anything else is unchanged. The one place that hides another user's session.
+caf::error as_seen_by(const access_scope& who, const caf::error& err, const std::string& key);
+// Whether as_seen_by hid `err` from `who` (the caller counts a refusal for its scope).
+bool hidden_from(const access_scope& who, const caf::error& err);
 
 } // namespace mneme::api

@@ -100,6 +100,15 @@ caf::error in_door_terms(const caf::error& err, const conversation_request& rq) 
                            + ": 1 to answer them with a stub and go on");
 }
 
+// Ends the conversation with `err` as the request's token sees it: another user's
+// session, found where the gateway opened it, is the 404 of an unknown key to a user
+// token (http_status.hpp as_seen_by).
+void failed(const conversation_ptr& c, const caf::error& err) {
+  if (hidden_from(c->r->scope(), err))
+    c->r->refused_for_scope();
+  c->events->failed(as_seen_by(c->r->scope(), err, c->rq.key));
+}
+
 void converse_turn(const conversation_ptr& c, new_messages fresh) {
   auto in = std::move(c->rq.turn);
   if (fresh.tool_results.empty()) {
@@ -112,7 +121,7 @@ void converse_turn(const conversation_ptr& c, new_messages fresh) {
                   c->rq.user, std::move(in))
     .then([c](caf::expected<turn_reply> reply) {
       if (!reply)
-        return c->events->failed(in_door_terms(reply.error(), c->rq));
+        return failed(c, in_door_terms(reply.error(), c->rq));
       c->events->answered(*reply);
     });
 }
@@ -126,7 +135,7 @@ void converse_append(const conversation_ptr& c, std::shared_ptr<new_messages> fr
                c->rq.user, std::move(row))
     .then([c, fresh, i](caf::expected<int64_t> id) {
       if (!id)
-        return c->events->failed(id.error());
+        return failed(c, id.error());
       converse_append(c, fresh, i + 1);
     });
 }
@@ -140,8 +149,8 @@ void carry_out(const conversation_ptr& c, const history_plan& plan) {
   std::string why;
   auto fresh = split_new_messages(c->rq.sent, plan.known, why, c->rq.turn.abandon_pending);
   if (!fresh)
-    return c->events->failed(
-      caf::make_error(errc::bad_request, "field '" + c->rq.messages_field + "': " + why));
+    return failed(c, caf::make_error(errc::bad_request,
+                                     "field '" + c->rq.messages_field + "': " + why));
   converse_append(c, std::make_shared<new_messages>(std::move(*fresh)), 0);
 }
 
@@ -152,10 +161,11 @@ void follow(const conversation_ptr& c, const history_plan& plan) {
   c->events->rebasing(plan);
   c->conv->drop_print(c->rq.key); // the rollback changes rows before the print's end
   ask<std::vector<message>>(c, c->cfg().gateway, c->cfg().turn_timeout, gw_rollback_atom_v,
-                            c->rq.key, plan.last_kept_id, c->rq.branch_label)
+                            c->rq.key, plan.last_kept_id, c->rq.branch_label,
+                            reachable_owner(c->r->scope()))
     .then([c, plan](caf::expected<std::vector<message>> live) {
       if (!live)
-        return c->events->failed(live.error());
+        return failed(c, live.error());
       carry_out(c, plan);
     });
 }
@@ -170,7 +180,7 @@ void read_conversation(const conversation_ptr& c, const std::string& sid, std::s
                             int64_t{1}, conversation_last_row)
     .then([c, parent_id, depth, then](caf::expected<std::vector<message>> rows) {
       if (!rows)
-        return c->events->failed(rows.error());
+        return failed(c, rows.error());
       auto own = std::make_shared<std::vector<message>>(std::move(*rows));
       auto alone = [own, then] {
         auto conv = conversation_of(std::move(*own));
@@ -229,7 +239,7 @@ void match(const conversation_ptr& c) {
                             c->session_id, from, conversation_last_row)
     .then([c, known = std::move(p)](caf::expected<std::vector<message>> rows) {
       if (!rows)
-        return c->events->failed(rows.error());
+        return failed(c, rows.error());
       auto p = known;
       fold_rows(p, *rows, c->rules());
       c->conv->keep_print(c->rq.key, p);
@@ -241,7 +251,7 @@ void match(const conversation_ptr& c) {
 // the key claimed for this conversation, then matched.
 void claim_and_match(const conversation_ptr& c) {
   if (!c->conv->claim(c->rq.key)) // two transcripts matched at once would both be stored
-    return c->events->failed(caf::make_error(
+    return failed(c, caf::make_error(
       errc::session_busy, "session '" + c->rq.key
                             + "' is answering another request of this key; retry when it "
                               "has been answered"));
@@ -250,21 +260,21 @@ void claim_and_match(const conversation_ptr& c) {
 }
 
 void open_session(const conversation_ptr& c) {
-  ask<session_snapshot>(c, c->cfg().gateway, c->cfg().read_timeout, gw_state_atom_v, c->rq.key)
+  ask<session_snapshot>(c, c->cfg().gateway, c->cfg().read_timeout, gw_state_atom_v, c->rq.key,
+                        reachable_owner(c->r->scope()))
     .then([c](caf::expected<session_snapshot> snap) {
       if (!snap) {
         if (snap.error() != errc::not_found)
-          return c->events->failed(snap.error());
+          return failed(c, snap.error());
         return claim_and_match(c);
       }
       const auto& owner = snap->record.user_id;
       if (!c->rq.user.empty() && c->rq.user != owner) {
         if (!c->r->scope().is_admin()) { // a user token: answered as an unknown key
           c->r->refused_for_scope();
-          return c->events->failed(
-            caf::make_error(errc::not_found, unknown_key_message(c->rq.key)));
+          return failed(c, caf::make_error(errc::not_found, unknown_key_message(c->rq.key)));
         }
-        return c->events->failed(caf::make_error(
+        return failed(c, caf::make_error(
           errc::bad_request, "field 'user': session '" + c->rq.key + "' belongs to another user"));
       }
       c->session_id = snap->record.id;
@@ -322,13 +332,13 @@ void door_conversations::run(const door_request_ptr& r,
   guarded(c, [&] {
     auto v = check_name(c->rq.key, session_key_max_bytes);
     if (!v.ok())
-      return c->events->failed(caf::make_error(
+      return failed(c, caf::make_error(
         errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
     if (is_true_flag(r->request().header(abandon_pending_header)))
       c->rq.turn.abandon_pending = true;
     if (auto b = r->request().header(builtin_tools_header); !b.empty()) {
       if (!is_off_flag(b) && !is_true_flag(b) && !same_letters(b, "on"))
-        return c->events->failed(caf::make_error(
+        return failed(c, caf::make_error(
           errc::bad_request, "header '" + std::string{builtin_tools_header}
                                + "' must be on, off, 1, 0, true or false"));
       c->rq.turn.options.builtin_tools = !is_off_flag(b);

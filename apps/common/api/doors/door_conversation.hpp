@@ -5,7 +5,11 @@
 //
 //   open ───► gw_state: the session under the key (none yet for a new key); a request
 //             whose user is not the session's owner is refused (a user token: the 404
-//             of an unknown key; an admin: 400)
+//             of an unknown key; an admin: 400). Every gateway call of the conversation
+//             carries the token's reachable owner (policies/access_scope.hpp), so the
+//             gateway decides again on the session it works on: a session its owner
+//             opened after this step, or a key that is another user's session id, is
+//             refused the same way, never served to the other user
 //   match ──► the key's history_print (policies/history_match.hpp) brought up to date
 //             with the rows stored since (st_range), and the plan from it; when the
 //             print cannot decide, every row of the conversation is read — the session

@@ -29,9 +29,15 @@ void send_error(const call_ptr& c, int status, const std::string& code, const st
   send_json(c, status, error_json(code, msg));
 }
 
-std::pair<int, json> error_answer(const call_ptr& c, const caf::error& err) {
+std::pair<int, json> error_answer(const call_ptr& c, const caf::error& refusal) {
   auto& api = *c->api;
-  if (api.shutting_down.load() && err != errc::bad_request && err != errc::not_found)
+  // Another user's session, found where the route opened or read it: a user token gets
+  // the answer of an unknown key (the {key} of the route).
+  if (hidden_from(c->who, refusal))
+    c->refused_for_scope();
+  auto err = as_seen_by(c->who, refusal, c->path.empty() ? std::string{} : c->path[0]);
+  if (api.shutting_down.load() && err != errc::bad_request && err != errc::not_found
+      && err != errc::foreign_session)
     return {503, error_json("shutting_down", "the daemon is shutting down")};
   auto status = http_status_of(err);
   if (status >= 500)

@@ -2,7 +2,6 @@
 #include "apps/common/api/plumbing/route_run.hpp"
 
 #include "apps/common/api/plumbing/ask.hpp"
-#include "apps/common/api/plumbing/session_lookup.hpp"
 
 namespace mneme::api {
 
@@ -21,10 +20,10 @@ std::string scope_refusal_message(const route_row& row, const access_scope& who)
 }
 
 void run_row(const call_ptr& c, const route_row& row) {
-  if (row.access == route_access::key_owned)
-    guarded(c, with_owned_key, c, row.handler);
-  else
-    guarded(c, row.handler, c);
+  // A key_owned row decides its scope where it opens or reads its session
+  // (plumbing/session_lookup.hpp), not here: a lookup of the key before the route ran
+  // could be answered before the key's owner created its session.
+  guarded(c, row.handler, c);
 }
 
 } // namespace mneme::api

@@ -1,8 +1,8 @@
 // Running one row of the route table for a request: the verdict of the row's access on
 // the request's scope (policies/access_scope.hpp) and the handler run (a key_owned row
-// through with_owned_key, plumbing/session_lookup.hpp). Shared by http_api (every request
-// from the network) and inner requests (plumbing/inner_request.hpp), so a route is
-// checked the same way whoever asks it.
+// checks its session's owner itself, plumbing/session_lookup.hpp). Shared by http_api
+// (every request from the network) and inner requests (plumbing/inner_request.hpp), so a
+// route is checked the same way whoever asks it.
 //
 // Threads: row_verdict and scope_refusal_message from any thread; run_row in the
 // request's actor (c->self set).

@@ -16,18 +16,27 @@ void stored_session(const call_ptr& c, const std::string& key,
   f.open_only = true;
   f.limit = 1;
   auto& api = *c->api;
+  // Decided on the record found, the one the caller then reads.
+  auto reachable = [c, key, then](session_record rec) {
+    if (!may_reach(c->who, rec.user_id))
+      return then(caf::expected<session_record>{caf::make_error(
+        errc::foreign_session, "the session under key '" + key + "' belongs to another user")});
+    then(caf::expected<session_record>{std::move(rec)});
+  };
   ask<std::vector<session_record>>(c, api.storage, api.opt.read_timeout, st_list_atom_v, f)
-    .then([c, key, then](caf::expected<std::vector<session_record>> found) {
+    .then([c, key, then, reachable](caf::expected<std::vector<session_record>> found) {
       if (!found)
         return then(caf::expected<session_record>{found.error()});
       if (!found->empty())
-        return then(caf::expected<session_record>{std::move(found->front())});
+        return reachable(std::move(found->front()));
       ask<session_record>(c, c->api->storage, c->api->opt.read_timeout, st_session_atom_v, key)
-        .then([key, then](caf::expected<session_record> rec) {
+        .then([key, then, reachable](caf::expected<session_record> rec) {
           if (!rec && rec.error() == errc::not_found)
             return then(caf::expected<session_record>{
               caf::make_error(errc::not_found, unknown_key_message(key))});
-          then(std::move(rec));
+          if (!rec)
+            return then(std::move(rec));
+          reachable(std::move(*rec));
         });
     });
 }
@@ -51,27 +60,12 @@ void read_stored_session(const call_ptr& c, std::function<void(const std::string
   });
 }
 
-void with_owned_key(const call_ptr& c, const route_handler& route) {
-  if (c->who.is_admin())
-    return route(c);
-  auto key = c->path[0];
-  stored_session(c, key, [c, key, route](caf::expected<session_record> rec) {
-    if (!rec && rec.error() != errc::not_found)
-      return fail(c, rec.error());
-    access_question q{route_access::key_owned, c->who, {}, std::nullopt};
-    if (rec)
-      q.key_owner = rec->user_id;
-    if (decide_access(q) != access_verdict::allow) {
-      c->refused_for_scope();
-      return send_error(c, 404, "not_found", unknown_key_message(key));
-    }
-    route(c);
-  });
-}
+std::string owner_of_call(const call_ptr& c) { return reachable_owner(c->who); }
 
 void answer_appended(const call_ptr& c, const std::string& key, int64_t id,
                      std::string fallback_sid, std::function<void(json&)> extra) {
-  ask<session_snapshot>(c, c->api->gateway, c->api->opt.read_timeout, gw_state_atom_v, key)
+  ask<session_snapshot>(c, c->api->gateway, c->api->opt.read_timeout, gw_state_atom_v, key,
+                        owner_of_call(c))
     .then([c, id, fallback_sid, extra](caf::expected<session_snapshot> snap) {
       json body{{"id", id}};
       body["session_id"] = snap ? snap->record.id : fallback_sid;

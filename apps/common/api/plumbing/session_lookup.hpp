@@ -3,10 +3,13 @@
 // stored session with that id (any state: a session ended by a reset stays readable).
 // An unknown key is errc::not_found with unknown_key_message (http_status.hpp).
 //
-// with_owned_key() is the scope check of every key_owned route (policies/access_scope.hpp):
-// an admin always passes; a user token passes when the stored session is its own user's
-// or none is stored (an append opens it for the token's user), and gets the 404 of an
-// unknown key otherwise, so whether another user's key exists is not revealed.
+// The scope of a key_owned route (policies/access_scope.hpp) is decided where the route
+// opens or reads its session, on the session it got, never by an earlier lookup of the
+// key: stored_session() refuses another user's record (errc::foreign_session) for a user
+// token, and every gateway operation of a route carries reachable_owner(c->who), which
+// the gateway checks on the session it then works on. fail() (answer.hpp) answers a user
+// token's foreign_session as the 404 of an unknown key, so whether another user's key
+// exists is not revealed; a key without a session may be opened by the token's user.
 // answer_appended() reads the key's session after an append (the gateway's).
 //
 // Threads: in the request's actor.
@@ -26,6 +29,7 @@
 
 namespace mneme::api {
 
+// The stored session of `key`, when c->who may reach it (errc::foreign_session otherwise).
 void stored_session(const call_ptr& c, const std::string& key,
                     std::function<void(caf::expected<session_record>)> then);
 // The id of stored_session().
@@ -37,8 +41,8 @@ void stored_session_id(const call_ptr& c, const std::string& key,
 // answered (400, 404) and `then` does not run.
 void read_stored_session(const call_ptr& c, std::function<void(const std::string& sid)> then);
 
-// Runs `route` when the token may reach the session of the {key} (c->path[0]).
-void with_owned_key(const call_ptr& c, const route_handler& route);
+// The owner a gateway operation of this request requires ("" for an admin: any).
+std::string owner_of_call(const call_ptr& c);
 
 // The answer of an append to {key} (row `id`): 201 {"id","session_id"} with the session
 // the gateway holds under the key now (a reset in between names the new session;

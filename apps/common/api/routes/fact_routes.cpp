@@ -116,7 +116,8 @@ void inject_facts(const call_ptr& c) {
   if (!in || !check_optional_user(c, "field 'user'", in->user))
     return;
   auto key = c->path[0];
-  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key)
+  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key,
+                        owner_of_call(c))
     .then([c, key, in = std::move(*in)](caf::expected<session_snapshot> hosted) {
       std::string user = in.user;
       std::string sid;

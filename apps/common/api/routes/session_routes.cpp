@@ -24,8 +24,9 @@
 //   - GET /rows reads the id range from the store and cuts it to `limit` (a page of a
 //     long session costs the read of the rest of its range: pass `to` when known);
 //   - GET /v1/sessions with a user token lists that user's sessions (?user=another is
-//     403). Two users racing to open the same new key: the loser's write is refused by
-//     the gateway (400, as without tokens).
+//     403). Two users racing to open the same new key: the loser is refused where the
+//     session is opened or read (the gateway, or the record read from the store): 404
+//     as for an unknown key for a user token, 400 for an admin naming the other user.
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -100,6 +101,8 @@ void stored_state(const call_ptr& c, const std::string& key, bool with_live) {
           return send_error(c, 404, "not_found", unknown_key_message(key));
         return fail(c, rec.error());
       }
+      if (!may_reach(c->who, rec->user_id)) // decided on the record read here
+        return fail(c, caf::make_error(errc::foreign_session, unknown_key_message(key)));
       auto id = rec->id;
       ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_live_atom_v, id)
         .then([c, rec = std::move(*rec), with_live](caf::expected<std::vector<message>> rows) {
@@ -125,7 +128,8 @@ void session_state(const call_ptr& c) {
   bool with_live = true;
   if (!check_read_key(c, key) || !bool_param(c, "live", with_live))
     return;
-  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key)
+  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key,
+                        owner_of_call(c))
     .then([c, key, with_live](caf::expected<session_snapshot> hosted) {
       if (!hosted) {
         if (hosted.error() == errc::not_found)
@@ -134,7 +138,8 @@ void session_state(const call_ptr& c) {
       }
       if (!with_live)
         return answer_state(c, std::move(*hosted), std::nullopt);
-      ask<std::vector<message>>(c, c->api->gateway, c->read_timeout(), gw_live_atom_v, key)
+      ask<std::vector<message>>(c, c->api->gateway, c->read_timeout(), gw_live_atom_v, key,
+                                owner_of_call(c))
         .then([c, snap = std::move(*hosted)](caf::expected<std::vector<message>> rows) {
           if (!rows)
             return fail(c, rows.error());
@@ -169,11 +174,11 @@ void compact_session(const call_ptr& c) {
   };
   if (in->around_id)
     ask<compaction_report>(c, c->api->gateway, c->api->turn_timeout, gw_local_atom_v, key,
-                           *in->around_id, in->radius)
+                           *in->around_id, in->radius, owner_of_call(c))
       .then(done);
   else
     ask<compaction_report>(c, c->api->gateway, c->api->turn_timeout, gw_command_atom_v, key,
-                           trigger::t12_manual_session, std::move(in->focus))
+                           trigger::t12_manual_session, std::move(in->focus), owner_of_call(c))
       .then(done);
 }
 
@@ -224,7 +229,8 @@ void list_rows(const call_ptr& c) {
 }
 
 void make_checkpoint(const call_ptr& c, const std::string& key, const std::string& name) {
-  ask<checkpoint_record>(c, c->api->gateway, c->read_timeout(), gw_checkpoint_atom_v, key, name)
+  ask<checkpoint_record>(c, c->api->gateway, c->read_timeout(), gw_checkpoint_atom_v, key, name,
+                        owner_of_call(c))
     .then([c](caf::expected<checkpoint_record> cp) {
       if (!cp)
         return fail(c, cp.error());
@@ -241,8 +247,10 @@ void create_checkpoint(const call_ptr& c) {
     return make_checkpoint(c, key, in->name);
   auto name = in->name;
   stored_session_id(c, key, [c, key, name](caf::expected<std::string> id) {
-    if (!id) // an unknown key falls through: the gateway answers 404
-      return make_checkpoint(c, key, name);
+    if (!id && id.error() == errc::not_found) // the gateway answers 404 (or a session
+      return make_checkpoint(c, key, name);    // opened meanwhile, checked there)
+    if (!id)
+      return fail(c, id.error());
     ask<std::vector<checkpoint_record>>(c, c->api->storage, c->read_timeout(),
                                         st_checkpoints_atom_v, *id)
       .then([c, key, name](caf::expected<std::vector<checkpoint_record>> cps) {
@@ -277,7 +285,7 @@ void roll_back_session(const call_ptr& c) {
     return;
   auto key = c->path[0];
   ask<std::vector<message>>(c, c->api->gateway, c->api->turn_timeout, gw_rollback_atom_v, key,
-                            std::move(in->name))
+                            std::move(in->name), owner_of_call(c))
     .then([c, key](caf::expected<std::vector<message>> live) {
       if (!live)
         return fail(c, live.error());

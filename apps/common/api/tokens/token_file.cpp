@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 
 #include "messages/errc.hpp"
 #include "policies/client_text.hpp"
+#include "store/os_random.hpp"
 
 namespace mneme::api {
 
@@ -22,20 +22,6 @@ namespace {
 
 caf::error io_error(const std::string& path, const std::string& what) {
   return caf::make_error(errc::internal, path + ": " + what + ": " + std::strerror(errno));
-}
-
-// `n` bytes from getrandom (blocks only until the kernel's pool is initialized).
-bool random_bytes(unsigned char* out, size_t n) {
-  size_t got = 0;
-  while (got < n) {
-    auto r = ::getrandom(out + got, n - got, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return false;
-    got += static_cast<size_t>(r);
-  }
-  return true;
 }
 
 // An exclusive flock on PATH.lock for the length of a change.
@@ -137,7 +123,7 @@ const char* const new_file_header =
 caf::expected<std::string> generate_token() {
   unsigned char id[token_id_chars / 2];
   unsigned char secret[token_secret_bytes];
-  if (!random_bytes(id, sizeof id) || !random_bytes(secret, sizeof secret))
+  if (!fill_os_random(id, sizeof id) || !fill_os_random(secret, sizeof secret))
     return caf::make_error(errc::internal,
                            std::string{"getrandom failed: "} + std::strerror(errno));
   return std::string{token_prefix} + lower_hex(id, sizeof id) + "_"

@@ -21,9 +21,7 @@
 #include "apps/common/api/doors/anthropic_messages/anthropic_door.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
-#include <random>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
@@ -38,6 +36,7 @@
 #include "policies/anthropic_errors.hpp"
 #include "policies/client_text.hpp"
 #include "policies/token_estimate.hpp"
+#include "store/os_random.hpp"
 
 namespace mneme::api {
 
@@ -48,8 +47,6 @@ struct anthropic_door::shared {
   std::shared_ptr<spdlog::logger> log;
   counters count;
   door_conversations conversations;
-  std::atomic<uint64_t> next_id{0};
-  uint64_t id_salt = std::random_device{}();
 
   explicit shared(anthropic_door_config c)
     : cfg(std::move(c)),
@@ -58,13 +55,8 @@ struct anthropic_door::shared {
                     "anthropic", std::make_shared<spdlog::sinks::null_sink_mt>())),
       conversations(cfg.conversation) {}
 
-  std::string message_id() {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "msg_%016llx%08llx",
-                  static_cast<unsigned long long>(id_salt),
-                  static_cast<unsigned long long>(next_id.fetch_add(1) + 1));
-    return buf;
-  }
+  // "msg_" and 128 random bits from the kernel: never repeated, never guessable.
+  std::string message_id() const { return os_random_id("msg_"); }
 
   std::string upstream_model(const std::string& asked) const {
     if (asked.empty() || asked == "mneme" || asked.rfind("claude", 0) == 0)
@@ -347,14 +339,15 @@ void anthropic_door::count_tokens(const door_request_ptr& r) {
     if (c->key.empty())
       return answer(request_tokens);
     ask<session_snapshot>(c, s_->cfg.conversation.gateway, s_->cfg.conversation.read_timeout,
-                          gw_state_atom_v, c->key)
+                          gw_state_atom_v, c->key, reachable_owner(c->r->scope()))
       .then([c, answer, tools, request_tokens](caf::expected<session_snapshot> snap) {
         if (!snap) {
           if (snap.error() == errc::not_found) // no session yet: the request is all of it
             return answer(request_tokens);
-          return c->fail(snap.error());
+          if (!hidden_from(c->r->scope(), snap.error()))
+            return c->fail(snap.error());
         }
-        if (!c->user.empty() && c->user != snap->record.user_id) {
+        if (!snap || (!c->user.empty() && c->user != snap->record.user_id)) {
           c->r->refused_for_scope(); // a user token on another user's key: unknown
           return c->error(404, "not_found", "no session '" + c->key + "'");
         }

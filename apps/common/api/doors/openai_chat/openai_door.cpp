@@ -19,8 +19,6 @@
 //     a branch from before the continuation is matched against the new session alone.
 #include "apps/common/api/doors/openai_chat/openai_door.hpp"
 
-#include <cstdio>
-#include <random>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/null_sink.h>
@@ -35,6 +33,7 @@
 #include "policies/client_text.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
+#include "store/os_random.hpp"
 
 namespace mneme::api {
 
@@ -45,8 +44,6 @@ struct openai_door::shared {
   std::shared_ptr<spdlog::logger> log;
   counters count;
   door_conversations conversations;
-  std::atomic<uint64_t> next_id{0};
-  uint64_t id_salt = std::random_device{}();
   int64_t started_s = 0; // `created` of GET /v1/models
 
   explicit shared(openai_door_config c)
@@ -57,13 +54,8 @@ struct openai_door::shared {
       conversations(cfg.conversation),
       started_s(cfg.clock() / 1000) {}
 
-  std::string completion_id() {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "chatcmpl-%016llx%08llx",
-                  static_cast<unsigned long long>(id_salt),
-                  static_cast<unsigned long long>(next_id.fetch_add(1) + 1));
-    return buf;
-  }
+  // "chatcmpl-" and 128 random bits from the kernel: never repeated, never guessable.
+  std::string completion_id() const { return os_random_id("chatcmpl-"); }
 };
 
 namespace {

@@ -26,9 +26,7 @@
 //     it is logged, counted as an error, and the id cannot be continued.
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
-#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +42,7 @@
 #include "policies/client_text.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
+#include "store/os_random.hpp"
 
 namespace mneme::api {
 
@@ -54,13 +53,8 @@ namespace {
 using responses_shared = std::shared_ptr<responses_door::shared>;
 constexpr const char* responses_branch_label = "responses-branch";
 
-// "resp_" and 128 random bits in hex.
-std::string new_response_id() {
-  std::random_device rd;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "resp_%08x%08x%08x%08x", rd(), rd(), rd(), rd());
-  return buf;
-}
+// "resp_" and 128 random bits in hex, from the kernel (store/os_random.hpp).
+std::string new_response_id() { return os_random_id("resp_"); }
 
 // One POST /v1/responses on its way; the events of its conversation.
 struct response_call final : conversation_events,
@@ -93,9 +87,12 @@ struct response_call final : conversation_events,
     r->answer(std::move(res));
   }
 
-  void fail(const caf::error& err) {
-    if (r->forward_elsewhere(err)) // refused at the open, before anything was answered
+  void fail(const caf::error& refusal) {
+    if (r->forward_elsewhere(refusal)) // refused at the open, before anything was answered
       return;
+    if (hidden_from(r->scope(), refusal)) // another user's session: an unknown key
+      r->refused_for_scope();
+    auto err = as_seen_by(r->scope(), refusal, key);
     auto status = http_status_of(err);
     if (status >= 500)
       door->log->warn("key={} event=responses_error status={} error={}", log_quoted(key), status,
@@ -314,7 +311,8 @@ void responses_branch(const response_ptr& c, const response_record& prev) {
         return responses_session(c);
       const auto& conv = c->cfg().conversation;
       ask<std::vector<message>>(c, conv.gateway, conv.turn_timeout, gw_rollback_atom_v, c->key,
-                                prev.last_row_id, std::string{responses_branch_label})
+                                prev.last_row_id, std::string{responses_branch_label},
+                                reachable_owner(c->r->scope()))
         .then([c, later, prev](caf::expected<std::vector<message>> live) {
           if (!live)
             return c->fail(live.error());
@@ -345,7 +343,8 @@ void responses_continue(const response_ptr& c) {
       c->key = prev->session_key;
       c->owner = prev->user_id;
       const auto& conv = c->cfg().conversation;
-      ask<session_snapshot>(c, conv.gateway, conv.read_timeout, gw_state_atom_v, c->key)
+      ask<session_snapshot>(c, conv.gateway, conv.read_timeout, gw_state_atom_v, c->key,
+                            reachable_owner(c->r->scope()))
         .then([c, prev = *prev](caf::expected<session_snapshot> snap) {
           if (!snap && snap.error() != errc::not_found)
             return c->fail(snap.error());
