@@ -64,6 +64,8 @@ struct fake_llm_stats {
   int64_t chat_requests = 0;             // valid chat-completions requests, by purpose
   int64_t summary_requests = 0;
   int64_t compaction_requests = 0;       // valid POST /v1/responses/compact requests
+  int64_t messages_requests = 0;         // of chat + summary: valid POST /v1/messages
+                                         // (Anthropic's Messages API) requests
   int64_t server_compactions = 0;        // chat answers in which the server compacted
   int64_t control_requests = 0;          // /health and /control/*
   int64_t bad_requests = 0;              // malformed HTTP or JSON, unknown paths
