@@ -56,10 +56,15 @@ struct anthropic_fixture : test::http_api_fixture {
     set_scenario(std::move(s));
   }
 
-  static json results_for(const json& reply) {
+  // The results of every call of a reply, each "found <id>" and `padding` tokens more.
+  static json results_for(const json& reply, int64_t padding = 0) {
     auto out = json::array();
-    for (const auto& c : reply["tool_calls"])
-      out.push_back({{"tool_call_id", c["id"]}, {"content", "found " + c["id"].get<std::string>()}});
+    for (const auto& c : reply["tool_calls"]) {
+      auto text = "found " + c["id"].get<std::string>();
+      if (padding > 0)
+        text += " " + filler("out", padding);
+      out.push_back({{"tool_call_id", c["id"]}, {"content", text}});
+    }
     return out;
   }
 
@@ -95,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_tool_loop_runs_across_compactions_summarized_over_the_mes
   std::string sid;
   for (int round = 0; round < 6; ++round) {
     BOOST_TEST_CONTEXT("round " << round) {
-      auto r = turn("loop", {{"content", filler("r" + std::to_string(round), threshold / 5)},
+      auto r = turn("loop", {{"content", filler("r" + std::to_string(round), threshold / 4)},
                              {"tools", lookup_tool()}});
       BOOST_REQUIRE_MESSAGE(r.status == 200, r.text);
       // Two calling answers, then a text answer quoting the results.
@@ -103,7 +108,7 @@ BOOST_AUTO_TEST_CASE(a_tool_loop_runs_across_compactions_summarized_over_the_mes
         BOOST_REQUIRE_MESSAGE(r.body["finish_reason"] == "tool_calls", r.text);
         for (const auto& c : r.body["compactions"])
           committed += c["committed"] == true;
-        r = turn("loop", {{"tool_results", results_for(r.body)}});
+        r = turn("loop", {{"tool_results", results_for(r.body, threshold / 8)}});
         BOOST_REQUIRE_MESSAGE(r.status == 200, r.text);
       }
       for (const auto& c : r.body["compactions"])

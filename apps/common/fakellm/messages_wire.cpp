@@ -119,7 +119,12 @@ std::vector<std::string> text_pieces(const std::string& s, size_t n) {
   std::vector<std::string> out;
   size_t at = 0;
   while (at < s.size()) {
-    size_t len = std::max<size_t>(1, utf8_prefix_length(std::string_view{s}.substr(at), n));
+    size_t len = utf8_prefix_length(std::string_view{s}.substr(at), n);
+    if (len == 0) { // one character longer than n: it is sent whole, never split
+      len = 1;
+      while (at + len < s.size() && (static_cast<unsigned char>(s[at + len]) & 0xC0) == 0x80)
+        ++len;
+    }
     out.push_back(s.substr(at, len));
     at += len;
   }
