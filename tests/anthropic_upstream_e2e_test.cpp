@@ -2,8 +2,8 @@
 // (model.api: anthropic, auxiliary.compression.api: anthropic): the HTTP API in process
 // against the fake LLM's POST /v1/messages. A tool loop across compactions whose
 // summaries are Messages calls too, a streamed turn relaying text and tool_use
-// fragments, and a 529 overloaded outage the turn reports and recovers from with every
-// user message stored. Asserted on replies, stored rows and the fake's counters (every
+// fragments, a 529 overloaded outage the turn reports and recovers from with every
+// user message stored, and the Anthropic and OpenAI doors on that upstream. Asserted on replies, stored rows and the fake's counters (every
 // model call went to /v1/messages), never on timing.
 #include <boost/test/unit_test.hpp>
 
@@ -205,6 +205,46 @@ BOOST_AUTO_TEST_CASE(a_529_outage_fails_the_turn_as_a_server_error_and_recovery_
   BOOST_REQUIRE(!rows.empty());
   BOOST_TEST(rows.back().role == msg_role::assistant);
   BOOST_TEST(rows.back().content == after.body["answer"].get<std::string>());
+  check_all_messages_api();
+}
+
+BOOST_AUTO_TEST_CASE(the_anthropic_and_openai_doors_both_run_on_the_anthropic_upstream) {
+  serve();
+  agent_model(1);
+  auto post_door = [&](const std::string& path, const json& body) {
+    httplib::Headers headers{{"X-Mneme-Session", "doors-" + path.substr(4, 4)},
+                             {"anthropic-version", "2023-06-01"}};
+    return read(client->Post(path.c_str(), headers, body.dump(), "application/json"));
+  };
+  // The Anthropic door: a tool_use round trip resending the whole history.
+  json tools = json::array({{{"name", "lookup"},
+                             {"input_schema", {{"type", "object"},
+                                               {"properties", {{"topic", {{"type", "string"}}}}},
+                                               {"required", {"topic"}}}}}});
+  json history = json::array({{{"role", "user"}, {"content", "look up the plan"}}});
+  auto first = post_door("/v1/messages", {{"model", "claude-fake"}, {"max_tokens", 512},
+                                          {"tools", tools}, {"messages", history}});
+  BOOST_REQUIRE_MESSAGE(first.status == 200, first.text);
+  BOOST_REQUIRE(first.body["stop_reason"] == "tool_use");
+  history.push_back({{"role", "assistant"}, {"content", first.body["content"]}});
+  auto results = json::array();
+  for (const auto& b : first.body["content"])
+    if (b["type"] == "tool_use")
+      results.push_back({{"type", "tool_result"}, {"tool_use_id", b["id"]},
+                         {"content", "the plan has 3 steps"}});
+  BOOST_REQUIRE(!results.empty());
+  history.push_back({{"role", "user"}, {"content", results}});
+  auto second = post_door("/v1/messages", {{"model", "claude-fake"}, {"max_tokens", 512},
+                                           {"tools", tools}, {"messages", history}});
+  BOOST_REQUIRE_MESSAGE(second.status == 200, second.text);
+  BOOST_TEST(second.body["stop_reason"] == "end_turn");
+  BOOST_TEST(second.body["content"][0]["text"].get<std::string>().find("3 steps")
+             != std::string::npos);
+  // The OpenAI door.
+  auto chat = post_door("/v1/chat/completions",
+                        {{"model", "mneme"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}});
+  BOOST_REQUIRE_MESSAGE(chat.status == 200, chat.text);
+  BOOST_TEST(!chat.body["choices"][0]["message"]["content"].get<std::string>().empty());
   check_all_messages_api();
 }
 

@@ -85,8 +85,8 @@ std::vector<config_field> compression_fields() {
 config_field summarizer_api_field() {
   auto words = one_of({"openai", "anthropic"});
   string_check check{[words](const std::string& v) {
-                       return v.empty() ? std::string{}
-                                        : words.check(v) + " (or \"\" for model.api)";
+                       auto why = v.empty() ? std::string{} : words.check(v);
+                       return why.empty() ? why : why + " (or \"\" for model.api)";
                      },
                      "openai, anthropic or \"\" (model.api)"};
   config_field f{"auxiliary.compression.api", check.accepts, {}, {}};
