@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "policies/compression_params.hpp"
 
 namespace mneme {
 
@@ -13,6 +16,7 @@ struct summarizer_params {
   std::string model;           // empty = the model block's name
   std::string api_key;         // never logged
   std::string api_key_file;    // read at start; wins over api_key when set
+  std::optional<llm_api> api;  // unset = the model block's api
   int64_t timeout_seconds = 120; // total timeout of one summary call
   int64_t max_concurrency = 8;   // HTTP calls in flight
   int64_t max_queue = 256;       // waiting requests beyond which overload is returned

@@ -16,6 +16,9 @@ enum class codex_mode : uint8_t { native, managed, off };
 // Which API the model block's backend speaks (model.backend); decides who may
 // compact besides mneme (policies/external_compaction.hpp).
 enum class backend_kind : uint8_t { chat_completions, responses, codex_app_server };
+// The wire protocol an LLM endpoint speaks (model.api, auxiliary.compression.api):
+// OpenAI's chat completions or Anthropic's Messages API (actors/llm/messages_api_wire.hpp).
+enum class llm_api : uint8_t { openai, anthropic };
 
 struct compression_params {
   bool enabled = true;                       // M: master switch for T1-T11
@@ -67,6 +70,7 @@ struct model_params {
   int64_t max_tokens = 0;                    // output reserve; 0 = unset
   std::string base_url = "builtin";          // "builtin" = the in-process fake LLM
   backend_kind backend = backend_kind::chat_completions; // the API the backend speaks
+  llm_api api = llm_api::openai;             // the wire protocol of base_url
   std::string api_key;                       // never logged
   std::string api_key_file;
 };

@@ -157,6 +157,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(model.max_tokens);
   SAME(model.base_url);
   SAME(model.backend);
+  SAME(model.api);
   SAME(model.api_key);
   SAME(model.api_key_file);
   SAME(chat.max_concurrency);
@@ -166,6 +167,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(summarizer.model);
   SAME(summarizer.api_key);
   SAME(summarizer.api_key_file);
+  SAME(summarizer.api);
   SAME(summarizer.timeout_seconds);
   SAME(summarizer.max_concurrency);
   SAME(summarizer.max_queue);
@@ -353,6 +355,16 @@ const std::vector<rejection> rejections = {
    "compression.codex_app_server_auto: \"auto\" is not one of native|managed|off"},
   {"model:\n  backend: grpc\n",
    "model.backend: \"grpc\" is not one of chat_completions|responses|codex_app_server"},
+  {"model:\n  api: claude\n", "model.api: \"claude\" is not one of openai|anthropic"},
+  {"auxiliary:\n  compression:\n    api: messages\n",
+   "auxiliary.compression.api: \"messages\" is not one of openai|anthropic (or \"\" for "
+   "model.api)"},
+  {"model:\n  api: anthropic\n  backend: responses\n",
+   "model.api: is anthropic, which needs model.backend: chat_completions (the Responses and "
+   "codex app-server backends speak OpenAI's protocols)"},
+  {"model:\n  api: anthropic\ncompression:\n  codex_responses_native: true\n",
+   "model.api: is anthropic, but compression.codex_responses_native is true (OpenAI's "
+   "server-side compaction); set it to false"},
   {"compression:\n  model_thresholds: [gpt-5]\n",
    "compression.model_thresholds: expected a mapping of model-name substring to ratio, got a "
    "list"},
@@ -818,6 +830,7 @@ BOOST_AUTO_TEST_CASE(described_errors_carry_origin_line_and_column) {
 // Keys the every_key_changed fixture leaves at their defaults, and why.
 const std::set<std::string> unchangeable_in_fixture = {
   "model.api_key",                       // set as api_key_file instead (only one allowed)
+  "model.api",                           // anthropic needs backend chat_completions, changed here
   "auxiliary.compression.api_key_file",  // set inline instead
   "gateway.auth_token_file",             // set inline instead
   "database.backend",                    // postgres needs a server (testing/pg_test_cluster.hpp)

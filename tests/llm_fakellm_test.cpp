@@ -2,7 +2,9 @@
 // fault the server injects comes back as its project error code before a generous
 // bound; a purpose-targeted fault hits summary traffic only; a real answer round-trips.
 // Streamed calls: the pieces handed on make the answer, text and tool calls alike; a
-// stream cut or stalled mid-way fails after some pieces were handed on.
+// stream cut or stalled mid-way fails after some pieces were handed on. Over Anthropic's
+// Messages API (api: anthropic, the fake's POST /v1/messages) every fault yields the
+// same code as over chat completions, whole and streamed.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -61,6 +63,13 @@ struct fake_fixture {
     c.endpoint.total_timeout = total;
     c.max_concurrency = 4;
     c.max_queue = 16;
+    return c;
+  }
+
+  // The same pool speaking Anthropic's Messages API to the fake's POST /v1/messages.
+  llm::llm_pool_config messages_api(llm::llm_pool_config c) {
+    c.endpoint.api = llm_api::anthropic;
+    c.endpoint.url = llm::endpoint_url(server.base_url(), llm_api::anthropic);
     return c;
   }
 
@@ -208,6 +217,60 @@ BOOST_DATA_TEST_CASE_F(
   BOOST_TEST(code_of(res) == want, "fault " << kind << " gave " << describe(res));
   if (want == errc::llm_idle_timeout)
     BOOST_TEST(elapsed.count() >= 750);
+}
+
+BOOST_DATA_TEST_CASE_F(
+  fake_fixture, every_fault_over_the_messages_api_yields_the_same_code_as_over_chat_completions,
+  bdata::make({std::string{"refuse"}, std::string{"reset"}, std::string{"silence"},
+               std::string{"unavailable"}, std::string{"payload_too_large"},
+               std::string{"long_context_429"}, std::string{"overflow_400"},
+               std::string{"malformed_json"}, std::string{"truncated_body"},
+               std::string{"empty_content"}, std::string{"reasoning_only"},
+               std::string{"trickle"}, std::string{"output_too_large_400"}})
+    ^ bdata::make({errc::llm_refused, errc::llm_network, errc::llm_idle_timeout,
+                   errc::llm_server_error, errc::llm_payload_too_large,
+                   errc::llm_long_context_rate_limit, errc::llm_context_overflow,
+                   errc::llm_malformed, errc::llm_network, errc::llm_empty_answer,
+                   errc::llm_empty_answer, errc::llm_idle_timeout,
+                   errc::llm_output_too_large}),
+  kind, want) {
+  set_fault(kind, fakellm::purpose_filter::any);
+  auto res = call(messages_api(pool_config(800ms, 10s)), request(llm_purpose::summary, "hello"));
+  BOOST_REQUIRE_MESSAGE(!res, "fault " << kind << " gave " << describe(res));
+  BOOST_TEST(code_of(res) == want, "fault " << kind << " gave " << describe(res));
+  BOOST_TEST(server.stats().messages_requests >= (kind == "refuse" ? 0 : 1));
+}
+
+BOOST_DATA_TEST_CASE_F(fake_fixture, a_messages_stream_broken_mid_way_fails_with_the_same_code,
+                       bdata::make({std::string{"truncated_body"}, std::string{"trickle"},
+                                    std::string{"malformed_json"}, std::string{"unavailable"}})
+                         ^ bdata::make({errc::llm_network, errc::llm_idle_timeout,
+                                        errc::llm_malformed, errc::llm_server_error}),
+                       kind, want) {
+  set_fault(kind, fakellm::purpose_filter::chat);
+  auto sink = std::make_shared<test::recording_stream>();
+  auto res = call(messages_api(pool_config(800ms, 10s)), streamed(sink, true));
+  BOOST_REQUIRE_MESSAGE(!res, "fault " << kind << " gave " << describe(res));
+  BOOST_TEST(code_of(res) == want, describe(res));
+}
+
+BOOST_AUTO_TEST_CASE(a_streamed_messages_answer_hands_on_pieces_that_make_the_answer) {
+  fakellm::scenario s;
+  s.tool_call_fraction = 1.0;
+  BOOST_REQUIRE(!server.set_scenario(s));
+  auto sink = std::make_shared<test::recording_stream>();
+  auto res = call(messages_api(pool_config(5s, 10s)), streamed(sink, true));
+  BOOST_REQUIRE_MESSAGE(res, describe(res));
+  BOOST_REQUIRE(!res->tool_calls.empty());
+  BOOST_TEST(res->finish_reason == "tool_calls");
+  std::vector<std::string> args(res->tool_calls.size());
+  for (const auto& f : sink->call_fragments()) {
+    BOOST_REQUIRE(f.index < args.size());
+    args[f.index] += f.arguments;
+  }
+  for (size_t i = 0; i < args.size(); ++i)
+    BOOST_TEST(args[i] == res->tool_calls[i].arguments);
+  BOOST_TEST(server.stats().messages_requests == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_prompt_over_the_fake_window_is_a_context_overflow) {

@@ -8,8 +8,10 @@
 #include "actors/llm/compaction_wire.hpp"
 #include "actors/llm/llm_errors.hpp"
 #include "actors/llm/llm_wire.hpp"
+#include "actors/llm/messages_api_wire.hpp"
 #include "actors/llm/sse_answer.hpp"
 #include "policies/error_classifier.hpp"
+#include "policies/messages_api_errors.hpp"
 
 namespace mneme::llm {
 
@@ -22,10 +24,20 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
   call.headers.emplace_back("Content-Type: application/json");
   bool stream = req.stream && req.purpose == llm_purpose::chat;
   call.headers.emplace_back(stream ? "Accept: text/event-stream" : "Accept: application/json");
-  if (!endpoint.api_key.empty())
+  bool anthropic = endpoint.api == llm_api::anthropic;
+  if (anthropic) {
+    if (!endpoint.api_key.empty())
+      call.headers.emplace_back("x-api-key: " + endpoint.api_key);
+    call.headers.emplace_back("anthropic-version: " + std::string{anthropic_version});
+  } else if (!endpoint.api_key.empty()) {
     call.headers.emplace_back("Authorization: Bearer " + endpoint.api_key);
+  }
   call.headers.emplace_back("X-Mneme-Purpose: " + std::string{to_string(req.purpose)});
-  auto encode = req.purpose == llm_purpose::compaction ? to_compaction_wire_json : to_wire_json;
+  std::string (*encode)(const chat_request&) = to_wire_json;
+  if (req.purpose == llm_purpose::compaction)
+    encode = to_compaction_wire_json; // never with api anthropic (config_checks refuses it)
+  else if (anthropic)
+    encode = [](const chat_request& r) { return to_messages_wire_json(r); };
   if (req.purpose == llm_purpose::compaction)
     call.url = compaction_url(endpoint.url);
   if (req.model.empty()) {
@@ -40,12 +52,44 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
   return call;
 }
 
+namespace {
+
+// read_http_outcome for an upstream speaking Anthropic's Messages API.
+caf::expected<chat_answer> read_messages_outcome(const http_outcome& out, llm_purpose purpose,
+                                                 const std::string& api_key,
+                                                 streamed_answer* stream,
+                                                 const std::string& elapsed) {
+  auto status = static_cast<int>(out.status);
+  auto error = read_messages_api_error(out.body);
+  if (status < 200 || status > 299) {
+    auto kind = classify_messages_api_error(status, error.type, error.message);
+    return make_llm_error(kind, "HTTP error answer " + elapsed, out.status, out.body, api_key);
+  }
+  bool streamed = stream && stream->saw_events();
+  if (!streamed && error.found) // a 2xx whose body is an error object
+    return make_llm_error(classify_messages_api_error(0, error.type, error.message),
+                          "error object of type " + error.type + " in a 2xx answer " + elapsed,
+                          out.status, out.body, api_key);
+  auto parsed = streamed ? stream->finish(purpose) : parse_messages_answer(out.body, purpose);
+  if (stream && !streamed && parsed.kind == llm_error_kind::none)
+    stream->relay_whole(parsed.answer);
+  if (parsed.kind != llm_error_kind::none)
+    return make_llm_error(parsed.kind, parsed.detail + " " + elapsed, out.status, out.body,
+                          api_key);
+  return std::move(parsed.answer);
+}
+
+} // namespace
+
 caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
-                                             const std::string& api_key, sse_answer* stream) {
+                                             const std::string& api_key, streamed_answer* stream,
+                                             llm_api api) {
   auto elapsed = fmt::format("after {:.3f} s", out.elapsed.count() / 1e6);
   if (out.transport != llm_error_kind::none)
     return make_llm_error(out.transport, out.transport_detail + " " + elapsed, out.status,
                           out.body, api_key);
+  if (api == llm_api::anthropic && purpose != llm_purpose::compaction)
+    return read_messages_outcome(out, purpose, api_key, stream, elapsed);
   if (out.status < 200 || out.status > 299) {
     auto kind = classify_http_answer(static_cast<int>(out.status), out.body);
     if (kind == llm_error_kind::none) // a 1xx/3xx the classifier accepts is still no answer

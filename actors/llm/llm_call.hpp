@@ -13,6 +13,8 @@ namespace mneme::llm {
 
 // POST endpoint.url with the wire JSON of `req` (model defaulted to endpoint.model),
 // headers Content-Type, Authorization (when a key is set), and
+// (endpoint.api anthropic: the Messages body of messages_api_wire.hpp, x-api-key instead
+// of Authorization, anthropic-version: 2023-06-01), and
 // "X-Mneme-Purpose: chat|summary|compaction" from req.purpose. A compaction request
 // goes to compaction_url(endpoint.url) with the compaction body (compaction_wire.hpp). `total_timeout` is what is left of
 // the request's deadline (REQUIRES: > 0); the idle timeout is the endpoint's, capped
@@ -20,7 +22,7 @@ namespace mneme::llm {
 http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
                           std::chrono::milliseconds total_timeout);
 
-class sse_answer;
+class streamed_answer;
 
 // The answer of a finished call, or its failure: transport kinds as reported by the
 // loop; HTTP non-2xx through policies' classify_http_answer(status, body); a 2xx error
@@ -30,9 +32,12 @@ class sse_answer;
 // parse_compaction_answer. A call that asked for a stream passes the `stream` that read
 // its body while it arrived: a 2xx body that was a stream is its assembled answer; one
 // that was a whole JSON answer (the upstream ignored "stream") is parsed as such and
-// handed to the stream's sink in one piece.
+// handed to the stream's sink in one piece. With `api` anthropic the body is read by
+// messages_api_wire.hpp and failures are classified by policies/messages_api_errors.hpp
+// (an error object in a 2xx body, too); the stream is then a messages_sse_answer.
 caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpose purpose,
                                              const std::string& api_key,
-                                             sse_answer* stream = nullptr);
+                                             streamed_answer* stream = nullptr,
+                                             llm_api api = llm_api::openai);
 
 } // namespace mneme::llm

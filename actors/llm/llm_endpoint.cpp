@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "actors/llm/messages_api_wire.hpp"
 #include "messages/errc.hpp"
 
 namespace mneme::llm {
@@ -36,6 +37,10 @@ std::string chat_completions_url(std::string_view base_url) {
   constexpr std::string_view v1 = "/v1";
   bool has_v1 = url.size() >= v1.size() && url.compare(url.size() - v1.size(), v1.size(), v1) == 0;
   return url + (has_v1 ? "/chat/completions" : "/v1/chat/completions");
+}
+
+std::string endpoint_url(std::string_view base_url, llm_api api) {
+  return api == llm_api::anthropic ? messages_url(base_url) : chat_completions_url(base_url);
 }
 
 caf::expected<std::string> load_api_key(const std::string& inline_key,
@@ -79,7 +84,8 @@ caf::expected<llm_pool_config> make_summary_pool_config(const summarizer_params&
     return key.error();
   llm_pool_config cfg;
   cfg.name = "summary";
-  cfg.endpoint.url = chat_completions_url(base);
+  cfg.endpoint.api = aux.api.value_or(model.api);
+  cfg.endpoint.url = endpoint_url(base, cfg.endpoint.api);
   cfg.endpoint.api_key = std::move(*key);
   cfg.endpoint.model = aux.model.empty() ? model.name : aux.model;
   cfg.endpoint.purpose = llm_purpose::summary;
@@ -124,7 +130,8 @@ caf::expected<llm_pool_config> make_chat_pool_config(const model_params& model,
     return key.error();
   llm_pool_config cfg;
   cfg.name = "chat";
-  cfg.endpoint.url = chat_completions_url(model.base_url);
+  cfg.endpoint.api = model.api;
+  cfg.endpoint.url = endpoint_url(model.base_url, model.api);
   cfg.endpoint.api_key = std::move(*key);
   cfg.endpoint.model = model.name;
   cfg.endpoint.purpose = llm_purpose::chat;

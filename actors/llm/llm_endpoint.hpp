@@ -19,8 +19,9 @@
 namespace mneme::llm {
 
 struct llm_endpoint {
-  std::string url;                      // full chat-completions URL
-  std::string api_key;                  // empty = no Authorization header
+  std::string url;                      // full chat-completions (or messages) URL
+  llm_api api = llm_api::openai;        // the wire protocol spoken at `url`
+  std::string api_key;                  // empty = no Authorization (x-api-key) header
   std::string model;                    // used when a request leaves `model` empty
   llm_purpose purpose = llm_purpose::chat;
   std::chrono::milliseconds idle_timeout{60000};   // no byte received (or sent) this long
@@ -39,6 +40,9 @@ struct llm_pool_config {
 // usual OpenAI-style setting) only gets "/chat/completions". Trailing '/' ignored.
 std::string chat_completions_url(std::string_view base_url);
 
+// The URL of `base_url` for `api`: chat_completions_url or messages_url.
+std::string endpoint_url(std::string_view base_url, llm_api api);
+
 // The bearer key: the first line of `key_file` (whitespace trimmed) when `key_file` is
 // set, else `inline_key`. A missing, unreadable or empty key file is config_invalid
 // naming `config_path` and the file (never its content).
@@ -46,8 +50,8 @@ caf::expected<std::string> load_api_key(const std::string& inline_key,
                                         const std::string& key_file,
                                         std::string_view config_path);
 
-// The summarizer pool: URL/model/key from `auxiliary.compression`, falling back to the
-// model block; idle = compression.context_timeout_seconds; total =
+// The summarizer pool: URL/model/key/api from `auxiliary.compression`, falling back to
+// the model block; idle = compression.context_timeout_seconds; total =
 // min(compression.context_total_ceiling_seconds, auxiliary.compression.timeout).
 // A base_url of "builtin" must be replaced by the app (in-process fake) before this.
 caf::expected<llm_pool_config> make_summary_pool_config(const summarizer_params& aux,
@@ -61,7 +65,7 @@ caf::expected<llm_pool_config> make_hygiene_pool_config(const summarizer_params&
                                                         const model_params& model,
                                                         const compression_params& comp);
 
-// The chat pool for the session's main model: URL/model/key from the model block;
+// The chat pool for the session's main model: URL/model/key/api from the model block;
 // idle and total = model.timeout (a non-streaming answer sends no byte until
 // it is complete, so an idle bound shorter than the total would cut slow answers).
 caf::expected<llm_pool_config> make_chat_pool_config(const model_params& model,

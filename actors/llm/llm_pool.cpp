@@ -19,6 +19,7 @@
 #include "actors/llm/curl_multi_loop.hpp"
 #include "actors/llm/llm_call.hpp"
 #include "actors/llm/llm_errors.hpp"
+#include "actors/llm/messages_sse_answer.hpp"
 #include "actors/llm/sse_answer.hpp"
 #include "policies/client_text.hpp"
 
@@ -83,10 +84,15 @@ void start_call(pool_pointer self, waiting_call job, clock::duration left) {
   if (total.count() <= 0)
     total = std::chrono::milliseconds{1};
   auto call = build_http_call(st.cfg.endpoint, job.req, total);
-  // A streamed answer is read while it arrives, on the loop thread (sse_answer.hpp).
-  std::shared_ptr<sse_answer> stream;
+  // A streamed answer is read while it arrives, on the loop thread (sse_answer.hpp,
+  // messages_sse_answer.hpp).
+  std::shared_ptr<streamed_answer> stream;
+  auto api = st.cfg.endpoint.api;
   if (job.req.stream && job.req.purpose == llm_purpose::chat) {
-    stream = std::make_shared<sse_answer>(job.req.sink);
+    if (api == llm_api::anthropic)
+      stream = std::make_shared<messages_sse_answer>(job.req.sink);
+    else
+      stream = std::make_shared<sse_answer>(job.req.sink);
     call.on_body_piece = [stream](std::string_view piece) { stream->feed(piece); };
   }
   running_call rc{std::move(job.rp), session_of(job.req), job.req.purpose};
@@ -97,10 +103,10 @@ void start_call(pool_pointer self, waiting_call job, clock::duration left) {
   // to the pool through its mailbox. A weak address: the loop must not keep the pool alive.
   auto addr = self->address();
   st.loop->submit(std::move(call), [addr, id = job.id, purpose = job.req.purpose,
-                                    key = st.cfg.endpoint.api_key, stream](http_outcome out) {
+                                    key = st.cfg.endpoint.api_key, stream, api](http_outcome out) {
     caf::expected<chat_answer> result{caf::error{}};
     try {
-      result = read_http_outcome(out, purpose, key, stream.get());
+      result = read_http_outcome(out, purpose, key, stream.get(), api);
     } catch (const std::exception& e) { // e.g. bad_alloc: never let it kill the loop thread
       result = caf::make_error(errc::internal, std::string{"reading the answer: "} + e.what());
     }

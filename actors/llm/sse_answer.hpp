@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "actors/llm/llm_wire.hpp"
+#include "actors/llm/streamed_answer.hpp"
 #include "messages/answer_stream.hpp"
 #include "policies/sse_reader.hpp"
 
@@ -49,25 +50,25 @@ class reasoning_filter {
   bool started_ = false;        // something other than whitespace was shown
 };
 
-class sse_answer {
+class sse_answer final : public streamed_answer {
  public:
   // `sink` may be null: the answer is then only assembled.
   explicit sse_answer(answer_stream_ptr sink);
   sse_answer(const sse_answer&) = delete; // the reader calls back into this object
   sse_answer& operator=(const sse_answer&) = delete;
 
-  void feed(std::string_view bytes);
+  void feed(std::string_view bytes) override;
 
   // At least one data payload was read: the body was a stream, not a JSON answer.
-  bool saw_events() const { return events_ > 0; }
+  bool saw_events() const override { return events_ > 0; }
 
   // The assembled answer of a transfer that ended without a transport error; the same
   // checks as parse_chat_answer (empty content without tool calls -> empty_answer).
-  parsed_answer finish(llm_purpose purpose);
+  parsed_answer finish(llm_purpose purpose) override;
 
   // An upstream that ignored "stream" answered whole: its answer goes to the sink in one
   // piece (the content, then each call whole), so the client still sees it before the end.
-  void relay_whole(const chat_answer& answer);
+  void relay_whole(const chat_answer& answer) override;
 
  private:
   struct call_parts {

@@ -113,6 +113,18 @@ std::vector<config_error> check_config_consistency(const app_config& cfg,
   both(cfg.gateway.auth_token, cfg.gateway.auth_token_file, "gateway.auth_token",
        "gateway.auth_token_file", "gateway.auth_token_file");
 
+  // An Anthropic upstream speaks the Messages API only: no Responses backend, no
+  // OpenAI server-side compaction.
+  bool anthropic = m.api == llm_api::anthropic;
+  c.require_not(anthropic && m.backend != backend_kind::chat_completions,
+                {"model.api", "model.backend"}, "model.api",
+                "is anthropic, which needs model.backend: chat_completions (the Responses "
+                "and codex app-server backends speak OpenAI's protocols)");
+  c.require_not(anthropic && z.codex_responses_native,
+                {"model.api", "compression.codex_responses_native"}, "model.api",
+                "is anthropic, but compression.codex_responses_native is true (OpenAI's "
+                "server-side compaction); set it to false");
+
   // The PostgreSQL connection (store/pg). The URL carries a password: errors never
   // repeat it.
   const auto& db = cfg.database;

@@ -81,6 +81,31 @@ std::vector<config_field> compression_fields() {
   };
 }
 
+// auxiliary.compression.api: "" (unset) means the model block's api.
+config_field summarizer_api_field() {
+  auto words = one_of({"openai", "anthropic"});
+  string_check check{[words](const std::string& v) {
+                       auto why = v.empty() ? std::string{} : words.check(v);
+                       return why.empty() ? why : why + " (or \"\" for model.api)";
+                     },
+                     "openai, anthropic or \"\" (model.api)"};
+  config_field f{"auxiliary.compression.api", check.accepts, {}, {}};
+  f.read = [check](const YAML::Node& n, const field_context&, app_config& cfg) {
+    std::string word;
+    auto problems = read_string(n, check, word);
+    if (problems.empty())
+      cfg.summarizer.api = word.empty()       ? std::nullopt
+                           : word == "openai" ? std::optional{llm_api::openai}
+                                              : std::optional{llm_api::anthropic};
+    return problems;
+  };
+  f.render = [](const app_config& cfg) {
+    const auto& api = cfg.summarizer.api;
+    return std::string{!api ? "\"\"" : *api == llm_api::anthropic ? "anthropic" : "openai"};
+  };
+  return f;
+}
+
 std::vector<config_field> summarizer_fields() {
   auto s = &app_config::summarizer;
   using p = summarizer_params;
@@ -89,6 +114,7 @@ std::vector<config_field> summarizer_fields() {
     text("auxiliary.compression.model", s, &p::model),
     secret("auxiliary.compression.api_key", s, &p::api_key),
     existing_file("auxiliary.compression.api_key_file", s, &p::api_key_file),
+    summarizer_api_field(),
     integer("auxiliary.compression.timeout", s, &p::timeout_seconds, {1, one_hour_s}),
     integer("auxiliary.compression.max_concurrency", s, &p::max_concurrency, {1, 1024}),
     integer("auxiliary.compression.max_queue", s, &p::max_queue, {0, 1000000}),
@@ -107,6 +133,8 @@ std::vector<config_field> model_fields() {
            {{"chat_completions", backend_kind::chat_completions},
             {"responses", backend_kind::responses},
             {"codex_app_server", backend_kind::codex_app_server}}),
+    choice("model.api", m, &model_params::api,
+           {{"openai", llm_api::openai}, {"anthropic", llm_api::anthropic}}),
     secret("model.api_key", m, &model_params::api_key),
     existing_file("model.api_key_file", m, &model_params::api_key_file),
     integer("model.max_concurrency", chat, &chat_pool_params::max_concurrency, {1, 4096}),

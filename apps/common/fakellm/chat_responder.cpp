@@ -34,39 +34,31 @@ std::string stream_bytes(const std::vector<std::string>& events, size_t count, b
   return out;
 }
 
-response_plan answer_plan(const completion& c, const chat_call& call, const chat_facts& facts,
-                          std::optional<fault_kind> fault, const fault_rule* rule,
-                          const answer_settings& settings) {
+} // namespace
+
+response_plan plan_stream_answer(const std::vector<std::string>& events, const chat_facts& facts,
+                                 std::optional<fault_kind> fault, const fault_rule* rule) {
   response_plan p;
   p.status = 200;
   bool keep = facts.keep_alive;
-  if (call.stream) {
-    auto events = completion_events(c, settings.stream_piece_bytes);
-    if (fault == fault_kind::malformed_json) {
-      events.insert(events.begin() + 1, "data: {\"id\": \"" + c.id + "\", \"choices\": [{\n\n");
-    }
-    if (fault == fault_kind::truncated_body) {
-      p.first = stream_bytes(events, std::max<size_t>(1, events.size() / 2), false, false);
-      p.close_after = true;
-      return p;
-    }
-    if (fault == fault_kind::trickle) { // a stall mid-stream: half the events, silence, the rest
-      auto half = std::max<size_t>(1, events.size() / 2);
-      p.first = stream_bytes(events, half, keep, false);
-      p.pause_ms = rule->silence_ms;
-      for (size_t i = half; i < events.size(); ++i) p.rest += http_chunk(events[i]);
-      p.rest += http_chunk("");
-      p.close_after = !keep;
-      return p;
-    }
-    p.first = stream_bytes(events, events.size(), keep, true);
+  if (fault == fault_kind::truncated_body) {
+    p.first = stream_bytes(events, std::max<size_t>(1, events.size() / 2), false, false);
+    p.close_after = true;
+    return p;
+  }
+  if (fault == fault_kind::trickle) { // a stall mid-stream: half the events, silence, the rest
+    auto half = std::max<size_t>(1, events.size() / 2);
+    p.first = stream_bytes(events, half, keep, false);
+    p.pause_ms = rule->silence_ms;
+    for (size_t i = half; i < events.size(); ++i) p.rest += http_chunk(events[i]);
+    p.rest += http_chunk("");
     p.close_after = !keep;
     return p;
   }
-  return plan_json_answer(completion_body(c), facts, fault, rule);
+  p.first = stream_bytes(events, events.size(), keep, true);
+  p.close_after = !keep;
+  return p;
 }
-
-} // namespace
 
 response_plan plan_json_answer(std::string body, const chat_facts& facts,
                                std::optional<fault_kind> fault, const fault_rule* rule) {
@@ -146,11 +138,8 @@ std::string answer_text(const chat_call& call, bool is_summary, const answer_set
   return fake_summary(call.messages, std::max(target, min_summary_target_tokens));
 }
 
-response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
-                                 const fault_decision& decision, const fault_rule* rule,
-                                 const answer_settings& settings) {
-  if (auto failed = plan_failure(facts, decision, rule, settings)) return std::move(*failed);
-  auto fault = decision.answer;
+completion build_completion(const chat_call& call, const chat_facts& facts,
+                            std::optional<fault_kind> fault, const answer_settings& settings) {
   completion c;
   c.id = "chatcmpl-fake-" + std::to_string(facts.seq);
   c.model = call.model;
@@ -171,7 +160,24 @@ response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
   c.completion_tokens = estimate_text_tokens(c.content) + estimate_text_tokens(c.reasoning_content);
   for (const auto& tc : c.tool_calls)
     c.completion_tokens += estimate_text_tokens(tc.name) + estimate_text_tokens(tc.arguments);
-  auto p = answer_plan(c, call, facts, fault, rule, settings);
+  return c;
+}
+
+response_plan plan_chat_response(const chat_call& call, const chat_facts& facts,
+                                 const fault_decision& decision, const fault_rule* rule,
+                                 const answer_settings& settings) {
+  if (auto failed = plan_failure(facts, decision, rule, settings)) return std::move(*failed);
+  auto fault = decision.answer;
+  auto c = build_completion(call, facts, fault, settings);
+  response_plan p;
+  if (call.stream) {
+    auto events = completion_events(c, settings.stream_piece_bytes);
+    if (fault == fault_kind::malformed_json)
+      events.insert(events.begin() + 1, "data: {\"id\": \"" + c.id + "\", \"choices\": [{\n\n");
+    p = plan_stream_answer(events, facts, fault, rule);
+  } else {
+    p = plan_json_answer(completion_body(c), facts, fault, rule);
+  }
   p.delay_ms = decision.delay_ms;
   return p;
 }

@@ -80,6 +80,17 @@ std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_d
 response_plan plan_json_answer(std::string body, const chat_facts& facts,
                                std::optional<fault_kind> fault, const fault_rule* rule);
 
+// A 200 streamed answer of `events` (chunked) with the stream faults applied:
+// truncated_body (half the events, then close), trickle (half, rule->silence_ms of
+// silence, the rest). A malformed_json event is the caller's to insert. No delay set.
+response_plan plan_stream_answer(const std::vector<std::string>& events, const chat_facts& facts,
+                                 std::optional<fault_kind> fault, const fault_rule* rule);
+
+// The answer of a request that is answered (no failure): tool calls as the agent
+// settings decide, else the text; content faults (empty_content, reasoning_only) applied.
+completion build_completion(const chat_call& call, const chat_facts& facts,
+                            std::optional<fault_kind> fault, const answer_settings& settings);
+
 // The answer text without faults: a summary for summary requests, else a chat reply.
 std::string answer_text(const chat_call& call, bool is_summary, const answer_settings& settings);
 

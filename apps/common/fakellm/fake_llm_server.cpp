@@ -11,6 +11,8 @@
 
 #include "apps/common/fakellm/fake_answer.hpp"
 #include "apps/common/fakellm/http_response.hpp"
+#include "apps/common/fakellm/messages_responder.hpp"
+#include "apps/common/fakellm/messages_wire.hpp"
 #include "apps/common/fakellm/server_impl.hpp"
 #include "apps/common/fakellm/wire_format.hpp"
 #include "caf/make_message.hpp"  // messages/errc.hpp needs it for make_error with context
@@ -77,6 +79,11 @@ response_plan fake_llm_server::impl::route(const http_request& req) {
                        req.keep_alive);
     return handle_chat(req);
   }
+  if (path == "/v1/messages" || path == "/messages") {
+    if (req.method != "POST")
+      return messages_error_plan(405, "invalid_request_error", "use POST", req.keep_alive);
+    return handle_messages(req);
+  }
   if (path == "/v1/responses/compact" || path == "/responses/compact") {
     if (req.method != "POST")
       return json_plan(405, error_body("use POST", "invalid_request_error", "method_not_allowed"),
@@ -139,6 +146,25 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
                                      "invalid_request"),
                      req.keep_alive);
   }
+  return answer_call(req, *call, false);
+}
+
+response_plan fake_llm_server::impl::handle_messages(const http_request& req) {
+  auto call = parse_messages_call(req.body);
+  if (!call) {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      ++counters.bad_requests;
+    }
+    return messages_error_plan(400, "invalid_request_error", render_error(call.error()),
+                               req.keep_alive);
+  }
+  return answer_call(req, *call, true);
+}
+
+response_plan fake_llm_server::impl::answer_call(const http_request& req, const chat_call& call_ref,
+                                                 bool messages_api) {
+  const auto* call = &call_ref;
   chat_facts facts;
   const auto* purpose = req.header("x-mneme-purpose");
   facts.is_summary = purpose != nullptr ? iequals(*purpose, "summary")
@@ -159,6 +185,8 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
     std::lock_guard<std::mutex> guard{mtx};
     facts.seq = next_seq++;
     (facts.is_summary ? counters.summary_requests : counters.chat_requests)++;
+    if (messages_api)
+      ++counters.messages_requests;
     count_orphans_locked(pairing, facts.seq);
     if (!facts.is_summary)
       counters.max_chat_prompt_tokens =
@@ -192,14 +220,16 @@ response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   fault_rule refuse_rule;
   refuse_rule.kind = fault_kind::refuse;
   const fault_rule* rule_ptr = rule ? &*rule : (decision.answer ? &refuse_rule : nullptr);
-  auto plan = plan_chat_response(*call, facts, decision, rule_ptr, settings);
+  auto plan = messages_api ? plan_messages_response(*call, facts, decision, rule_ptr, settings)
+                           : plan_chat_response(*call, facts, decision, rule_ptr, settings);
   if (plan.window_overflow) {
     std::lock_guard<std::mutex> guard{mtx};
     ++counters.window_overflows;
   }
-  log->debug("req={} event=chat purpose={} model={} prompt_tokens={} fault={} delay_ms={} status={} "
+  log->debug("req={} event=chat wire={} purpose={} model={} prompt_tokens={} fault={} delay_ms={} status={} "
              "server_compacted={}",
-             facts.seq, facts.is_summary ? "summary" : "chat", call->model, facts.prompt_tokens,
+             facts.seq, messages_api ? "messages" : "chat_completions",
+             facts.is_summary ? "summary" : "chat", call->model, facts.prompt_tokens,
              decision.answer ? to_string(*decision.answer) : "none", decision.delay_ms, plan.status,
              facts.server_compacted);
   return plan;

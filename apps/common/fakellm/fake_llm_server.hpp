@@ -3,7 +3,9 @@
 // a context window, and the faults of a scenario (fault_plan.hpp); OpenAI's
 // compaction endpoint `POST /v1/responses/compact` (compaction_wire.hpp) and
 // server-side compaction of chat requests that carry a compact threshold for the
-// models configured as native (server_compaction.hpp); plus its control API:
+// models configured as native (server_compaction.hpp); Anthropic's Messages API
+// `POST /v1/messages` (JSON and its named SSE events, messages_responder.hpp) with the
+// same answers, tool calls and faults; plus its control API:
 //
 //   GET    /health          {"status":"ok"}
 //   GET    /control/faults  the active scenario (scenario.hpp shape) + elapsed_s
@@ -12,7 +14,8 @@
 //                           offending key when invalid
 //   DELETE /control/faults  drop every fault rule and restart the scenario clock
 //   GET    /control/stats   requests served per purpose (chat, summary,
-//                           compaction), server compactions, faults injected per
+//                           compaction) and over the Messages API (messages),
+//                           server compactions, faults injected per
 //                           kind, window overflows, bad requests, connections,
 //                           tool_pairing: orphan calls and results received
 //
@@ -64,6 +67,8 @@ struct fake_llm_stats {
   int64_t chat_requests = 0;             // valid chat-completions requests, by purpose
   int64_t summary_requests = 0;
   int64_t compaction_requests = 0;       // valid POST /v1/responses/compact requests
+  int64_t messages_requests = 0;         // of chat + summary: valid POST /v1/messages
+                                         // (Anthropic's Messages API) requests
   int64_t server_compactions = 0;        // chat answers in which the server compacted
   int64_t control_requests = 0;          // /health and /control/*
   int64_t bad_requests = 0;              // malformed HTTP or JSON, unknown paths

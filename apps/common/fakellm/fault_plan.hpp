@@ -12,7 +12,9 @@
 //                      Time window only (end_s required, no other targets).
 //   reset              the connection is reset (RST) right after the request is read
 //   silence            the request is read and never answered (accept-then-silence)
-//   unavailable        503 with an OpenAI-style server_error body
+//   unavailable        503 with an OpenAI-style server_error body (POST /v1/messages:
+//                      529 overloaded_error; every fault's Anthropic form is listed in
+//                      messages_responder.hpp)
 //   latency            the answer (whatever it is) is delayed by latency_ms plus a
 //                      uniform jitter in [0, jitter_ms]; adds up across latency rules
 //   payload_too_large  413 when the request body is larger than max_body_bytes

@@ -17,6 +17,7 @@ std::string_view reason_phrase(int status) {
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
+    case 529: return "Site Overloaded";  // Anthropic's overloaded_error
     default: return "Unknown";
   }
 }

@@ -96,6 +96,9 @@ struct fake_llm_server::impl {
   response_plan route(const http_request& req);
   response_plan route_guarded(const http_request& req);  // route(), exceptions -> 500
   response_plan handle_chat(const http_request& req);
+  response_plan handle_messages(const http_request& req);  // Anthropic's POST /v1/messages
+  // A parsed call of either wire: counted, decided, answered in that wire's format.
+  response_plan answer_call(const http_request& req, const chat_call& call, bool messages_api);
   response_plan handle_compaction(const http_request& req);  // compaction_endpoint.cpp
   answer_settings settings_locked() const;  // REQUIRES: mtx held
   // The fault plan's verdict on one request, counted in the injection counters; a
