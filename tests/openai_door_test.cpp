@@ -470,6 +470,17 @@ BOOST_AUTO_TEST_CASE(a_request_on_a_key_whose_request_is_on_its_way_is_refused_a
   BOOST_TEST(after.body["error"]["code"] != "session_busy");
 }
 
+BOOST_AUTO_TEST_CASE(a_request_sent_as_soon_as_the_previous_is_answered_is_never_busy) {
+  serve();
+  json history = json::array({msg("user", "count with me")});
+  for (int turn = 0; turn < 40; ++turn) {
+    auto a = chat_on("oa-sequential", {{"messages", history}});
+    BOOST_REQUIRE_MESSAGE(a.status == 200, "turn " << turn << ": " << a.text);
+    history.push_back(assistant_of(a));
+    history.push_back(msg("user", "next " + std::to_string(turn)));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(diverging_transcripts_sent_together_never_hang_nor_break_the_live_context) {
   serve();
   auto slow = rule(fakellm::fault_kind::latency, fakellm::purpose_filter::chat);

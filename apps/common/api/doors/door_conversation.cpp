@@ -69,14 +69,18 @@ struct conversation_call {
   history_style style = history_style::stateful;
   std::string session_id; // "" for a new key
   std::string parent_id;  // of that session ("" for none)
-  bool claimed = false;   // holds rq.key in conv->busy until the last continuation is gone
+  bool claimed = false;   // holds rq.key in conv->busy until the end event (release())
 
   conversation_call() = default;
   conversation_call(const conversation_call&) = delete;
   conversation_call& operator=(const conversation_call&) = delete;
-  ~conversation_call() {
+  ~conversation_call() { release(); }
+  // Frees the key for the next request: at the conversation's end event (the request's
+  // actor and its continuations may outlive the answer), or when the last is gone.
+  void release() {
     if (claimed)
       conv->release(rq.key);
+    claimed = false;
   }
 
   caf::event_based_actor* actor() const { return r->actor(); }
@@ -106,6 +110,7 @@ caf::error in_door_terms(const caf::error& err, const conversation_request& rq) 
 void failed(const conversation_ptr& c, const caf::error& err) {
   if (hidden_from(c->r->scope(), err))
     c->r->refused_for_scope();
+  c->release();
   c->events->failed(as_seen_by(c->r->scope(), err, c->rq.key));
 }
 
@@ -122,6 +127,7 @@ void converse_turn(const conversation_ptr& c, new_messages fresh) {
     .then([c](caf::expected<turn_reply> reply) {
       if (!reply)
         return failed(c, in_door_terms(reply.error(), c->rq));
+      c->release();
       c->events->answered(*reply);
     });
 }
@@ -144,6 +150,7 @@ void converse_append(const conversation_ptr& c, std::shared_ptr<new_messages> fr
 void carry_out(const conversation_ptr& c, const history_plan& plan) {
   if (plan.replay) {
     c->conv->count.replayed.fetch_add(1);
+    c->release();
     return c->events->replay(plan.replayed);
   }
   std::string why;

@@ -35,8 +35,8 @@
 // errc::session_busy (the doors answer 429 with Retry-After, which the SDKs retry), and
 // stores nothing. Two transcripts matched against the same print would both be stored,
 // the later one after the earlier's rollback: the live context would hold two answers in
-// a row. The key is held until the conversation's last continuation is gone (its request
-// actor ended or its end event delivered).
+// a row. The key is held until the conversation's end event (replay, answered, failed)
+// or, when none comes, until its last continuation is gone.
 //
 // Threads: run() in the request's actor; counts() from any thread.
 #pragma once
