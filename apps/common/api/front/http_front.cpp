@@ -17,7 +17,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include "apps/common/api/json_codec.hpp"
+#include "apps/common/api/front/http_strict.hpp"
 #include "messages/errc.hpp"
 
 namespace mneme::api {
@@ -34,47 +34,6 @@ namespace {
 // what the client still sends, and how much of it at most.
 constexpr auto linger_time = 2s;
 constexpr int64_t linger_max_bytes = 64 * 1024 * 1024;
-
-http_response error_response(int status, const char* code, const std::string& message) {
-  http_response r;
-  r.status = status;
-  r.content_type = "application/json";
-  r.body = dump_json(error_json(code, message));
-  r.close = true;
-  return r;
-}
-
-// The strict-HTTP verdict on a parsed head: an error message, or "" when acceptable.
-std::string strict_head_problem(const http::request_parser<http::empty_body>& p) {
-  const auto& h = p.get();
-  auto lengths = h.count(http::field::content_length);
-  auto encodings = h.count(http::field::transfer_encoding);
-  if (lengths > 1)
-    return "more than one Content-Length header";
-  if (lengths == 1) { // one decimal number: a list ("57, 57") is refused, equal or not
-    auto value = h[http::field::content_length];
-    if (value.empty() || value.find_first_not_of("0123456789") != beast::string_view::npos)
-      return "Content-Length is not one decimal number";
-  }
-  if (lengths > 0 && encodings > 0)
-    return "Content-Length together with Transfer-Encoding";
-  if (encodings > 1)
-    return "more than one Transfer-Encoding header";
-  auto te = h[http::field::transfer_encoding];
-  if (encodings == 1 && !beast::iequals(te, "chunked"))
-    return "Transfer-Encoding other than 'chunked'";
-  return {};
-}
-
-std::string hex(size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[n % 16]);
-    n /= 16;
-  } while (n > 0);
-  return out;
-}
 
 } // namespace
 
@@ -203,17 +162,17 @@ class connection : public std::enable_shared_from_this<connection> {
       return close(); // the socket is closed already: a silent client gets no answer
     }
     if (ec == http::error::header_limit)
-      return refuse(error_response(431, "bad_request",
+      return refuse(closing_error_response(431, "bad_request",
                                    "the request headers are larger than "
                                      + std::to_string(front_->limits.max_header_bytes)
                                      + " bytes"));
     if (ec) {
       front_->counters.bad_requests.fetch_add(1);
-      return refuse(error_response(400, "bad_request", "malformed HTTP request: " + ec.message()));
+      return refuse(closing_error_response(400, "bad_request", "malformed HTTP request: " + ec.message()));
     }
     if (auto problem = strict_head_problem(*head_); !problem.empty()) {
       front_->counters.bad_requests.fetch_add(1);
-      return refuse(error_response(400, "bad_request", problem));
+      return refuse(closing_error_response(400, "bad_request", problem));
     }
     const auto& h = head_->get();
     request_ = http_request{};
@@ -248,7 +207,7 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   http_response too_large() const {
-    auto r = error_response(413, "payload_too_large",
+    auto r = closing_error_response(413, "payload_too_large",
                             "the body is larger than "
                               + std::to_string(front_->limits.max_body_bytes) + " bytes");
     if (front_->handler.reshape)
@@ -282,7 +241,7 @@ class connection : public std::enable_shared_from_this<connection> {
       return close();
     if (ec) {
       front_->counters.bad_requests.fetch_add(1);
-      return refuse(error_response(400, "bad_request", "malformed HTTP body: " + ec.message()));
+      return refuse(closing_error_response(400, "bad_request", "malformed HTTP body: " + ec.message()));
     }
     request_.body = std::move(body_->get().body());
     body_.reset();
@@ -292,7 +251,7 @@ class connection : public std::enable_shared_from_this<connection> {
     try {
       front_->handler.handle(std::move(request_), make_reply());
     } catch (const std::exception& e) {
-      write_answer(error_response(500, "internal", "internal error"));
+      write_answer(closing_error_response(500, "internal", "internal error"));
     }
   }
 
@@ -614,7 +573,7 @@ void connection::pump_stream(const std::shared_ptr<stream_impl>& s) {
     }
     payload_bytes = static_cast<int64_t>(payload.size());
     if (!payload.empty())
-      *out += hex(payload.size()) + "\r\n" + payload + "\r\n";
+      *out += chunk_size_hex(payload.size()) + "\r\n" + payload + "\r\n";
     if (s->ended_ && !s->gone_) {
       *out += "0\r\n\r\n";
       last = true;
