@@ -107,6 +107,9 @@ std::string_view to_string(user_turn_verdict v);
 std::ostream& operator<<(std::ostream& os, user_turn_verdict v);
 
 user_turn_verdict decide_user_turn(const pending_tool_calls& pending, bool abandon_pending);
+// How the refusal of a user turn while calls are pending (errc::tool_results_pending)
+// ends: the way out in the session routes' fields. A door replaces it with its own.
+inline constexpr std::string_view pending_calls_way_out = "; send tool_results, or abandon_pending: true";
 
 // Assistant rows with tool_calls after the last real user message and after the last
 // text answer (all of them when there is neither): the tool rounds the current loop ran.

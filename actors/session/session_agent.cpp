@@ -110,7 +110,7 @@ void begin_turn(session_ptr self, turn_input in) {
                          errc::tool_results_pending,
                          "session " + st.record.id + ": " + std::to_string(pending.calls.size())
                            + " tool call(s) wait for results (" + pending_ids(pending)
-                           + "); send tool_results, or abandon_pending: true"));
+                           + ")" + std::string{pending_calls_way_out}));
         return;
       case user_turn_verdict::abandon_pending:
         st.log().info("session={} event=tool_calls_abandoned calls={}", st.record.id,

@@ -12,6 +12,7 @@
 #include "apps/common/api/plumbing/ask.hpp"
 #include "policies/builtin_tools.hpp"
 #include "policies/client_text.hpp"
+#include "policies/tool_loop.hpp"
 
 namespace mneme::api {
 
@@ -96,7 +97,7 @@ caf::error in_door_terms(const caf::error& err, const conversation_request& rq) 
   if (err != errc::tool_results_pending)
     return err;
   auto text = error_message_of(err);
-  if (auto cut = text.find("; send tool_results"); cut != std::string::npos)
+  if (auto cut = text.rfind(pending_calls_way_out); cut != std::string::npos)
     text.resize(cut);
   return caf::make_error(errc::tool_results_pending,
                          text + "; send their results as " + rq.results_hint + ", or the header "
