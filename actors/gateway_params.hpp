@@ -35,6 +35,8 @@ struct gateway_params {
   // The HTTP front (apps/common/api/front/http_front.hpp).
   int64_t io_threads = 2;                  // the front's own threads, whatever the clients
   int64_t max_connections = 10000;         // open connections; more are closed at once
+  int64_t max_connections_per_address = 2000; // of those, from one client address
+  int64_t reserved_connections = 64;       // beyond them: health, metrics and admin only
   int64_t header_timeout_seconds = 10;     // a request's headers, from its first byte
   int64_t body_timeout_seconds = 10;       // a body's deadline: this + size / the rate below
   int64_t body_min_bytes_per_second = 65536;

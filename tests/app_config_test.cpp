@@ -198,6 +198,8 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.builtin_result_max_bytes);
   SAME(gateway.io_threads);
   SAME(gateway.max_connections);
+  SAME(gateway.max_connections_per_address);
+  SAME(gateway.reserved_connections);
   SAME(gateway.header_timeout_seconds);
   SAME(gateway.body_timeout_seconds);
   SAME(gateway.body_min_bytes_per_second);
@@ -642,6 +644,8 @@ const std::vector<int_bounds> integer_ranges = {
   {"gateway.request_timeout_seconds", 1, 86400},
   {"gateway.io_threads", 1, 64},
   {"gateway.max_connections", 1, 1000000},
+  {"gateway.max_connections_per_address", 1, 1000000},
+  {"gateway.reserved_connections", 0, 10000},
   {"gateway.header_timeout_seconds", 1, 3600},
   {"gateway.body_timeout_seconds", 1, 3600},
   {"gateway.body_min_bytes_per_second", 1024, 1073741824},

@@ -132,7 +132,8 @@ struct producer_outcome {
 //                  from a producer thread, then end()
 //   /twice         answers "first", then tries to answer "second" and to stream
 //   /status?code=N 200..599 answer with status N; &retry_after=S adds that Retry-After
-// admit() answers 401 to a request with the header X-Deny.
+// admit() answers 401 to a request with the header X-Deny; a request with the header
+// X-Reserved may be served on a reserve connection.
 struct front_fixture {
   front_limits limits;
   std::unique_ptr<http_front> front;
@@ -170,6 +171,7 @@ struct front_fixture {
     h.handle = [this](http_request req, http_reply reply) {
       handle(std::move(req), std::move(reply));
     };
+    h.reserved = [](const http_request& head) { return !head.header("X-Reserved").empty(); };
     front = std::make_unique<http_front>(limits, std::move(h), io_threads);
     auto bound = front->start("127.0.0.1", 0);
     BOOST_REQUIRE_MESSAGE(bound, "the front did not start: " << err_of(bound));
@@ -621,6 +623,7 @@ BOOST_FIXTURE_TEST_CASE(a_body_that_stops_arriving_is_dropped_at_its_deadline,
 BOOST_FIXTURE_TEST_CASE(connections_over_max_connections_are_closed_at_once,
                         front_fixture) {
   limits.max_connections = 3;
+  limits.reserved_connections = 0;
   start();
   std::vector<std::unique_ptr<raw_client>> admitted_clients;
   for (int i = 0; i < 3; ++i) {
@@ -647,6 +650,127 @@ BOOST_FIXTURE_TEST_CASE(connections_over_max_connections_are_closed_at_once,
     BOOST_TEST(r->body == "ok");
   }
   BOOST_TEST(handled == 6);
+}
+
+BOOST_FIXTURE_TEST_CASE(one_address_holds_at_most_max_connections_per_address,
+                        front_fixture) {
+  limits.max_connections = 10;
+  limits.max_connections_per_address = 2;
+  limits.reserved_connections = 0;
+  start();
+  std::vector<std::unique_ptr<raw_client>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<raw_client>(port));
+    BOOST_REQUIRE(held.back()->send(get("/fast")));
+    auto r = held.back()->read_response(10s);
+    BOOST_REQUIRE_MESSAGE(r, "client " << i << ": " << to_string(held.back()->last_end()));
+    BOOST_TEST(r->status == 200);
+  }
+  raw_client third{port};
+  BOOST_REQUIRE(third.connected());
+  BOOST_TEST(third.wait_closed(10s));
+  BOOST_TEST(eventually([&] { return counters().refused == 1; }, 5s));
+
+  raw_client elsewhere{port, 0, 2}; // 127.0.0.2: another address, the total has room
+  BOOST_REQUIRE(elsewhere.connected());
+  BOOST_REQUIRE(elsewhere.send(get("/fast")));
+  auto r = elsewhere.read_response(10s);
+  BOOST_REQUIRE_MESSAGE(r, "another address: " << to_string(elsewhere.last_end()));
+  BOOST_TEST(r->status == 200);
+
+  held.front()->close(); // its slot comes back to the address
+  BOOST_REQUIRE(eventually([&] { return front->open_connections() == 2; }, 10s));
+  raw_client again{port};
+  BOOST_REQUIRE(again.send(get("/fast")));
+  auto r2 = again.read_response(10s);
+  BOOST_REQUIRE_MESSAGE(r2, "after a slot came back: " << to_string(again.last_end()));
+  BOOST_TEST(r2->status == 200);
+  BOOST_TEST(counters().refused == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_reserve_serves_only_reserved_requests_one_each, front_fixture) {
+  limits.max_connections = 1;
+  limits.reserved_connections = 2;
+  start();
+  raw_client regular{port};
+  BOOST_REQUIRE(regular.send(get("/fast")));
+  BOOST_REQUIRE(regular.read_response(10s));
+
+  raw_client plain{port}; // on the reserve, without the handler's blessing
+  BOOST_REQUIRE(plain.send(get("/fast")));
+  auto refused = plain.read_response(10s);
+  BOOST_REQUIRE_MESSAGE(refused, "no answer: " << to_string(plain.last_end()));
+  BOOST_TEST(refused->status == 503);
+  BOOST_TEST(refused->header("Retry-After") == "1");
+  BOOST_TEST(refused->body.find("reserve") != std::string::npos);
+  BOOST_TEST(plain.wait_closed(10s));
+
+  raw_client health{port};
+  BOOST_REQUIRE(health.send("GET /fast HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
+  auto served = health.read_response(10s);
+  BOOST_REQUIRE_MESSAGE(served, "no answer: " << to_string(health.last_end()));
+  BOOST_TEST(served->status == 200);
+  BOOST_TEST(served->header("Connection") == "close");
+  BOOST_TEST(health.wait_closed(10s)); // one request per reserve connection
+
+  BOOST_TEST(counters().reserve_accepted == 2);
+  BOOST_TEST(counters().reserve_refused == 1);
+  BOOST_TEST(counters().reserve_served == 1);
+  BOOST_TEST(counters().refused == 0);
+  BOOST_REQUIRE(regular.send(get("/fast"))); // the regular connection is untouched
+  auto r = regular.read_response(10s);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_reserve_full_of_idle_sockets_gives_way_to_a_new_connection,
+                        front_fixture) {
+  limits.max_connections = 1;
+  limits.reserved_connections = 2;
+  start();
+  raw_client regular{port};
+  BOOST_REQUIRE(regular.send(get("/fast")));
+  BOOST_REQUIRE(regular.read_response(10s));
+  raw_client idle_first{port};
+  BOOST_REQUIRE(eventually([&] { return counters().reserve_accepted == 1; }, 5s));
+  raw_client idle_second{port};
+  BOOST_REQUIRE(eventually([&] { return counters().reserve_accepted == 2; }, 5s));
+
+  raw_client checker{port}; // the reserve is full of idle sockets: the oldest gives way
+  BOOST_REQUIRE(checker.send("GET /fast HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
+  auto r = checker.read_response(10s);
+  BOOST_REQUIRE_MESSAGE(r, "no answer: " << to_string(checker.last_end()));
+  BOOST_TEST(r->status == 200);
+  BOOST_TEST(idle_first.wait_closed(10s));
+  BOOST_TEST(counters().reserve_displaced == 1);
+  BOOST_TEST(counters().refused == 0);
+  // The younger idle socket kept its place and is still served.
+  BOOST_REQUIRE(idle_second.send("GET /fast HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
+  auto r2 = idle_second.read_response(10s);
+  BOOST_REQUIRE_MESSAGE(r2, "no answer: " << to_string(idle_second.last_end()));
+  BOOST_TEST(r2->status == 200);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_reserve_whose_connections_are_all_served_refuses_at_once,
+                        front_fixture) {
+  limits.max_connections = 1;
+  limits.reserved_connections = 1;
+  start();
+  raw_client regular{port};
+  BOOST_REQUIRE(regular.send(get("/fast")));
+  BOOST_REQUIRE(regular.read_response(10s));
+  raw_client busy{port}; // a reserved request in flight: it cannot be displaced
+  BOOST_REQUIRE(busy.send("GET /forever HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
+  auto head = busy.read_head(10s);
+  BOOST_REQUIRE_MESSAGE(head, "no stream head: " << to_string(busy.last_end()));
+  BOOST_TEST(head->status == 200);
+  raw_client late{port};
+  BOOST_REQUIRE(late.connected());
+  BOOST_TEST(late.wait_closed(10s));
+  BOOST_TEST(eventually([&] { return counters().refused == 1; }, 5s));
+  BOOST_TEST(counters().reserve_displaced == 0);
+  busy.close();
+  BOOST_TEST(wait_outcome([&] { return forever.done; }, 10s));
 }
 
 BOOST_FIXTURE_TEST_CASE(an_idle_keep_alive_connection_is_closed_after_keep_alive_timeout,

@@ -77,12 +77,23 @@ class raw_client {
  public:
   // Connects to 127.0.0.1:port. `receive_buffer` > 0 sets SO_RCVBUF before connecting
   // (a small window makes a client that never reads fill the server's buffers sooner).
-  explicit raw_client(int port, int receive_buffer = 0) {
+  // `from_host_byte` > 1 connects from 127.0.0.N (another client address on loopback).
+  explicit raw_client(int port, int receive_buffer = 0, int from_host_byte = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0)
       return;
     if (receive_buffer > 0)
       ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    if (from_host_byte > 1) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      from.sin_addr.s_addr = htonl((127u << 24) | static_cast<uint32_t>(from_host_byte));
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));

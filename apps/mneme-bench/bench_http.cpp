@@ -29,6 +29,8 @@
 //   --clients N          keep-alive clients (default 1000)
 //   --turns N            turns per client (default 20)
 //   --slow N             slow connections (default 200)
+//   --idle N             idle connections sending nothing, reopened when closed (default 0):
+//                        a socket flood from one address (docs/benchmarks.md "flood")
 //   --llm-delay-ms D     the fake LLM's delay for chat calls (default 200; in process)
 //   --io-threads N       the HTTP server's io_threads argument (default 2; in process)
 //   --think-ms T         pause between a client's turns (default 0)
@@ -84,6 +86,7 @@ struct options {
   int clients = 1000;
   int turns = 20;
   int slow = 200;
+  int idle = 0;
   int llm_delay_ms = 200;
   int io_threads = 2;
   int think_ms = 0;
@@ -138,6 +141,7 @@ http_load_options load_options_of(const options& o) {
   l.clients = o.clients;
   l.turns = o.turns;
   l.slow = o.slow;
+  l.idle = o.idle;
   l.think = std::chrono::milliseconds{o.think_ms};
   l.turn_timeout = std::chrono::milliseconds{o.turn_timeout_ms};
   l.max_duration = std::chrono::seconds{o.max_seconds};
@@ -236,6 +240,9 @@ nlohmann::json report(const options& o, const http_load_result& r) {
   j["slow_connected"] = r.slow_connected;
   j["slow_closed_by_server"] = r.slow_closed_by_server;
   j["slow_timed_out"] = r.slow_timed_out;
+  j["idle_connections"] = o.idle;
+  j["idle_connected"] = r.idle_connected;
+  j["idle_closed_by_server"] = r.idle_closed_by_server;
   const auto& closed = r.slow_closed_after_s;
   j["slow_closed_after_s_min"] =
     rounded(closed.empty() ? std::nullopt
@@ -268,6 +275,7 @@ void print_summary(const nlohmann::json& j) {
     "  throughput   {} turns/s over {} s{}\n"
     "  health ms    p50 {} p99 {} over {} probes, {} failed (target p99 <= {}: {})\n"
     "  slow         {} connected, {} closed by the server (after {}..{} s), {} timed out\n"
+    "  idle         {} sockets: {} connects (reopens included), {} closed by the server\n"
     "  threads      {} at peak, {} before the load (the load runs {} of its own)\n"
     "  open files   {} at peak\n"
     "  rss          {} bytes now, {} peak\n",
@@ -279,8 +287,8 @@ void print_summary(const nlohmann::json& j) {
     s("health_p50_ms"), s("health_p99_ms"), s("health_probes"), s("health_failed"),
     s("target_health_p99_ms"), s("health_p99_met"), s("slow_connected"),
     s("slow_closed_by_server"), s("slow_closed_after_s_min"), s("slow_closed_after_s_max"),
-    s("slow_timed_out"),
-    s("threads"), s("threads_before_load"), s("client_threads"), s("max_open_fds"),
+    s("slow_timed_out"), s("idle_connections"), s("idle_connected"),
+    s("idle_closed_by_server"), s("threads"), s("threads_before_load"), s("client_threads"), s("max_open_fds"),
     s("rss_bytes"),
     s("peak_rss_bytes"));
   if (j.contains("shutdown_seconds"))
@@ -338,6 +346,8 @@ bench_action setup(CLI::App& cmd) {
   cmd.add_option("--turns", o->turns, "turns per client")->check(integer_range(1, 10000));
   cmd.add_option("--slow", o->slow, "connections dribbling a header, one byte per second")
     ->check(integer_range(0, 5000));
+  cmd.add_option("--idle", o->idle, "idle connections sending nothing, reopened when closed")
+    ->check(integer_range(0, 19000));
   cmd.add_option("--llm-delay-ms", o->llm_delay_ms, "the fake LLM's delay for chat calls")
     ->check(integer_range(0, 60000));
   cmd.add_option("--io-threads", o->io_threads, "the in-process HTTP server's io_threads")

@@ -198,19 +198,29 @@ struct side_context {
   std::promise<void> slow_ready;
 };
 
-// A connection that never finishes its request header (see http_load.hpp).
+// A connection that never finishes its request header, or (idle) never sends a byte
+// and is opened again on the next tick after the server closed it (see http_load.hpp).
 class slow_connection {
  public:
-  explicit slow_connection(side_context& ctx) : ctx_(ctx), stream_(ctx.ioc) {}
+  slow_connection(side_context& ctx, bool idle) : ctx_(ctx), stream_(ctx.ioc), idle_(idle) {}
   slow_connection(const slow_connection&) = delete;
   slow_connection& operator=(const slow_connection&) = delete;
 
   void open() {
+    connecting_ = true;
     stream_.expires_after(std::chrono::seconds{5});
     stream_.async_connect(ctx_.server, [this](error_code ec) {
+      connecting_ = false;
       if (ec)
         return ready();
       opened_at_ = steady::now();
+      if (idle_) {
+        stream_.expires_never();
+        open_ = true;
+        ++ctx_.out.idle_connected;
+        read();
+        return ready();
+      }
       static const std::string head = "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: ";
       asio::async_write(stream_, asio::buffer(head), [this](error_code ec, size_t) {
         stream_.expires_never();
@@ -224,8 +234,13 @@ class slow_connection {
     });
   }
 
-  // One more header byte.
+  // One more header byte; an idle connection the server closed opens again.
   void tick() {
+    if (idle_) {
+      if (!open_ && !connecting_ && !ctx_.stopping)
+        open();
+      return;
+    }
     if (!open_ || writing_)
       return;
     writing_ = true;
@@ -244,7 +259,11 @@ class slow_connection {
   }
 
  private:
+  // The first open of each connection counts down to slow_ready; reopens do not.
   void ready() {
+    if (counted_)
+      return;
+    counted_ = true;
     if (--ctx_.slow_pending == 0)
       ctx_.slow_ready.set_value();
   }
@@ -265,7 +284,9 @@ class slow_connection {
     if (!open_ || ctx_.stopping)
       return;
     open_ = false;
-    if (ec == asio::error::timed_out) {
+    if (idle_) {
+      ++ctx_.out.idle_closed_by_server;
+    } else if (ec == asio::error::timed_out) {
       ++ctx_.out.slow_timed_out;
     } else {
       ++ctx_.out.slow_closed_by_server;
@@ -277,7 +298,10 @@ class slow_connection {
 
   side_context& ctx_;
   beast::tcp_stream stream_;
+  bool idle_ = false;
   bool open_ = false;
+  bool connecting_ = false;
+  bool counted_ = false; // ready() was called once
   bool writing_ = false;
   steady::time_point opened_at_;
   std::array<char, 1024> scratch_{};
@@ -374,7 +398,7 @@ int count_fds(const std::string& proc_dir) {
 
 
 http_load_result run_http_load(const http_target& target, const http_load_options& opt) {
-  assert(opt.clients >= 1 && opt.turns >= 1 && opt.slow >= 0);
+  assert(opt.clients >= 1 && opt.turns >= 1 && opt.slow >= 0 && opt.idle >= 0);
   http_load_result out;
   const tcp::endpoint server{asio::ip::make_address_v4(target.host), target.port};
   assert(server.address().is_loopback());
@@ -389,11 +413,11 @@ http_load_result run_http_load(const http_target& target, const http_load_option
   std::vector<std::unique_ptr<slow_connection>> slow;
   asio::steady_timer slow_timer{side_ioc}, probe_timer{side_ioc}, sample_timer{side_ioc};
   auto slow_ready = side.slow_ready.get_future();
-  side.slow_pending = opt.slow;
-  if (opt.slow == 0)
+  side.slow_pending = opt.slow + opt.idle;
+  if (side.slow_pending == 0)
     side.slow_ready.set_value();
-  for (int i = 0; i < opt.slow; ++i)
-    slow.push_back(std::make_unique<slow_connection>(side));
+  for (int i = 0; i < opt.slow + opt.idle; ++i)
+    slow.push_back(std::make_unique<slow_connection>(side, i >= opt.slow));
   asio::post(side_ioc, [&] {
     for (auto& s : slow)
       s->open();

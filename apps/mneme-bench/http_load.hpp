@@ -7,6 +7,8 @@
 //     more header byte per tick, never finishing the header, for as long as the clients
 //     run; a close by the server is counted with the time it took, apart from a
 //     connection that TCP gave up on (the server never acknowledged its bytes);
+//   - idle connections: each connects and sends nothing; when the server closes one, it
+//     connects again on the next tick (a flood that keeps its sockets up);
 //   - a health prober: every tick a new connection does GET /v1/health (connect, request
 //     and answer timed; a timeout or an error, or a status other than 200, is a failure);
 //   - a sampler of the server process (/proc/<pid>): its threads, open files and RSS.
@@ -35,6 +37,7 @@ struct http_load_options {
   int clients = 1000;
   int turns = 20;                 // per client
   int slow = 200;                 // slow connections
+  int idle = 0;                   // idle connections, reopened when closed
   std::chrono::milliseconds think{0};              // pause between a client's turns
   std::chrono::milliseconds turn_timeout{30000};   // one turn's write + answer
   std::chrono::milliseconds slow_tick{1000};       // one header byte per slow connection
@@ -63,6 +66,8 @@ struct http_load_result {
   int slow_closed_by_server = 0;                  // end of stream or reset
   int slow_timed_out = 0;                          // TCP gave up: never acknowledged
   std::vector<double> slow_closed_after_s;         // connect .. close by the server
+  int64_t idle_connected = 0;                      // idle connects, reopens included
+  int64_t idle_closed_by_server = 0;
 
   int threads_before = 0;                          // 0 without proc_dir
   int max_threads = 0;
@@ -72,7 +77,7 @@ struct http_load_result {
   int client_threads = 2;                          // the load's own threads
 };
 
-// REQUIRES: target.host is a loopback address; clients, turns >= 1; slow >= 0.
+// REQUIRES: target.host is a loopback address; clients, turns >= 1; slow, idle >= 0.
 http_load_result run_http_load(const http_target& target, const http_load_options& opt);
 
 // Threads of the process at `proc_dir` (0 when unreadable).

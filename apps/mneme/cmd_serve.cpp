@@ -86,6 +86,8 @@ std::shared_ptr<spdlog::logger> make_logger(const logging_params& p, const spdlo
 api::front_limits front_limits_of(const gateway_params& g) {
   api::front_limits l;
   l.max_connections = g.max_connections;
+  l.max_connections_per_address = g.max_connections_per_address;
+  l.reserved_connections = g.reserved_connections;
   l.header_timeout = std::chrono::seconds{g.header_timeout_seconds};
   l.body_timeout = std::chrono::seconds{g.body_timeout_seconds};
   l.body_min_bytes_per_second = g.body_min_bytes_per_second;

@@ -86,6 +86,15 @@ std::optional<http_response> http_api::admit(const http_request& head) const {
   return verdict;
 }
 
+bool http_api::reserved(const http_request& head) const {
+  auto path = raw_path_of(head.target);
+  bool reading = head.method == "GET" || head.method == "HEAD";
+  if (reading && (path == "/v1/health" || path == "/metrics"))
+    return true;
+  auto who = state_->auth.scope_of(head);
+  return who && who->is_admin();
+}
+
 void http_api::reshape(const http_request& head, http_response& r) const {
   reshape_refusal(r, state_->routes.find(head.method, raw_path_of(head.target)).at_path);
 }

@@ -96,6 +96,10 @@ class http_api {
   // An error the front answers itself after admit() (413) in the shape of the route at
   // the head's path (a door's wire format); any other answer unchanged.
   void reshape(const http_request& head, http_response& r) const;
+  // Whether the front may serve the head on a reserve connection (its connection limits
+  // are reached): GET /v1/health, GET /metrics and admin-token requests (any request when
+  // no credential is configured: every caller is admin then).
+  bool reserved(const http_request& head) const;
   // Runs the request's route; `reply` is completed later, exactly once.
   void handle(http_request req, http_reply reply);
 

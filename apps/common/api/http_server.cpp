@@ -26,8 +26,17 @@ std::string render_front_text(const http_front& front) {
   out += family("mneme_http_connections_total", "counter", "Client connections accepted");
   out += "mneme_http_connections_total " + n(c.accepted) + "\n";
   out += family("mneme_http_connections_refused_total", "counter",
-                "Connections closed at once: gateway.max_connections were open");
+                "Connections closed at once: no regular slot (gateway.max_connections, "
+                "gateway.max_connections_per_address) and no reserve slot");
   out += "mneme_http_connections_refused_total " + n(c.refused) + "\n";
+  out += family("mneme_http_reserve_total", "counter",
+                "The connection reserve kept for health, metrics and admin requests: "
+                "connections accepted on it, of which displaced a waiting one, "
+                "requests served and refused on it");
+  out += "mneme_http_reserve_total{event=\"accepted\"} " + n(c.reserve_accepted) + "\n";
+  out += "mneme_http_reserve_total{event=\"displaced\"} " + n(c.reserve_displaced) + "\n";
+  out += "mneme_http_reserve_total{event=\"served\"} " + n(c.reserve_served) + "\n";
+  out += "mneme_http_reserve_total{event=\"refused\"} " + n(c.reserve_refused) + "\n";
   out += family("mneme_http_timeouts_total", "counter",
                 "Connections closed by a deadline: headers, body, keep-alive idle");
   out += "mneme_http_timeouts_total{phase=\"header\"} " + n(c.header_timeouts) + "\n";
@@ -56,6 +65,7 @@ http_server::http_server(caf::actor_system& sys, const runtime& rt, http_api_opt
   front_handler handler;
   handler.admit = [api](const http_request& head) { return api->admit(head); };
   handler.reshape = [api](const http_request& head, http_response& r) { api->reshape(head, r); };
+  handler.reserved = [api](const http_request& head) { return api->reserved(head); };
   handler.handle = [api](http_request req, http_reply reply) {
     api->handle(std::move(req), std::move(reply));
   };

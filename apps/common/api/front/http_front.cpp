@@ -17,6 +17,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "apps/common/api/front/connection_slots.hpp"
 #include "apps/common/api/front/http_strict.hpp"
 #include "messages/errc.hpp"
 
@@ -65,9 +66,12 @@ struct http_front::impl {
   std::unordered_map<const connection*, std::weak_ptr<connection>> conns;
   bool started = false;
   bool stopped = false;
+  connection_slots slots;
 
   impl(front_limits l, front_handler h, size_t n)
-    : limits(l), handler(std::move(h)), n_threads(std::max<size_t>(1, n)) {}
+    : limits(l), handler(std::move(h)), n_threads(std::max<size_t>(1, n)),
+      slots(policies::connection_limits{l.max_connections, l.max_connections_per_address,
+                                        l.reserved_connections}) {}
 
   void accept_next(const std::shared_ptr<impl>& self);
 };
@@ -81,20 +85,27 @@ class connection : public std::enable_shared_from_this<connection> {
     front_->open.fetch_add(1);
     beast::error_code ec;
     auto ep = stream_.socket().remote_endpoint(ec);
-    if (!ec)
-      remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+    if (!ec) {
+      address_ = ep.address().to_string();
+      remote_ = address_ + ":" + std::to_string(ep.port());
+    }
     // A streamed answer is many small writes: without this, Nagle holds each one until
     // the client acknowledged the last, which a delayed ACK stretches to ~40 ms.
     stream_.socket().set_option(tcp::no_delay(true), ec);
   }
 
   ~connection() {
+    front_->slots.release(address_, ticket_);
     front_->open.fetch_sub(1);
     std::lock_guard lock{front_->mu};
     front_->conns.erase(this);
   }
 
-  void start() {
+  const std::string& address() const { return address_; }
+
+  // REQUIRES: before start(); `t` is not a refusal.
+  void start(connection_slots::ticket t) {
+    ticket_ = t;
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_head(); });
   }
 
@@ -146,7 +157,9 @@ class connection : public std::enable_shared_from_this<connection> {
     // compares the length with the optional, and every length is greater than none.)
     head_->body_limit(std::numeric_limits<std::uint64_t>::max());
     head_->eager(false);
-    stream_.expires_after(front_->limits.header_timeout);
+    stream_.expires_after(in_reserve() ? std::min(front_->limits.header_timeout,
+                                                  front_->limits.reserve_header_timeout)
+                                       : front_->limits.header_timeout);
     http::async_read_header(stream_, buffer_, *head_,
                             [self = shared_from_this()](beast::error_code ec, size_t) {
                               self->on_head(ec);
@@ -185,6 +198,8 @@ class connection : public std::enable_shared_from_this<connection> {
     keep_alive_ = h.keep_alive();
     auto declared = head_->content_length();
     bool has_body = (declared && *declared > 0) || head_->chunked();
+    if (in_reserve() && !admit_on_reserve())
+      return refuse(reserve_refusal());
     if (auto verdict = front_->handler.admit(request_)) {
       if (has_body || verdict->close)
         return refuse(std::move(*verdict));
@@ -204,6 +219,28 @@ class connection : public std::enable_shared_from_this<connection> {
                               });
     }
     read_body();
+  }
+
+  bool in_reserve() const { return ticket_.id != 0; }
+
+  // A reserve connection serves one request, and only one the handler reserves for.
+  bool admit_on_reserve() {
+    front_->slots.head_arrived(ticket_);
+    keep_alive_ = false;
+    bool reserved = front_->handler.reserved && front_->handler.reserved(request_);
+    (reserved ? front_->counters.reserve_served : front_->counters.reserve_refused).fetch_add(1);
+    return reserved;
+  }
+
+  http_response reserve_refusal() const {
+    auto r = closing_error_response(
+      503, "overloaded",
+      "the server holds its connection limit (gateway.max_connections in all, "
+      "gateway.max_connections_per_address from one address); its reserve serves only "
+      "GET /v1/health, GET /metrics and admin requests");
+    if (front_->handler.reshape)
+      front_->handler.reshape(request_, r);
+    return r;
   }
 
   http_response too_large() const {
@@ -349,7 +386,9 @@ class connection : public std::enable_shared_from_this<connection> {
   std::optional<http::request_parser<http::empty_body>> head_;
   std::optional<http::request_parser<http::string_body>> body_;
   http_request request_;
-  std::string remote_;
+  std::string address_;     // the client's address, without its port
+  std::string remote_;      // address:port
+  connection_slots::ticket ticket_; // refuse until start(); id != 0 on the reserve
   bool keep_alive_ = false;
   bool head_request_ = false;
   phase phase_ = phase::reading;
@@ -656,17 +695,25 @@ void http_front::impl::accept_next(const std::shared_ptr<impl>& self) {
       return;
     }
     self->counters.accepted.fetch_add(1);
-    if (self->open.load() >= self->limits.max_connections) {
+    auto conn = std::make_shared<connection>(self, std::move(s));
+    auto ticket = self->slots.take(conn->address(), [weak = std::weak_ptr<connection>(conn)] {
+      if (auto c = weak.lock())
+        c->close_from_outside();
+    });
+    using policies::connection_slot;
+    if (ticket.slot == connection_slot::refuse) {
       self->counters.refused.fetch_add(1);
-      beast::error_code ignored;
-      s.close(ignored);
+      conn->close_from_outside(); // nothing was read: closed without a word
     } else {
-      auto conn = std::make_shared<connection>(self, std::move(s));
+      if (ticket.slot == connection_slot::reserve_displacing_oldest)
+        self->counters.reserve_displaced.fetch_add(1);
+      if (ticket.slot != connection_slot::regular)
+        self->counters.reserve_accepted.fetch_add(1);
       {
         std::lock_guard lock{self->mu};
         self->conns.emplace(conn.get(), conn);
       }
-      conn->start();
+      conn->start(ticket);
     }
     self->accept_next(self);
   });

@@ -3,7 +3,8 @@
 // per connection or per request. A slow client costs a socket and a timer.
 //
 // What a connection goes through:
-//   accept ──(open >= max_connections: closed at once)──► header read (header_timeout
+//   accept ──(a slot: connection_slots / policies/connection_admission; none: closed at
+//   once)──► header read (header_timeout
 //   from the first byte of a request; a keep-alive connection may idle keep_alive
 //   before that byte) ──► strict checks (400 + close) ──► admit(head): the handler's
 //   verdict before any body byte is read (401, 404, 405, 413, 503 + close) ──►
@@ -12,6 +13,12 @@
 //   handle(request, reply) ──► the reply completes later from any thread (answer or
 //   stream) ──► the next request is read only after the answer was written: at most one
 //   request in flight per connection, pipelined bytes wait in the buffer.
+//
+// Slots: max_connections regular connections, at most max_connections_per_address of
+// them from one client address; beyond them reserved_connections more that serve one
+// request each, only when handler.reserved(head) says so (else 503 + close), with a
+// header deadline of reserve_header_timeout; a full reserve gives the oldest connection
+// still waiting for its head's place to a new one.
 //
 // Strict HTTP (400 and close): a malformed request line or header, Content-Length
 // together with Transfer-Encoding, more than one Content-Length (equal or not), a
@@ -41,6 +48,9 @@ namespace mneme::api {
 
 struct front_limits {
   int64_t max_connections = 10000;
+  int64_t max_connections_per_address = 2000;
+  int64_t reserved_connections = 64;
+  std::chrono::milliseconds reserve_header_timeout{2000};
   std::chrono::milliseconds header_timeout{10000};
   std::chrono::milliseconds body_timeout{10000};      // the deadline of an empty body
   int64_t body_min_bytes_per_second = 64 * 1024;      // each such many bytes add 1 s
@@ -68,11 +78,18 @@ struct front_handler {
   // Optional: the refusals the front makes itself after admit() (413) pass through it
   // (a door answers them in its own wire's shape).
   std::function<void(const http_request& head, http_response& r)> reshape;
+  // Optional: whether a request head may be served on a reserve connection (health,
+  // metrics, an admin token). Unset: none is.
+  std::function<bool(const http_request& head)> reserved;
 };
 
 struct front_counters {
   std::atomic<int64_t> accepted{0};
-  std::atomic<int64_t> refused{0};         // over max_connections
+  std::atomic<int64_t> refused{0};         // no slot: closed at once
+  std::atomic<int64_t> reserve_accepted{0};  // connections given a reserve slot
+  std::atomic<int64_t> reserve_displaced{0}; // ...of which pushed out a waiting one
+  std::atomic<int64_t> reserve_served{0};    // reserve requests handed to the handler
+  std::atomic<int64_t> reserve_refused{0};   // reserve requests answered 503
   std::atomic<int64_t> header_timeouts{0};
   std::atomic<int64_t> body_timeouts{0};
   std::atomic<int64_t> idle_closed{0};     // keep-alive idle timeouts
