@@ -102,6 +102,13 @@ pg_test_cluster::pg_test_cluster() {
   fail("pg_ctl start failed 5 times: " + log_tail(log_));
 }
 
+void pg_test_cluster::restart() {
+  // restart reuses the options of the last start (postmaster.opts): same port.
+  if (run(bin("pg_ctl") + " -D " + data_ + " -l " + log_ + " -m fast -w -t 30 restart"
+          + " > /dev/null 2>&1") != 0)
+    throw std::runtime_error("PostgreSQL test cluster did not restart: " + log_tail(log_));
+}
+
 std::string pg_test_cluster::bin(const std::string& name) const { return bin_dir_ + "/" + name; }
 
 int pg_test_cluster::run(const std::string& cmd) const {

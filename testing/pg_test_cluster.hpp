@@ -38,6 +38,11 @@ public:
   // Runs `sql` with psql against the test database; throws on failure.
   void psql(const std::string& sql);
 
+  // Stops the server at once (`pg_ctl -m fast`: every connection is cut, open
+  // transactions roll back) and starts it again on the same port, as an operator's
+  // restart does; throws std::runtime_error when it does not come back within 30 s.
+  void restart();
+
 private:
   pg_test_cluster();
 

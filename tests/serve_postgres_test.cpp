@@ -10,11 +10,14 @@
 // SQLite file was created.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <iterator>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <httplib.h>
 
@@ -127,6 +130,81 @@ BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
   BOOST_TEST(cli_search.code == 0, cli_search.out << cli_search.err);
   BOOST_TEST(cli_search.out.find(">>>tea<<<") != std::string::npos, cli_search.out);
   BOOST_TEST(!std::filesystem::exists(sqlite_file));
+}
+
+// An operator restarts PostgreSQL while clients append: every append is answered 201
+// (the store waits for the server and runs again on a new connection), none is stored
+// twice, and the session reads back whole.
+BOOST_AUTO_TEST_CASE(appends_during_database_restarts_are_all_answered_and_stored_once) {
+  mneme::testing::temp_dir dir{"mneme-serve-pg-restart"};
+  child_program fake;
+  std::string said;
+  int fake_port = mneme::testing::start_fakellm(fake, {}, said);
+  BOOST_REQUIRE_MESSAGE(fake_port > 0, "mneme-fakellm said: " + said);
+  auto& cluster = mneme::testing::pg_test_cluster::shared();
+  auto url = cluster.fresh_url();
+  auto config = dir.file("mneme.yaml");
+  std::ofstream{config} << "model:\n"
+                           "  base_url: http://127.0.0.1:" << fake_port << "\n"
+                           "database:\n"
+                           "  backend: postgres\n"
+                           "  url: \"" << url << "\"\n"
+                           "  path: " << dir.file("never.db") << "\n"
+                           "logging:\n"
+                           "  level: warn\n";
+  mneme::testing::mneme_daemon daemon{{"--config", config}, dir.file("daemon.err")};
+  constexpr int writers = 3;
+  constexpr int appends_each = 60;
+  std::atomic<int> answered{0};
+  std::vector<std::vector<int>> statuses(writers);
+  std::vector<std::vector<std::string>> failures(writers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w)
+    threads.emplace_back([&, w] {
+      httplib::Client c{"127.0.0.1", daemon.port};
+      c.set_read_timeout(90, 0);
+      for (int i = 0; i < appends_each; ++i) {
+        auto r = c.Post("/v1/sessions/pg-restart-" + std::to_string(w) + "/messages",
+                        json{{"user", "alice"}, {"role", "user"},
+                             {"content", "append " + std::to_string(i)}}.dump(),
+                        "application/json");
+        statuses[w].push_back(r ? r->status : -1);
+        if (!r || r->status != 201)
+          failures[w].push_back(r ? r->body : "no answer");
+        ++answered;
+      }
+    });
+  // Two restarts while the appends run (each after some were answered).
+  for (int restart = 1; restart <= 2; ++restart) {
+    for (int i = 0; i < 6000 && answered.load() < restart * writers * appends_each / 3; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    cluster.restart();
+  }
+  for (auto& t : threads)
+    t.join();
+  for (int w = 0; w < writers; ++w) {
+    BOOST_TEST_INFO("writer " << w);
+    BOOST_TEST(statuses[w] == std::vector<int>(appends_each, 201),
+               boost::test_tools::per_element());
+    for (const auto& body : failures[w])
+      BOOST_TEST_MESSAGE("writer " << w << " refused: " << body);
+  }
+  httplib::Client c{"127.0.0.1", daemon.port};
+  c.set_read_timeout(60, 0);
+  for (int w = 0; w < writers; ++w) {
+    auto live = c.Get("/v1/sessions/pg-restart-" + std::to_string(w));
+    BOOST_REQUIRE(live);
+    BOOST_REQUIRE_MESSAGE(live->status == 200, live->body);
+    auto shown = json::parse(live->body);
+    std::vector<std::string> stored; // the user rows (a session starts with its system row)
+    for (const auto& m : shown["live"])
+      if (m["role"] == "user")
+        stored.push_back(m["content"].get<std::string>());
+    std::vector<std::string> sent;
+    for (int i = 0; i < appends_each; ++i)
+      sent.push_back("append " + std::to_string(i));
+    BOOST_TEST(stored == sent, boost::test_tools::per_element());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END() // serve_postgres_test

@@ -185,6 +185,74 @@ void checkpoint_wal(storage_pointer self) {
   }
 }
 
+// One attempt at committing a group of appends in one transaction: each request's own
+// outcome, or the error that failed the whole group (nothing of it committed).
+struct group_attempt {
+  caf::error fatal;
+  std::vector<caf::expected<int64_t>> singles;
+  std::vector<caf::expected<message_ids>> batches;
+  int64_t rows = 0;
+  int64_t last_id = 0; // ids grow: the last row inserted has the highest
+  size_t refused = 0;  // requests whose own insert failed
+};
+
+group_attempt try_group(storage_state& st, const std::vector<pending_append>& group) {
+  auto& store = *st.store;
+  group_attempt a;
+  if (auto err = store.begin_group()) {
+    count_failure(st, storage_op::begin, err);
+    a.fatal = std::move(err);
+    return a;
+  }
+  for (const auto& p : group) {
+    caf::error last;
+    if (p.single) {
+      a.singles.push_back(store.insert_in_group(p.rows.front()));
+      if (a.singles.back()) {
+        ++a.rows;
+        a.last_id = *a.singles.back();
+      } else {
+        last = a.singles.back().error();
+      }
+    } else {
+      a.batches.push_back(store.insert_batch_in_group(p.rows));
+      if (a.batches.back()) {
+        a.rows += static_cast<int64_t>(p.rows.size());
+        if (!a.batches.back()->ids.empty())
+          a.last_id = a.batches.back()->ids.back();
+      } else {
+        last = a.batches.back().error();
+      }
+    }
+    if (last) {
+      ++a.refused;
+      count_failure(st, storage_op::insert, last);
+    }
+    if (!store.group_open()) { // the backend rolled the whole transaction back
+      a.fatal = last ? last
+                     : caf::make_error(errc::internal, std::string{"group transaction ended"});
+      if (!last)
+        count_failure(st, storage_op::insert, a.fatal);
+      break;
+    }
+  }
+  if (!a.fatal) {
+    a.fatal = store.commit_group(); // a full disk fails here: the rows reach the file now
+    count_failure(st, storage_op::commit, a.fatal);
+  } else {
+    store.abort_group();
+  }
+  return a;
+}
+
+// A group failed because the connection to the database server was lost before its
+// COMMIT (store/pg: nothing of it was committed; a COMMIT whose outcome is unknown is
+// another error): it is run once more, after the store's reconnection waits.
+bool lost_connection(const caf::error& err) {
+  return err && err.category() == caf::atom("mneme")
+         && static_cast<errc>(err.code()) == errc::storage_cant_open;
+}
+
 // Commits every buffered append in one transaction and answers each request.
 void flush(storage_pointer self) {
   auto& st = self->state;
@@ -193,68 +261,28 @@ void flush(storage_pointer self) {
   auto group = std::move(st.pending);
   st.pending.clear();
   st.pending_rows = 0;
-  auto& store = *st.store;
   auto began = std::chrono::steady_clock::now();
-  if (auto err = store.begin_group()) {
-    log_warn(st, "session=- event=group_begin_failed requests={} error={}", group.size(),
-             log_quoted(render_error(err)));
-    count_failure(st, storage_op::begin, err);
-    fail_all(st, group, err, 0);
-    return;
+  auto attempt = try_group(st, group);
+  if (lost_connection(attempt.fatal)) {
+    log_warn(st, "session={} event=group_retry reason=connection_lost requests={} error={}",
+             group.front().rows.front().session_id, group.size(),
+             log_quoted(render_error(attempt.fatal)));
+    attempt = try_group(st, group);
   }
-  std::vector<caf::expected<int64_t>> singles;
-  std::vector<caf::expected<message_ids>> batches;
-  caf::error fatal;
-  int64_t rows = 0;
-  int64_t last_id = 0; // ids grow: the last row inserted has the highest
-  size_t refused = 0;   // requests whose own insert failed (counted as failed appends)
-  for (auto& p : group) {
-    caf::error last;
-    if (p.single) {
-      singles.push_back(store.insert_in_group(p.rows.front()));
-      if (singles.back()) {
-        ++rows;
-        last_id = *singles.back();
-      } else {
-        last = singles.back().error();
-      }
-    } else {
-      batches.push_back(store.insert_batch_in_group(p.rows));
-      if (batches.back()) {
-        rows += static_cast<int64_t>(p.rows.size());
-        if (!batches.back()->ids.empty())
-          last_id = batches.back()->ids.back();
-      } else {
-        last = batches.back().error();
-      }
-    }
-    if (last) {
-      ++refused;
-      if (st.metrics)
-        st.metrics->failed_appends.fetch_add(1, std::memory_order_relaxed);
-      count_failure(st, storage_op::insert, last);
-    }
-    if (!store.group_open()) { // SQLite rolled the whole transaction back
-      fatal = last ? last
-                   : caf::make_error(errc::internal, std::string{"group transaction ended"});
-      if (!last)
-        count_failure(st, storage_op::insert, fatal);
-      break;
-    }
-  }
-  if (!fatal) {
-    fatal = store.commit_group(); // a full disk fails here: the rows reach the file now
-    count_failure(st, storage_op::commit, fatal);
-  } else {
-    store.abort_group();
-  }
-  if (fatal) {
+  if (st.metrics && attempt.refused > 0)
+    st.metrics->failed_appends.fetch_add(static_cast<int64_t>(attempt.refused),
+                                         std::memory_order_relaxed);
+  if (attempt.fatal) {
     log_warn(st, "session={} event=group_commit_failed requests={} error={}",
              group.front().rows.front().session_id, group.size(),
-             log_quoted(render_error(fatal)));
-    fail_all(st, group, fatal, refused);
+             log_quoted(render_error(attempt.fatal)));
+    fail_all(st, group, attempt.fatal, attempt.refused);
     return;
   }
+  auto& singles = attempt.singles;
+  auto& batches = attempt.batches;
+  auto rows = attempt.rows;
+  auto last_id = attempt.last_id;
   checkpoint_wal(self);
   if (st.maintenance) // a backend that indexes in the append's transaction has no backlog
     st.indexing.committed(rows, last_id, steady_ms());

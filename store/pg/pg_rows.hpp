@@ -4,7 +4,10 @@
 // Thread: the store's owner.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pqxx/binarystring>
@@ -16,6 +19,7 @@
 
 #include "messages/storage_types.hpp"
 #include "messages/transcript.hpp"
+#include "policies/reconnect_plan.hpp"
 #include "store/pg/pg_error.hpp"
 
 namespace mneme::pg {
@@ -67,13 +71,37 @@ int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t 
                            int64_t fence_token = 0);
 
 // Runs `body` (returning caf::expected<T> or caf::error) and turns a libpqxx
-// exception into the errc of pg_error.hpp.
+// exception into the errc of pg_error.hpp. When the connection was lost before
+// anything was committed (pg_connection_lost), `body` runs again after the waits of
+// policies/reconnect_plan (libpqxx connects again on that run): a database restart
+// costs the caller a wait, not an error. REQUIRES: `body` is one whole transaction (or
+// none), so that running it again after a lost connection does its work once.
+// guarded() without running `body` again: for a step of a transaction that spans calls
+// (the group's COMMIT), which its caller starts over as a whole.
 template <class F>
-auto guarded(const std::string& what, F&& body) -> decltype(body()) {
+auto guarded_once(const std::string& what, F&& body) -> decltype(body()) {
   try {
     return body();
   } catch (const std::exception& e) {
     return pg_failure(e, what);
+  }
+}
+
+template <class F>
+auto guarded(const std::string& what, F&& body) -> decltype(body()) {
+  int64_t waited_ms = 0;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return body();
+    } catch (const std::exception& e) {
+      auto wait = pg_connection_lost(e)
+                    ? policies::reconnect_wait_ms(policies::reconnect_limits{}, attempt, waited_ms)
+                    : std::nullopt;
+      if (!wait)
+        return pg_failure(e, what);
+      std::this_thread::sleep_for(std::chrono::milliseconds{*wait});
+      waited_ms += *wait;
+    }
   }
 }
 

@@ -373,6 +373,7 @@ caf::error pg_store::begin_group() {
   return pg::guarded("begin group", [&]() -> caf::error {
     group_ = std::make_unique<pqxx::work>(*conn_, "group");
     group_broken_ = false;
+    group_last_id_ = 0;
     fenced_now_.clear(); // each group share-locks the leases it writes under
     return {};
   });
@@ -384,7 +385,10 @@ bool pg_store::group_open() const {
 
 caf::expected<int64_t> pg_store::insert_in_group(const message& m) {
   try {
-    return insert_message(*group_, m, 0, true);
+    auto id = insert_message(*group_, m, 0, true);
+    if (id)
+      group_last_id_ = *id;
+    return id;
   } catch (const std::exception& e) {
     group_broken_ = true; // PostgreSQL aborted the whole transaction
     return pg_failure(e, "append to session " + m.session_id);
@@ -419,6 +423,8 @@ caf::expected<message_ids> pg_store::insert_batch_in_group(const std::vector<mes
       out.ids.push_back(*id);
     }
     g.exec0("RELEASE SAVEPOINT batch_append");
+    if (!out.ids.empty())
+      group_last_id_ = out.ids.back();
     return out;
   } catch (const std::exception& e) {
     auto err = pg_failure(e, "append batch");
@@ -432,16 +438,41 @@ caf::expected<message_ids> pg_store::insert_batch_in_group(const std::vector<mes
 }
 
 caf::error pg_store::commit_group() {
-  auto err = pg::guarded("commit group", [&]() -> caf::error {
+  bool in_doubt = false;
+  auto err = pg::guarded_once("commit group", [&]() -> caf::error {
     if (group_broken_)
       return caf::make_error(errc::storage_failed, "postgres: the group was rolled back");
-    group_->commit();
+    try {
+      group_->commit();
+    } catch (const pqxx::in_doubt_error&) {
+      in_doubt = true;
+    }
     return {};
   });
   group_.reset(); // an uncommitted group rolls back here
+  if (in_doubt)
+    err = settle_interrupted_commit();
   if (err)
     open_sessions_.clear(); // what the group saw open may not be committed state
   return err;
+}
+
+caf::error pg_store::settle_interrupted_commit() {
+  if (group_last_id_ == 0) // nothing of the group was kept: nothing can have committed
+    return caf::make_error(errc::storage_cant_open,
+                           "postgres: the connection was lost while committing a group"
+                           " that kept no row");
+  return pg::guarded("check an interrupted commit", [&]() -> caf::error {
+    pqxx::read_transaction r{*conn_};
+    bool committed =
+      r.exec_params1("SELECT EXISTS (SELECT 1 FROM messages WHERE id = $1)", group_last_id_)[0]
+        .as<bool>();
+    if (committed)
+      return {};
+    return caf::make_error(errc::storage_cant_open,
+                           "postgres: the connection was lost while committing; the group's"
+                           " rows are not in the database");
+  });
 }
 
 void pg_store::abort_group() {

@@ -176,11 +176,17 @@ private:
                                         int64_t position, bool remember);
   caf::error write_triggers(pqxx::transaction_base& t, const std::string& session_id,
                             const trigger_state& t_state);
+  // After the group's COMMIT was cut in flight (its outcome unknown): whether a row the
+  // group inserted is there, read on a new connection (rows are never deleted, and a
+  // transaction commits all or nothing). {} when it committed; storage_cant_open when
+  // it did not (the caller may run the group again), or the error of the check.
+  caf::error settle_interrupted_commit();
 
   store_params params_;
   std::unique_ptr<pqxx::connection> conn_;
   std::unique_ptr<pqxx::dbtransaction> group_;
   bool group_broken_ = false; // a statement failed outside a savepoint: the group is lost
+  int64_t group_last_id_ = 0; // the last row the group inserted and kept (0: none)
   std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
   int writer_lock_backend_ = 0; // the server process holding the writer lock; 0: not taken
