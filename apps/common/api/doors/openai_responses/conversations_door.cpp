@@ -49,9 +49,7 @@ void with_conversation(const conversation_call_ptr& c,
       auto v = known;
       if (!rec && rec.error() != errc::not_found)
         return c->fail(rec.error());
-      if (!rec)
-        return on_session(v); // a session key that merely looks like one
-      if (rec->deleted_at_ms != 0)
+      if (!rec || rec->deleted_at_ms != 0) // conv_ ids are this API's: no record, unknown
         return c->unknown();
       if (!may_reach(c->r->scope(), rec->user_id)) {
         c->r->refused_for_scope();

@@ -7,8 +7,9 @@
 // object: created_at, metadata) stored beside the door's responses
 // (store/response_records.hpp), its initial items appended to the key's session. Any
 // other session key (opened by the door, the chat door, the sessions API) is a
-// conversation too, without metadata, created when its session was. `responses.create`
-// with `conversation` runs on that key's session (responses_door.hpp).
+// conversation too, without metadata, created when its session was; a "conv_" id without
+// its record is unknown (404). `responses.create` with `conversation` runs on that key's
+// session (responses_door.hpp).
 // Items are the session's stored rows (policies/conversation_items.hpp: which rows, their
 // ids, what deleting one does). DELETE of a conversation marks its record deleted: the id
 // is then answered 404 here and refused by `responses.create`; its rows stay, nothing is

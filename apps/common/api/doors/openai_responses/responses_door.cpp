@@ -390,22 +390,22 @@ void responses_route(const response_ptr& c) {
   responses_session(c);
 }
 
-// `conversation` naming a conversation of POST /v1/conversations (conversations_door.hpp):
-// refused as unknown once deleted or when another user's; its session opens for the
-// conversation's owner. A key without a record is a plain session key.
+// `conversation` naming a conversation of POST /v1/conversations (a "conv_" id,
+// conversations_door.hpp): refused as unknown without its record, once deleted, or when
+// another user's; its session opens for the conversation's owner.
 void responses_in_conversation(const response_ptr& c) {
   const auto& conv = c->cfg().conversation;
   ask<response_record>(c, conv.storage, conv.read_timeout, st_resp_get_atom_v, c->key)
     .then([c](caf::expected<response_record> rec) {
       if (!rec && rec.error() != errc::not_found)
         return c->fail(rec.error());
-      if (rec && (rec->deleted_at_ms != 0 || !may_reach(c->r->scope(), rec->user_id))) {
-        if (rec->deleted_at_ms == 0)
+      if (!rec || rec->deleted_at_ms != 0 || !may_reach(c->r->scope(), rec->user_id)) {
+        if (rec && rec->deleted_at_ms == 0)
           c->r->refused_for_scope();
         return c->error(404, "not_found",
                         "field 'conversation': no conversation found with id '" + c->key + "'");
       }
-      if (rec && c->user.empty())
+      if (c->user.empty())
         c->user = rec->user_id;
       responses_route(c);
     });
