@@ -89,7 +89,8 @@ void conversations_door::add_items(const door_request_ptr& r, const std::string&
         item_page all;
         for (size_t i = 0; i < list.ids.size(); ++i)
           all.indexes.push_back(i);
-        c->door->log->info("conversation={} event=conversation_items_added rows={}", c->id,
+        c->door->log->info("conversation={} event=conversation_items_added rows={}",
+                           log_quoted(c->id),
                            rows.size());
         c->ok(item_list_page(list, all));
       });
@@ -130,7 +131,7 @@ void conversations_door::remove_item(const door_request_ptr& r, const std::strin
             return c->fail(live.error());
           c->door->log->info(
             "conversation={} session={} event=conversation_item_deleted row={} reappended={}",
-            c->id, v.session_id, plan.rollback_mark + 1, plan.reappend.size());
+            log_quoted(c->id), v.session_id, plan.rollback_mark + 1, plan.reappend.size());
           append_rows(c, v, plan.reappend, [c, v](std::vector<int64_t>&) {
             c->ok(conversation_object(v.id, v.created_at_s, v.metadata));
           });

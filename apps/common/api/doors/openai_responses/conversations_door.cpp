@@ -196,7 +196,8 @@ void conversations_door::remove(const door_request_ptr& r, const std::string& id
         .then([c, v](caf::expected<response_record> rec) {
           if (!rec)
             return c->fail(rec.error());
-          c->door->log->info("conversation={} session={} event=conversation_deleted", c->id,
+          c->door->log->info("conversation={} session={} event=conversation_deleted",
+                             log_quoted(c->id),
                              v.session_id);
           c->ok(conversation_deleted_object(c->id));
         });
