@@ -141,6 +141,12 @@ BOOST_AUTO_TEST_CASE(items_are_listed_in_pages_added_and_fetched_by_id) {
   BOOST_TEST(post("/v1/conversations/" + id + "/items", json{{"items", json::array()}}).status
              == 400);
   BOOST_TEST(post("/v1/conversations", json{{"title", "x"}}).status == 400);
+  // items the session refuses: the refusal, and no conversation handed out
+  auto orphan = post("/v1/conversations",
+                     json{{"items", {{{"type", "function_call_output"}, {"call_id", "nope"},
+                                      {"output", "x"}}}}});
+  BOOST_TEST(orphan.status == 400, orphan.text);
+  BOOST_TEST(!orphan.body.contains("id"));
 }
 
 BOOST_AUTO_TEST_CASE(a_deleted_item_is_a_rolled_back_row_and_the_later_items_stay) {
