@@ -10,6 +10,11 @@
 // session's rows stay). Each backend writes them (store/sqlite/sqlite_responses.hpp,
 // store/pg/pg_responses.hpp) after the check below.
 //
+// The same table holds the door's conversation records (docs/api.md "Conversations
+// API"): id "conv_…" (the session key of the conversation), session_id "" (the key's
+// session is the conversation's), body the `conversation` object with its metadata;
+// never rewritten either, so its metadata stays as created.
+//
 // Contracts (message_store):
 //   put_response     inserts the record; errc::bad_request for what check_response_record
 //                    refuses; an id stored already fails as a storage error;
@@ -30,8 +35,12 @@ namespace mneme {
 // Largest response body stored (the answer's text and calls, as JSON).
 inline constexpr size_t response_body_max_bytes = 16 * 1024 * 1024;
 
-// errc::bad_request for an id not starting with "resp_", an empty session key or id, a
-// negative row id or time, a set deleted_at_ms, or a body over response_body_max_bytes.
+// errc::bad_request for an id starting with neither "resp_" nor "conv_", an empty
+// session key, an empty session id (a response's), a negative row id or time, a set
+// deleted_at_ms, or a body over response_body_max_bytes.
 caf::error check_response_record(const response_record& r);
+
+// Whether `id` names a conversation record ("conv_…") rather than a response.
+bool is_conversation_record_id(const std::string& id);
 
 } // namespace mneme

@@ -13,6 +13,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "apps/common/api/tokens/token_store.hpp"
 #include "tests/http_api_fixture.hpp"
@@ -176,6 +177,13 @@ const scope_route_case scope_routes[] = {
    200, true},
   {"POST", "/v1/chat/completions", R"({"model":"mneme","messages":[{"role":"user","content":"hi"}]})",
    200, 404, 200, true, "X-Mneme-Session: {key}"},
+  // The Conversations API: a session key is a conversation (conv_ ids: a case below).
+  {"POST", "/v1/conversations", R"({"metadata":{"a":"b"}})", 200, 200, 200, true},
+  {"GET", "/v1/conversations/{key}", "", 200, 404, 200, true},
+  {"POST", "/v1/conversations/{key}", R"({"metadata":{}})", 200, 404, 200, true},
+  {"GET", "/v1/conversations/{key}/items", "", 200, 404, 200, true},
+  {"POST", "/v1/conversations/{key}/items", R"({"items":[{"role":"user","content":"more"}]})",
+   200, 404, 200, true},
 };
 
 } // namespace
@@ -222,6 +230,66 @@ BOOST_AUTO_TEST_CASE(another_users_key_answers_exactly_like_an_unknown_key) {
   auto m = theirs.body["error"]["message"].get<std::string>();
   BOOST_TEST(m.find("bob-k") != std::string::npos, m);
   BOOST_TEST(m.find("bob'") == std::string::npos, m); // the owner is not named
+}
+
+BOOST_AUTO_TEST_CASE(another_users_conversation_and_its_responses_answer_like_unknown_ids) {
+  serve_scoped();
+  auto bob = [this](const std::string& method, const std::string& path, const json& body) {
+    return ask_with("Bearer " + scope_bob_token, method, path, body.dump());
+  };
+  auto made = bob("POST", "/v1/conversations",
+                  {{"items", {{{"role", "user"}, {"content", "bob's plan"}}}}});
+  BOOST_REQUIRE_MESSAGE(made.status == 200, made.text);
+  auto id = made.body["id"].get<std::string>();
+  auto resp = bob("POST", "/v1/responses", {{"conversation", id}, {"input", "go on"}});
+  BOOST_REQUIRE_MESSAGE(resp.status == 200, resp.text);
+  auto resp_id = resp.body["id"].get<std::string>();
+  auto items = bob("GET", "/v1/conversations/" + id + "/items", json::object());
+  BOOST_REQUIRE_MESSAGE(items.status == 200, items.text);
+  auto item = items.body["data"][0]["id"].get<std::string>();
+  auto bobs = [&] {
+    return get("/v1/conversations/" + id + "/items?limit=100").text + get("/v1/conversations/" + id).text;
+  };
+  auto before = bobs();
+  struct probe {
+    std::string method, path, body;
+  };
+  auto conv = "/v1/conversations/" + id;
+  for (const auto& p : std::vector<probe>{
+         {"GET", conv, ""},
+         {"POST", conv, R"({"metadata":{}})"},
+         {"DELETE", conv, ""},
+         {"GET", conv + "/items", ""},
+         {"POST", conv + "/items", R"({"items":[{"role":"user","content":"alice was here"}]})"},
+         {"GET", conv + "/items/" + item, ""},
+         {"DELETE", conv + "/items/" + item, ""},
+         {"GET", "/v1/responses/" + resp_id + "/input_items", ""},
+         {"GET", "/v1/responses/" + resp_id, ""},
+         {"POST", "/v1/responses", json{{"conversation", id}, {"input", "hi"}}.dump()}}) {
+    auto a = ask_as(scope_caller::other, p.method, p.path, p.body);
+    BOOST_TEST(a.status == 404, p.method << " " << p.path << " -> " << a.status << " " << a.text);
+    BOOST_TEST(a.body["error"]["code"] == "not_found", p.method << " " << p.path);
+    // an id that exists nowhere is answered the same way
+    auto unknown = p.path;
+    for (auto at = unknown.find(id); at != std::string::npos; at = unknown.find(id))
+      unknown.replace(at, id.size(), "conv_00000000000000000000000000000000");
+    auto body = p.body;
+    if (auto at = body.find(id); at != std::string::npos)
+      body.replace(at, id.size(), "conv_00000000000000000000000000000000");
+    BOOST_TEST(ask_as(scope_caller::other, p.method, unknown, body).status == 404, unknown);
+  }
+  BOOST_TEST(bobs() == before, "a refused request changed bob's conversation");
+  BOOST_TEST(bob("GET", conv, json::object()).status == 200);
+  // alice's own conversation belongs to her
+  auto mine = ask_as(scope_caller::self, "POST", "/v1/conversations", "{}");
+  BOOST_REQUIRE_MESSAGE(mine.status == 200, mine.text);
+  auto mine_id = mine.body["id"].get<std::string>();
+  BOOST_TEST(ask_as(scope_caller::self, "GET", "/v1/conversations/" + mine_id, "").status == 200);
+  BOOST_TEST(bob("GET", "/v1/conversations/" + mine_id, json::object()).status == 404);
+  auto turn = ask_as(scope_caller::self, "POST", "/v1/responses",
+                     json{{"conversation", mine_id}, {"input", "hello"}}.dump());
+  BOOST_REQUIRE_MESSAGE(turn.status == 200, turn.text);
+  BOOST_TEST(get("/v1/sessions/" + mine_id + "?live=false").body["session"]["user_id"] == "alice");
 }
 
 BOOST_AUTO_TEST_CASE(a_user_token_writes_as_its_user_and_may_not_name_another) {

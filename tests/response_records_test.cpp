@@ -107,4 +107,27 @@ BOOST_DATA_TEST_CASE_F(fixture, a_record_the_check_refuses_is_not_stored,
   BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM responses") == 0);
 }
 
+BOOST_DATA_TEST_CASE_F(fixture, a_conversation_record_needs_no_session_and_is_kept_alike,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
+  auto conv = record("conv_1");
+  conv.session_key = "conv_1";
+  conv.session_id.clear(); // no item yet: no session
+  conv.last_row_id = 0;
+  conv.previous_id.clear();
+  BOOST_REQUIRE_MESSAGE(!store->put_response(conv), "put");
+  auto back = store->response("conv_1");
+  BOOST_REQUIRE_MESSAGE(back, err_of(back));
+  BOOST_TEST(back->session_id.empty());
+  BOOST_TEST(back->body == conv.body);
+  BOOST_TEST(static_cast<bool>(store->put_response(conv))); // one id, one record
+  auto gone = store->delete_response("conv_1", 7000);
+  BOOST_REQUIRE_MESSAGE(gone, err_of(gone));
+  BOOST_TEST(store->response("conv_1")->deleted_at_ms == 7000);
+  // a response still needs its session
+  auto orphan = record("resp_5");
+  orphan.session_id.clear();
+  BOOST_TEST((store->put_response(orphan) == errc::bad_request));
+}
+
 BOOST_AUTO_TEST_SUITE_END() // response_records_test

@@ -4,7 +4,8 @@
 // answer, a 30-round function-tool loop chained by previous_response_id with compactions
 // in between, a branch from an older response (X-Mneme-Rebased), and a client that keeps
 // its own transcript, sends it whole with `store: false` and names its conversation by a
-// `session-id` header (the stored rows are exactly the unique messages).
+// `session-id` header (the stored rows are exactly the unique messages); a conversation of
+// the Conversations API used by responses.create, its items and a response's input items.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -96,6 +97,65 @@ test('the official client through the Responses door', async (t) => {
     const rows = clientVisible(await storedRows(rig, completed.id));
     assert.equal(rows.at(-1).content, text.trim());
     assert.equal(completed.output[0].content[0].text, rows.at(-1).content);
+  });
+
+  await t.test('conversations.create, then responses.create({conversation}) and its items',
+               async () => {
+    const client = responsesClient(rig);
+    const conv = await client.conversations.create({
+      items: [{ type: 'message', role: 'user', content: 'Remember: the river is the Rhine.' }],
+      metadata: { topic: 'rivers' },
+    });
+    assert.match(conv.id, /^conv_[0-9a-f]{32}$/);
+    assert.deepEqual(conv.metadata, { topic: 'rivers' });
+    assert.equal((await client.conversations.retrieve(conv.id)).id, conv.id);
+    const { data: first, response } = await client.responses.create({
+      model: 'mneme', conversation: conv.id, input: 'Which river?',
+    }).withResponse();
+    assert.equal(first.conversation.id, conv.id);
+    const rows = clientVisible(await storedRows(rig, conv.id));
+    assert.equal(response.headers.get('x-mneme-session-id'), rows[0].session_id);
+    const second = await client.responses.create({
+      model: 'mneme', conversation: { id: conv.id }, input: 'And its length?',
+    });
+    const added = await client.conversations.items.create(conv.id, {
+      items: [{ type: 'message', role: 'user', content: 'A note for later.' }],
+    });
+    assert.equal(added.data.length, 1);
+    // every page through the client's own cursor (limit 2)
+    const texts = [];
+    for await (const item of client.conversations.items.list(conv.id, { limit: 2, order: 'asc' }))
+      texts.push(item.content[0].text.trim());
+    assert.deepEqual(texts, ['Remember: the river is the Rhine.', 'Which river?',
+                             first.output_text.trim(), 'And its length?',
+                             second.output_text.trim(), 'A note for later.']);
+    const newest = (await client.conversations.items.list(conv.id, { limit: 1 })).data[0];
+    assert.equal(newest.id, added.data[0].id);
+    const fetched = await client.conversations.items.retrieve(newest.id,
+                                                              { conversation_id: conv.id });
+    assert.deepEqual(fetched, newest);
+    // the input items of each response: what it was sent since the last answer
+    const inputs = [];
+    for await (const item of client.responses.inputItems.list(second.id)) inputs.push(item);
+    assert.deepEqual(inputs.map((i) => i.content[0].text), ['And its length?']);
+    // a deleted item is a rolled-back row, kept
+    const after = await client.conversations.items.delete(newest.id,
+                                                          { conversation_id: conv.id });
+    assert.equal(after.id, conv.id);
+    const kept = await storedRows(rig, conv.id);
+    assert.ok(kept.some((r) => r.state === 'rolled_back' && r.content === 'A note for later.'));
+    await assert.rejects(
+      client.conversations.items.retrieve(newest.id, { conversation_id: conv.id }),
+      (e) => e instanceof OpenAI.NotFoundError);
+    // a deleted conversation is unknown; its rows stay
+    const gone = await client.conversations.delete(conv.id);
+    assert.equal(gone.deleted, true);
+    await assert.rejects(client.conversations.retrieve(conv.id),
+                         (e) => e instanceof OpenAI.NotFoundError);
+    await assert.rejects(
+      client.responses.create({ model: 'mneme', conversation: conv.id, input: 'Still there?' }),
+      (e) => e instanceof OpenAI.NotFoundError);
+    assert.equal((await storedRows(rig, conv.id)).length, kept.length);
   });
 
   await t.test('a 30-round function-tool loop chained by previous_response_id', async () => {

@@ -43,6 +43,7 @@
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
+#include "store/response_records.hpp"
 
 namespace mneme::api {
 
@@ -336,7 +337,8 @@ void responses_continue(const response_ptr& c) {
       const auto& id = c->in.previous_response_id;
       if (!prev && prev.error() != errc::not_found)
         return c->fail(prev.error());
-      if (!prev || prev->deleted_at_ms != 0 || !response_visible_to(c->r->scope(), prev->user_id))
+      if (!prev || prev->deleted_at_ms != 0 || is_conversation_record_id(prev->id)
+          || !response_visible_to(c->r->scope(), prev->user_id))
         return c->error(400, "previous_response_not_found",
                         "field 'previous_response_id': previous response with id '" + id
                           + "' not found");
@@ -372,6 +374,40 @@ void responses_resume(const response_ptr& c) {
         c->key = c->head.id;
       }
       responses_session(c);
+    });
+}
+
+// The request's way once its session key is known.
+void responses_route(const response_ptr& c) {
+  if (!c->in.previous_response_id.empty())
+    return responses_continue(c);
+  if (c->key.empty() && !c->in.store)
+    return responses_stateless(c);
+  if (c->key.empty() && !c->in.referenced_response.empty())
+    return responses_resume(c);
+  if (c->key.empty())
+    c->key = c->head.id; // a new chain: its first response's id is its session key
+  responses_session(c);
+}
+
+// `conversation` naming a conversation of POST /v1/conversations (a "conv_" id,
+// conversations_door.hpp): refused as unknown without its record, once deleted, or when
+// another user's; its session opens for the conversation's owner.
+void responses_in_conversation(const response_ptr& c) {
+  const auto& conv = c->cfg().conversation;
+  ask<response_record>(c, conv.storage, conv.read_timeout, st_resp_get_atom_v, c->key)
+    .then([c](caf::expected<response_record> rec) {
+      if (!rec && rec.error() != errc::not_found)
+        return c->fail(rec.error());
+      if (!rec || rec->deleted_at_ms != 0 || !may_reach(c->r->scope(), rec->user_id)) {
+        if (rec && rec->deleted_at_ms == 0)
+          c->r->refused_for_scope();
+        return c->error(404, "not_found",
+                        "field 'conversation': no conversation found with id '" + c->key + "'");
+      }
+      if (c->user.empty())
+        c->user = rec->user_id;
+      responses_route(c);
     });
 }
 
@@ -416,15 +452,9 @@ void responses_door::create(const door_request_ptr& r) {
     if (c->in.stream)
       c->relay = std::make_shared<responses_event_relay>(
         r->reply_channel(), c->head, s_->cfg.conversation.visibility.builtin_names);
-    if (!c->in.previous_response_id.empty())
-      return responses_continue(c);
-    if (c->key.empty() && !c->in.store)
-      return responses_stateless(c);
-    if (c->key.empty() && !c->in.referenced_response.empty())
-      return responses_resume(c);
-    if (c->key.empty())
-      c->key = c->head.id; // a new chain: its first response's id is its session key
-    responses_session(c);
+    if (c->key == c->in.conversation && is_conversation_record_id(c->key))
+      return responses_in_conversation(c);
+    responses_route(c);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "policies/client_text.hpp"
+#include "store/response_records.hpp"
 
 namespace mneme::api {
 
@@ -43,7 +44,8 @@ void with_record(const lookup_ptr& c, F then) {
     .then([c, then](caf::expected<response_record> rec) {
       if (!rec)
         return c->fail(rec.error());
-      if (rec->deleted_at_ms != 0 || !response_visible_to(c->r->scope(), rec->user_id))
+      if (rec->deleted_at_ms != 0 || is_conversation_record_id(rec->id) // a conversation's
+          || !response_visible_to(c->r->scope(), rec->user_id))
         return c->fail(caf::make_error(errc::not_found));
       then(*rec);
     });

@@ -1,5 +1,6 @@
 // The Responses door's routes (docs/api.md "Responses door"): its rows, its refusals in
 // OpenAI's error shape, and its counters in GET /metrics.
+#include "apps/common/api/doors/openai_responses/conversations_door.hpp"
 #include "apps/common/api/doors/openai_responses/responses_door.hpp"
 #include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/plumbing/call.hpp"
@@ -28,6 +29,7 @@ void add_openai_responses_routes(route_registry& r, const api_state& s) {
   r.add("GET", "/v1/responses/{}", fetch, route_access::open, route_kind::actor, refusal);
   r.add("DELETE", "/v1/responses/{}", remove, route_access::open, route_kind::actor, refusal);
   r.add_metrics([door] { return door->metrics_text(); });
+  add_openai_conversations_routes(r, s); // /v1/conversations..., /v1/responses/{id}/input_items
 }
 
 } // namespace mneme::api

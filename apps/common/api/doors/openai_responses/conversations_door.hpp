@@ -1,0 +1,69 @@
+// The Conversations API of the Responses door (issue 43 item 4, docs/api.md
+// "Conversations API") and GET /v1/responses/{id}/input_items (item 3), registered by
+// conversations_routes.cpp.
+//
+// A conversation is a session key. POST /v1/conversations makes one: "conv_" and 128
+// random bits from the kernel (store/os_random.hpp), its record (the `conversation`
+// object: created_at, metadata) stored beside the door's responses
+// (store/response_records.hpp), its initial items appended to the key's session. Any
+// other session key (opened by the door, the chat door, the sessions API) is a
+// conversation too, without metadata, created when its session was; a "conv_" id without
+// its record is unknown (404). `responses.create` with `conversation` runs on that key's
+// session (responses_door.hpp).
+// Items are the session's stored rows (policies/conversation_items.hpp: which rows, their
+// ids, what deleting one does). DELETE of a conversation marks its record deleted: the id
+// is then answered 404 here and refused by `responses.create`; its rows stay, nothing is
+// erased (the sessions API still reaches the key). A plain session key has no record to
+// delete (400).
+// Scopes: a user token reaches only its user's conversations and responses; another
+// user's is answered exactly like an unknown id (404).
+//
+// Threads: every member runs in the request's actor.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "apps/common/api/doors/door_conversation.hpp"
+#include "apps/common/api/doors/door_request.hpp"
+
+namespace mneme::api {
+
+struct conversations_config {
+  conversation_config conversation;     // gateway, storage, timeouts, visibility
+  std::string default_user = "default"; // the owner of a conversation an admin creates
+  std::function<time_ms()> clock = system_clock_ms;
+  std::shared_ptr<spdlog::logger> log;  // null = no logging
+};
+
+class conversations_door {
+ public:
+  explicit conversations_door(conversations_config cfg);
+
+  void create(const door_request_ptr& r);                          // POST /v1/conversations
+  void fetch(const door_request_ptr& r, const std::string& id);    // GET .../{id}
+  void update(const door_request_ptr& r, const std::string& id);   // POST .../{id}
+  void remove(const door_request_ptr& r, const std::string& id);   // DELETE .../{id}
+  void list_items(const door_request_ptr& r, const std::string& id);  // GET .../{id}/items
+  void add_items(const door_request_ptr& r, const std::string& id);   // POST .../{id}/items
+  void fetch_item(const door_request_ptr& r, const std::string& id, const std::string& item);
+  void remove_item(const door_request_ptr& r, const std::string& id, const std::string& item);
+  // GET /v1/responses/{id}/input_items
+  void input_items(const door_request_ptr& r, const std::string& response_id);
+
+  struct shared; // conversations_state.hpp
+
+ private:
+  std::shared_ptr<shared> s_;
+};
+
+class route_registry; // plumbing/route_registry.hpp
+struct api_state;     // plumbing/api_state.hpp
+// Adds the rows of this API (conversations_routes.cpp); called by the Responses door's
+// routes (responses_routes.cpp).
+void add_openai_conversations_routes(route_registry& r, const api_state& s);
+
+} // namespace mneme::api

@@ -1,0 +1,115 @@
+// What the Conversations API's requests share (conversations_door.cpp,
+// conversation_items_door.cpp): the door's state, one request on its way, and the
+// conversation a request names resolved — its record and its session, each when there is
+// one. Private to this folder.
+//
+// Threads: the shared state is built once and read-only; a request's members run in its
+// actor.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/null_sink.h>
+
+#include "apps/common/api/doors/openai_responses/conversations_door.hpp"
+#include "apps/common/api/doors/openai_shape.hpp"
+#include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/ask.hpp"
+#include "policies/client_text.hpp"
+#include "store/response_records.hpp"
+
+namespace mneme::api {
+
+struct conversations_door::shared {
+  conversations_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+
+  explicit shared(conversations_config c)
+    : cfg(std::move(c)),
+      log(cfg.log ? cfg.log
+                  : std::make_shared<spdlog::logger>(
+                    "conversations", std::make_shared<spdlog::sinks::null_sink_mt>())) {}
+
+  const conversation_config& conv() const { return cfg.conversation; }
+};
+
+// A conversation as a request sees it.
+struct conversation_view {
+  std::string id;                  // the session key
+  std::string owner;               // the user of its record or of its session
+  int64_t created_at_s = 0;
+  nlohmann::json metadata = nlohmann::json::object();
+  bool has_record = false;         // made by POST /v1/conversations
+  std::string session_id;          // "" while the key has no session (no item yet)
+};
+
+// One request of the Conversations API on its way (the context of its asks).
+struct conversation_call {
+  std::shared_ptr<conversations_door::shared> door;
+  door_request_ptr r;
+  std::string id; // the conversation (or response) id of the path
+
+  caf::event_based_actor* actor() const { return r->actor(); }
+  const conversation_config& conv() const { return door->conv(); }
+
+  void on_exception(const std::exception& e) {
+    door->log->error("conversation={} event=exception what={}", log_quoted(id),
+                     log_quoted(e.what()));
+    r->answer(openai_error_response(500, "internal", "internal error"));
+  }
+  void refuse(int status, const std::string& code, const std::string& message) {
+    r->answer(openai_error_response(status, code, message));
+  }
+  void unknown() {
+    refuse(404, "not_found", "No conversation found with id '" + id + "'.");
+  }
+  // mneme's error: another user's session is an unknown id; a key served by another
+  // node is forwarded there.
+  void fail(const caf::error& err) {
+    if (r->forward_elsewhere(err))
+      return;
+    if (hidden_from(r->scope(), err))
+      r->refused_for_scope();
+    if (err == errc::not_found || hidden_from(r->scope(), err))
+      return unknown();
+    auto status = http_status_of(err);
+    if (status >= 500)
+      door->log->warn("conversation={} event=conversation_error status={} error={}",
+                      log_quoted(id), status, log_quoted(render_error(err)));
+    refuse(status, error_code_of(err), error_message_of(err));
+  }
+  void ok(const nlohmann::json& body) { r->answer(openai_json_response(200, body)); }
+};
+using conversation_call_ptr = std::shared_ptr<conversation_call>;
+
+inline conversation_call_ptr conversation_call_of(
+  const std::shared_ptr<conversations_door::shared>& door, const door_request_ptr& r,
+  const std::string& id) {
+  auto c = std::make_shared<conversation_call>();
+  c->door = door;
+  c->r = r;
+  c->id = id;
+  return c;
+}
+
+// The conversation `c->id` names when the request may see it, then `then(view)`; else
+// the 404 of an unknown id (a deleted record, another user's, no record and no session).
+void with_conversation(const conversation_call_ptr& c,
+                       std::function<void(conversation_view&)> then);
+
+// Every row of the conversation's session (every state, ascending), then `then`.
+void with_session_rows(const conversation_call_ptr& c, const conversation_view& v,
+                       std::function<void(std::vector<message>&)> then);
+
+// Appends `rows` to the conversation's session in order (its owner's), then
+// `then(ids)`; the first refusal ends it (the rows before it stay appended) in
+// `failed`, or answered by c->fail when none is given.
+void append_rows(const conversation_call_ptr& c, const conversation_view& v,
+                 std::vector<message> rows, std::function<void(std::vector<int64_t>&)> then,
+                 std::function<void(const caf::error&)> failed = {});
+
+} // namespace mneme::api
