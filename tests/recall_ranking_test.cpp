@@ -379,6 +379,7 @@ BOOST_FIXTURE_TEST_CASE(matches_beyond_the_scans_bound_are_found_by_the_full_pla
   auto r = search("alice", "wombat", frequent_term_plan::newest_first);
   BOOST_REQUIRE_EQUAL(r.hits.size(), 1u);
   BOOST_TEST(r.hits[0].hit.id == fact.front());
+  BOOST_TEST(r.hits[0].route == "unicode61"); // not left to the trigram route
   BOOST_TEST(hit_sessions(r) == hit_sessions(search("alice", "wombat",
                                                      frequent_term_plan::rank_all)),
              boost::test_tools::per_element());
