@@ -2,12 +2,12 @@
 #include "store/sqlite/sqlite_recall.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <optional>
-#include <utility>
-#include <cassert>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <sqlite3.h>
 
@@ -264,8 +264,8 @@ caf::error load_snippet(db_connection& db, recall_route route, const std::string
   return {};
 }
 
-// Adds candidate `c` found by `route` when its conversation has no hit yet.
-// Returns false when the conversation already holds one.
+// Adds row `id` of `session`, found by `route` with `score`, as a candidate when its
+// conversation holds none yet; false when it already holds one.
 caf::expected<bool> add_if_new(recall_route route, std::string session, double score,
                                int64_t id, conversation_map& conversations,
                                std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
