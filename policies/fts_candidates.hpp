@@ -55,7 +55,7 @@ enum class newest_scan_step : uint8_t {
 
 // After `examined` matches (any tenant) of which `candidates` were the user's visible
 // rows, holding `conversations` conversations not found by an earlier route, of which
-// `wanted` (>= 1) are still to be found.
+// `wanted` (>= 1; the caller bounds it by the user's sessions) are still to be found.
 newest_scan_step next_newest_scan_step(int64_t examined, int64_t candidates,
                                        int64_t conversations, int64_t wanted,
                                        const fts_candidate_params& params);

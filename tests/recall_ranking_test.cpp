@@ -341,6 +341,30 @@ BOOST_FIXTURE_TEST_CASE(a_heavy_users_frequent_word_ranks_its_newest_matches_onl
     BOOST_TEST(bounded.hits[i].score <= bounded.hits[i + 1].score);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_user_with_fewer_sessions_than_asked_for_still_gets_the_bounded_plan,
+                        frequent_fixture) {
+  // Two long sessions written alternately, the strongest rows first in one of them;
+  // 10 conversations asked for, only 2 can exist: the scan stops at 2, not at its bound.
+  auto a = session("alice", "a");
+  auto b = session("alice", "b");
+  auto strong = add(a, {"wombat wombat wombat"});
+  for (int round = 0; round < 30; ++round)
+    for (auto& sid : {a, b}) {
+      std::vector<std::string> texts;
+      for (int i = 0; i < 100; ++i)
+        texts.push_back("row " + std::to_string(i) + " mentions the wombat among other words");
+      add(sid, texts);
+    }
+  auto full = search("alice", "wombat", frequent_term_plan::rank_all, 10);
+  BOOST_REQUIRE_EQUAL(full.hits.size(), 2u);
+  BOOST_TEST(full.hits[0].hit.id == strong.front());
+  auto bounded = search("alice", "wombat", frequent_term_plan::newest_first, 10);
+  BOOST_REQUIRE_EQUAL(bounded.hits.size(), 2u);
+  BOOST_TEST(bounded.hits[0].hit.id != strong.front()); // only the newest were ranked
+  std::set<std::string> both{bounded.hits[0].hit.session_id, bounded.hits[1].hit.session_id};
+  BOOST_TEST((both == std::set<std::string>{a, b}));
+}
+
 BOOST_FIXTURE_TEST_CASE(other_tenants_rows_inside_the_span_and_invisible_rows_are_never_hits,
                         frequent_fixture) {
   other_tenants_rows("zed", 1200);

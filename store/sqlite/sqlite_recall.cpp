@@ -99,9 +99,10 @@ struct route_statements {
   }
 
 // The lowest and highest row id of user ?1's sessions (every row, visible or not: a
-// superset of what a search may find), one index probe per session and end.
+// superset of what a search may find), one index probe per session and end, and the
+// number of its sessions.
 constexpr const char* user_span_sql =
-  "SELECT min(lo), max(hi) FROM (SELECT"
+  "SELECT min(lo), max(hi), count(*) FROM (SELECT"
   " (SELECT min(id) FROM message_state WHERE session_id = se.id) AS lo,"
   " (SELECT max(id) FROM message_state WHERE session_id = se.id) AS hi"
   " FROM sessions se WHERE se.user_id = ?1)";
@@ -313,9 +314,14 @@ caf::error rank_all_matches(db_connection& db, recall_route route, const char* s
   return {};
 }
 
-// The lowest and highest row id of the user's sessions; nullopt when it has none.
-caf::expected<std::optional<std::pair<int64_t, int64_t>>> user_span(db_connection& db,
-                                                                     const std::string& user) {
+// The user's rows as the bounded plan needs them: the row-id span of its sessions
+// and how many sessions it has (no more conversations than that can be found).
+struct user_rows {
+  int64_t lowest_id = 0, highest_id = 0, sessions = 0;
+};
+
+// The user's rows; nullopt when it has no row.
+caf::expected<std::optional<user_rows>> user_span(db_connection& db, const std::string& user) {
   auto stmt = db.prepare(user_span_sql);
   if (!stmt)
     return std::move(stmt.error());
@@ -325,8 +331,8 @@ caf::expected<std::optional<std::pair<int64_t, int64_t>>> user_span(db_connectio
   if (rc != SQLITE_ROW)
     return db.failure(rc, "recall user span");
   if (s->column_is_null(0))
-    return std::optional<std::pair<int64_t, int64_t>>{};
-  return std::optional<std::pair<int64_t, int64_t>>{{s->column_int(0), s->column_int(1)}};
+    return std::optional<user_rows>{};
+  return std::optional<user_rows>{{s->column_int(0), s->column_int(1), s->column_int(2)}};
 }
 
 // The bounded plan (policies/fts_candidates.hpp): the user's newest matches within
@@ -340,8 +346,11 @@ caf::expected<bool> rank_newest_matches(db_connection& db, recall_route route,
   auto span = user_span(db, req.user_id);
   if (!span)
     return std::move(span.error());
-  if (!*span)
-    return true; // no session, no match
+  // Conversations still wanted, at most one per session of the user.
+  const auto wanted = std::min<int64_t>(req.max_sessions, *span ? (*span)->sessions : 0)
+                      - static_cast<int64_t>(out.size());
+  if (wanted <= 0)
+    return true; // no row, or every session already holds a hit
   std::vector<scored_row> rows;
   {
     auto stmt = db.prepare(statements_of(route)->newest);
@@ -351,10 +360,9 @@ caf::expected<bool> rank_newest_matches(db_connection& db, recall_route route,
     s->bind(1, match);
     s->bind(2, req.user_id);
     s->bind(3, int64_t{req.include_inactive ? 1 : 0});
-    s->bind(4, (*span)->first);
-    s->bind(5, (*span)->second);
+    s->bind(4, (*span)->lowest_id);
+    s->bind(5, (*span)->highest_id);
     const fts_candidate_params params;
-    const auto wanted = static_cast<int64_t>(req.max_sessions) - static_cast<int64_t>(out.size());
     std::unordered_set<std::string> new_conversations;
     for (int64_t examined = 0;;) {
       auto next = next_newest_scan_step(examined, static_cast<int64_t>(rows.size()),

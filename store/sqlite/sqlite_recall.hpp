@@ -14,7 +14,8 @@
 //   - Frequent queries (issue 46; policies/fts_candidates.hpp): on the unicode61
 //     and CJK routes a query with at least 1,000 matches in the index ranks only
 //     the user's newest matching rows (at least 100, read newest first within the
-//     user's row-id span, more when they hold fewer conversations than wanted), so
+//     user's row-id span, more when they hold fewer conversations than wanted, at
+//     most one per session of the user), so
 //     its time does not grow with its hits; a user whose newest matches are not
 //     among the 4,096 newest matches of the span gets the full plan. Rare queries
 //     (under 1,000 matches) and the trigram route rank every match as before.
