@@ -36,6 +36,9 @@
 //     background instead, store/fts_indexer), synchronous=FULL as the actor runs;
 //   - index sizes against the messages table [index_bytes_*, table_bytes];
 //   - the quality suite's figures on this corpus [recall_at_3, leaks].
+//   - the frequent-term shape (frequent_terms.hpp: heavy users whose rows carry
+//     数据, 日志, pipeline, ledger in 25-50 % of them) and the corpus's common words,
+//     timed per plan of sqlite_recall.hpp in the same run [plan_<plan>_*].
 // --search-only stops after the search and quality figures (repeated latency runs).
 // The flags are declared at the registration at the end of this file (`mneme-bench
 // recall --help`). Only this program links this file.
@@ -56,6 +59,7 @@
 
 #include "apps/mneme-bench/bench_checkpointer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/frequent_terms.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
 #include "messages/mneme_types.hpp"
@@ -554,6 +558,9 @@ struct recall_options {
   std::string dir = "/tmp";
   bool json = false;
   bool search_only = false; // skip the indexing and append comparisons
+  frequent_shape_spec frequent;
+  std::vector<frequent_term_plan> plans = {frequent_term_plan::newest_first,
+                                           frequent_term_plan::rank_all};
 };
 
 int run_recall_bench(const recall_options& o) {
@@ -574,6 +581,11 @@ int run_recall_bench(const recall_options& o) {
   auto corpus = generate_corpus(**store, bench_corpus_spec(messages));
   if (!corpus) {
     std::fprintf(stderr, "%s\n", render_error(corpus.error()).c_str());
+    return 1;
+  }
+  auto shape = add_frequent_term_users(**store, o.frequent);
+  if (!shape) {
+    std::fprintf(stderr, "%s\n", render_error(shape.error()).c_str());
     return 1;
   }
   // A copy of the unindexed corpus for the waits of requests behind a paced tick.
@@ -617,6 +629,11 @@ int run_recall_bench(const recall_options& o) {
   const probe_outcome* outcome = &searched->outcome;
   const std::vector<double>& latencies = searched->latencies_ms;
   const std::vector<double>& common_ms = searched->common_ms;
+  auto by_plan = time_plans(**reader, *shape, common_query_requests(*corpus), o.plans, 10);
+  if (!by_plan) {
+    std::fprintf(stderr, "%s\n", render_error(by_plan.error()).c_str());
+    return 1;
+  }
   reader->reset();
 
   std::vector<index_figures> indexing;
@@ -656,6 +673,9 @@ int run_recall_bench(const recall_options& o) {
   j["search_max_ms"] = percentile_or_zero(latencies, 1.0);
   j["common_query_p50_ms"] = percentile_or_zero(common_ms, 0.50);
   j["common_query_p99_ms"] = percentile_or_zero(common_ms, 0.99);
+  for (auto& [word, share] : shape->fractions)
+    j["frequent_share_" + word] = share;
+  report_plans(j, *by_plan);
   for (auto& f : indexing) {
     auto rows = static_cast<double>(corpus->messages);
     auto rate = [&](const std::vector<double>& runs) { return rows / std::max(1e-9, median_or_zero(runs)); };
@@ -743,6 +763,18 @@ MNEME_BENCH("recall", "full-text recall: latency, indexing vs FTS5 bulk, sizes, 
               cmd.add_flag("--search-only", o->search_only,
                            "stop after the search and quality figures");
               cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              cmd.add_option("--frequent-users", o->frequent.users,
+                             "heavy users of the frequent-term shape (0: none)")
+                ->check(integer_range(int32_t{0}));
+              cmd.add_option("--frequent-rows", o->frequent.rows_per_user,
+                             "rows of each heavy user")
+                ->check(integer_range(int64_t{200}));
+              cmd.add_option("--plan", o->plans,
+                             "plans timed side by side: newest_first, rank_all")
+                ->transform(CLI::CheckedTransformer(
+                  std::map<std::string, frequent_term_plan>{
+                    {"newest_first", frequent_term_plan::newest_first},
+                    {"rank_all", frequent_term_plan::rank_all}}));
               return [o] { return run_recall_bench(*o); };
             });
 

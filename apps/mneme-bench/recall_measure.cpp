@@ -36,6 +36,19 @@ corpus_spec bench_corpus_spec(int64_t messages) {
   return spec;
 }
 
+std::vector<recall_request> common_query_requests(const corpus_report& corpus) {
+  std::vector<recall_request> out;
+  const int64_t users = std::max<int64_t>(1, corpus.sessions / 10);
+  for (int round = 0; round < common_rounds; ++round)
+    for (auto* q : common_queries) {
+      recall_request req;
+      req.user_id = "user-" + std::to_string(round * 7 % users);
+      req.query = q;
+      out.push_back(std::move(req));
+    }
+  return out;
+}
+
 caf::expected<recall_figures> measure_recall(recall_source& source,
                                              const corpus_report& corpus) {
   recall_figures out;
@@ -44,20 +57,15 @@ caf::expected<recall_figures> measure_recall(recall_source& source,
     return std::move(outcome.error());
   out.outcome = std::move(*outcome);
   out.latencies_ms = out.outcome.latencies_ms;
-  const int64_t users = std::max<int64_t>(1, corpus.sessions / 10);
-  for (int round = 0; round < common_rounds; ++round)
-    for (auto* q : common_queries) {
-      recall_request req;
-      req.user_id = "user-" + std::to_string(round * 7 % users);
-      req.query = q;
-      auto t0 = clock_type::now();
-      auto r = source.search(req);
-      auto ms = ms_between(t0, clock_type::now());
-      if (!r)
-        return std::move(r.error());
-      out.latencies_ms.push_back(ms);
-      out.common_ms.push_back(ms);
-    }
+  for (auto& req : common_query_requests(corpus)) {
+    auto t0 = clock_type::now();
+    auto r = source.search(req);
+    auto ms = ms_between(t0, clock_type::now());
+    if (!r)
+      return std::move(r.error());
+    out.latencies_ms.push_back(ms);
+    out.common_ms.push_back(ms);
+  }
   return out;
 }
 

@@ -31,6 +31,10 @@ struct recall_figures {
   std::vector<double> common_ms;     // the common-word queries alone
 };
 
+// The common-word queries: 10 rounds of words common in the corpus's filler, each
+// round another of the corpus's users.
+std::vector<recall_request> common_query_requests(const corpus_report& corpus);
+
 // Runs every probe of `corpus` and 10 rounds of the common-word queries (users spread
 // over the corpus's) through `source`. Errors: the first search error.
 caf::expected<recall_figures> measure_recall(recall_source& source,

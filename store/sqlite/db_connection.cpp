@@ -56,6 +56,10 @@ int64_t statement::column_int(int index) const {
   return sqlite3_column_int64(stmt_, index);
 }
 
+double statement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+
 std::string statement::column_text(int index) const {
   return std::string{column_view(index)};
 }

@@ -61,6 +61,7 @@ public:
   void reset();
 
   int64_t column_int(int index) const;
+  double column_double(int index) const;
   std::string column_text(int index) const; // byte-exact, embedded NULs kept
   // The same bytes without a copy: valid until this statement's next step(),
   // reset() or destruction (SQLite's own lifetime for a column's text).

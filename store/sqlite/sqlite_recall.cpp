@@ -3,14 +3,18 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <sqlite3.h>
 
 #include "caf/make_message.hpp"
 
 #include "messages/errc.hpp"
+#include "policies/fts_candidates.hpp"
 #include "policies/fts_query.hpp"
 #include "policies/recall_grouping.hpp"
 #include "policies/recall_text.hpp"
@@ -61,6 +65,20 @@ namespace {
 #define MNEME_FTS_COUNT(table)                                                       \
   "SELECT count(*) FROM (SELECT 1 FROM " table " WHERE " table " MATCH ?1 LIMIT ?2)"
 
+// The bounded plan for a frequent query (policies/fts_candidates.hpp): every match
+// of ?1 whose row id is in the searching user's span ?4..?5, newest first (FTS5 reads
+// its index in descending row id, so nothing is sorted and the caller stops stepping
+// when it has enough). Columns: rowid, session id, and BM25 only for the user's (?2)
+// visible (?3) rows, else NULL: CASE evaluates bm25() only for them, while the FTS5
+// cursor is on the row. The LEFT JOINs keep the FTS5 scan as the outer loop.
+#define MNEME_FTS_NEWEST(table)                                                      \
+  "SELECT " table ".rowid, st.session_id, CASE WHEN se.user_id = ?2 AND "              \
+  MNEME_VISIBLE("st.") " THEN bm25(" table ") END FROM " table                          \
+  " LEFT JOIN message_state st ON st.id = " table ".rowid"                             \
+  " LEFT JOIN sessions se ON se.id = st.session_id"                                    \
+  " WHERE " table " MATCH ?1 AND " table ".rowid BETWEEN ?4 AND ?5"                    \
+  " ORDER BY " table ".rowid DESC"
+
 // The highlighted snippet of one hit: ?1 MATCH expression, ?2 rowid.
 #define MNEME_FTS_SNIPPET(table)                                                     \
   "SELECT snippet(" table ", 0, '>>>', '<<<', '…', 24) FROM " table                   \
@@ -70,14 +88,24 @@ struct route_statements {
   const char* joined;
   const char* member;
   const char* count;
+  const char* newest;
   const char* snippet;
 };
 
 #define MNEME_ROUTE_STATEMENTS(table)                                                \
   route_statements {                                                                 \
     MNEME_FTS_SEARCH_JOINED(table), MNEME_FTS_SEARCH_MEMBER(table),                  \
-      MNEME_FTS_COUNT(table), MNEME_FTS_SNIPPET(table)                               \
+      MNEME_FTS_COUNT(table), MNEME_FTS_NEWEST(table), MNEME_FTS_SNIPPET(table)      \
   }
+
+// The lowest and highest row id of user ?1's sessions (every row, visible or not: a
+// superset of what a search may find), one index probe per session and end, and the
+// number of its sessions.
+constexpr const char* user_span_sql =
+  "SELECT min(lo), max(hi), count(*) FROM (SELECT"
+  " (SELECT min(id) FROM message_state WHERE session_id = se.id) AS lo,"
+  " (SELECT max(id) FROM message_state WHERE session_id = se.id) AS hi"
+  " FROM sessions se WHERE se.user_id = ?1)";
 
 constexpr route_statements words_statements = MNEME_ROUTE_STATEMENTS("fts_words");
 constexpr route_statements cjk_statements = MNEME_ROUTE_STATEMENTS("fts_cjk");
@@ -237,55 +265,183 @@ caf::error load_snippet(db_connection& db, recall_route route, const std::string
   return {};
 }
 
-// Runs one full-text route, adding the best row of every conversation not seen
-// yet until `max_sessions` conversations are known (rows come best first, so the
-// first row of a conversation is its best on this route), then their snippets (only for those rows). A
-// MATCH the index rejects (SQLITE_ERROR) finds nothing on that route instead of
-// failing the search.
-caf::error run_fts_route(db_connection& db, recall_route route, const std::string& match,
-                         const recall_request& req, conversation_map& conversations,
-                         std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
-  auto first_new = out.size();
-  const auto* sql = statements_of(route);
-  assert(sql != nullptr);
-  // Trigram doclists are long for any query (every 3-character window of common
-  // text), so counting would add a second full pass over the match: always list.
-  bool use_list = route == recall_route::trigram;
-  if (!use_list) {
-    auto matches = count_matches(db, sql->count, match);
-    if (!matches)
-      return std::move(matches.error());
-    use_list = *matches >= fts_member_filter_matches;
+// Adds row `id` of `session`, found by `route` with `score`, as a candidate when its
+// conversation holds none yet; false when it already holds one.
+caf::expected<bool> add_if_new(recall_route route, std::string session, double score,
+                               int64_t id, conversation_map& conversations,
+                               std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
+  auto conversation = conversations.root_of(session);
+  if (!conversation)
+    return std::move(conversation.error());
+  if (!seen.insert(*conversation).second)
+    return false;
+  candidate c;
+  c.id = id;
+  c.session_id = std::move(session);
+  c.conversation_id = std::move(*conversation);
+  c.score = score;
+  c.route = route;
+  out.push_back(std::move(c));
+  return true;
+}
+
+// The full plan: every match of the user scored in SQL, one row per session (its
+// best), best first; adds the best row of every conversation not seen yet until
+// `max_sessions` are known (the first row of a conversation is its best here).
+caf::error rank_all_matches(db_connection& db, recall_route route, const char* sql,
+                            const std::string& match, const recall_request& req,
+                            conversation_map& conversations,
+                            std::unordered_set<std::string>& seen, std::vector<candidate>& out) {
+  auto stmt = db.prepare(sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, match);
+  s->bind(2, req.user_id);
+  s->bind(3, int64_t{req.include_inactive ? 1 : 0});
+  while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
+    auto rc = s->step();
+    if (rc == SQLITE_DONE || (rc & 0xFF) == SQLITE_ERROR)
+      break;
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, std::string{"recall search on "} + std::string{to_string(route)});
+    auto added = add_if_new(route, s->column_text(1),
+                            static_cast<double>(s->column_int(2)) / 1e6, s->column_int(0),
+                            conversations, seen, out);
+    if (!added)
+      return std::move(added.error());
   }
+  return {};
+}
+
+// The user's rows as the bounded plan needs them: the row-id span of its sessions
+// and how many sessions it has (no more conversations than that can be found).
+struct user_rows {
+  int64_t lowest_id = 0, highest_id = 0, sessions = 0;
+};
+
+// The user's rows; nullopt when it has no row.
+caf::expected<std::optional<user_rows>> user_span(db_connection& db, const std::string& user) {
+  auto stmt = db.prepare(user_span_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, user);
+  auto rc = s->step();
+  if (rc != SQLITE_ROW)
+    return db.failure(rc, "recall user span");
+  if (s->column_is_null(0))
+    return std::optional<user_rows>{};
+  return std::optional<user_rows>{{s->column_int(0), s->column_int(1), s->column_int(2)}};
+}
+
+// The bounded plan (policies/fts_candidates.hpp): the user's newest matches within
+// its span, until the policy has enough candidates, then only those ranked. Returns
+// false when the scan gave up (nothing added; the caller runs the full plan).
+caf::expected<bool> rank_newest_matches(db_connection& db, recall_route route,
+                                        const std::string& match, const recall_request& req,
+                                        conversation_map& conversations,
+                                        std::unordered_set<std::string>& seen,
+                                        std::vector<candidate>& out) {
+  auto span = user_span(db, req.user_id);
+  if (!span)
+    return std::move(span.error());
+  // Conversations still wanted, at most one per session of the user.
+  const auto wanted = std::min<int64_t>(req.max_sessions, *span ? (*span)->sessions : 0)
+                      - static_cast<int64_t>(out.size());
+  if (wanted <= 0)
+    return true; // no row, or every session already holds a hit
+  std::vector<scored_row> rows;
   {
-    auto stmt = db.prepare(use_list ? sql->member : sql->joined);
+    auto stmt = db.prepare(statements_of(route)->newest);
     if (!stmt)
       return std::move(stmt.error());
     statement_scope s{**stmt};
     s->bind(1, match);
     s->bind(2, req.user_id);
     s->bind(3, int64_t{req.include_inactive ? 1 : 0});
-    while (out.size() < static_cast<std::size_t>(req.max_sessions)) {
+    s->bind(4, (*span)->lowest_id);
+    s->bind(5, (*span)->highest_id);
+    const fts_candidate_params params;
+    std::unordered_set<std::string> new_conversations;
+    for (int64_t examined = 0;;) {
+      auto next = next_newest_scan_step(examined, static_cast<int64_t>(rows.size()),
+                                        static_cast<int64_t>(new_conversations.size()),
+                                        wanted, params);
+      if (next == newest_scan_step::enough)
+        break;
+      if (next == newest_scan_step::give_up)
+        return false;
       auto rc = s->step();
       if (rc == SQLITE_DONE || (rc & 0xFF) == SQLITE_ERROR)
-        break;
+        break; // every match of the user seen: the ranking below is the full plan's
       if (rc != SQLITE_ROW)
-        return db.failure(rc, std::string{"recall search on "} + std::string{to_string(route)});
-      auto session = s->column_text(1);
-      auto conversation = conversations.root_of(session);
+        return db.failure(rc, std::string{"recall newest matches on "}
+                                + std::string{to_string(route)});
+      ++examined;
+      if (s->column_is_null(2))
+        continue; // another tenant's row, or one the search may not see
+      scored_row r;
+      r.id = s->column_int(0);
+      r.session_id = s->column_text(1);
+      r.score = s->column_double(2);
+      auto conversation = conversations.root_of(r.session_id);
       if (!conversation)
         return std::move(conversation.error());
-      if (!seen.insert(*conversation).second)
-        continue;
-      candidate c;
-      c.id = s->column_int(0);
-      c.session_id = std::move(session);
-      c.conversation_id = std::move(*conversation);
-      c.score = static_cast<double>(s->column_int(2)) / 1e6;
-      c.route = route;
-      out.push_back(std::move(c));
+      if (seen.count(*conversation) == 0)
+        new_conversations.insert(*conversation);
+      rows.push_back(std::move(r));
     }
   }
+  for (auto& r : best_row_per_session(std::move(rows))) {
+    if (out.size() >= static_cast<std::size_t>(req.max_sessions))
+      break;
+    // Rounded as the full plan's SQL rounds its scores.
+    auto score = static_cast<double>(std::llround(r.score * 1e6)) / 1e6;
+    auto added = add_if_new(route, std::move(r.session_id), score, r.id, conversations, seen,
+                            out);
+    if (!added)
+      return std::move(added.error());
+  }
+  return true;
+}
+
+// Runs one full-text route, adding the best row of every conversation not seen yet
+// until `max_sessions` conversations are known, then their snippets (only for those
+// rows). A MATCH the index rejects (SQLITE_ERROR) finds nothing on that route
+// instead of failing the search. A frequent query (policies/fts_candidates.hpp) on
+// the unicode61 and CJK routes takes the bounded plan unless `plan` says rank_all.
+caf::error run_fts_route(db_connection& db, recall_route route, const std::string& match,
+                         const recall_request& req, frequent_term_plan plan,
+                         conversation_map& conversations, std::unordered_set<std::string>& seen,
+                         std::vector<candidate>& out) {
+  auto first_new = out.size();
+  const auto* sql = statements_of(route);
+  assert(sql != nullptr);
+  // Trigram doclists are long for any query (every 3-character window of common
+  // text), so counting would add a second full pass over the match: always list.
+  bool use_list = route == recall_route::trigram;
+  int64_t matches = 0;
+  if (!use_list) {
+    auto counted = count_matches(db, sql->count, match);
+    if (!counted)
+      return std::move(counted.error());
+    matches = *counted;
+    use_list = matches >= fts_member_filter_matches;
+  }
+  bool ranked = false;
+  auto bounded = plan == frequent_term_plan::newest_first && route != recall_route::trigram;
+  if (choose_fts_route_plan(matches, bounded, fts_candidate_params{})
+      == fts_route_plan::newest_first) {
+    auto done = rank_newest_matches(db, route, match, req, conversations, seen, out);
+    if (!done)
+      return std::move(done.error());
+    ranked = *done;
+  }
+  if (!ranked)
+    if (auto err = rank_all_matches(db, route, use_list ? sql->member : sql->joined, match, req,
+                                    conversations, seen, out))
+      return err;
   for (auto i = first_new; i < out.size(); ++i)
     if (auto err = load_snippet(db, route, match, out[i]))
       return err;
@@ -472,7 +628,8 @@ private:
 
 } // namespace
 
-caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req) {
+caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req,
+                                           frequent_term_plan plan) {
   if (auto err = check_recall_request(req))
     return err;
   read_snapshot snapshot{db};
@@ -510,7 +667,7 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
     } else {
       auto dialect = route == recall_route::trigram ? match_dialect::trigram
                                                     : match_dialect::word;
-      err = run_fts_route(db, route, to_fts5_match(q, dialect), req, conversations, seen,
+      err = run_fts_route(db, route, to_fts5_match(q, dialect), req, plan, conversations, seen,
                           found);
     }
     if (err)

@@ -11,6 +11,14 @@
 //     trigram route a membership test against the user's row ids), then one row
 //     per session (its best) is kept in SQL, and snippets are computed only for the
 //     returned rows. Equal scores order by row id.
+//   - Frequent queries (issue 46; policies/fts_candidates.hpp): on the unicode61
+//     and CJK routes a query with at least 1,000 matches in the index ranks only
+//     the user's newest matching rows (at least 100, read newest first within the
+//     user's row-id span, more when they hold fewer conversations than wanted, at
+//     most one per session of the user), so
+//     its time does not grow with its hits; a user whose newest matches are not
+//     among the 4,096 newest matches of the span gets the full plan. Rare queries
+//     (under 1,000 matches) and the trigram route rank every match as before.
 //   - Asynchronous indexing (schemas v5, v7): rows above fts_state's lowest
 //     watermark (indexed_through) are missing from at least one index (an index
 //     ahead of it may find them; the session is counted once). After the FTS
@@ -47,11 +55,19 @@ inline constexpr int64_t tail_scan_rows = 20000;
 // recall_hit::route of a hit found among the not yet indexed rows.
 inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
 
+// How a full-text route reads a frequent query (policies/fts_candidates.hpp):
+// newest_first ranks the user's newest matching rows only (the product's plan);
+// rank_all scores every match of the user (the plan before issue 46, kept for
+// `mneme-bench recall --plan rank_all`, the baseline of the same run).
+enum class frequent_term_plan : uint8_t { newest_first, rank_all };
+
 // Runs one search. Errors: bad_request for an empty or oversized user id or
 // max_sessions outside 1..10; storage_* for SQLite failures. A query that
 // sanitizes to nothing (garbage, only operators, only NOT terms) is no error:
 // it finds nothing.
 // REQUIRES: db is at schema version >= 5.
-caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req);
+caf::expected<recall_result> recall_search(
+  db_connection& db, const recall_request& req,
+  frequent_term_plan plan = frequent_term_plan::newest_first);
 
 } // namespace mneme
