@@ -50,7 +50,7 @@ struct cancel_fixture : test::http_api_fixture {
   // POSTs a streamed request on its own connection, appending what arrives to `into`.
   void stream_apart(const json& body, stream_reader& into) {
     httplib::Client own("127.0.0.1", port);
-    own.set_read_timeout(120, 0);
+    own.set_read_timeout(30, 0); // a stream nothing stops ends here, without its last event
     httplib::Request req;
     req.method = "POST";
     req.path = "/v1/responses";
@@ -88,12 +88,16 @@ struct cancel_fixture : test::http_api_fixture {
 BOOST_FIXTURE_TEST_SUITE(responses_cancel, cancel_fixture)
 
 BOOST_AUTO_TEST_CASE(a_stalled_stream_is_cancelled_and_ends_cancelled) {
+  // Only the cancel ends the stalled call (no timeout of the client's comes first).
+  rc.chat.endpoint.idle_timeout = std::chrono::seconds(600);
+  rc.chat.endpoint.total_timeout = std::chrono::seconds(900);
   serve();
   auto done = post("/v1/responses", json{{"input", "a finished one"}});
   BOOST_REQUIRE_MESSAGE(done.status == 200, done.text);
-  // Half the answer's events, then 60 s of silence: only the cancel ends it sooner.
+  // Half the answer's events, then 10 minutes of silence: only the cancel ends the stream
+  // before the client's 30 s read timeout.
   auto stall = rule(fakellm::fault_kind::trickle, fakellm::purpose_filter::chat);
-  stall.silence_ms = 60000;
+  stall.silence_ms = 600000;
   faults({stall});
   stream_reader reader;
   std::thread client([&] {

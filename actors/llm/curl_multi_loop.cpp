@@ -11,7 +11,8 @@
 //      its completion runs right after, exactly once.
 //   2. `in_flight_` == |incoming_| + |active_| outside a loop step.
 //   3. A transfer's `last_activity` only moves forward, so no transfer in `active_` can
-//      reach its idle deadline before `next_sweep_`.
+//      reach its idle deadline before `next_sweep_`; while a cancellable transfer
+//      (http_call::cancelled) is in `active_`, `next_sweep_` is at most a second away.
 #include "actors/llm/curl_multi_loop.hpp"
 
 #include <pthread.h>
@@ -236,6 +237,8 @@ struct curl_multi_loop::impl {
       return;
     }
     next_sweep_ = std::min(next_sweep_, t->last_activity + t->call.idle_timeout);
+    if (t->call.cancelled) // a cancellable transfer is swept at least once a second
+      next_sweep_ = std::min(next_sweep_, t->last_activity + max_poll_wait);
     active_.emplace(easy, std::move(t));
   }
 

@@ -6,7 +6,7 @@
 // its own transcript, sends it whole with `store: false` and names its conversation by a
 // `session-id` header (the stored rows are exactly the unique messages), and
 // `responses.compact` answering a window whose compaction item is mneme's readable
-// summary, resent as input without a rollback.
+// summary, resent as input without a rollback, and `responses.cancel` stopping a stream.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -231,6 +231,37 @@ test('the official client through the Responses door', async (t) => {
     const after = await storedRows(rig, first.id);
     assert.equal(after.length, before + 2); // the question and its answer, nothing else
     assert.equal(after.filter((r) => r.state === 'rolled_back').length, 0);
+  });
+
+  await t.test('responses.cancel stops a streamed response in flight', async () => {
+    const client = responsesClient(rig);
+    // The next chat call sends half its events, then nothing for 60 s.
+    const faults = await fetch(`${rig.fakeUrl}/control/faults`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seed: 5, faults: [{ kind: 'trickle', purpose: 'chat',
+                                                 silence_ms: 60000, max_count: 1 }] }),
+    });
+    assert.equal(faults.status, 200);
+    const stream = await client.responses.create({
+      model: 'mneme', input: 'Tell a very long story.', stream: true,
+    });
+    const types = [];
+    let id;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.output_text.delta' && !types.includes('cancel asked')) {
+        types.push('cancel asked');
+        const cancelled = await client.responses.cancel(id);
+        assert.equal(cancelled.status, 'cancelled');
+      }
+    }
+    assert.ok(types.includes('cancel asked'));
+    assert.equal(types.at(-1), 'response.cancelled');
+    assert.equal((await client.responses.retrieve(id)).status, 'cancelled');
+    await assert.rejects(client.responses.cancel((await client.responses.create({
+      model: 'mneme', input: 'A short one.' })).id),
+    (e) => e instanceof OpenAI.BadRequestError);
   });
 
   await t.test('errors are OpenAI errors naming the param', async () => {
