@@ -38,6 +38,10 @@ struct turn_options {
   // false: none of gateway.builtin_tools is offered to the model in this turn (a door
   // request's X-Mneme-Builtin-Tools: off).
   bool builtin_tools = true;
+  // > 0: the token count at which this turn's automatic compaction triggers fire,
+  // instead of the session's threshold (a Responses request's context_management
+  // compact_threshold); 0 = the session's.
+  int64_t compact_threshold = 0;
 };
 
 // Exactly one of `content` (a user turn) and `tool_results` (a continuation) is set.

@@ -13,6 +13,11 @@
 //     the first piece of a call (empty on later ones), the arguments in fragments.
 //   - relayed() is true once any piece was handed over: from then on the turn cannot be
 //     retried invisibly (the client saw part of an answer), so a failure ends the turn.
+//   - cancel() (any thread; a door's POST /v1/responses/{id}/cancel) asks the model call
+//     reading this answer to stop: the LLM client aborts the transfer at its next piece or
+//     progress tick (actors/llm/curl_multi_loop.hpp http_call::cancelled), and the call
+//     fails; cancel() also sets relayed(), so that failure ends the turn instead of a
+//     retry. Later calls of the turn are aborted the same way.
 // Carried by turn_input and chat_request as a local-only field: never serialized (a
 // stream lives in this process).
 #pragma once
@@ -43,6 +48,12 @@ class answer_stream {
 
   bool relayed() const { return relayed_.load(); }
 
+  void cancel() {
+    relayed_.store(true);
+    cancelled_.store(true);
+  }
+  bool cancelled() const { return cancelled_.load(); }
+
  protected:
   virtual void on_text(std::string_view delta) = 0;
   virtual void on_tool_call(size_t index, std::string_view id, std::string_view name,
@@ -50,6 +61,7 @@ class answer_stream {
 
  private:
   std::atomic<bool> relayed_{false};
+  std::atomic<bool> cancelled_{false};
 };
 
 using answer_stream_ptr = std::shared_ptr<answer_stream>;

@@ -127,7 +127,8 @@ typename Inspector::result_type inspect(Inspector& f, tool_result_input& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_options& x) {
   return f(caf::meta::type_name("mneme::turn_options"), x.has_max_tokens, x.max_tokens,
-           x.has_temperature, x.temperature, x.extra_json, x.model, x.builtin_tools);
+           x.has_temperature, x.temperature, x.extra_json, x.model, x.builtin_tools,
+           x.compact_threshold);
 }
 
 template <class Inspector>

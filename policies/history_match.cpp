@@ -111,6 +111,25 @@ bool history_visible_next(const message& m, bool& first_row_seen, std::vector<st
   return true;
 }
 
+// Where the visible rows a summary item stands for end, when it comes after
+// visible[0, from): its range begins after visible[from - 1] and no later than
+// visible[from]; the rows it covers are skipped. nullopt when the range does not fit
+// there (a summary of other rows, or of rows the client's transcript has not reached).
+std::optional<size_t> summary_item_end(const message& summary,
+                                       const std::vector<message>& visible, size_t from) {
+  auto first = summary.replaced_first_id;
+  auto last = summary.replaced_last_id;
+  if (first <= 0 || last < first)
+    return std::nullopt;
+  if (from > 0 && visible[from - 1].id >= first)
+    return std::nullopt;
+  if (from < visible.size() && visible[from].id < first)
+    return std::nullopt;
+  while (from < visible.size() && visible[from].id <= last)
+    ++from;
+  return from;
+}
+
 size_t history_after_answer(const std::vector<message>& msgs, size_t end) {
   for (size_t i = end; i > 0; --i)
     if (msgs[i - 1].role == msg_role::assistant)
@@ -183,6 +202,21 @@ std::vector<message> visible_rows(const std::vector<message>& rows, const visibi
   }
   if (leading_hidden_id)
     *leading_hidden_id = hidden;
+  return out;
+}
+
+std::vector<message> client_window(const std::vector<message>& live, const visibility_rules& r) {
+  std::vector<message> out;
+  bool seen = false;
+  std::vector<std::string> builtin_ids;
+  for (const auto& m : live) {
+    if (m.is_summary && m.state() != row_state::rolled_back) {
+      seen = true;
+      out.push_back(m);
+    } else if (history_visible_next(m, seen, builtin_ids, r)) {
+      out.push_back(m);
+    }
+  }
   return out;
 }
 
@@ -284,7 +318,7 @@ history_style style_of(const std::vector<message>& sent) {
   if (!sent.empty() && sent.front().role == msg_role::system)
     return history_style::full_history;
   for (const auto& m : sent)
-    if (m.role == msg_role::assistant)
+    if (m.role == msg_role::assistant || m.is_summary)
       return history_style::full_history;
   return history_style::stateful;
 }
@@ -292,6 +326,10 @@ history_style style_of(const std::vector<message>& sent) {
 history_plan plan_from_print(const std::vector<message>& sent, history_style style,
                              const history_print& p) {
   history_plan plan;
+  if (std::any_of(sent.begin(), sent.end(), [](const message& m) { return m.is_summary; })) {
+    plan.need_rows = true; // a summary stands for rows the print holds only as a hash
+    return plan;
+  }
   auto stored = static_cast<size_t>(p.rows);
   if (style == history_style::stateful) {
     // A retry: the sent messages are exactly the unanswered tail.
@@ -324,23 +362,38 @@ history_plan plan_from_rows(const std::vector<message>& sent, history_style styl
     }
     return plan;
   }
-  size_t k = 0;
-  while (k < sent.size() && k < visible.size() && same_message(sent[k], visible[k]))
+  size_t k = 0; // sent[0, k) are stored
+  size_t v = 0; // ... and stand for visible[0, v) (a summary for every row it replaced)
+  while (k < sent.size()) {
+    if (sent[k].is_summary) {
+      auto after = summary_item_end(sent[k], visible, v);
+      if (!after)
+        break;
+      v = *after;
+    } else if (v < visible.size() && same_message(sent[k], visible[v])) {
+      ++v;
+    } else {
+      break;
+    }
     ++k;
+  }
   if (k == sent.size() && k > 0) { // nothing new
     if (sent.back().role == msg_role::assistant) {
       plan.replay = true;
-      plan.replayed = visible[k - 1];
+      plan.replayed = visible[v - 1];
     } else { // the unanswered tail (trailing user and tool messages) runs again
-      while (k > 0 && (sent[k - 1].role == msg_role::user || sent[k - 1].role == msg_role::tool))
+      while (k > 0 && !sent[k - 1].is_summary
+             && (sent[k - 1].role == msg_role::user || sent[k - 1].role == msg_role::tool)) {
         --k;
+        --v;
+      }
     }
   }
   plan.known = k;
-  if (k < visible.size()) {
+  if (v < visible.size()) {
     plan.roll_back = true;
-    plan.last_kept_id = history_kept_id(visible, k, leading_hidden_id);
-    plan.rebased_rows = static_cast<int64_t>(visible.size() - k);
+    plan.last_kept_id = history_kept_id(visible, v, leading_hidden_id);
+    plan.rebased_rows = static_cast<int64_t>(visible.size() - v);
   }
   return plan;
 }
@@ -382,6 +435,16 @@ std::pair<size_t, std::string> first_unanswered_call(const std::vector<message>&
 
 } // namespace
 
+std::optional<std::string> unmatched_summary(const std::vector<message>& sent, size_t known) {
+  for (size_t i = known; i < sent.size(); ++i)
+    if (sent[i].is_summary)
+      return "message " + std::to_string(i) + " is a summary of rows "
+             + std::to_string(sent[i].replaced_first_id) + "-"
+             + std::to_string(sent[i].replaced_last_id)
+             + " that do not follow the messages before it in this session's history";
+  return std::nullopt;
+}
+
 std::optional<new_messages> split_new_messages(const std::vector<message>& sent, size_t known,
                                                std::string& why, bool allow_unanswered) {
   assert(known <= sent.size());
@@ -398,6 +461,10 @@ std::optional<new_messages> split_new_messages(const std::vector<message>& sent,
             "after it (" + ids + ")";
       return std::nullopt;
     }
+  }
+  if (auto refused = unmatched_summary(sent, known)) {
+    why = *refused;
+    return std::nullopt;
   }
   size_t end = sent.size();
   const auto& last = sent.back();

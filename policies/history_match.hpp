@@ -37,8 +37,15 @@
 // change state): the conversation then drops the print and folds the session's rows
 // anew.
 //
+// Summary items: a sent message flagged is_summary (a compacted window a door answered,
+// resent: the Responses door's compaction item) stands for the visible rows with ids in
+// [replaced_first_id, replaced_last_id]; it matches where that range begins right
+// after the rows matched before it, and the rows it covers count as sent. The print
+// cannot verify rows it did not see, so such a transcript is planned from the rows. A
+// summary item that matches nothing is never stored: split_new_messages refuses it.
+//
 // Styles, decided per request (style_of): a request whose messages contain an
-// assistant message or begin with a system message is full history; any other (user
+// assistant message or a summary item, or begin with a system message, is full history; any other (user
 // messages, tool results) is stateful. A lone user message therefore appends; a
 // client that edits the only message of a one-message transcript is not told apart
 // from a stateful one.
@@ -103,6 +110,12 @@ void fold_rows(history_print& p, const std::vector<message>& rows, const visibil
 // the id of the daemon's system row when it was hidden (else 0): a rollback keeps it.
 std::vector<message> visible_rows(const std::vector<message>& rows, const visibility_rules& r,
                                   int64_t* leading_hidden_id);
+
+// The live rows a client is handed as its compacted window (the Responses door's
+// compact endpoint): `live` (ascending ids) without the rows visible_rows hides for the
+// daemon's prompt and built-in rounds, summaries kept — resent, the window matches
+// (see "Summary items").
+std::vector<message> client_window(const std::vector<message>& live, const visibility_rules& r);
 
 // Continuations. A session that continues its parent under the same key (a child
 // session, compression.in_place: false, parent end reason "continued_in_child"; or the
@@ -187,6 +200,11 @@ std::optional<history_plan> fit_to_continuation(history_plan plan,
 // rows alone.
 history_plan plan_from_conversation(const std::vector<message>& sent, history_style style,
                                     const conversation_rows& conv, const visibility_rules& r);
+
+// Why sent[known..] cannot be stored when it holds a summary item (one that matched no
+// stored rows: mneme never stores a client's summary); nullopt when it holds none. A
+// door checks it before the plan's rollback, so a refused request changes nothing.
+std::optional<std::string> unmatched_summary(const std::vector<message>& sent, size_t known);
 
 // The new messages sent[known..] as rows to append and the turn that follows: a user
 // message (the last one), or the trailing tool results. nullopt with `why` set when

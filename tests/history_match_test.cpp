@@ -551,4 +551,106 @@ BOOST_AUTO_TEST_CASE(a_conversation_plan_rolls_back_own_rows_or_matches_the_sess
   BOOST_TEST(single.known == direct.known);
 }
 
+// A compacted window resent (the Responses door's compaction item): q0..a1 (ids 2-5)
+// were summarized; the summary row (id 12) is live, the replaced rows archived.
+namespace {
+std::vector<message> oa_compacted_session() {
+  auto rows = oa_session(5); // 1 prompt, 2 q0, 3 a0, ... 10 q4, 11 a4
+  for (size_t i = 1; i <= 4; ++i) {
+    rows[i].active = false;
+    rows[i].compacted = true;
+  }
+  auto summary = oa_row(12, msg_role::user, "summary of q0-a1");
+  summary.is_summary = true;
+  summary.replaced_first_id = 2;
+  summary.replaced_last_id = 5;
+  rows.push_back(summary);
+  return rows;
+}
+
+message oa_summary_item(int64_t first, int64_t last) {
+  auto m = oa_msg(msg_role::user, "summary of q0-a1");
+  m.is_summary = true;
+  m.replaced_first_id = first;
+  m.replaced_last_id = last;
+  return m;
+}
+
+// The window a client holds after the compaction: the summary, then q2..a4.
+std::vector<message> oa_window() {
+  std::vector<message> sent{oa_summary_item(2, 5)};
+  auto rest = oa_transcript(5);
+  sent.insert(sent.end(), rest.begin() + 4, rest.end());
+  return sent;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_resent_compacted_window_matches_the_rows_its_summary_replaced) {
+  auto rows = oa_compacted_session();
+  auto sent = oa_window();
+  sent.push_back(oa_msg(msg_role::user, "go on"));
+  BOOST_TEST(style_of(sent) == history_style::full_history);
+  BOOST_TEST(plan_from_print(sent, history_style::full_history, oa_print(rows)).need_rows);
+  int64_t leading = 0;
+  auto visible = visible_rows(rows, {}, &leading);
+  auto plan = plan_from_rows(sent, history_style::full_history, visible, leading);
+  BOOST_TEST(!plan.roll_back);
+  BOOST_TEST(plan.known == 7u); // the summary and q2..a4
+  std::string why;
+  auto fresh = split_new_messages(sent, plan.known, why);
+  BOOST_REQUIRE(fresh);
+  BOOST_TEST(fresh->appended.empty());
+  BOOST_TEST(fresh->user_content == "go on");
+}
+
+BOOST_AUTO_TEST_CASE(a_compacted_window_resent_whole_replays_and_an_edit_after_it_rolls_back) {
+  auto rows = oa_compacted_session();
+  int64_t leading = 0;
+  auto visible = visible_rows(rows, {}, &leading);
+  auto plan = plan_from_rows(oa_window(), history_style::full_history, visible, leading);
+  BOOST_TEST(plan.replay);
+  BOOST_TEST(plan.replayed.id == 11);
+  auto edited = oa_window();
+  edited[3].content = "question 3, edited";
+  edited.resize(4);
+  auto branch = plan_from_rows(edited, history_style::full_history, visible, leading);
+  BOOST_TEST(branch.known == 3u);
+  BOOST_TEST(branch.roll_back);
+  BOOST_TEST(branch.last_kept_id == 7); // a2
+  BOOST_TEST(branch.rebased_rows == 4);
+}
+
+BOOST_AUTO_TEST_CASE(a_summary_item_of_other_rows_matches_nothing_and_is_never_stored) {
+  auto rows = oa_compacted_session();
+  int64_t leading = 0;
+  auto visible = visible_rows(rows, {}, &leading);
+  for (auto range : {std::pair<int64_t, int64_t>{4, 5}, {6, 7}, {0, 3}, {5, 2}}) {
+    auto sent = oa_window();
+    sent[0] = oa_summary_item(range.first, range.second);
+    sent.push_back(oa_msg(msg_role::user, "go on"));
+    auto plan = plan_from_rows(sent, history_style::full_history, visible, leading);
+    BOOST_TEST(plan.known == 0u);
+    std::string why;
+    BOOST_TEST(!split_new_messages(sent, plan.known, why));
+    BOOST_TEST(why.find("message 0 is a summary of rows") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_client_window_keeps_summaries_and_hides_the_daemon_prompt) {
+  auto rows = oa_compacted_session();
+  std::vector<message> live{rows[0], rows.back()}; // live order: the summary in place
+  live.insert(live.end(), rows.begin() + 5, rows.end() - 1);
+  auto window = client_window(live, {});
+  BOOST_REQUIRE(window.size() == 7u);
+  BOOST_TEST(window[0].is_summary);
+  BOOST_TEST(window[1].id == 6);
+  int64_t leading = 0;
+  auto visible = visible_rows(rows, {}, &leading);
+  auto sent = window;
+  sent.push_back(oa_msg(msg_role::user, "go on"));
+  auto plan = plan_from_rows(sent, history_style::full_history, visible, leading);
+  BOOST_TEST(!plan.roll_back);
+  BOOST_TEST(plan.known == 7u);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // history_match_test

@@ -11,7 +11,8 @@
 //      its completion runs right after, exactly once.
 //   2. `in_flight_` == |incoming_| + |active_| outside a loop step.
 //   3. A transfer's `last_activity` only moves forward, so no transfer in `active_` can
-//      reach its idle deadline before `next_sweep_`.
+//      reach its idle deadline before `next_sweep_`; while a cancellable transfer
+//      (http_call::cancelled) is in `active_`, `next_sweep_` is at most a second away.
 #include "actors/llm/curl_multi_loop.hpp"
 
 #include <pthread.h>
@@ -59,6 +60,7 @@ struct transfer {
   curl_off_t last_up = 0;
   curl_off_t last_down = 0;
   bool too_large = false;
+  bool was_cancelled = false;
   char errbuf[CURL_ERROR_SIZE] = {0};
 
   ~transfer() {
@@ -68,8 +70,17 @@ struct transfer {
       curl_slist_free_all(headers);
   }
 
+  // The caller asked the transfer to stop (http_call::cancelled).
+  bool cancel_asked() {
+    if (call.cancelled && call.cancelled())
+      was_cancelled = true;
+    return was_cancelled;
+  }
+
   static size_t on_body(char* ptr, size_t size, size_t n, void* user) {
     auto* t = static_cast<transfer*>(user);
+    if (t->cancel_asked())
+      return 0; // CURLE_WRITE_ERROR
     t->last_activity = clock::now();
     if (t->outcome.body.size() + size * n > max_answer_bytes) {
       t->too_large = true;
@@ -92,6 +103,8 @@ struct transfer {
 
   static int on_progress(void* user, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
     auto* t = static_cast<transfer*>(user);
+    if (t->cancel_asked())
+      return 1; // CURLE_ABORTED_BY_CALLBACK
     if (dlnow != t->last_down || ulnow != t->last_up) {
       t->last_down = dlnow;
       t->last_up = ulnow;
@@ -224,6 +237,8 @@ struct curl_multi_loop::impl {
       return;
     }
     next_sweep_ = std::min(next_sweep_, t->last_activity + t->call.idle_timeout);
+    if (t->call.cancelled) // a cancellable transfer is swept at least once a second
+      next_sweep_ = std::min(next_sweep_, t->last_activity + max_poll_wait);
     active_.emplace(easy, std::move(t));
   }
 
@@ -254,6 +269,9 @@ struct curl_multi_loop::impl {
     } else if (t->too_large) {
       t->outcome.transport = llm_error_kind::network;
       t->outcome.transport_detail = "answer larger than 32 MiB";
+    } else if (t->was_cancelled) {
+      t->outcome.transport = llm_error_kind::network;
+      t->outcome.transport_detail = "cancelled by the client";
     } else {
       t->outcome.transport = classify_curl_code(code);
       t->outcome.transport_detail = curl_easy_strerror(code);
@@ -263,20 +281,26 @@ struct curl_multi_loop::impl {
     complete(std::move(t));
   }
 
-  // Fails every transfer idle for its idle timeout; returns how long the loop may
-  // sleep before the next one could expire.
+  // Fails every transfer idle for its idle timeout, or cancelled by its caller; returns
+  // how long the loop may sleep before the next one could expire.
   clock::duration sweep_idle(clock::time_point now) {
     clock::duration next = max_poll_wait;
     std::vector<CURL*> expired;
     for (auto& [easy, t] : active_) {
       auto deadline = t->last_activity + t->call.idle_timeout;
-      if (deadline <= now)
+      if (deadline <= now || t->cancel_asked())
         expired.push_back(easy);
       else
         next = std::min(next, deadline - now);
     }
     for (auto* easy : expired) {
       auto t = detach(easy);
+      if (t->was_cancelled) {
+        t->outcome.transport = llm_error_kind::network;
+        t->outcome.transport_detail = "cancelled by the client";
+        complete(std::move(t));
+        continue;
+      }
       // An idle deadline at or past the total deadline is the total timeout firing
       // (idle_timeout is clamped to total_timeout, so the two can coincide); the
       // sweep must not win that race against curl's own CURLOPT_TIMEOUT_MS.

@@ -34,6 +34,11 @@ struct http_call {
   // (a streamed answer is read while it streams); the body is collected all the same.
   // Must not block.
   std::function<void(std::string_view)> on_body_piece;
+  // Set: polled ON THE LOOP THREAD at each body piece and progress tick, and at the
+  // loop's idle sweep (at least once a second, so while the upstream is silent too); true
+  // aborts the transfer, which completes as a `network` failure whose detail says it was
+  // cancelled. Must not block.
+  std::function<bool()> cancelled;
 };
 
 struct http_outcome {

@@ -95,6 +95,8 @@ void start_call(pool_pointer self, waiting_call job, clock::duration left) {
       stream = std::make_shared<sse_answer>(job.req.sink);
     call.on_body_piece = [stream](std::string_view piece) { stream->feed(piece); };
   }
+  if (job.req.sink)
+    call.cancelled = [sink = job.req.sink] { return sink->cancelled(); };
   running_call rc{std::move(job.rp), session_of(job.req), job.req.purpose};
   st.running_.emplace(job.id, std::move(rc));
   st.stats.in_flight = st.running_.size();

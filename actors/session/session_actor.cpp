@@ -651,7 +651,8 @@ void queue_job(session_ptr self, pending_turn job) {
 
 trigger_limits limits_of(const session_state& st) {
   trigger_limits l;
-  l.threshold_tokens = automatic_threshold(st);
+  l.threshold_tokens = st.turn_opts.compact_threshold > 0 ? st.turn_opts.compact_threshold
+                                                          : automatic_threshold(st);
   l.hygiene_token_limit = hygiene_token_limit(st.window);
   l.idle_floor_tokens = threshold_floor_tokens;
   l.context_window = st.window;

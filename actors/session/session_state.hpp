@@ -227,7 +227,8 @@ const builtin_set& offered_builtins(const session_state& st);
 // the skills skill_view loaded in the loop, then ends the turn.
 void after_answer(session_ptr self);
 
-// The figures the trigger rules compare against, for the session's current window.
+// The figures the trigger rules compare against, for the session's current window; the
+// running turn's compact_threshold (turn_options) replaces the threshold when set.
 trigger_limits limits_of(const session_state& st);
 
 // Recomputes the threshold after the window changed.

@@ -5,8 +5,8 @@
 // In process: the fake LLM answering every chat call after --llm-delay-ms, the runtime on
 // a SQLite file under /tmp (removed at the end; the chat pool admits every client at once;
 // the compaction threshold is far above what the histories add) and api::http_server on
-// 127.0.0.1. One client thread (libcurl's multi interface, actors/llm/curl_multi_loop)
-// runs --clients clients at once. Each client holds a transcript of --history messages
+// 127.0.0.1. The load is proxy_load.hpp's: one client thread (libcurl's multi
+// interface) runs --clients clients at once. Each client holds a transcript of --history messages
 // (user and assistant alternating, the last a user message) that it sends once unmeasured
 // (through mneme this stores the history; the writer then indexes it before anything is
 // measured), then --requests measured requests: its whole
@@ -25,16 +25,11 @@
 // Targets (issue 27): added p99 <= 5 ms at 1,000 clients with 200-message histories.
 // Percentiles nearest rank. Exit codes: 0 every request answered, 1 a failure or a
 // deadline, 2 bad flags. Only this program links this file.
-#include <sys/resource.h>
-
-#include <atomic>
 #include <cmath>
 #include <chrono>
-#include <condition_variable>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,11 +39,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "actors/llm/curl_multi_loop.hpp"
-#include "actors/llm/llm_call.hpp"
-#include "actors/llm/sse_answer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
+#include "apps/mneme-bench/proxy_load.hpp"
 #include "messages/errc.hpp"
 #include "policies/history_match.hpp"
 #include "policies/percentile.hpp"
@@ -68,172 +61,6 @@ struct proxy_options {
   int cpu_clients = 50;
   rig_flags rig{100, 2, 900, false};
 };
-
-// One client: its transcript and how many measured requests it still sends.
-struct proxy_client {
-  std::string key;
-  json transcript = json::array();
-  int left = 0;
-  bool warm = false; // the unmeasured first request is done
-  bool dead = false; // a request failed: it sends nothing more
-};
-
-struct proxy_pass {
-  std::vector<double> request_ms;
-  int64_t ok = 0;
-  std::map<std::string, int64_t> failures;
-  double cpu_seconds = 0; // process CPU time of the measured phase
-  bool deadline_hit = false;
-};
-
-double process_cpu_seconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-// The transcript of client `i` with `n` messages, the last a user message.
-json proxy_transcript(const std::string& tag, int i, int n) {
-  json t = json::array();
-  for (int j = 0; j < n; ++j) {
-    bool user = (n - 1 - j) % 2 == 0;
-    t.push_back({{"role", user ? "user" : "assistant"},
-                 {"content", fmt::format("{} client {} message {}: step {} of the deploy plan",
-                                         tag, i, j, j / 2)}});
-  }
-  return t;
-}
-
-// Runs one pass: every client's requests on one curl-multi loop; the measured phase
-// starts when every client finished its unmeasured first request.
-class proxy_driver {
- public:
-  // `settle` runs between the unmeasured first requests and the measured ones.
-  proxy_driver(bool through_mneme, int clients, int history, const proxy_options& o,
-               std::string url, std::function<void()> settle)
-    : mneme_(through_mneme), clients_(clients), history_(history), o_(o), url_(std::move(url)),
-      settle_(std::move(settle)), loop_("bench-proxy") {}
-
-  proxy_pass run() {
-    std::string tag = fmt::format("{}-h{}", mneme_ ? "mneme" : "direct", history_);
-    for (int i = 0; i < clients_; ++i) {
-      auto c = std::make_shared<proxy_client>();
-      c->key = fmt::format("proxy-{}-{}", tag, i);
-      c->transcript = proxy_transcript(tag, i, history_);
-      c->left = o_.requests;
-      all_.push_back(c);
-    }
-    auto deadline = steady::now() + std::chrono::seconds{o_.rig.max_seconds};
-    for (auto& c : all_)
-      send(c);
-    std::unique_lock lock{mu_};
-    bool warm = done_cv_.wait_until(lock, deadline, [&] { return warmed_ == clients_; });
-    if (warm) {
-      lock.unlock();
-      settle_();
-      lock.lock();
-      cpu_start_ = process_cpu_seconds();
-      lock.unlock();
-      for (auto& c : all_)
-        if (!c->dead)
-          next(c);
-      lock.lock();
-      warm = done_cv_.wait_until(lock, deadline, [&] { return finished_ == clients_; });
-      result_.cpu_seconds = process_cpu_seconds() - cpu_start_;
-    }
-    result_.deadline_hit = !warm;
-    stopping_ = true;
-    return result_;
-  }
-
-  ~proxy_driver() {
-    std::lock_guard lock{mu_};
-    stopping_ = true;
-  }
-
- private:
-  void next(const std::shared_ptr<proxy_client>& c) {
-    if (c->left-- <= 0) {
-      std::lock_guard lock{mu_};
-      if (++finished_ == clients_)
-        done_cv_.notify_all();
-      return;
-    }
-    c->transcript.push_back(
-      {{"role", "user"}, {"content", fmt::format("request {} of {}", o_.requests - c->left, c->key)}});
-    send(c);
-  }
-
-  void send(const std::shared_ptr<proxy_client>& c) {
-    llm::http_call call;
-    call.url = url_;
-    call.headers = {"Content-Type: application/json"};
-    if (mneme_)
-      call.headers.push_back("X-Mneme-Session: " + c->key);
-    json body = {{"model", mneme_ ? "mneme" : "fake-chat"}, {"messages", c->transcript},
-                 {"stream", true}, {"stream_options", {{"include_usage", true}}}};
-    call.body = body.dump();
-    call.idle_timeout = std::chrono::seconds{60};
-    call.total_timeout = std::chrono::seconds{300};
-    auto assembler = std::make_shared<llm::sse_answer>(nullptr);
-    call.on_body_piece = [assembler](std::string_view piece) { assembler->feed(piece); };
-    auto sent = steady::now();
-    loop_.submit(std::move(call), [this, c, sent, assembler](llm::http_outcome out) {
-      auto ms = std::chrono::duration<double, std::milli>(steady::now() - sent).count();
-      auto answer = llm::read_http_outcome(out, llm_purpose::chat, "", assembler.get());
-      on_answer(c, answer, ms);
-    });
-  }
-
-  // On the loop thread.
-  void on_answer(const std::shared_ptr<proxy_client>& c, caf::expected<chat_answer>& answer,
-                 double ms) {
-    {
-      std::lock_guard lock{mu_};
-      if (stopping_)
-        return;
-      if (!answer) {
-        ++result_.failures[std::string{to_string(static_cast<errc>(answer.error().code()))}];
-        c->dead = true;
-        if (!c->warm)
-          ++warmed_;
-        ++finished_;
-        done_cv_.notify_all();
-        return;
-      }
-      if (c->warm) {
-        ++result_.ok;
-        result_.request_ms.push_back(ms);
-      }
-    }
-    c->transcript.push_back({{"role", "assistant"}, {"content", answer->content}});
-    if (!c->warm) {
-      c->warm = true;
-      std::lock_guard lock{mu_};
-      if (++warmed_ == clients_)
-        done_cv_.notify_all();
-      return;
-    }
-    next(c);
-  }
-
-  bool mneme_;
-  int clients_, history_;
-  const proxy_options& o_;
-  std::string url_;
-  std::function<void()> settle_;
-  std::vector<std::shared_ptr<proxy_client>> all_;
-  std::mutex mu_; // guards everything below
-  std::condition_variable done_cv_;
-  proxy_pass result_;
-  int warmed_ = 0, finished_ = 0;
-  bool stopping_ = false;
-  double cpu_start_ = 0;
-  llm::curl_multi_loop loop_; // last: stopped first, before what its completions use
-};
-
-double round2(double v) { return std::round(v * 100.0) / 100.0; }
 
 // The door's matching step alone (policies/history_match.hpp) for a resent transcript of
 // `history` messages plus one new one: extending the print with the rows stored since
@@ -273,25 +100,6 @@ double matching_us(int history) {
   return round2(best);
 }
 
-json pass_json(const proxy_pass& p) {
-  return {{"requests_ok", p.ok},
-          {"failures", p.failures},
-          {"deadline_hit", p.deadline_hit},
-          {"request_ms_p50", round2(percentile_or_zero(p.request_ms, 0.5))},
-          {"request_ms_p99", round2(percentile_or_zero(p.request_ms, 0.99))},
-          {"cpu_seconds", round2(p.cpu_seconds)}};
-}
-
-double cpu_us_per_request(const proxy_pass& mneme, const proxy_pass& direct) {
-  if (mneme.ok == 0)
-    return 0;
-  return std::round((mneme.cpu_seconds - direct.cpu_seconds) * 1e6 / static_cast<double>(mneme.ok));
-}
-
-bool clean(const proxy_pass& p, int64_t expected) {
-  return p.failures.empty() && !p.deadline_hit && p.ok == expected;
-}
-
 int run_proxy(const proxy_options& o) {
   raise_file_limit();
   inprocess_daemon::settings rig;
@@ -316,8 +124,12 @@ int run_proxy(const proxy_options& o) {
       std::this_thread::sleep_for(std::chrono::milliseconds{50});
   };
   auto pair_of = [&](int clients, int history) {
-    auto direct = proxy_driver{false, clients, history, o, llm_url, settle}.run();
-    auto mneme = proxy_driver{true, clients, history, o, door_url, settle}.run();
+    proxy_pass_spec spec{proxy_target::direct, clients, history, o.requests, o.rig.max_seconds,
+                         llm_url, settle};
+    auto direct = run_proxy_pass(spec);
+    spec.target = proxy_target::chat_door;
+    spec.url = door_url;
+    auto mneme = run_proxy_pass(spec);
     return std::pair{direct, mneme};
   };
   json report = {{"clients", o.clients}, {"history", o.history}, {"requests_per_client", o.requests},

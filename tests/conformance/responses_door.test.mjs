@@ -5,7 +5,9 @@
 // in between, a branch from an older response (X-Mneme-Rebased), and a client that keeps
 // its own transcript, sends it whole with `store: false` and names its conversation by a
 // `session-id` header (the stored rows are exactly the unique messages); a conversation of
-// the Conversations API used by responses.create, its items and a response's input items.
+// the Conversations API used by responses.create, its items and a response's input items;
+// `responses.compact` answering a window whose compaction item is mneme's readable
+// summary, resent as input without a rollback, and `responses.cancel` stopping a stream.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -255,6 +257,71 @@ test('the official client through the Responses door', async (t) => {
     assert.equal(visible.length, stored + 1);
     const res = await fetch(`${rig.daemonUrl}/metrics`);
     assert.match(await res.text(), /\nmneme_responses_rebased_total 0\n/);
+  });
+
+  await t.test('responses.compact: the window with a readable summary, resent as input', async () => {
+    const client = responsesClient(rig);
+    const first = await client.responses.create({
+      model: 'mneme', input: `Chapter 0 of a long tale. ${'words '.repeat(60)}`,
+    });
+    let previous = first.id;
+    for (let turn = 1; turn < 8; ++turn)
+      previous = (await client.responses.create({
+        model: 'mneme', input: `Chapter ${turn}, please. ${'more '.repeat(60)}`,
+        previous_response_id: previous,
+      })).id;
+    const compacted = await client.responses.compact({ model: 'mneme',
+                                                       previous_response_id: previous });
+    assert.equal(compacted.object, 'response.compaction');
+    const items = compacted.output.filter((item) => item.type === 'compaction');
+    const summaries = (await storedRows(rig, first.id)).filter((r) => r.is_summary
+                                                                   && r.state === 'live');
+    assert.ok(items.length >= 1);
+    assert.equal(items.length, summaries.length);
+    assert.equal(items.at(-1).encrypted_content, summaries.at(-1).content); // plain text
+    assert.equal(items.at(-1).replaced_rows.last_id, summaries.at(-1).replaced_last_id);
+    // The window resent whole with the next question, naming the chain's session.
+    const before = (await storedRows(rig, first.id)).length;
+    const { data, response } = await client.responses.create({
+      model: 'mneme', prompt_cache_key: first.id,
+      input: [...compacted.output, { role: 'user', content: 'And the epilogue?' }],
+    }).withResponse();
+    assert.equal(data.status, 'completed');
+    assert.equal(response.headers.get('x-mneme-rebased'), null);
+    const after = await storedRows(rig, first.id);
+    assert.equal(after.length, before + 2); // the question and its answer, nothing else
+    assert.equal(after.filter((r) => r.state === 'rolled_back').length, 0);
+  });
+
+  await t.test('responses.cancel stops a streamed response in flight', async () => {
+    const client = responsesClient(rig);
+    // The next chat call sends half its events, then nothing for 60 s.
+    const faults = await fetch(`${rig.fakeUrl}/control/faults`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seed: 5, faults: [{ kind: 'trickle', purpose: 'chat',
+                                                 silence_ms: 60000, max_count: 1 }] }),
+    });
+    assert.equal(faults.status, 200);
+    const stream = await client.responses.create({
+      model: 'mneme', input: 'Tell a very long story.', stream: true,
+    });
+    const types = [];
+    let id;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.output_text.delta' && !types.includes('cancel asked')) {
+        types.push('cancel asked');
+        const cancelled = await client.responses.cancel(id);
+        assert.equal(cancelled.status, 'cancelled');
+      }
+    }
+    assert.ok(types.includes('cancel asked'));
+    assert.equal(types.at(-1), 'response.cancelled');
+    assert.equal((await client.responses.retrieve(id)).status, 'cancelled');
+    await assert.rejects(client.responses.cancel((await client.responses.create({
+      model: 'mneme', input: 'A short one.' })).id),
+    (e) => e instanceof OpenAI.BadRequestError);
   });
 
   await t.test('errors are OpenAI errors naming the param', async () => {

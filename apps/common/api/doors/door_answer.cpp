@@ -52,4 +52,33 @@ std::string door_metrics_text(std::string_view door, std::string_view route, int
   return out;
 }
 
+std::string door_label_metrics_text(std::string_view label, int64_t stateless, int64_t errors,
+                                    const door_conversations::counters& h) {
+  const std::string door = "door=\"" + std::string{label} + "\"";
+  std::string out =
+    "# HELP mneme_door_requests_total Requests of the clients' doors by door and style\n"
+    "# TYPE mneme_door_requests_total counter\n";
+  auto styled = [&](const char* style, int64_t v) {
+    out += "mneme_door_requests_total{" + door + ",style=\"" + style + "\"} "
+           + std::to_string(v) + "\n";
+  };
+  styled("stateless", stateless);
+  styled("stateful", h.stateful.load());
+  styled("full_history", h.full_history.load());
+  auto counter = [&](const char* name, const char* help, int64_t v) {
+    out += std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " counter\n" + name
+           + "{" + door + "} " + std::to_string(v) + "\n";
+  };
+  counter("mneme_door_rebased_total",
+          "Door requests whose history contradicted the stored one (rolled back)",
+          h.rebased.load());
+  counter("mneme_door_replayed_total", "Door requests answered with their stored answer again",
+          h.replayed.load());
+  counter("mneme_door_history_reads_total",
+          "Door requests that read every row of their session to match the history",
+          h.history_reads.load());
+  counter("mneme_door_errors_total", "Door requests answered with an error", errors);
+  return out;
+}
+
 } // namespace mneme::api

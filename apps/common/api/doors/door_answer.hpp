@@ -33,4 +33,12 @@ header_list mneme_answer_headers(const std::string& session_id, int64_t compacti
 std::string door_metrics_text(std::string_view door, std::string_view route, int64_t stateless,
                               int64_t errors, const door_conversations::counters& h);
 
+// The same counters under one name for every door, labelled door="LABEL" (chat,
+// responses, anthropic): mneme_door_requests_total{door,style},
+// mneme_door_rebased_total{door}, _replayed_total, _history_reads_total and
+// _errors_total. Each door renders its own samples; the route registry's /metrics text
+// merges them into one family each (policies/metric_families.hpp).
+std::string door_label_metrics_text(std::string_view label, int64_t stateless, int64_t errors,
+                                    const door_conversations::counters& h);
+
 } // namespace mneme::api

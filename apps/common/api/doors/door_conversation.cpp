@@ -147,8 +147,29 @@ void converse_append(const conversation_ptr& c, std::shared_ptr<new_messages> fr
     });
 }
 
+// store_only: appends sent[i..] as they are, then stored().
+void store_rest(const conversation_ptr& c, size_t i) {
+  if (i >= c->rq.sent.size()) {
+    c->release();
+    return c->events->stored();
+  }
+  ask<int64_t>(c, c->cfg().gateway, c->cfg().turn_timeout, gw_append_atom_v, c->rq.key,
+               c->rq.user, c->rq.sent[i])
+    .then([c, i](caf::expected<int64_t> id) {
+      if (!id)
+        return failed(c, id.error());
+      store_rest(c, i + 1);
+    });
+}
+
+void carry_out_store_only(const conversation_ptr& c, const history_plan& plan) {
+  store_rest(c, plan.replay ? c->rq.sent.size() : plan.known);
+}
+
 // After the plan's rollback (if any): the replay, or the new messages and the turn.
 void carry_out(const conversation_ptr& c, const history_plan& plan) {
+  if (c->rq.store_only)
+    return carry_out_store_only(c, plan);
   if (plan.replay) {
     c->conv->count.replayed.fetch_add(1);
     c->release();
@@ -163,6 +184,9 @@ void carry_out(const conversation_ptr& c, const history_plan& plan) {
 }
 
 void follow(const conversation_ptr& c, const history_plan& plan) {
+  if (auto refused = unmatched_summary(c->rq.sent, plan.replay ? c->rq.sent.size() : plan.known))
+    return failed(c, caf::make_error(errc::bad_request,
+                                     "field '" + c->rq.messages_field + "': " + *refused));
   if (!plan.roll_back)
     return carry_out(c, plan);
   c->conv->count.rebased.fetch_add(1);

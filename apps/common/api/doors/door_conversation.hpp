@@ -22,7 +22,8 @@
 //                     (gw_turn) with the last user message or the trailing tool results
 //
 // The door hears every step through its conversation_events, in the request's actor;
-// exactly one of replay(), answered() and failed() ends a conversation.
+// exactly one of replay(), answered(), stored() (store_only) and failed() ends a
+// conversation.
 //
 // Prints: one per session key, shared by the door's requests (bounded: the map is
 // dropped past max_prints entries and rebuilt from the store on demand). A request reads
@@ -57,6 +58,7 @@
 #include "actors/storage/storage_actor.hpp"
 #include "apps/common/api/doors/door_request.hpp"
 #include "messages/agent_turn.hpp"
+#include "messages/errc.hpp"
 #include "policies/history_match.hpp"
 
 namespace mneme::api {
@@ -102,6 +104,10 @@ struct conversation_request {
   // The style when the wire states it (a Responses request continuing a response is
   // stateful, one without is the whole transcript); nullopt: style_of(sent).
   std::optional<history_style> style;
+  // Store the new messages without a turn (the Responses door's compact endpoint): they
+  // are appended as sent (a summary item among them is refused), and the conversation
+  // ends with stored() instead of a turn or a replay.
+  bool store_only = false;
 };
 
 // What a door hears of one conversation; every call in the request's actor.
@@ -121,6 +127,8 @@ class conversation_events {
   virtual void answered(turn_reply& reply) = 0;
   // Ends: an error of mneme's (errc; a lease_elsewhere is the door's to forward).
   virtual void failed(const caf::error& err) = 0;
+  // Ends a store_only conversation: the new messages are stored.
+  virtual void stored() { failed(caf::make_error(errc::internal, "store_only unhandled")); }
 };
 
 class door_conversations {

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policies/metric_families.hpp"
+
 namespace mneme::api {
 
 void reshape_refusal(http_response& r, const route_row* row) {
@@ -56,7 +58,7 @@ std::string route_registry::metrics_text() const {
   std::string out;
   for (const auto& section : metrics_)
     out += section();
-  return out;
+  return merge_metric_families(out); // the doors' door-labelled families, one each
 }
 
 } // namespace mneme::api

@@ -64,7 +64,8 @@ class route_registry {
   // A GET route anyone may call without a token, even when credentials are configured
   // (the console's static files: they hold no data). Access open, run in an actor.
   void add_token_free(std::string pattern, route_handler handler);
-  // A section of GET /metrics (a door's counters), appended in the order added.
+  // A section of GET /metrics (a door's counters), appended in the order added; samples
+  // of one family rendered by several sections are merged (policies/metric_families.hpp).
   void add_metrics(std::function<std::string()> section);
 
   struct found {

@@ -364,6 +364,8 @@ std::string anthropic_door::metrics_text() const {
          "# TYPE mneme_anthropic_count_tokens_total counter\n"
          "mneme_anthropic_count_tokens_total "
          + std::to_string(s_->count.counted.load()) + "\n";
+  out += door_label_metrics_text("anthropic", s_->count.stateless.load(), s_->count.errors.load(),
+                                 s_->conversations.counts());
   return out;
 }
 

@@ -247,7 +247,9 @@ void openai_door::models(const door_request_ptr& r) {
 
 std::string openai_door::metrics_text() const {
   return door_metrics_text("openai", "POST /v1/chat/completions", s_->count.stateless.load(),
-                           s_->count.errors.load(), s_->conversations.counts());
+                           s_->count.errors.load(), s_->conversations.counts())
+         + door_label_metrics_text("chat", s_->count.stateless.load(), s_->count.errors.load(),
+                                   s_->conversations.counts());
 }
 
 } // namespace mneme::api

@@ -78,7 +78,13 @@ struct response_call final : conversation_events,
     return mneme_answer_headers(sid, compactions, with_count, rebased);
   }
 
+  bool cancel_ending = false; // the cancelled end is on its way (see error())
+
   void error(int status, const std::string& code, const std::string& message) {
+    if (relay && relay->cancelled() && !cancel_ending)
+      return end_cancelled(); // the turn failed because its model call was aborted
+    if (relay)
+      door->inflight.remove(head.id);
     door->count.errors.fetch_add(1);
     auto res = openai_error_response(status, code, message, mneme_headers(session_id, 0, false));
     if (relay && relay->fail(openai_error_of(status, code).code, message)) {
@@ -104,6 +110,7 @@ struct response_call final : conversation_events,
   // The answer of the request: the `response` object, or the end of the stream.
   void respond(const responses_answer& a, const header_list& headers) {
     if (relay) {
+      door->inflight.remove(head.id);
       relay->finish(a);
       r->streamed();
       return;
@@ -115,6 +122,33 @@ struct response_call final : conversation_events,
   // `row_id`: the answer's row when known (0: the session's newest row that is not a
   // summary).
   void finish(responses_answer a, header_list headers, std::string sid, int64_t row_id);
+
+  // A stream stopped by POST /v1/responses/{id}/cancel: recorded (status cancelled, its
+  // last row the question) unless `store: false` or no session was opened, then the
+  // stream ends with response.cancelled.
+  void end_cancelled() {
+    cancel_ending = true;
+    door->count.cancelled.fetch_add(1);
+    door->log->info("key={} session={} event=response_cancelled response={}", log_quoted(key),
+                    session_id, head.id);
+    auto a = head;
+    a.status = "cancelled";
+    if (!in.store || key.empty())
+      return respond(a, {});
+    if (!session_id.empty())
+      return finish(std::move(a), mneme_headers(session_id, 0, false), session_id, 0);
+    auto c = shared_from_this(); // a new key: its session was opened by this request
+    const auto& conv = cfg().conversation;
+    ask<session_snapshot>(c, conv.gateway, conv.read_timeout, gw_state_atom_v, key,
+                          reachable_owner(r->scope()))
+      .then([c, a](caf::expected<session_snapshot> snap) {
+        if (!snap)
+          return c->respond(a, {});
+        c->session_id = snap->record.id;
+        c->owner = snap->record.user_id;
+        c->finish(a, c->mneme_headers(c->session_id, 0, false), c->session_id, 0);
+      });
+  }
 
   responses_answer answer_of(std::string content, std::vector<tool_call> calls,
                              const std::string& finish_reason) const {
@@ -449,9 +483,13 @@ void responses_door::create(const door_request_ptr& r) {
     c->head.conversation = c->in.conversation;
     c->head.previous_response_id = c->in.previous_response_id;
     c->head.echo = c->in.echo;
-    if (c->in.stream)
+    if (c->in.stream) {
       c->relay = std::make_shared<responses_event_relay>(
         r->reply_channel(), c->head, s_->cfg.conversation.visibility.builtin_names);
+      s_->inflight.add(c->head.id,
+                       {c->relay, r->scope().is_admin() ? std::string{} : r->scope().user,
+                        c->head});
+    }
     if (c->key == c->in.conversation && is_conversation_record_id(c->key))
       return responses_in_conversation(c);
     responses_route(c);
@@ -483,6 +521,12 @@ std::string responses_door::metrics_text() const {
           n.branched.load());
   counter("mneme_responses_errors_total", "Responses requests answered with an error",
           n.errors.load());
+  counter("mneme_responses_compacted_total",
+          "POST /v1/responses/compact requests answered with the compacted window",
+          n.compacted.load());
+  counter("mneme_responses_cancelled_total",
+          "Streamed responses stopped by POST /v1/responses/{id}/cancel", n.cancelled.load());
+  out += door_label_metrics_text("responses", n.stateless.load(), n.errors.load(), h);
   return out;
 }
 

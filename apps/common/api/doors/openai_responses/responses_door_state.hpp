@@ -1,6 +1,7 @@
 // The Responses door's state shared by its requests (responses_door.cpp,
 // responses_lookup.cpp): the configuration, the logger, the counters and the
-// conversations of doors/door_conversation.hpp. Private to this folder.
+// conversations of doors/door_conversation.hpp, the streams in flight. Private to this
+// folder.
 //
 // Threads: built once; the counters and conversations are safe from any thread.
 #pragma once
@@ -11,6 +12,7 @@
 #include <spdlog/sinks/null_sink.h>
 
 #include "apps/common/api/doors/openai_responses/responses_door.hpp"
+#include "apps/common/api/doors/openai_responses/responses_inflight.hpp"
 
 namespace mneme::api {
 
@@ -19,6 +21,7 @@ struct responses_door::shared {
   std::shared_ptr<spdlog::logger> log;
   counters count;
   door_conversations conversations;
+  responses_inflight inflight; // streamed responses on their way, for cancel
 
   explicit shared(responses_door_config c)
     : cfg(std::move(c)),

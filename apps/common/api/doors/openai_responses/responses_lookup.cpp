@@ -1,9 +1,14 @@
 // GET and DELETE /v1/responses/{id} of the Responses door (docs/api.md "Responses
 // door"): a stored response answered again as it was, or marked deleted — no longer
-// fetched nor continued; the session's rows stay (nothing is erased).
+// fetched nor continued; the session's rows stay (nothing is erased). POST
+// /v1/responses/{id}/cancel: a stream in flight is stopped (responses_inflight.hpp) and
+// answered as a `cancelled` response at once (its stream ends so too); a stored one
+// that was cancelled is answered again; a stored one that finished is a 400 (OpenAI
+// cancels only background responses; mneme has none).
 #include <nlohmann/json.hpp>
 
 #include "apps/common/api/doors/openai_responses/responses_door_state.hpp"
+#include "apps/common/api/doors/openai_responses/responses_wire.hpp"
 #include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
@@ -86,6 +91,31 @@ void responses_door::remove(const door_request_ptr& r, const std::string& id) {
           nlohmann::json body = {{"id", c->id}, {"object", "response"}, {"deleted", true}};
           c->r->answer(openai_json_response(200, body));
         });
+    });
+  });
+}
+
+void responses_door::cancel(const door_request_ptr& r, const std::string& id) {
+  auto c = lookup_of(s_, r, id);
+  guarded(c, [&] {
+    responses_answer head;
+    if (s_->inflight.cancel(id, r->scope(), head)) {
+      head.status = "cancelled";
+      c->door->log->info("response={} event=response_cancel_asked", log_quoted(id));
+      return r->answer(openai_json_response(200, to_response_object(head)));
+    }
+    with_record(c, [c](const response_record& rec) {
+      auto body = nlohmann::json::parse(rec.body, nullptr, false);
+      auto status = body.is_object() ? body.value("status", std::string{"finished"})
+                                     : std::string{"finished"};
+      if (status == "cancelled")
+        return c->r->answer(http_response{200, "application/json", rec.body, {}, false});
+      c->door->count.errors.fetch_add(1);
+      c->r->answer(openai_error_response(
+        400, "bad_request",
+        "Response '" + c->id + "' is " + status
+          + ": only a streamed response in flight can be cancelled (mneme has no background "
+            "responses)."));
     });
   });
 }

@@ -25,9 +25,14 @@ void add_openai_responses_routes(route_registry& r, const api_state& s) {
   auto fetch = [door](const call_ptr& c) { door->fetch(c, c->path.at(0)); };
   auto remove = [door](const call_ptr& c) { door->remove(c, c->path.at(0)); };
   r.add("POST", "/v1/responses", create, route_access::user_named, route_kind::actor, refusal);
+  auto compact = [door](const call_ptr& c) { door->compact(c); };
+  r.add("POST", "/v1/responses/compact", compact, route_access::user_named, route_kind::actor,
+        refusal);
   // The record's user is checked by the door (another user's id is answered as unknown).
   r.add("GET", "/v1/responses/{}", fetch, route_access::open, route_kind::actor, refusal);
   r.add("DELETE", "/v1/responses/{}", remove, route_access::open, route_kind::actor, refusal);
+  auto cancel = [door](const call_ptr& c) { door->cancel(c, c->path.at(0)); };
+  r.add("POST", "/v1/responses/{}/cancel", cancel, route_access::open, route_kind::actor, refusal);
   r.add_metrics([door] { return door->metrics_text(); });
   add_openai_conversations_routes(r, s); // /v1/conversations..., /v1/responses/{id}/input_items
 }

@@ -132,6 +132,11 @@ void responses_event_relay::on_tool_call(size_t index, std::string_view id, std:
 void responses_event_relay::finish(const responses_answer& whole) {
   std::lock_guard lock{mu_};
   open_locked();
+  if (whole.status == "cancelled") { // items begun stay unfinished, as the answer is
+    emit_locked({{"type", "response.cancelled"}, {"response", to_response_object(whole)}});
+    channel_.end();
+    return;
+  }
   if (!whole.content.empty() || whole.tool_calls.empty()) {
     open_message_locked();
     close_message_locked(whole.content);

@@ -11,7 +11,9 @@
 //     function_call: response.output_item.added, response.function_call_arguments.delta*,
 //                    then at the end response.function_call_arguments.done,
 //                    response.output_item.done
-//   response.completed (or response.incomplete) with the whole response object.
+//   response.completed (or response.incomplete) with the whole response object; a
+//   stream stopped by POST /v1/responses/{id}/cancel ends with response.cancelled (the
+//   object with status "cancelled"; the items it began are left unfinished).
 // A failure after the stream opened is response.failed (the object with status "failed"
 // and its error) then an `error` event, and the end. The .done events carry the stored
 // answer (its text, its calls), so they are what GET /v1/responses/{id} answers.

@@ -1,6 +1,8 @@
 // The Responses door's wire format; see responses_wire.hpp.
 #include "apps/common/api/doors/openai_responses/responses_wire.hpp"
 
+#include "apps/common/api/doors/openai_responses/responses_compact_wire.hpp"
+
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "messages/errc.hpp"
 
@@ -282,14 +284,19 @@ caf::expected<std::vector<message>> decode_response_items(const json& items,
       err = rw_call_item(item, at, out);
     else if (type == "function_call_output")
       err = rw_output_item(item, at, out);
-    else if (type == "reasoning")
+    else if (type == "compaction") { // mneme's compacted window, resent
+      auto summary = decode_compaction_item(item, at);
+      if (!summary)
+        return summary.error();
+      out.push_back(std::move(*summary));
+    } else if (type == "reasoning")
       continue; // mneme's answers carry none; a transcript from elsewhere may
     else if (type.empty())
       return rw_refusal("missing field '" + at + ".type'");
     else
       return rw_refusal("field '" + at + ".type' is \"" + type
-                        + "\": only message, function_call and function_call_output items "
-                          "are supported");
+                        + "\": only message, function_call, function_call_output and "
+                          "compaction items are supported");
     if (err)
       return err;
   }
@@ -349,6 +356,8 @@ caf::expected<responses_request> decode_responses_request(std::string_view body)
   out.echo["user"] = out.user.empty() ? json(nullptr) : json(out.user);
   out.echo["store"] = out.store;
   if (auto err = rw_turn_fields(*j, out))
+    return err;
+  if (auto err = decode_context_management(*j, out.turn.options))
     return err;
   return out;
 }

@@ -15,6 +15,8 @@
 //     with its text and calls, as mneme answered it;
 //   - `function_call_output` (call_id, output a string or text parts): a tool row, named
 //     after its call when the call is in the same input;
+//   - `compaction` (mneme's, responses_compact_wire.hpp): a summary message standing
+//     for the rows it replaced;
 //   - `reasoning` items are skipped (mneme's answers carry none); any other item type is
 //     refused naming it.
 // `instructions` is the leading system message. Tools: `{"type":"function","name",...}`
