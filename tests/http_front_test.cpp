@@ -688,14 +688,36 @@ BOOST_FIXTURE_TEST_CASE(one_address_holds_at_most_max_connections_per_address,
   BOOST_TEST(counters().refused == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(the_reserve_serves_only_reserved_requests_one_each, front_fixture) {
-  limits.max_connections = 1;
-  limits.reserved_connections = 2;
-  start();
-  raw_client regular{port};
-  BOOST_REQUIRE(regular.send(get("/fast")));
-  BOOST_REQUIRE(regular.read_response(10s));
+// A GET the test handler lets a reserve connection serve (header X-Reserved).
+std::string reserved_get(const std::string& target) {
+  return "GET " + target + " HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n";
+}
 
+// The status of the answer to `request` sent on `client`, or 0 when none came.
+int status_of(raw_client& client, const std::string& request) {
+  if (!client.send(request))
+    return 0;
+  auto r = client.read_response(10s);
+  BOOST_TEST_INFO("no answer: " << to_string(client.last_end()));
+  return r ? r->status : 0;
+}
+
+// A front with one regular slot, held by the returned client (answered once), and
+// `reserved` reserve slots.
+struct one_slot_fixture : front_fixture {
+  std::unique_ptr<raw_client> regular;
+
+  void start_with_reserve(int64_t reserved) {
+    limits.max_connections = 1;
+    limits.reserved_connections = reserved;
+    start();
+    regular = std::make_unique<raw_client>(port);
+    BOOST_REQUIRE(status_of(*regular, get("/fast")) == 200);
+  }
+};
+
+BOOST_FIXTURE_TEST_CASE(the_reserve_serves_only_reserved_requests_one_each, one_slot_fixture) {
+  start_with_reserve(2);
   raw_client plain{port}; // on the reserve, without the handler's blessing
   BOOST_REQUIRE(plain.send(get("/fast")));
   auto refused = plain.read_response(10s);
@@ -706,7 +728,7 @@ BOOST_FIXTURE_TEST_CASE(the_reserve_serves_only_reserved_requests_one_each, fron
   BOOST_TEST(plain.wait_closed(10s));
 
   raw_client health{port};
-  BOOST_REQUIRE(health.send("GET /fast HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
+  BOOST_REQUIRE(health.send(reserved_get("/fast")));
   auto served = health.read_response(10s);
   BOOST_REQUIRE_MESSAGE(served, "no answer: " << to_string(health.last_end()));
   BOOST_TEST(served->status == 200);
@@ -717,50 +739,31 @@ BOOST_FIXTURE_TEST_CASE(the_reserve_serves_only_reserved_requests_one_each, fron
   BOOST_TEST(counters().reserve_refused == 1);
   BOOST_TEST(counters().reserve_served == 1);
   BOOST_TEST(counters().refused == 0);
-  BOOST_REQUIRE(regular.send(get("/fast"))); // the regular connection is untouched
-  auto r = regular.read_response(10s);
-  BOOST_REQUIRE(r);
-  BOOST_TEST(r->status == 200);
+  BOOST_TEST(status_of(*regular, get("/fast")) == 200); // the regular one is untouched
 }
 
 BOOST_FIXTURE_TEST_CASE(a_reserve_full_of_idle_sockets_gives_way_to_a_new_connection,
-                        front_fixture) {
-  limits.max_connections = 1;
-  limits.reserved_connections = 2;
-  start();
-  raw_client regular{port};
-  BOOST_REQUIRE(regular.send(get("/fast")));
-  BOOST_REQUIRE(regular.read_response(10s));
+                        one_slot_fixture) {
+  start_with_reserve(2);
   raw_client idle_first{port};
   BOOST_REQUIRE(eventually([&] { return counters().reserve_accepted == 1; }, 5s));
   raw_client idle_second{port};
   BOOST_REQUIRE(eventually([&] { return counters().reserve_accepted == 2; }, 5s));
 
   raw_client checker{port}; // the reserve is full of idle sockets: the oldest gives way
-  BOOST_REQUIRE(checker.send("GET /fast HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
-  auto r = checker.read_response(10s);
-  BOOST_REQUIRE_MESSAGE(r, "no answer: " << to_string(checker.last_end()));
-  BOOST_TEST(r->status == 200);
+  BOOST_TEST(status_of(checker, reserved_get("/fast")) == 200);
   BOOST_TEST(idle_first.wait_closed(10s));
   BOOST_TEST(counters().reserve_displaced == 1);
   BOOST_TEST(counters().refused == 0);
   // The younger idle socket kept its place and is still served.
-  BOOST_REQUIRE(idle_second.send("GET /fast HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
-  auto r2 = idle_second.read_response(10s);
-  BOOST_REQUIRE_MESSAGE(r2, "no answer: " << to_string(idle_second.last_end()));
-  BOOST_TEST(r2->status == 200);
+  BOOST_TEST(status_of(idle_second, reserved_get("/fast")) == 200);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_reserve_whose_connections_are_all_served_refuses_at_once,
-                        front_fixture) {
-  limits.max_connections = 1;
-  limits.reserved_connections = 1;
-  start();
-  raw_client regular{port};
-  BOOST_REQUIRE(regular.send(get("/fast")));
-  BOOST_REQUIRE(regular.read_response(10s));
+                        one_slot_fixture) {
+  start_with_reserve(1);
   raw_client busy{port}; // a reserved request in flight: it cannot be displaced
-  BOOST_REQUIRE(busy.send("GET /forever HTTP/1.1\r\nHost: x\r\nX-Reserved: 1\r\n\r\n"));
+  BOOST_REQUIRE(busy.send(reserved_get("/forever")));
   auto head = busy.read_head(10s);
   BOOST_REQUIRE_MESSAGE(head, "no stream head: " << to_string(busy.last_end()));
   BOOST_TEST(head->status == 200);

@@ -37,6 +37,22 @@ namespace {
 const char* const pg_turns[] = {"first question about tea", "second question about coffee",
                                 "third question about water"};
 
+// The daemon's configuration in `dir`: the fake LLM at `fake_port`, PostgreSQL at
+// `url`, and `sqlite_file` as database.path (never used on PostgreSQL). Its path.
+std::string write_pg_config(mneme::testing::temp_dir& dir, int fake_port, const std::string& url,
+                            const std::string& sqlite_file) {
+  auto config = dir.file("mneme.yaml");
+  std::ofstream{config} << "model:\n"
+                           "  base_url: http://127.0.0.1:" << fake_port << "\n"
+                           "database:\n"
+                           "  backend: postgres\n"
+                           "  url: \"" << url << "\"\n"
+                           "  path: " << sqlite_file << "\n"
+                           "logging:\n"
+                           "  level: warn\n";
+  return config;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
@@ -48,15 +64,7 @@ BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
 
   auto url = mneme::testing::pg_test_cluster::shared().fresh_url();
   auto sqlite_file = dir.file("never.db"); // database.path, unused on PostgreSQL
-  auto config = dir.file("mneme.yaml");
-  std::ofstream{config} << "model:\n"
-                           "  base_url: http://127.0.0.1:" << fake_port << "\n"
-                           "database:\n"
-                           "  backend: postgres\n"
-                           "  url: \"" << url << "\"\n"
-                           "  path: " << sqlite_file << "\n"
-                           "logging:\n"
-                           "  level: warn\n";
+  auto config = write_pg_config(dir, fake_port, url, sqlite_file);
   {
     mneme::testing::mneme_daemon daemon{{"--config", config}, dir.file("daemon.err")};
     BOOST_TEST(daemon.said.find("(db postgres)") != std::string::npos, daemon.said);
@@ -143,15 +151,7 @@ BOOST_AUTO_TEST_CASE(appends_during_database_restarts_are_all_answered_and_store
   BOOST_REQUIRE_MESSAGE(fake_port > 0, "mneme-fakellm said: " + said);
   auto& cluster = mneme::testing::pg_test_cluster::shared();
   auto url = cluster.fresh_url();
-  auto config = dir.file("mneme.yaml");
-  std::ofstream{config} << "model:\n"
-                           "  base_url: http://127.0.0.1:" << fake_port << "\n"
-                           "database:\n"
-                           "  backend: postgres\n"
-                           "  url: \"" << url << "\"\n"
-                           "  path: " << dir.file("never.db") << "\n"
-                           "logging:\n"
-                           "  level: warn\n";
+  auto config = write_pg_config(dir, fake_port, url, dir.file("never.db"));
   mneme::testing::mneme_daemon daemon{{"--config", config}, dir.file("daemon.err")};
   constexpr int writers = 3;
   constexpr int appends_each = 60;
