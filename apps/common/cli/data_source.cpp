@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "messages/errc.hpp"
+#include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "store/sqlite/sqlite_facts.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -141,18 +143,22 @@ maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>&
 }
 
 maybe_failure find_session(read_source& reader, const std::string& key_or_id,
-                           session_record& out) {
+                           const std::string& user, session_record& out) {
   if (key_or_id.empty())
     return failure::input("SESSION is empty: give a session key or a session id");
-  session_filter by_key;
-  by_key.session_key = key_or_id;
-  by_key.limit = 1;
-  auto listed = reader.sessions(by_key);
-  if (!listed)
-    return failure_of(listed.error(), "cannot list sessions");
-  if (!listed->empty()) {
-    out = listed->front();
-    return std::nullopt;
+  if (key_or_id.find(key_namespace_separator) != std::string::npos)
+    return failure::input(key_refusal(key_or_id, session_key_max_bytes));
+  for (const auto& key : {stored_key(user, key_or_id), key_or_id}) {
+    session_filter by_key;
+    by_key.session_key = key;
+    by_key.limit = 1;
+    auto listed = reader.sessions(by_key);
+    if (!listed)
+      return failure_of(listed.error(), "cannot list sessions");
+    if (!listed->empty()) {
+      out = listed->front();
+      return std::nullopt;
+    }
   }
   auto by_id = reader.session(key_or_id);
   if (by_id) {

@@ -6,13 +6,32 @@
 #include "apps/common/api/plumbing/api_state.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "policies/key_namespace.hpp"
 
 namespace mneme::api {
 
-void stored_session(const call_ptr& c, const std::string& key,
+std::optional<request_key> key_of_call(const call_ptr& c, const std::string& body_user) {
+  request_key k;
+  k.client = c->path[0];
+  auto named = c->query.value_or("user", "");
+  if (!named.empty() && !check_optional_user(c, "parameter 'user'", named))
+    return std::nullopt;
+  if (!named.empty() && !body_user.empty() && named != body_user) {
+    send_error(c, 400, "bad_request",
+               "parameter 'user' and field 'user' name different users");
+    return std::nullopt;
+  }
+  k.user = namespace_user(c->who.is_admin() ? std::string{} : c->who.user,
+                          named.empty() ? body_user : named, c->api->opt.default_user);
+  k.stored = stored_key(k.user, k.client);
+  return k;
+}
+
+void stored_session(const call_ptr& c, const request_key& k,
                     std::function<void(caf::expected<session_record>)> then) {
   session_filter f;
-  f.session_key = key;
+  f.session_key = k.stored;
+  const auto& key = k.client;
   f.open_only = true;
   f.limit = 1;
   auto& api = *c->api;
@@ -41,7 +60,7 @@ void stored_session(const call_ptr& c, const std::string& key,
     });
 }
 
-void stored_session_id(const call_ptr& c, const std::string& key,
+void stored_session_id(const call_ptr& c, const request_key& key,
                        std::function<void(caf::expected<std::string>)> then) {
   stored_session(c, key, [then](caf::expected<session_record> rec) {
     if (!rec)
@@ -53,7 +72,10 @@ void stored_session_id(const call_ptr& c, const std::string& key,
 void read_stored_session(const call_ptr& c, std::function<void(const std::string& sid)> then) {
   if (!check_read_key(c, c->path[0]))
     return;
-  stored_session_id(c, c->path[0], [c, then](caf::expected<std::string> id) {
+  auto key = key_of_call(c);
+  if (!key)
+    return;
+  stored_session_id(c, *key, [c, then](caf::expected<std::string> id) {
     if (!id)
       return fail(c, id.error());
     then(*id);

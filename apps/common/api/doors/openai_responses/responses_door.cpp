@@ -369,7 +369,9 @@ void responses_resume(const response_ptr& c) {
         c->key = rec->session_key;
         c->owner = rec->user_id;
       } else {
-        c->key = c->head.id;
+        std::string refused; // a response id is always a valid key
+        c->key = door_stored_key(c->r->scope(), c->user, c->cfg().default_user, c->head.id,
+                                 refused);
       }
       responses_session(c);
     });
@@ -408,6 +410,10 @@ void responses_door::create(const door_request_ptr& r) {
     c->key = responses_header_key(r->request());
     if (c->key.empty())
       c->key = !c->in.conversation.empty() ? c->in.conversation : c->in.prompt_cache_key;
+    std::string refused;
+    c->key = door_stored_key(r->scope(), c->user, s_->cfg.default_user, c->key, refused);
+    if (!refused.empty())
+      return c->error(400, "bad_request", refused);
     c->head.created_at = s_->cfg.clock() / 1000;
     c->head.model = c->model;
     c->head.conversation = c->in.conversation;
@@ -423,7 +429,8 @@ void responses_door::create(const door_request_ptr& r) {
     if (c->key.empty() && !c->in.referenced_response.empty())
       return responses_resume(c);
     if (c->key.empty())
-      c->key = c->head.id; // a new chain: its first response's id is its session key
+      c->key = door_stored_key(r->scope(), c->user, s_->cfg.default_user, c->head.id,
+                               refused); // a new chain: its first response's id is its key
     responses_session(c);
   });
 }
