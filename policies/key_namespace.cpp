@@ -32,6 +32,20 @@ std::string namespace_user(std::string_view token_user, std::string_view named_u
   return std::string{named_user.empty() ? default_user : named_user};
 }
 
+std::string without_namespaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    if (ch != key_namespace_separator) {
+      out.push_back(ch);
+      continue;
+    }
+    auto quote = out.rfind('\'');
+    out.erase(quote == std::string::npos ? 0 : quote + 1);
+  }
+  return out;
+}
+
 std::string key_refusal(std::string_view key, std::size_t max_bytes) {
   auto v = check_name(key, max_bytes);
   if (v.ok())

@@ -33,6 +33,10 @@ std::string key_user(std::string_view stored);
 std::string namespace_user(std::string_view token_user, std::string_view named_user,
                            std::string_view default_user);
 
+// `text` (an error's message) with every stored key in it shown as its client's key: the
+// namespace before each U+001F is cut back to the opening quote (or the start).
+std::string without_namespaces(std::string_view text);
+
 // Why a client's key is refused ("" when acceptable): the checks of
 // policies/client_text.hpp, and U+001F named as the namespace separator.
 std::string key_refusal(std::string_view key, std::size_t max_bytes);

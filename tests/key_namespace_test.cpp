@@ -38,6 +38,14 @@ BOOST_AUTO_TEST_CASE(the_namespace_is_the_tokens_user_then_the_named_user_then_t
   BOOST_TEST(namespace_user("", "", "default") == "default");
 }
 
+BOOST_AUTO_TEST_CASE(an_error_message_shows_a_stored_key_as_the_clients_key) {
+  BOOST_TEST(without_namespaces("no session under key '" + stored_key("alice", "inbox") + "'")
+             == "no session under key 'inbox'");
+  BOOST_TEST(without_namespaces(stored_key("bob", "k") + " and '" + stored_key("a b", "j") + "'")
+             == "k and 'j'");
+  BOOST_TEST(without_namespaces("plain 'text'") == "plain 'text'");
+}
+
 BOOST_AUTO_TEST_CASE(a_key_holding_the_separator_is_refused_naming_it) {
   BOOST_TEST(key_refusal("inbox", session_key_max_bytes).empty());
   auto why = key_refusal(std::string{"bob\x1finbox"}, session_key_max_bytes);
