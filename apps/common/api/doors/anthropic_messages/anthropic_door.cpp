@@ -35,6 +35,7 @@
 #include "apps/common/api/plumbing/checks.hpp"
 #include "policies/anthropic_errors.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
 
