@@ -58,11 +58,12 @@ struct ns_fixture : test::http_api_fixture {
               json{{"role", "user"}, {"content", text}}.dump());
   }
 
-  // The contents of the live rows of a state answer, in order.
+  // The contents of the live rows of a state answer but the system prompt, in order.
   static std::string contents(const answer& state) {
     std::string out;
     for (const auto& m : state.body["live"])
-      out += m["content"].get<std::string>() + "|";
+      if (m["role"] != "system")
+        out += m["content"].get<std::string>() + "|";
     return out;
   }
 };

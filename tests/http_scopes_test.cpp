@@ -166,7 +166,7 @@ const scope_route_case scope_routes[] = {
   {"PUT", "/v1/users/{user}/facts/color", R"({"value":"blue"})", 200, 403, 200, true},
   {"DELETE", "/v1/users/{user}/facts/seeded", "", 200, 403, 200, true},
   {"POST", "/v1/sessions/{key}/context", R"({"messages":[{"role":"user","content":"next"}]})",
-   200, 404, 200, true},
+   200, 200, 200, true},
   {"POST", "/v1/sessions/{key}/usage", R"({"prompt_tokens":40,"completion_tokens":5})", 200,
    404, 200, true},
   {"POST", "/v1/sessions/{key}/model_error", R"({"status":503,"body":"upstream down"})", 200,

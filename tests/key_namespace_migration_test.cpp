@@ -151,8 +151,8 @@ BOOST_DATA_TEST_CASE(keys_move_into_their_users_namespace_without_losing_or_merg
     // The live lease follows the newest session under its key (bob's).
     pqxx::connection c{params.url};
     pqxx::nontransaction t{c};
-    auto lease = t.exec1("SELECT encode(session_key, 'escape'), token FROM mneme_leases");
-    BOOST_TEST(lease[0].as<std::string>() == "bob\\037inbox");
+    auto lease = t.exec1("SELECT encode(session_key, 'hex'), token FROM mneme_leases");
+    BOOST_TEST(lease[0].as<std::string>() == "626f621f696e626f78"); // "bob" U+001F "inbox"
     BOOST_TEST(lease[1].as<int64_t>() == 7);
   }
 }

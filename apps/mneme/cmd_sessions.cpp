@@ -41,6 +41,8 @@ maybe_failure sessions_file(const sessions_options& opt, api::json& out) {
       filter.user_id.empty() ? cfg.gateway.default_user : filter.user_id, filter.session_key);
   }
   auto listed = reader->sessions(filter);
+  if (listed && listed->empty() && !opt.filter.session_key.empty()) // a key stored without
+    listed = reader->sessions(opt.filter);                         // a namespace (no user)
   if (!listed)
     return failure_of(listed.error(), "cannot list sessions");
   auto rows = api::json::array();
