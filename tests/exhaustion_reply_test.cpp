@@ -43,7 +43,7 @@ struct exhaustion_fixture : http_api_fixture {
     r.min_prompt_tokens = min_tokens;
     faults({r});
   }
-  void seed_spent() { old_sid = seed("spent", 60, exhausting_row); }
+  void seed_spent() { old_sid = seed(stored_key("u", "spent"), 60, exhausting_row); }
   bool stored_in(const std::string& sid, const std::string& text) {
     for (const auto& m : all_rows(sid))
       if (m.role == msg_role::user && m.content == text)
@@ -127,7 +127,7 @@ BOOST_FIXTURE_TEST_CASE(the_hygiene_compaction_before_a_turn_is_listed_in_its_re
                         exhaustion_fixture) {
   rc.compression.hygiene_hard_message_limit = 40;
   start();
-  seed("capped", 60, exhausting_row);
+  seed(stored_key("u", "capped"), 60, exhausting_row);
   auto r = say_to("capped", "hello");
   BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(!r->compactions.empty());
