@@ -273,7 +273,7 @@ BOOST_AUTO_TEST_CASE(the_session_list_filters_by_user_key_and_limit) {
 BOOST_AUTO_TEST_CASE(search_finds_the_users_session_and_metrics_render_as_text) {
   serve();
   append("s", "user", "the heliotrope protocol is due friday");
-  auto found = get("/v1/search?q=heliotrope&user=alice&limit=3");
+  auto found = get("/v1/search?q=heliotrope&user=default&limit=3");
   BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
   BOOST_REQUIRE(found.body["hits"].size() == 1u);
   BOOST_TEST(found.body["hits"][0]["snippet"].get<std::string>().find(">>>heliotrope<<<")
@@ -294,12 +294,12 @@ BOOST_AUTO_TEST_CASE(a_search_limit_above_10_is_clamped_and_the_answer_says_so) 
   for (int i = 0; i < 12; ++i)
     append("k" + std::to_string(i), "user", "the heliotrope protocol, part " + std::to_string(i));
   for (const char* limit : {"11", "50", "9223372036854775807"}) {
-    auto found = get(std::string{"/v1/search?q=heliotrope&user=alice&limit="} + limit);
+    auto found = get(std::string{"/v1/search?q=heliotrope&user=default&limit="} + limit);
     BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
     BOOST_TEST(found.body["hits"].size() == 10u, limit);
     BOOST_TEST(found.body["limit_clamped"] == true, limit);
   }
-  auto ten = get("/v1/search?q=heliotrope&user=alice&limit=10");
+  auto ten = get("/v1/search?q=heliotrope&user=default&limit=10");
   BOOST_TEST(ten.body["hits"].size() == 10u);
   BOOST_TEST(ten.body["limit_clamped"] == false);
 }

@@ -103,7 +103,8 @@ BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
   }
 
   // The daemon has stopped: the CLI reads what it stored.
-  auto show = run_program("mneme", {"show", "pg-chat", "--config", config, "--json"});
+  auto show = run_program("mneme", {"show", "pg-chat", "--user", "alice", "--config", config,
+                                    "--json"});
   BOOST_REQUIRE_MESSAGE(show.code == 0, show.out << show.err);
   auto shown = json::parse(show.out);
   std::vector<std::string> user_texts;
