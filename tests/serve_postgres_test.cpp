@@ -119,7 +119,7 @@ BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
                                                      "still here"}));
   BOOST_TEST(assistants == 3);
 
-  auto exported = run_program("mneme", {"export", "pg-chat", "--config", config});
+  auto exported = run_program("mneme", {"export", "pg-chat", "--user", "alice", "--config", config});
   BOOST_REQUIRE_MESSAGE(exported.code == 0, exported.err);
   BOOST_TEST(exported.out.find("second question about coffee") != std::string::npos);
 

@@ -29,12 +29,7 @@ std::optional<request_key> key_of_call(const call_ptr& c, const std::string& bod
 
 void stored_session(const call_ptr& c, const request_key& k,
                     std::function<void(caf::expected<session_record>)> then) {
-  session_filter f;
-  f.session_key = k.stored;
   const auto& key = k.client;
-  f.open_only = true;
-  f.limit = 1;
-  auto& api = *c->api;
   // Decided on the record found, the one the caller then reads.
   auto reachable = [c, key, then](session_record rec) {
     if (!may_reach(c->who, rec.user_id))
@@ -42,22 +37,40 @@ void stored_session(const call_ptr& c, const request_key& k,
         errc::foreign_session, "the session under key '" + key + "' belongs to another user")});
     then(caf::expected<session_record>{std::move(rec)});
   };
-  ask<std::vector<session_record>>(c, api.storage, api.opt.read_timeout, st_list_atom_v, f)
-    .then([c, key, then, reachable](caf::expected<std::vector<session_record>> found) {
-      if (!found)
-        return then(caf::expected<session_record>{found.error()});
-      if (!found->empty())
-        return reachable(std::move(found->front()));
-      ask<session_record>(c, c->api->storage, c->api->opt.read_timeout, st_session_atom_v, key)
-        .then([key, then, reachable](caf::expected<session_record> rec) {
-          if (!rec && rec.error() == errc::not_found)
-            return then(caf::expected<session_record>{
-              caf::make_error(errc::not_found, unknown_key_message(key))});
-          if (!rec)
-            return then(std::move(rec));
-          reachable(std::move(*rec));
-        });
-    });
+  auto by_id = [c, key, then, reachable] {
+    ask<session_record>(c, c->api->storage, c->api->opt.read_timeout, st_session_atom_v, key)
+      .then([key, then, reachable](caf::expected<session_record> rec) {
+        if (!rec && rec.error() == errc::not_found)
+          return then(caf::expected<session_record>{
+            caf::make_error(errc::not_found, unknown_key_message(key))});
+        if (!rec)
+          return then(std::move(rec));
+        reachable(std::move(*rec));
+      });
+  };
+  // The newest open session under `stored`, else `next`.
+  auto open_under = [c, then, reachable](const std::string& stored, std::function<void()> next) {
+    session_filter f;
+    f.session_key = stored;
+    f.open_only = true;
+    f.limit = 1;
+    ask<std::vector<session_record>>(c, c->api->storage, c->api->opt.read_timeout,
+                                     st_list_atom_v, f)
+      .then([then, reachable, next](caf::expected<std::vector<session_record>> found) {
+        if (!found)
+          return then(caf::expected<session_record>{found.error()});
+        if (!found->empty())
+          return reachable(std::move(found->front()));
+        next();
+      });
+  };
+  // The key in its namespace; then as sent (a session stored without a user keeps its key
+  // outside every namespace); then a session with that id.
+  open_under(k.stored, [k, open_under, by_id] {
+    if (k.stored == k.client)
+      return by_id();
+    open_under(k.client, by_id);
+  });
 }
 
 void stored_session_id(const call_ptr& c, const request_key& key,

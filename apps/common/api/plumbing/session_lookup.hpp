@@ -49,8 +49,9 @@ struct request_key {
 // answered).
 std::optional<request_key> key_of_call(const call_ptr& c, const std::string& body_user = "");
 
-// The stored session of `key` (open under its stored form, else a session with the
-// client's text as id), when c->who may reach it (errc::foreign_session otherwise).
+// The stored session of `key` (open under its stored form, else open under the key as
+// sent — a session stored without a user —, else a session with the client's text as
+// id), when c->who may reach it (errc::foreign_session otherwise).
 void stored_session(const call_ptr& c, const request_key& key,
                     std::function<void(caf::expected<session_record>)> then);
 // The id of stored_session().

@@ -100,36 +100,31 @@ void answer_state(const call_ptr& c, session_snapshot snap,
     });
 }
 
-// GET /v1/sessions/{key} of a key that is not open: a stored session by id (an ended
-// one stays readable).
-void stored_state(const call_ptr& c, const std::string& key, bool with_live) { // key: an id
-  ask<session_record>(c, c->api->storage, c->read_timeout(), st_session_atom_v, key)
-    .then([c, key, with_live](caf::expected<session_record> rec) {
-      if (!rec) {
-        if (rec.error() == errc::not_found)
-          return send_error(c, 404, "not_found", unknown_key_message(key));
-        return fail(c, rec.error());
-      }
-      if (!may_reach(c->who, rec->user_id)) // decided on the record read here
-        return fail(c, caf::make_error(errc::foreign_session, unknown_key_message(key)));
-      auto id = rec->id;
-      ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_live_atom_v, id)
-        .then([c, rec = std::move(*rec), with_live](caf::expected<std::vector<message>> rows) {
-          if (!rows)
-            return fail(c, rows.error());
-          session_snapshot snap;
-          snap.record = rec;
-          snap.live_messages = static_cast<int64_t>(rows->size());
-          snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
-                                             [](int64_t n, const message& m) {
-                                               return n + m.token_estimate;
-                                             });
-          std::optional<std::vector<message>> live;
-          if (with_live)
-            live = std::move(*rows);
-          answer_state(c, std::move(snap), std::move(live));
-        });
-    });
+// GET /v1/sessions/{key} of a key the gateway does not hold: the stored session
+// stored_session() finds (a key stored without a user, or an id: an ended session stays
+// readable), decided on the record read there.
+void stored_state(const call_ptr& c, const request_key& key, bool with_live) {
+  stored_session(c, key, [c, with_live](caf::expected<session_record> rec) {
+    if (!rec)
+      return fail(c, rec.error());
+    auto id = rec->id;
+    ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_live_atom_v, id)
+      .then([c, rec = std::move(*rec), with_live](caf::expected<std::vector<message>> rows) {
+        if (!rows)
+          return fail(c, rows.error());
+        session_snapshot snap;
+        snap.record = rec;
+        snap.live_messages = static_cast<int64_t>(rows->size());
+        snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
+                                           [](int64_t n, const message& m) {
+                                             return n + m.token_estimate;
+                                           });
+        std::optional<std::vector<message>> live;
+        if (with_live)
+          live = std::move(*rows);
+        answer_state(c, std::move(snap), std::move(live));
+      });
+  });
 }
 
 void session_state(const call_ptr& c) {
@@ -142,10 +137,10 @@ void session_state(const call_ptr& c) {
   auto key = k->stored;
   ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key,
                         owner_of_call(c))
-    .then([c, key, client = k->client, with_live](caf::expected<session_snapshot> hosted) {
+    .then([c, k = *k, with_live](caf::expected<session_snapshot> hosted) {
       if (!hosted) {
         if (hosted.error() == errc::not_found)
-          return stored_state(c, client, with_live);
+          return stored_state(c, k, with_live);
         return fail(c, hosted.error());
       }
       if (!with_live)
