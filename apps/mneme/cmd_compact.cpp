@@ -47,8 +47,8 @@ maybe_failure compact_file(const compact_options& opt, api::json& out) {
     std::unique_ptr<read_source> reader;  // closed before the writer opens the file
     if (auto f = open_reader(cfg, reader))
       return f;
-    if (auto f = find_session(*reader, opt.session,
-                                opt.user.empty() ? cfg.gateway.default_user : opt.user, rec))
+    if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
       return f;
   }
   if (rec.ended_at_ms != 0)

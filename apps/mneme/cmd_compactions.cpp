@@ -35,8 +35,8 @@ maybe_failure compactions_file(const compactions_options& opt, api::json& out) {
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;
-  if (auto f = find_session(*reader, opt.session,
-                                opt.user.empty() ? cfg.gateway.default_user : opt.user, rec))
+  if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
     return f;
   auto log = reader->compaction_log(rec.id, compaction_log_max_rows);
   if (!log)

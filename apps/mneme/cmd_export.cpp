@@ -30,8 +30,8 @@ maybe_failure export_file(const export_options& opt, std::ostream& out) {
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;
-  if (auto f = find_session(*reader, opt.session,
-                                opt.user.empty() ? cfg.gateway.default_user : opt.user, rec))
+  if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
     return f;
   auto lines = reader->export_jsonl(rec.id, out);
   if (!lines)

@@ -43,8 +43,8 @@ maybe_failure show_file(const show_options& opt, api::json& out) {
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;
-  if (auto f = find_session(*reader, opt.session,
-                                opt.user.empty() ? cfg.gateway.default_user : opt.user, rec))
+  if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
     return f;
   auto stats = reader->stats(rec.id);
   if (!stats)

@@ -134,8 +134,7 @@ void session_state(const call_ptr& c) {
   auto k = key_of_call(c);
   if (!k)
     return;
-  auto key = k->stored;
-  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key,
+  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, k->stored,
                         owner_of_call(c))
     .then([c, k = *k, with_live](caf::expected<session_snapshot> hosted) {
       if (!hosted) {
@@ -145,7 +144,7 @@ void session_state(const call_ptr& c) {
       }
       if (!with_live)
         return answer_state(c, std::move(*hosted), std::nullopt);
-      ask<std::vector<message>>(c, c->api->gateway, c->read_timeout(), gw_live_atom_v, key,
+      ask<std::vector<message>>(c, c->api->gateway, c->read_timeout(), gw_live_atom_v, k.stored,
                                 owner_of_call(c))
         .then([c, snap = std::move(*hosted)](caf::expected<std::vector<message>> rows) {
           if (!rows)
