@@ -147,7 +147,7 @@ struct prepared_db {
                           "I will remind you to water the plants."});
     auto delta_ids = seed("delta", "bob", long_session("the quarterly budget"));
     delta_middle_id = delta_ids[30];
-    self->request(rt.gateway(), 60s, gw_command_atom_v, std::string{"alpha"},
+    self->request(rt.gateway(), 60s, gw_command_atom_v, stored_key("alice", "alpha"),
                   trigger::t12_manual_session, std::string{})
       .receive([&](compaction_report& r) { BOOST_REQUIRE(r.committed); },
                [&](caf::error& e) { BOOST_FAIL(render_error(e)); });
@@ -180,7 +180,8 @@ BOOST_AUTO_TEST_CASE(sessions_lists_every_stored_session_and_filters_by_user) {
   for (auto& s : alice["sessions"])
     keys.insert(s["session_key"].get<std::string>());
   BOOST_TEST((keys == std::set<std::string>{"alpha", "beta"}));
-  auto one = parse(run({"sessions", "--db", db().path, "--key", "gamma", "--user", "bob", "--json"}));
+  auto one =
+    parse(run({"sessions", "--db", db().path, "--key", "gamma", "--user", "bob", "--json"}));
   BOOST_REQUIRE(one["sessions"].size() == 1u);
   BOOST_TEST(one["sessions"][0]["id"] == db().ids.at("gamma"));
   BOOST_TEST(one["sessions"][0]["user_id"] == "bob");
