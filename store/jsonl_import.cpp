@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policies/key_namespace.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_ids.hpp"
 #include "store/store_errors.hpp"
@@ -190,6 +191,8 @@ caf::expected<import_plan> plan_session_import(std::string_view jsonl, session_r
     return bad_request("import: user_id must be 1..512 bytes");
   if (into.session_key.empty())
     into.session_key = into.id;
+  if (into.session_key.find(key_namespace_separator) == std::string::npos) // into its user's
+    into.session_key = stored_key(into.user_id, into.session_key);        // namespace
   if (into.started_at_ms <= 0)
     into.started_at_ms = rows->front().m.timestamp_ms > 0 ? rows->front().m.timestamp_ms : now;
   if (into.ended_at_ms < 0)

@@ -16,9 +16,10 @@
 namespace mneme {
 
 inline constexpr std::size_t max_label_bytes = 512; // user id, model, reasons
-// A session key may be longer (= policies/client_text.hpp session_key_max_bytes, the
-// limit the HTTP API checks and docs/api.md states).
-inline constexpr std::size_t max_session_key_bytes = 1024;
+// A stored session key may be longer: a user (max_label_bytes), U+001F and the key a
+// client names (policies/client_text.hpp session_key_max_bytes = 1024, the limit the HTTP
+// API checks and docs/api.md states): policies/key_namespace.hpp.
+inline constexpr std::size_t max_session_key_bytes = max_label_bytes + 1 + 1024;
 
 inline caf::error check_label(const std::string& value, const char* name,
                               std::size_t max_bytes = max_label_bytes) {

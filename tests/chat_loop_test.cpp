@@ -33,7 +33,7 @@ struct chat_fixture : test::http_api_fixture {
   }
 
   std::string last_answer(const std::string& key) {
-    auto s = get("/v1/sessions/" + key);
+    auto s = get("/v1/sessions/" + key + "?user=u");
     BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
     auto rows = all_rows(s.body["session"]["id"].get<std::string>());
     for (auto it = rows.rbegin(); it != rows.rend(); ++it)
@@ -49,7 +49,7 @@ BOOST_FIXTURE_TEST_SUITE(chat_loop, chat_fixture)
 
 BOOST_AUTO_TEST_CASE(in_process_the_printed_answer_is_the_stored_one) {
   serve();
-  local_chat_channel channel{*sys, *rt, "chat-local", "u"};
+  local_chat_channel channel{*sys, *rt, stored_key("u", "chat-local"), "u"};
   auto out = chat(channel, "hello there, what is the 数据库 plan?\n\n/quit\nnever sent\n");
   auto stored = last_answer("chat-local");
   BOOST_REQUIRE(!stored.empty());
@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(a_refused_turn_prints_its_error_and_the_chat_goes_on) {
 
 BOOST_AUTO_TEST_CASE(an_interrupt_leaves_before_the_next_line) {
   serve();
-  local_chat_channel channel{*sys, *rt, "chat-int", "u"};
+  local_chat_channel channel{*sys, *rt, stored_key("u", "chat-int"), "u"};
   int asked = 0;
   auto out = chat(channel, "one\ntwo\n", [&] { return ++asked > 3; });
   BOOST_TEST(out.find("error") == std::string::npos, out);

@@ -26,6 +26,7 @@
 #include "actors/runtime.hpp"
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/token_estimate.hpp"
 #include "testing/loopback_port.hpp"
 #include "tests/child_program.hpp"
@@ -108,7 +109,7 @@ struct prepared_db {
                     const std::vector<std::string>& texts) {
       session_record rec;
       rec.user_id = user;
-      rec.session_key = key;
+      rec.session_key = stored_key(user, key); // in its user's namespace, as the API stores it
       rec.model = "fake-chat";
       self->request(rt.storage(), 30s, st_new_session_atom_v, rec, int64_t{system_clock_ms()})
         .receive([&](session_record& r) { ids[key] = r.id; },
@@ -146,7 +147,7 @@ struct prepared_db {
                           "I will remind you to water the plants."});
     auto delta_ids = seed("delta", "bob", long_session("the quarterly budget"));
     delta_middle_id = delta_ids[30];
-    self->request(rt.gateway(), 60s, gw_command_atom_v, std::string{"alpha"},
+    self->request(rt.gateway(), 60s, gw_command_atom_v, stored_key("alice", "alpha"),
                   trigger::t12_manual_session, std::string{})
       .receive([&](compaction_report& r) { BOOST_REQUIRE(r.committed); },
                [&](caf::error& e) { BOOST_FAIL(render_error(e)); });
@@ -179,7 +180,8 @@ BOOST_AUTO_TEST_CASE(sessions_lists_every_stored_session_and_filters_by_user) {
   for (auto& s : alice["sessions"])
     keys.insert(s["session_key"].get<std::string>());
   BOOST_TEST((keys == std::set<std::string>{"alpha", "beta"}));
-  auto one = parse(run({"sessions", "--db", db().path, "--key", "gamma", "--json"}));
+  auto one =
+    parse(run({"sessions", "--db", db().path, "--key", "gamma", "--user", "bob", "--json"}));
   BOOST_REQUIRE(one["sessions"].size() == 1u);
   BOOST_TEST(one["sessions"][0]["id"] == db().ids.at("gamma"));
   BOOST_TEST(one["sessions"][0]["user_id"] == "bob");
@@ -587,15 +589,16 @@ BOOST_AUTO_TEST_CASE(against_mneme_serve_the_commands_print_what_they_print_for_
                           daemon.url(), "--json"}));
   BOOST_REQUIRE(!found["hits"].empty());
   BOOST_TEST(found["hits"][0]["session_id"] == db().ids.at("alpha"));
-  auto shown = parse(run({"show", "beta", "--server", daemon.url(), "--json"}));
+  auto shown = parse(run({"show", "beta", "--user", "alice", "--server", daemon.url(), "--json"}));
   BOOST_TEST(shown["session"]["id"] == db().ids.at("beta"));
   BOOST_TEST(shown["live"].size() == 3u);
-  auto exported = run({"export", "alpha", "--server", daemon.url()});
+  auto exported = run({"export", "alpha", "--user", "alice", "--server", daemon.url()});
   BOOST_TEST(exported.code == 0);
   BOOST_TEST(exported.out == run({"export", "alpha", "--db", file}).out);
   // The daemon's API refuses a radius without around_id: whole-session compaction
   // through --server must not send one.
-  auto compacted = parse(run({"compact", "delta", "--server", daemon.url(), "--json"}));
+  auto compacted =
+    parse(run({"compact", "delta", "--user", "bob", "--server", daemon.url(), "--json"}));
   BOOST_TEST(compacted["trigger"] == "T12_manual_session", compacted.dump());
   BOOST_TEST(compacted["committed"] == true, compacted.dump());
   auto missing = run({"show", "no-such-session", "--server", daemon.url()});

@@ -20,6 +20,7 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/storage_actor.hpp"
+#include "policies/key_namespace.hpp"
 #include "store/sqlite/cold_storage.hpp"
 #include "store/sqlite/sqlite_jsonl_import.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -168,7 +169,7 @@ BOOST_DATA_TEST_CASE(an_imported_session_exports_byte_for_byte_modulo_the_renumb
   auto rec = store->import_jsonl(original, into, 5000);
   BOOST_REQUIRE_MESSAGE(rec, err_of(rec));
   BOOST_TEST(rec->id == "copy");
-  BOOST_TEST(rec->session_key == "copy");
+  BOOST_TEST(rec->session_key == stored_key("alice", "copy")); // in its user's namespace
   BOOST_TEST(rec->started_at_ms == 1001); // the first row's timestamp
   std::ostringstream again;
   BOOST_REQUIRE(store->export_jsonl("copy", again));

@@ -222,7 +222,7 @@ std::string slurp(const std::string& path) {
 
 // The export of `key` (every row, whatever its state), one JSON object per row.
 std::vector<json> export_rows(httplib::Client& c, const std::string& key) {
-  auto r = c.Get(("/v1/sessions/" + key + "/export").c_str());
+  auto r = c.Get(("/v1/sessions/" + key + "/export?user=crash-user").c_str()); // its namespace
   BOOST_REQUIRE_MESSAGE(r, "no answer to the export of " + key);
   BOOST_REQUIRE_MESSAGE(r->status == 200, key + ": " + r->body);
   std::vector<json> rows;
@@ -370,7 +370,7 @@ struct crash_rig {
 };
 
 json snapshot(httplib::Client& c, const std::string& key, bool live) {
-  auto r = c.Get(("/v1/sessions/" + key + (live ? "" : "?live=false")).c_str());
+  auto r = c.Get(("/v1/sessions/" + key + "?user=crash-user" + (live ? "" : "&live=false")).c_str());
   if (!r || r->status != 200)
     return json{};
   return json::parse(r->body, nullptr, false);
@@ -446,7 +446,8 @@ void seed_session(int port, const std::string& key, append_ledger& ledger) {
 }
 
 json post_compact(httplib::Client& c, const std::string& key) {
-  auto r = c.Post(("/v1/sessions/" + key + "/compact").c_str(), "{}", "application/json");
+  auto r = c.Post(("/v1/sessions/" + key + "/compact?user=crash-user").c_str(), "{}",
+                  "application/json");
   BOOST_REQUIRE_MESSAGE(r, "no answer to the compaction of " + key);
   BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
   return json::parse(r->body);
@@ -501,7 +502,7 @@ BOOST_DATA_TEST_CASE(
   std::thread compaction{[&] {
     httplib::Client c{"127.0.0.1", rig.port};
     c.set_read_timeout(1000, 0);
-    auto r = c.Post(("/v1/sessions/" + compact_key + "/compact").c_str(), "{}",
+    auto r = c.Post(("/v1/sessions/" + compact_key + "/compact?user=crash-user").c_str(), "{}",
                     "application/json");
     compact_status = r ? r->status : -1;
   }};

@@ -43,7 +43,7 @@ struct exhaustion_fixture : http_api_fixture {
     r.min_prompt_tokens = min_tokens;
     faults({r});
   }
-  void seed_spent() { old_sid = seed("spent", 60, exhausting_row); }
+  void seed_spent() { old_sid = seed(stored_key("u", "spent"), 60, exhausting_row); }
   bool stored_in(const std::string& sid, const std::string& text) {
     for (const auto& m : all_rows(sid))
       if (m.role == msg_role::user && m.content == text)
@@ -61,7 +61,7 @@ BOOST_FIXTURE_TEST_CASE(the_unanswered_message_is_re_run_once_in_the_reset_sessi
   seed_spent();
   refuse_prompts_over(4000);
   const std::string text = "one more question about stage 7";
-  auto r = say_to("spent", text);
+  auto r = say_to(stored_key("u", "spent"), text);
   BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_TEST(!r->answer.empty());
   BOOST_TEST(r->session_id != old_sid);
@@ -76,7 +76,7 @@ BOOST_FIXTURE_TEST_CASE(the_unanswered_message_is_re_run_once_in_the_reset_sessi
   BOOST_TEST(stored_in(old_sid, text));      // stored where it was asked ...
   BOOST_TEST(stored_in(r->session_id, text)); // ... and re-run in the new session
   BOOST_TEST(resets() == 1u);
-  auto next = say_to("spent", "thanks");
+  auto next = say_to(stored_key("u", "spent"), "thanks");
   BOOST_REQUIRE_MESSAGE(next, err_of(next));
   BOOST_TEST(next->session_id == r->session_id);
 }
@@ -113,7 +113,7 @@ BOOST_FIXTURE_TEST_CASE(a_re_run_that_fails_too_is_an_error_and_resets_no_furthe
   start();
   seed_spent();
   refuse_prompts_over(0); // the new session is refused as well
-  auto carried = exhausted_turn("spent", "one more");
+  auto carried = exhausted_turn(stored_key("u", "spent"), "one more");
   BOOST_TEST(carried.notice.find("please send it again: \"one more\"") != std::string::npos);
   BOOST_TEST(carried.compactions.size() >= 1u);
   BOOST_TEST(carried.session_id != old_sid);
@@ -127,8 +127,8 @@ BOOST_FIXTURE_TEST_CASE(the_hygiene_compaction_before_a_turn_is_listed_in_its_re
                         exhaustion_fixture) {
   rc.compression.hygiene_hard_message_limit = 40;
   start();
-  seed("capped", 60, exhausting_row);
-  auto r = say_to("capped", "hello");
+  seed(stored_key("u", "capped"), 60, exhausting_row);
+  auto r = say_to(stored_key("u", "capped"), "hello");
   BOOST_REQUIRE_MESSAGE(r, err_of(r));
   BOOST_REQUIRE(!r->compactions.empty());
   BOOST_TEST(r->compactions[0].by == trigger::t3_hygiene_message_cap);

@@ -36,7 +36,7 @@ struct api_fixture : test::http_api_fixture {
 
   int64_t append(const std::string& key, const std::string& role, const std::string& text) {
     auto a = post("/v1/sessions/" + key + "/messages",
-                  json{{"user", "alice"}, {"role", role}, {"content", text}});
+                  json{{"role", role}, {"content", text}});
     BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
     return a.body["id"].get<int64_t>();
   }
@@ -78,8 +78,7 @@ BOOST_AUTO_TEST_CASE(health_reports_the_version_and_the_hosted_sessions) {
 BOOST_AUTO_TEST_CASE(an_append_is_stored_durably_without_a_model_call_and_answers_201) {
   serve();
   auto a = post("/v1/sessions/chat%201/messages",
-                json{{"user", "alice"},
-                     {"role", "assistant"},
+                json{{"role", "assistant"},
                      {"content", "calling the tool"},
                      {"tool_calls", json::array({{{"id", "c1"},
                                                   {"name", "lookup"},
@@ -90,7 +89,7 @@ BOOST_AUTO_TEST_CASE(an_append_is_stored_durably_without_a_model_call_and_answer
   BOOST_TEST(id > 0);
   BOOST_TEST(!sid.empty());
   auto t = post("/v1/sessions/chat%201/messages",
-                json{{"user", "alice"}, {"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"},
+                json{{"role", "tool"}, {"content", "42"}, {"tool_call_id", "c1"},
                      {"tool_name", "lookup"}});
   BOOST_REQUIRE_MESSAGE(t.status == 201, t.text);
   BOOST_TEST(llm.stats().chat_requests == 0);
@@ -98,7 +97,7 @@ BOOST_AUTO_TEST_CASE(an_append_is_stored_durably_without_a_model_call_and_answer
   auto s = get("/v1/sessions/chat%201");
   BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
   BOOST_TEST(s.body["session"]["session_key"] == "chat 1");
-  BOOST_TEST(s.body["session"]["user_id"] == "alice");
+  BOOST_TEST(s.body["session"]["user_id"] == "default");
   auto live = s.body["live"];
   BOOST_REQUIRE(live.size() == 3u); // system prompt, assistant, tool
   BOOST_TEST(live[1]["id"] == id);
@@ -113,7 +112,7 @@ BOOST_AUTO_TEST_CASE(an_append_is_stored_durably_without_a_model_call_and_answer
 
 BOOST_AUTO_TEST_CASE(a_turn_answers_from_the_model_and_grows_the_live_context_by_two) {
   serve();
-  auto a = post("/v1/sessions/t/turns", json{{"user", "alice"}, {"content", "hello there"}});
+  auto a = post("/v1/sessions/t/turns", json{{"content", "hello there"}});
   BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
   BOOST_TEST(!a.body["answer"].get<std::string>().empty());
   BOOST_TEST(a.body["live_messages"] == 3); // system prompt, user, assistant
@@ -132,8 +131,8 @@ BOOST_AUTO_TEST_CASE(the_session_state_shows_the_attempts_a_failing_summarizer_s
   rc.compression.threshold_tokens = 2000;
   rc.compression.abort_on_summary_failure = true;
   serve();
-  seed("spending", 40, [](int i) { return std::to_string(i) + " " + std::string(400, 'q'); });
-  auto fresh = get("/v1/sessions/spending?live=false");
+  seed(stored_key("u", "spending"), 40, [](int i) { return std::to_string(i) + " " + std::string(400, 'q'); });
+  auto fresh = get("/v1/sessions/spending?live=false&user=u");
   BOOST_REQUIRE_MESSAGE(fresh.status == 200, fresh.text);
   BOOST_TEST(fresh.body["attempts"] == (json{{"used", 0}, {"max", 4}}));
 
@@ -143,7 +142,7 @@ BOOST_AUTO_TEST_CASE(the_session_state_shows_the_attempts_a_failing_summarizer_s
   BOOST_REQUIRE(a.body["compactions"].size() == 1u);
   BOOST_TEST(a.body["compactions"][0]["summary_failed"] == true);
   BOOST_TEST(a.body["compactions"][0]["committed"] == false);
-  auto s = get("/v1/sessions/spending?live=false");
+  auto s = get("/v1/sessions/spending?live=false&user=u");
   BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
   BOOST_TEST(s.body["attempts"]["used"] == 1);
   BOOST_TEST(s.body["attempts"]["max"] == 4);
@@ -153,7 +152,7 @@ BOOST_AUTO_TEST_CASE(the_session_state_shows_the_attempts_a_failing_summarizer_s
   auto b = post("/v1/sessions/spending/turns", json{{"user", "u"}, {"content", "and on"}});
   BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
   BOOST_TEST(b.body["compactions"].size() == 0u);
-  BOOST_TEST(get("/v1/sessions/spending?live=false").body["attempts"]["used"] == 0);
+  BOOST_TEST(get("/v1/sessions/spending?live=false&user=u").body["attempts"]["used"] == 0);
 }
 
 BOOST_AUTO_TEST_CASE(compaction_whole_and_around_a_message_answers_the_report) {
@@ -264,8 +263,8 @@ BOOST_AUTO_TEST_CASE(the_session_list_filters_by_user_key_and_limit) {
                      json{{"user", "bob"}, {"role", "user"}, {"content", "z"}})
                   .status == 201);
   BOOST_TEST(get("/v1/sessions").body["sessions"].size() == 3u);
-  BOOST_TEST(get("/v1/sessions?user=alice").body["sessions"].size() == 2u);
-  auto one = get("/v1/sessions?key=b1&open_only=true");
+  BOOST_TEST(get("/v1/sessions?user=default").body["sessions"].size() == 2u);
+  auto one = get("/v1/sessions?key=b1&user=bob&open_only=true");
   BOOST_REQUIRE(one.body["sessions"].size() == 1u);
   BOOST_TEST(one.body["sessions"][0]["user_id"] == "bob");
   BOOST_TEST(get("/v1/sessions?limit=1").body["sessions"].size() == 1u);
@@ -274,7 +273,7 @@ BOOST_AUTO_TEST_CASE(the_session_list_filters_by_user_key_and_limit) {
 BOOST_AUTO_TEST_CASE(search_finds_the_users_session_and_metrics_render_as_text) {
   serve();
   append("s", "user", "the heliotrope protocol is due friday");
-  auto found = get("/v1/search?q=heliotrope&user=alice&limit=3");
+  auto found = get("/v1/search?q=heliotrope&user=default&limit=3");
   BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
   BOOST_REQUIRE(found.body["hits"].size() == 1u);
   BOOST_TEST(found.body["hits"][0]["snippet"].get<std::string>().find(">>>heliotrope<<<")
@@ -295,12 +294,12 @@ BOOST_AUTO_TEST_CASE(a_search_limit_above_10_is_clamped_and_the_answer_says_so) 
   for (int i = 0; i < 12; ++i)
     append("k" + std::to_string(i), "user", "the heliotrope protocol, part " + std::to_string(i));
   for (const char* limit : {"11", "50", "9223372036854775807"}) {
-    auto found = get(std::string{"/v1/search?q=heliotrope&user=alice&limit="} + limit);
+    auto found = get(std::string{"/v1/search?q=heliotrope&user=default&limit="} + limit);
     BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
     BOOST_TEST(found.body["hits"].size() == 10u, limit);
     BOOST_TEST(found.body["limit_clamped"] == true, limit);
   }
-  auto ten = get("/v1/search?q=heliotrope&user=alice&limit=10");
+  auto ten = get("/v1/search?q=heliotrope&user=default&limit=10");
   BOOST_TEST(ten.body["hits"].size() == 10u);
   BOOST_TEST(ten.body["limit_clamped"] == false);
 }
@@ -494,13 +493,13 @@ BOOST_DATA_TEST_CASE_F(api_fixture, an_encoded_key_reaches_every_session_route_d
                        data::make(key_cases), c) {
   serve();
   auto base = "/v1/sessions/" + c.encoded;
-  auto t = post(base + "/turns", json{{"user", "alice"}, {"content", "hello"}});
+  auto t = post(base + "/turns", json{{"content", "hello"}});
   BOOST_REQUIRE_MESSAGE(t.status == 200, t.text);
   auto s = get(base);
   BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
   BOOST_TEST(s.body["session"]["session_key"] == c.key);
   BOOST_TEST(s.body["live"].back()["role"] == "assistant");
-  BOOST_TEST(post(base + "/messages", json{{"user", "alice"}, {"role", "user"}, {"content", "x"}})
+  BOOST_TEST(post(base + "/messages", json{{"role", "user"}, {"content", "x"}})
                .status
              == 201);
   BOOST_TEST(post(base + "/checkpoints", json{{"name", "cp"}}).status == 201);

@@ -67,16 +67,16 @@ BOOST_FIXTURE_TEST_CASE(a_manual_compaction_is_listed_with_the_range_it_replaced
                         compactions_fixture) {
   serve_scoped();
   auto ids = seed("budget");
-  auto none = get("/v1/sessions/budget/compactions");
+  auto none = get("/v1/sessions/budget/compactions?user=alice");
   BOOST_REQUIRE_MESSAGE(none.status == 200, none.text);
   BOOST_TEST(none.body["compactions"].empty());
 
-  auto local = post("/v1/sessions/budget/compact", json{{"around_id", ids[30]}, {"radius", 2}});
+  auto local = post("/v1/sessions/budget/compact?user=alice", json{{"around_id", ids[30]}, {"radius", 2}});
   BOOST_REQUIRE_MESSAGE(local.status == 200, local.text);
   BOOST_REQUIRE(local.body["committed"] == true);
-  auto listed = get("/v1/sessions/budget/compactions");
+  auto listed = get("/v1/sessions/budget/compactions?user=alice");
   BOOST_REQUIRE_MESSAGE(listed.status == 200, listed.text);
-  auto state = get("/v1/sessions/budget?live=false");
+  auto state = get("/v1/sessions/budget?live=false&user=alice");
   BOOST_TEST(listed.body["session_id"] == state.body["session"]["id"]);
   auto list = listed.body["compactions"];
   BOOST_REQUIRE(list.size() == 1u);
@@ -89,10 +89,10 @@ BOOST_FIXTURE_TEST_CASE(a_manual_compaction_is_listed_with_the_range_it_replaced
 
   // A whole-session compaction replaces the first summary with the rest of the middle:
   // both are listed, oldest first, the first one archived.
-  auto whole = post("/v1/sessions/budget/compact", json::object());
+  auto whole = post("/v1/sessions/budget/compact?user=alice", json::object());
   BOOST_REQUIRE_MESSAGE(whole.status == 200, whole.text);
   BOOST_REQUIRE(whole.body["committed"] == true);
-  auto both = get("/v1/sessions/budget/compactions").body["compactions"];
+  auto both = get("/v1/sessions/budget/compactions?user=alice").body["compactions"];
   BOOST_REQUIRE(both.size() == 2u);
   BOOST_TEST(both[0]["id"] == local.body["summary_id"]);
   BOOST_TEST(both[0]["state"] == "archived");
@@ -106,9 +106,9 @@ BOOST_FIXTURE_TEST_CASE(compactions_are_read_by_key_or_session_id_and_scoped_lik
                         compactions_fixture) {
   serve_scoped();
   auto ids = seed("owned");
-  auto local = post("/v1/sessions/owned/compact", json{{"around_id", ids[10]}, {"radius", 1}});
+  auto local = post("/v1/sessions/owned/compact?user=alice", json{{"around_id", ids[10]}, {"radius", 1}});
   BOOST_REQUIRE_MESSAGE(local.status == 200, local.text);
-  auto sid = get("/v1/sessions/owned?live=false").body["session"]["id"].get<std::string>();
+  auto sid = get("/v1/sessions/owned?live=false&user=alice").body["session"]["id"].get<std::string>();
   auto by_id = get("/v1/sessions/" + sid + "/compactions");
   BOOST_REQUIRE_MESSAGE(by_id.status == 200, by_id.text);
   BOOST_TEST(by_id.body["session_id"] == sid);
@@ -133,17 +133,17 @@ BOOST_FIXTURE_TEST_CASE(a_compaction_carries_its_log_row_and_the_log_lists_every
   auto ids = seed("logged");
   // Identifiers for the retention figures, in the middle of the session.
   for (int i = 0; i < 4; ++i) {
-    auto a = post("/v1/sessions/logged/messages",
+    auto a = post("/v1/sessions/logged/messages?user=alice",
                   json{{"role", "user"},
                        {"content", "edit src/budget" + std::to_string(i)
                                      + ".cpp and run `make report` " + std::string(300, 'y')}});
     BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
   }
   seed("logged");
-  auto whole = post("/v1/sessions/logged/compact", json::object());
+  auto whole = post("/v1/sessions/logged/compact?user=alice", json::object());
   BOOST_REQUIRE_MESSAGE(whole.status == 200, whole.text);
   BOOST_REQUIRE(whole.body["committed"] == true);
-  auto listed = get("/v1/sessions/logged/compactions");
+  auto listed = get("/v1/sessions/logged/compactions?user=alice");
   BOOST_REQUIRE_MESSAGE(listed.status == 200, listed.text);
   auto list = listed.body["compactions"];
   BOOST_REQUIRE(list.size() == 1u);

@@ -39,8 +39,7 @@ struct console_fixture : test::http_api_fixture {
     std::vector<int64_t> ids;
     for (int i = 0; i < rows; ++i) {
       auto a = post("/v1/sessions/" + key + "/messages",
-                    json{{"user", "alice"},
-                         {"role", i % 2 ? "assistant" : "user"},
+                    json{{"role", i % 2 ? "assistant" : "user"},
                          {"content", "row " + std::to_string(i) + " of the migration notes "
                                        + std::string(300, 'x')}});
       BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);

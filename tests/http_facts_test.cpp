@@ -40,8 +40,8 @@ struct facts_fixture : test::http_api_fixture {
       out.push_back(f.at("key").get<std::string>());
     return out;
   }
-  json live_of(const std::string& key) {
-    auto a = get("/v1/sessions/" + key);
+  json live_of(const std::string& key, const std::string& user) {
+    auto a = get("/v1/sessions/" + key + "?user=" + user);
     BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
     return a.body.at("live");
   }
@@ -211,13 +211,13 @@ BOOST_AUTO_TEST_CASE(facts_enter_a_session_only_on_request_and_only_the_sessions
   auto hello = send("POST", "/v1/sessions/k1/messages",
                     json{{"user", "alice"}, {"role", "user"}, {"content", "hello"}}.dump());
   BOOST_REQUIRE_MESSAGE(hello.status == 201, hello.text);
-  BOOST_TEST(memory_rows(live_of("k1")) == 0);
-  auto in = send("POST", "/v1/sessions/k1/facts", "");
+  BOOST_TEST(memory_rows(live_of("k1", "alice")) == 0);
+  auto in = send("POST", "/v1/sessions/k1/facts?user=alice", "");
   BOOST_REQUIRE_MESSAGE(in.status == 201, in.text);
   BOOST_TEST(in.body["facts"] == 2);
   BOOST_TEST(in.body["user"] == "alice");
   BOOST_TEST(in.body["session_id"] == hello.body["session_id"]);
-  auto live = live_of("k1");
+  auto live = live_of("k1", "alice");
   BOOST_REQUIRE(memory_rows(live) == 1);
   const auto& row = live.back();
   BOOST_TEST(row["id"] == in.body["id"]);
@@ -226,10 +226,11 @@ BOOST_AUTO_TEST_CASE(facts_enter_a_session_only_on_request_and_only_the_sessions
   BOOST_TEST(content.find("- editor: vim") != std::string::npos);
   BOOST_TEST(content.find("- city: 住在 上海") != std::string::npos);
   BOOST_TEST(content.find("Turing") == std::string::npos);
-  // Someone else's facts cannot be put into alice's session.
+  // Someone else's facts cannot be put into alice's session: bob's k1 is bob's own key.
   auto cross = send("POST", "/v1/sessions/k1/facts", json{{"user", "bob"}}.dump());
-  BOOST_TEST(cross.status == 400);
-  BOOST_TEST(memory_rows(live_of("k1")) == 1);
+  BOOST_TEST(cross.status == 201, cross.text);
+  BOOST_TEST(cross.body["session_id"] != hello.body["session_id"]);
+  BOOST_TEST(memory_rows(live_of("k1", "alice")) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_facts_request_with_a_query_injects_only_the_matching_facts) {
@@ -240,7 +241,7 @@ BOOST_AUTO_TEST_CASE(a_facts_request_with_a_query_injects_only_the_matching_fact
   auto in = send("POST", "/v1/sessions/k2/facts", json{{"user", "bob"}, {"q", "cat"}}.dump());
   BOOST_REQUIRE_MESSAGE(in.status == 201, in.text);
   BOOST_TEST(in.body["facts"] == 1);
-  auto s = get("/v1/sessions/k2");
+  auto s = get("/v1/sessions/k2?user=bob");
   BOOST_TEST(s.body["session"]["user_id"] == "bob");
   auto content = s.body["live"].back()["content"].get<std::string>();
   BOOST_TEST(content.find("- pet: a cat called Turing") != std::string::npos);

@@ -71,7 +71,7 @@ struct scope_fixture : test::http_api_fixture {
     auto a = post("/v1/sessions/" + key + "/messages",
                   json{{"user", user}, {"role", "user"}, {"content", "hello from " + user}});
     BOOST_REQUIRE_MESSAGE(a.status == 201, a.text);
-    auto cp = post("/v1/sessions/" + key + "/checkpoints", json{{"name", "cp0"}});
+    auto cp = post("/v1/sessions/" + key + "/checkpoints?user=" + user, json{{"name", "cp0"}});
     BOOST_REQUIRE_MESSAGE(cp.status == 201, cp.text);
     auto f = send("PUT", "/v1/users/" + user + "/facts/seeded", json{{"value", "v"}}.dump());
     BOOST_REQUIRE_MESSAGE(f.status == 200, f.text);
@@ -112,7 +112,7 @@ struct scope_fixture : test::http_api_fixture {
 
   // Everything stored for bob: his session's export and his facts, old versions too.
   std::string bobs_data() {
-    auto e = get("/v1/sessions/bob-k/export");
+    auto e = get("/v1/sessions/bob-k/export?user=bob");
     auto f = get("/v1/users/bob/facts?include_inactive=true");
     auto l = get("/v1/sessions?user=bob");
     return e.text + "\n" + f.text + "\n" + l.text;
@@ -124,8 +124,10 @@ struct scope_route_case {
   const char* path;  // {key} and {user} are replaced by the caller's target
   const char* body;
   int self;          // status of the user token on its own data
-  int other;         // status of the user token on another user's data
-  int admin;         // status of the admin token (on the other user's data)
+  int other;         // status of the user token on another user's data (a {key}: its own
+                     // key of that name, a new one: policies/key_namespace.hpp)
+  int admin;         // status of the admin token (on the other user's data, a {key} with
+                     // ?user= naming that user)
   bool needs_token;  // false: /v1/health, the console's files
   const char* header = ""; // "Name: value" sent too ({key}, {user} replaced), or empty
 };
@@ -150,9 +152,9 @@ const scope_route_case scope_routes[] = {
   {"GET", "/v1/sessions?user={user}", "", 200, 403, 200, true},
   {"GET", "/v1/search?q=hello&user={user}", "", 200, 403, 200, true},
   {"GET", "/v1/sessions/{key}", "", 200, 404, 200, true},
-  {"POST", "/v1/sessions/{key}/messages", R"({"role":"user","content":"more"})", 201, 404, 201,
+  {"POST", "/v1/sessions/{key}/messages", R"({"role":"user","content":"more"})", 201, 201, 201,
    true},
-  {"POST", "/v1/sessions/{key}/turns", R"({"content":"a question"})", 200, 404, 200, true},
+  {"POST", "/v1/sessions/{key}/turns", R"({"content":"a question"})", 200, 200, 200, true},
   {"POST", "/v1/sessions/{key}/compact", "{}", 200, 404, 200, true},
   {"POST", "/v1/sessions/{key}/checkpoints", R"({"name":"cp1"})", 201, 404, 201, true},
   {"GET", "/v1/sessions/{key}/checkpoints", "", 200, 404, 200, true},
@@ -160,12 +162,12 @@ const scope_route_case scope_routes[] = {
   {"GET", "/v1/sessions/{key}/export", "", 200, 404, 200, true},
   {"GET", "/v1/sessions/{key}/rows", "", 200, 404, 200, true},
   {"GET", "/console/", "", 200, 200, 200, false}, // the page holds no data
-  {"POST", "/v1/sessions/{key}/facts", "{}", 201, 404, 201, true},
+  {"POST", "/v1/sessions/{key}/facts", "{}", 201, 201, 201, true},
   {"GET", "/v1/users/{user}/facts", "", 200, 403, 200, true},
   {"PUT", "/v1/users/{user}/facts/color", R"({"value":"blue"})", 200, 403, 200, true},
   {"DELETE", "/v1/users/{user}/facts/seeded", "", 200, 403, 200, true},
   {"POST", "/v1/sessions/{key}/context", R"({"messages":[{"role":"user","content":"next"}]})",
-   200, 404, 200, true},
+   200, 200, 200, true},
   {"POST", "/v1/sessions/{key}/usage", R"({"prompt_tokens":40,"completion_tokens":5})", 200,
    404, 200, true},
   {"POST", "/v1/sessions/{key}/model_error", R"({"status":503,"body":"upstream down"})", 200,
@@ -176,8 +178,9 @@ const scope_route_case scope_routes[] = {
    R"({"model":"mneme","user":"{user}","messages":[{"role":"user","content":"hi"}]})", 200, 403,
    200, true},
   {"POST", "/v1/chat/completions", R"({"model":"mneme","messages":[{"role":"user","content":"hi"}]})",
-   200, 404, 200, true, "X-Mneme-Session: {key}"},
-  // The Conversations API: a session key is a conversation (conv_ ids: a case below).
+   200, 200, 200, true, "X-Mneme-Session: {key}"},
+  // The Conversations API: a session key is a conversation (conv_ ids: a case below);
+  // another user's key names the caller's own key of that name, which has no session.
   {"POST", "/v1/conversations", R"({"metadata":{"a":"b"}})", 200, 200, 200, true},
   {"GET", "/v1/conversations/{key}", "", 200, 404, 200, true},
   {"POST", "/v1/conversations/{key}", R"({"metadata":{}})", 200, 404, 200, true},
@@ -198,6 +201,10 @@ BOOST_DATA_TEST_CASE_F(scope_fixture, every_route_answers_each_caller_by_its_sco
                    scope_caller::self, scope_caller::admin}) {
     auto target = who == scope_caller::self ? "alice" : "bob";
     auto path = scope_fill(route.path, target);
+    bool key_route = std::string{route.path}.rfind("/v1/sessions/{key}", 0) == 0
+                     || std::string{route.path}.rfind("/v1/conversations/{key}", 0) == 0;
+    if (who == scope_caller::admin && key_route)
+      path += "?user=" + std::string{target}; // an admin names whose key it is
     auto a = ask_as(who, route.method, path, scope_fill(route.body, target),
                     scope_fill(route.header, target));
     int want = who == scope_caller::self    ? route.self
@@ -289,7 +296,8 @@ BOOST_AUTO_TEST_CASE(another_users_conversation_and_its_responses_answer_like_un
   auto turn = ask_as(scope_caller::self, "POST", "/v1/responses",
                      json{{"conversation", mine_id}, {"input", "hello"}}.dump());
   BOOST_REQUIRE_MESSAGE(turn.status == 200, turn.text);
-  BOOST_TEST(get("/v1/sessions/" + mine_id + "?live=false").body["session"]["user_id"] == "alice");
+  BOOST_TEST(get("/v1/sessions/" + mine_id + "?user=alice&live=false").body["session"]["user_id"]
+             == "alice");
 }
 
 BOOST_AUTO_TEST_CASE(a_user_token_writes_as_its_user_and_may_not_name_another) {
@@ -304,7 +312,7 @@ BOOST_AUTO_TEST_CASE(a_user_token_writes_as_its_user_and_may_not_name_another) {
   auto mine = ask_as(scope_caller::self, "POST", "/v1/sessions/new-k/messages",
                      R"({"role":"user","content":"mine"})");
   BOOST_REQUIRE_MESSAGE(mine.status == 201, mine.text);
-  auto state = get("/v1/sessions/new-k?live=false");
+  auto state = get("/v1/sessions/new-k?live=false&user=alice");
   BOOST_TEST(state.body["session"]["user_id"] == "alice", state.text);
   auto turn = ask_as(scope_caller::self, "POST", "/v1/sessions/t-k/turns",
                      R"({"user":"alice","content":"hi"})");
@@ -316,12 +324,12 @@ BOOST_AUTO_TEST_CASE(a_user_token_writes_as_its_user_and_may_not_name_another) {
 
 BOOST_AUTO_TEST_CASE(a_session_id_of_another_user_is_hidden_like_its_key) {
   serve_scoped();
-  auto id = get("/v1/sessions/bob-k?live=false").body["session"]["id"].get<std::string>();
+  auto id = get("/v1/sessions/bob-k?live=false&user=bob").body["session"]["id"].get<std::string>();
   BOOST_TEST(ask_as(scope_caller::admin, "GET", "/v1/sessions/" + id, "").status == 200);
   for (auto path : {"/v1/sessions/" + id, "/v1/sessions/" + id + "/export",
                     "/v1/sessions/" + id + "/checkpoints"})
     BOOST_TEST(ask_as(scope_caller::self, "GET", path, "").status == 404, path);
-  auto own = get("/v1/sessions/alice-k?live=false").body["session"]["id"].get<std::string>();
+  auto own = get("/v1/sessions/alice-k?live=false&user=alice").body["session"]["id"].get<std::string>();
   BOOST_TEST(ask_as(scope_caller::self, "GET", "/v1/sessions/" + own + "/export", "").status
              == 200);
 }
@@ -355,7 +363,8 @@ BOOST_AUTO_TEST_CASE(a_replaced_token_set_applies_to_the_next_request) {
   server->api().set_tokens(scope_tokens(scope_line("0000000a", scope_alice_token, "admin")));
   BOOST_TEST(ask_with("Bearer " + scope_bob_token, "GET", "/v1/sessions/bob-k", "").status
              == 401);
-  BOOST_TEST(ask_with("Bearer " + scope_alice_token, "GET", "/v1/sessions/bob-k", "").status
+  BOOST_TEST(ask_with("Bearer " + scope_alice_token, "GET", "/v1/sessions/bob-k?user=bob", "")
+               .status
              == 200);
   BOOST_TEST(ask_with("Bearer " + scope_alice_token, "GET", "/metrics", "").status == 200);
 }

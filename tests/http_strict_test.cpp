@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 // Named here, not only through the fixture: CMakeLists.txt links mneme_core to a test
 // that includes an apps/ header itself.
 #include "apps/common/api/http_server.hpp"
@@ -55,7 +56,8 @@ const std::vector<name_case> name_cases{
   {"a key with a NUL", "POST", "/v1/sessions/k%00x/turns", R"({"content":"x"})",
    "the session key holds a control character (byte 1)"},
   {"a key with a unit separator", "POST", "/v1/sessions/a%1F/messages",
-   R"({"role":"user","content":"x"})", "the session key holds a control character (byte 1)"},
+   R"({"role":"user","content":"x"})",
+   "the session key holds U+001F (byte 1), the separator of a user's key namespace"},
   {"a key with DEL", "POST", "/v1/sessions/%7F/turns", R"({"content":"x"})",
    "the session key holds a control character (byte 0)"},
   {"a key with a newline", "POST", "/v1/sessions/a%0Ab/compact", "{}",
@@ -137,7 +139,7 @@ BOOST_FIXTURE_TEST_CASE(cjk_and_punctuation_in_names_are_accepted, strict_fixtur
   auto a = send("POST", "/v1/sessions/%E4%BC%9A%E8%AF%9D%20%231%2Fx/messages",
                 R"({"user":"Zoë 山田","role":"user","content":"x"})");
   BOOST_TEST(a.status == 201, a.text);
-  auto s = send("GET", "/v1/sessions/%E4%BC%9A%E8%AF%9D%20%231%2Fx", "");
+  auto s = send("GET", "/v1/sessions/%E4%BC%9A%E8%AF%9D%20%231%2Fx?user=Zo%C3%AB%20%E5%B1%B1%E7%94%B0", "");
   BOOST_TEST(s.status == 200, s.text);
   BOOST_TEST(s.body["session"]["user_id"] == "Zoë 山田");
 }
@@ -149,15 +151,17 @@ BOOST_FIXTURE_TEST_CASE(a_key_stored_before_the_rule_stays_readable_but_takes_no
   row.role = msg_role::user;
   row.content = "written by an older daemon";
   // The gateway itself does not check names: this is how such a key got stored.
-  auto id = call<int64_t>(rt->gateway(), gw_append_atom_v, std::string{"old\x01key"},
+  auto id = call<int64_t>(rt->gateway(), gw_append_atom_v, stored_key("alice", "old\x01key"),
                           std::string{"alice"}, row);
   BOOST_REQUIRE_MESSAGE(id, testing::err_of(id));
-  auto s = send("GET", "/v1/sessions/old%01key", "");
+  auto s = send("GET", "/v1/sessions/old%01key?user=alice", "");
   BOOST_TEST(s.status == 200, s.text);
-  BOOST_TEST(send("GET", "/v1/sessions/old%01key/export", "").status == 200);
-  BOOST_TEST(send("GET", "/v1/sessions/old%01key/checkpoints", "").status == 200);
-  BOOST_TEST(send("GET", "/v1/sessions?key=old%01key", "").body["sessions"].size() == 1u);
-  auto w = send("POST", "/v1/sessions/old%01key/messages", R"({"role":"user","content":"x"})");
+  BOOST_TEST(send("GET", "/v1/sessions/old%01key/export?user=alice", "").status == 200);
+  BOOST_TEST(send("GET", "/v1/sessions/old%01key/checkpoints?user=alice", "").status == 200);
+  BOOST_TEST(send("GET", "/v1/sessions?key=old%01key&user=alice", "").body["sessions"].size()
+             == 1u);
+  auto w = send("POST", "/v1/sessions/old%01key/messages?user=alice",
+                R"({"role":"user","content":"x"})");
   BOOST_TEST(w.status == 400, w.text);
 }
 

@@ -94,8 +94,8 @@ struct race_fixture : test::http_api_fixture {
     return c;
   }
 
-  std::string session_id_of(const std::string& key) {
-    auto s = get("/v1/sessions/" + key + "?live=false");
+  std::string session_id_of(const std::string& key, const std::string& user) {
+    auto s = get("/v1/sessions/" + key + "?live=false&user=" + user);
     BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
     return s.body["session"]["id"].get<std::string>();
   }
@@ -166,9 +166,9 @@ BOOST_FIXTURE_TEST_CASE(a_key_its_owner_creates_while_another_user_polls_is_neve
   for (int k = 0; k < keys; ++k) {
     BOOST_TEST(alices[static_cast<size_t>(k)].status == 201, alices[static_cast<size_t>(k)].text);
     auto key = "fresh-" + std::to_string(k);
-    auto cps = get("/v1/sessions/" + key + "/checkpoints");
+    auto cps = get("/v1/sessions/" + key + "/checkpoints?user=alice");
     BOOST_TEST(cps.body["checkpoints"].empty(), key << ": " << cps.text);
-    auto s = get("/v1/sessions/" + key + "?live=false");
+    auto s = get("/v1/sessions/" + key + "?live=false&user=alice");
     BOOST_TEST(s.body["session"]["user_id"] == "alice", key);
   }
 }
@@ -182,7 +182,7 @@ BOOST_FIXTURE_TEST_CASE(another_users_session_id_as_a_session_header_is_refused_
                      .dump(),
                    {{"X-Mneme-Session", "alice-door"}});
   BOOST_REQUIRE_MESSAGE(first.status == 200, first.text);
-  auto id = session_id_of("alice-door");
+  auto id = session_id_of("alice-door", "alice");
   auto rows_before = get("/v1/sessions/" + id + "/export").text;
 
   const json chat{{"model", "mneme"}, {"messages", {{{"role", "user"}, {"content", "mine now"}}}}};
@@ -220,7 +220,7 @@ BOOST_FIXTURE_TEST_CASE(another_users_session_id_as_a_session_header_is_refused_
   }
 
   // Nothing was opened under the id, and the owner's reads by id still answer her session.
-  auto under_id = get("/v1/sessions?key=" + id);
+  auto under_id = get("/v1/sessions?key=" + id + "&user=bob");
   BOOST_TEST(under_id.body["sessions"].empty(), under_id.text);
   auto by_bob = get("/v1/sessions?user=bob");
   BOOST_TEST(by_bob.body["sessions"].empty(), by_bob.text);

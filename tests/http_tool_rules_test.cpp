@@ -30,7 +30,6 @@ struct tool_rules_fixture : test::http_api_fixture {
     return arr;
   }
   answer append_row(const std::string& key, json body) {
-    body["user"] = "alice";
     if (!body.contains("content"))
       body["content"] = "";
     return post("/v1/sessions/" + key + "/messages", body);

@@ -105,7 +105,7 @@ void load(int port, const std::string& key, std::atomic<bool>& stop, acknowledge
 }
 
 std::vector<json> export_rows(httplib::Client& c, const std::string& key) {
-  auto r = c.Get(("/v1/sessions/" + key + "/export").c_str());
+  auto r = c.Get(("/v1/sessions/" + key + "/export?user=u-" + key).c_str()); // its namespace
   BOOST_REQUIRE(r);
   BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
   std::vector<json> rows;
@@ -116,7 +116,7 @@ std::vector<json> export_rows(httplib::Client& c, const std::string& key) {
 }
 
 json state(httplib::Client& c, const std::string& key) {
-  auto r = c.Get(("/v1/sessions/" + key).c_str());
+  auto r = c.Get(("/v1/sessions/" + key + "?user=u-" + key).c_str());
   BOOST_REQUIRE(r);
   BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
   return json::parse(r->body);
@@ -180,7 +180,8 @@ BOOST_AUTO_TEST_CASE(sigterm_mid_load_exits_0_and_a_restart_keeps_every_acknowle
     // The session continues: same id, the old live context plus the turn.
     auto before = state(c, k);
     json body{{"content", "still there?"}};
-    auto r = c.Post(("/v1/sessions/" + k + "/turns").c_str(), body.dump(), "application/json");
+    auto r = c.Post(("/v1/sessions/" + k + "/turns?user=u-" + k).c_str(), body.dump(),
+                    "application/json");
     BOOST_REQUIRE(r);
     BOOST_REQUIRE_MESSAGE(r->status == 200, r->body);
     auto reply = json::parse(r->body);

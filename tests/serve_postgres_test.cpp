@@ -114,7 +114,8 @@ BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
   }
 
   // The daemon has stopped: the CLI reads what it stored.
-  auto show = run_program("mneme", {"show", "pg-chat", "--config", config, "--json"});
+  auto show = run_program("mneme", {"show", "pg-chat", "--user", "alice", "--config", config,
+                                    "--json"});
   BOOST_REQUIRE_MESSAGE(show.code == 0, show.out << show.err);
   auto shown = json::parse(show.out);
   std::vector<std::string> user_texts;
@@ -129,7 +130,7 @@ BOOST_AUTO_TEST_CASE(turns_facts_search_and_cli_reads_run_on_postgres) {
                                                      "still here"}));
   BOOST_TEST(assistants == 3);
 
-  auto exported = run_program("mneme", {"export", "pg-chat", "--config", config});
+  auto exported = run_program("mneme", {"export", "pg-chat", "--user", "alice", "--config", config});
   BOOST_REQUIRE_MESSAGE(exported.code == 0, exported.err);
   BOOST_TEST(exported.out.find("second question about coffee") != std::string::npos);
 

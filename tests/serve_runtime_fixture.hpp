@@ -27,6 +27,7 @@
 #include "actors/runtime.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "messages/mneme_types.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/token_estimate.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -137,8 +138,23 @@ struct serve_runtime_fixture {
     BOOST_REQUIRE(carried);
     return *carried;
   }
+  // The state of the session under `key`: the key as the gateway was given it (say_to), else
+  // the stored key of an open session whose client key it is (a door or a route stored it
+  // in its user's namespace: policies/key_namespace.hpp).
   session_snapshot snapshot(const std::string& key) {
     auto s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, key);
+    if (!s && s.error() == errc::not_found) {
+      session_filter open;
+      open.open_only = true;
+      open.limit = 100000;
+      auto all = call<std::vector<session_record>>(rt->storage(), st_list_atom_v, open);
+      BOOST_REQUIRE_MESSAGE(all, testing::err_of(all));
+      for (const auto& rec : *all)
+        if (rec.session_key != key && visible_key(rec.session_key) == key) {
+          s = call<session_snapshot>(rt->gateway(), gw_state_atom_v, rec.session_key);
+          break;
+        }
+    }
     BOOST_REQUIRE_MESSAGE(s, testing::err_of(s));
     return *s;
   }

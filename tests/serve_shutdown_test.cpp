@@ -139,7 +139,7 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_45_s_model_call_answers_503_after_the_drai
   int again = start_daemon(third, config, db, dir.file("third.err"));
   BOOST_REQUIRE_MESSAGE(again > 0, read_file(dir.file("third.err")));
   httplib::Client c{"127.0.0.1", again};
-  auto exported = c.Get("/v1/sessions/slow-1/export");
+  auto exported = c.Get("/v1/sessions/slow-1/export?user=u");
   BOOST_REQUIRE(exported);
   BOOST_TEST(exported->status == 200, exported->body);
   BOOST_TEST(exported->body.find("hello slow model") != std::string::npos, exported->body);

@@ -91,7 +91,7 @@ struct stream_fixture : test::http_api_fixture {
   }
 
   std::vector<message> rows_of(const std::string& key) {
-    auto s = get("/v1/sessions/" + key);
+    auto s = get("/v1/sessions/" + key + "?user=u");
     BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
     return all_rows(s.body["session"]["id"].get<std::string>());
   }

@@ -45,7 +45,7 @@ std::string auth_row_text(int i) {
 BOOST_FIXTURE_TEST_CASE(a_summarizer_401_writes_no_fallback_cools_down_and_shows_in_health,
                         auth_refusing_fixture) {
   serve();
-  auto sid = seed("auth", 60, auth_row_text);
+  auto sid = seed(stored_key("u", "auth"), 60, auth_row_text);
   const auto rows_before = all_rows(sid).size();
   BOOST_TEST(get("/v1/health").body["summarizer"] == "ok");
 

@@ -293,8 +293,8 @@ BOOST_AUTO_TEST_CASE(the_tools_of_a_key_survive_a_restart_and_the_loop_continues
   turn_input in;
   for (const auto& c : r.body["tool_calls"])
     in.tool_results.push_back(tool_result_input{c["id"].get<std::string>(), "sunny", false});
-  auto next = call<turn_reply>(rt->gateway(), gw_turn_atom_v, std::string{"keep"},
-                               std::string{"u"}, in);
+  auto next = call<turn_reply>(rt->gateway(), gw_turn_atom_v, stored_key("u", "keep"),
+                               std::string{"u"}, in); // the key as the API stored it
   BOOST_REQUIRE_MESSAGE(next, testing::err_of(next));
   BOOST_TEST(next->finish_reason == "tool_calls"); // the tools were offered again
   BOOST_REQUIRE(!next->tool_calls.empty());

@@ -7,6 +7,7 @@
 
 #include "actors/gateway/skills_loader.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/oversized_row.hpp"
 #include "policies/token_estimate.hpp"
 
@@ -104,13 +105,15 @@ void create(gateway_ptr self, const std::string& key, on_error fail) {
       [self, key, fail](caf::error& err) { failed_to_open(self, key, std::move(err), fail); });
 }
 
-// A new session under `key`, unless the key is the id of a stored session of another
-// user than the one opening it (keys[key].user_id): opening it would shadow that
-// session's id for reads by id (a take-over through a session header). The refusal
-// clears the key's user, so the next requester's own user decides its open.
+// A new session under `key`, unless the key a client names (its visible part,
+// policies/key_namespace.hpp) is the id of a stored session of another user than the one
+// opening it (keys[key].user_id): opening it would shadow that session's id for reads by
+// id (a take-over through a session header). The refusal clears the key's user, so the
+// next requester's own user decides its open.
 void create_unless_foreign_id(gateway_ptr self, const std::string& key, on_error fail) {
   auto& st = self->state;
-  then_forgetting(self, self->request(st.storage, st.cfg.storage_timeout, st_session_atom_v, key),
+  then_forgetting(self, self->request(st.storage, st.cfg.storage_timeout, st_session_atom_v,
+                                      visible_key(key)),
       [self, key, fail](session_record& named) {
         auto& e = self->state.keys[key];
         if (named.user_id != e.user_id) {

@@ -17,6 +17,8 @@
 #include "apps/common/host/local_chat.hpp"
 #include "apps/common/host/runtime_host.hpp"
 #include "apps/mneme/command_registry.hpp"
+#include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 
 namespace mneme::cli {
 
@@ -71,9 +73,13 @@ int chat_file(const chat_options& opt) {
     return report_failure("chat", failure_of(host.error(), "cannot start the runtime on "
                                                              + cfg.database.path));
   auto user = opt.user.empty() ? cfg.gateway.default_user : opt.user;
+  if (auto why = key_refusal(opt.key, session_key_max_bytes); !why.empty()) {
+    (*host)->stop();
+    return report_failure("chat", failure::input(why));
+  }
   int code;
   {
-    local_chat_channel channel{(*host)->system(), (*host)->rt(), opt.key, user};
+    local_chat_channel channel{(*host)->system(), (*host)->rt(), stored_key(user, opt.key), user};
     code = run_chat(channel, terminal());
   }
   (*host)->stop();

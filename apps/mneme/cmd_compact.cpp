@@ -32,6 +32,7 @@ inline constexpr int64_t default_radius = 5;
 struct compact_options {
   source_options source;
   std::string session;
+  std::string user; // whose key SESSION is (empty: gateway.default_user; a token's own user)
   int64_t around_id = 0;   // 0 = the whole session
   int64_t radius = default_radius;
   std::string focus;
@@ -46,7 +47,8 @@ maybe_failure compact_file(const compact_options& opt, api::json& out) {
     std::unique_ptr<read_source> reader;  // closed before the writer opens the file
     if (auto f = open_reader(cfg, reader))
       return f;
-    if (auto f = find_session(*reader, opt.session, rec))
+    if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
       return f;
   }
   if (rec.ended_at_ms != 0)
@@ -96,7 +98,7 @@ maybe_failure compact_daemon(const compact_options& opt, api::json& out) {
   } else if (!opt.focus.empty()) {
     body["focus"] = opt.focus;
   }
-  return client.post_json("/v1/sessions/" + url_encode(opt.session) + "/compact", body, out);
+  return client.post_json("/v1/sessions/" + url_encode(opt.session) + "/compact" + user_query(opt.user), body, out);
 }
 
 std::string render_report(const api::json& r) {
@@ -148,6 +150,8 @@ MNEME_COMMAND("compact", "compact a session now: whole (T12) or around a message
                 cmd.add_option("SESSION", opt->session,
                                "session key or the id of its current session")
                   ->required();
+                cmd.add_option("--user", opt->user,
+                               "whose key SESSION is (default: gateway.default_user)");
                 cmd.add_option("--around", opt->around_id,
                                "compact only the live rows around message ID (T13)");
                 cmd.add_option("--radius", opt->radius,

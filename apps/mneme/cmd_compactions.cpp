@@ -24,6 +24,7 @@ namespace {
 struct compactions_options {
   source_options source;
   std::string session;
+  std::string user; // whose key SESSION is (empty: gateway.default_user; a token's own user)
 };
 
 maybe_failure compactions_file(const compactions_options& opt, api::json& out) {
@@ -34,7 +35,8 @@ maybe_failure compactions_file(const compactions_options& opt, api::json& out) {
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;
-  if (auto f = find_session(*reader, opt.session, rec))
+  if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
     return f;
   auto log = reader->compaction_log(rec.id, compaction_log_max_rows);
   if (!log)
@@ -48,7 +50,7 @@ maybe_failure compactions_file(const compactions_options& opt, api::json& out) {
 
 maybe_failure compactions_daemon(const compactions_options& opt, api::json& out) {
   daemon_client client{opt.source.server, opt.source.token};
-  return client.get_json("/v1/sessions/" + url_encode(opt.session) + "/compactions", out);
+  return client.get_json("/v1/sessions/" + url_encode(opt.session) + "/compactions" + user_query(opt.user), out);
 }
 
 std::string retention_text(const api::json& c) {
@@ -110,6 +112,8 @@ MNEME_COMMAND("compactions",
                 auto opt = std::make_shared<compactions_options>();
                 cmd.add_option("SESSION", opt->session, "session key or session id")
                   ->required();
+                cmd.add_option("--user", opt->user,
+                               "whose key SESSION is (default: gateway.default_user)");
                 add_source_options(cmd, opt->source);
                 return [opt] { return run_compactions(*opt); };
               });

@@ -18,6 +18,7 @@ namespace {
 struct export_options {
   source_options source;
   std::string session;
+  std::string user; // whose key SESSION is (empty: gateway.default_user; a token's own user)
   std::string out_file;   // empty = standard output
 };
 
@@ -29,7 +30,8 @@ maybe_failure export_file(const export_options& opt, std::ostream& out) {
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;
-  if (auto f = find_session(*reader, opt.session, rec))
+  if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
     return f;
   auto lines = reader->export_jsonl(rec.id, out);
   if (!lines)
@@ -40,7 +42,7 @@ maybe_failure export_file(const export_options& opt, std::ostream& out) {
 maybe_failure export_daemon(const export_options& opt, std::ostream& out) {
   daemon_client client{opt.source.server, opt.source.token};
   std::string body;
-  if (auto f = client.get_text("/v1/sessions/" + url_encode(opt.session) + "/export", body))
+  if (auto f = client.get_text("/v1/sessions/" + url_encode(opt.session) + "/export" + user_query(opt.user), body))
     return f;
   out << body;
   return std::nullopt;
@@ -73,6 +75,8 @@ MNEME_COMMAND("export", "a session's rows as JSONL, every state, with their flag
                 auto opt = std::make_shared<export_options>();
                 cmd.add_option("SESSION", opt->session, "session key or session id")
                   ->required();
+                cmd.add_option("--user", opt->user,
+                               "whose key SESSION is (default: gateway.default_user)");
                 cmd.add_option("--out", opt->out_file, "write to FILE instead of stdout");
                 add_source_options(cmd, opt->source, false);
                 return [opt] { return run_export(*opt); };

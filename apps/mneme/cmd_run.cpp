@@ -31,6 +31,7 @@
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/common/host/runtime_host.hpp"
 #include "apps/mneme/command_registry.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/threshold.hpp"
 
 namespace mneme::cli {
@@ -140,9 +141,9 @@ int run_runtime(const run_options& opt) {
     // Round-robin waves: all sessions have one turn in flight at a time.
     for (int t = 0; t < opt.turns; ++t) {
       for (int s = 0; s < opt.sessions; ++s) {
-        auto key = "user-" + std::to_string(s);
-        self->send(rt.gateway(), gw_message_atom_v, key,
-                      "u" + std::to_string(s % 7), user_text(s, t, opt.user_chars));
+        auto user = "u" + std::to_string(s % 7);
+        auto key = stored_key(user, "user-" + std::to_string(s)); // in its user's namespace
+        self->send(rt.gateway(), gw_message_atom_v, key, user, user_text(s, t, opt.user_chars));
       }
       for (int s = 0; s < opt.sessions; ++s)
         self->receive(

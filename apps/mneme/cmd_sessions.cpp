@@ -11,6 +11,8 @@
 #include "apps/common/cli/text_output.hpp"
 #include "apps/mneme/command_output.hpp"
 #include "apps/mneme/command_registry.hpp"
+#include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 
 namespace mneme::cli {
 
@@ -31,7 +33,16 @@ maybe_failure sessions_file(const sessions_options& opt, api::json& out) {
   std::unique_ptr<read_source> reader;
   if (auto f = open_reader(cfg, reader))
     return f;
-  auto listed = reader->sessions(opt.filter);
+  auto filter = opt.filter;
+  if (!filter.session_key.empty()) { // the key of the user named (else the default user's)
+    if (auto why = key_refusal(filter.session_key, session_key_max_bytes); !why.empty())
+      return failure::input(why);
+    filter.session_key = stored_key(
+      filter.user_id.empty() ? cfg.gateway.default_user : filter.user_id, filter.session_key);
+  }
+  auto listed = reader->sessions(filter);
+  if (listed && listed->empty() && !opt.filter.session_key.empty()) // a key stored without
+    listed = reader->sessions(opt.filter);                         // a namespace (no user)
   if (!listed)
     return failure_of(listed.error(), "cannot list sessions");
   auto rows = api::json::array();
@@ -92,7 +103,8 @@ MNEME_COMMAND("sessions", "list stored sessions, newest first",
                 auto opt = std::make_shared<sessions_options>();
                 opt->filter.limit = default_session_limit;
                 cmd.add_option("--user", opt->filter.user_id, "only this user's sessions");
-                cmd.add_option("--key", opt->filter.session_key, "only this session key");
+                cmd.add_option("--key", opt->filter.session_key,
+                               "only this key of --user (default: gateway.default_user)");
                 cmd.add_flag("--open", opt->filter.open_only, "only sessions not ended");
                 cmd.add_option("--limit", opt->filter.limit, "at most N sessions (default 100)");
                 add_source_options(cmd, opt->source);

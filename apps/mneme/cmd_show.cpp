@@ -32,6 +32,7 @@ inline constexpr size_t preview_columns = 100;
 struct show_options {
   source_options source;
   std::string session;
+  std::string user; // whose key SESSION is (empty: gateway.default_user; a token's own user)
 };
 
 maybe_failure show_file(const show_options& opt, api::json& out) {
@@ -42,7 +43,8 @@ maybe_failure show_file(const show_options& opt, api::json& out) {
   if (auto f = open_reader(cfg, reader))
     return f;
   session_record rec;
-  if (auto f = find_session(*reader, opt.session, rec))
+  if (auto f = find_session(*reader, opt.session, opt.user, cfg.gateway.default_user,
+                                rec))
     return f;
   auto stats = reader->stats(rec.id);
   if (!stats)
@@ -72,7 +74,7 @@ maybe_failure show_file(const show_options& opt, api::json& out) {
 
 maybe_failure show_daemon(const show_options& opt, api::json& out) {
   daemon_client client{opt.source.server, opt.source.token};
-  return client.get_json("/v1/sessions/" + url_encode(opt.session), out);
+  return client.get_json("/v1/sessions/" + url_encode(opt.session) + user_query(opt.user), out);
 }
 
 std::string until(int64_t t) {
@@ -160,6 +162,8 @@ MNEME_COMMAND("show", "one session: record, row counts, trigger state, live rows
                 auto opt = std::make_shared<show_options>();
                 cmd.add_option("SESSION", opt->session, "session key or session id")
                   ->required();
+                cmd.add_option("--user", opt->user,
+                               "whose key SESSION is (default: gateway.default_user)");
                 add_source_options(cmd, opt->source);
                 return [opt] { return run_show(*opt); };
               });

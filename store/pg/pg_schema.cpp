@@ -294,6 +294,38 @@ CREATE TRIGGER responses_are_kept BEFORE UPDATE OR DELETE ON responses
   FOR EACH ROW EXECUTE FUNCTION mneme_response_guard();
 )sql";
 
+// Keys in their user's namespace (issue 47, policies/key_namespace.hpp; SQLite's schema
+// v11): the key of every session with a user becomes USER U+001F KEY, and so do the
+// copies of a key in session_tools and responses (by the user of the session each row
+// names) and a live lease (by the user of the newest session under its key, before the
+// sessions are rewritten). Nothing is merged or lost: the same key under two users
+// becomes two keys; a session without a user keeps its key; a key already holding U+001F
+// is left alone. The lease grants stay as granted (the history of the old keys). The
+// two never-rewritten triggers are disabled for this one rewrite only.
+constexpr const char* pg_v9_sql = R"sql(
+UPDATE mneme_leases l SET session_key = s.user_id || '\x1f'::bytea || l.session_key
+FROM (SELECT DISTINCT ON (session_key) session_key, user_id FROM sessions
+      WHERE user_id <> ''::bytea ORDER BY session_key, started_at_ms DESC, id DESC) s
+WHERE s.session_key = l.session_key AND position('\x1f'::bytea IN l.session_key) = 0;
+
+UPDATE sessions SET session_key = user_id || '\x1f'::bytea || session_key
+WHERE user_id <> ''::bytea AND position('\x1f'::bytea IN session_key) = 0;
+
+ALTER TABLE session_tools DISABLE TRIGGER session_tools_are_never_rewritten;
+UPDATE session_tools t SET session_key = s.user_id || '\x1f'::bytea || t.session_key
+FROM sessions s
+WHERE s.id = t.session_id AND s.user_id <> ''::bytea
+  AND position('\x1f'::bytea IN t.session_key) = 0;
+ALTER TABLE session_tools ENABLE TRIGGER session_tools_are_never_rewritten;
+
+ALTER TABLE responses DISABLE TRIGGER responses_are_kept;
+UPDATE responses r SET session_key = s.user_id || '\x1f'::bytea || r.session_key
+FROM sessions s
+WHERE s.id = r.session_id AND s.user_id <> ''::bytea
+  AND position('\x1f'::bytea IN r.session_key) = 0;
+ALTER TABLE responses ENABLE TRIGGER responses_are_kept;
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -307,6 +339,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {6, "nodes: session-key leases, their grants, each message's fencing token", pg_v6_sql},
     {7, "compaction log: one row per compaction attempt", pg_v7_sql},
     {8, "the Responses door: each response's session and last row", pg_v8_sql},
+    {9, "session keys in their user's namespace", pg_v9_sql},
   };
   return list;
 }

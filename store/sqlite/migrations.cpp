@@ -21,6 +21,7 @@
 //   session_tools  the tools of agent turns per session key (§8.1); see v8 below.
 //   compaction_log one row per compaction attempt (issue 45); see v9 below.
 //   responses      the Responses door's responses (issue 43); see v10 below.
+// Session keys are stored in their user's namespace (USER U+001F KEY) since v11.
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
 // is ever deleted (triggers abort a DELETE); active and compacted are never both 1.
@@ -318,6 +319,43 @@ WHEN NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id
 BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a response; it only marks it deleted once'); END;
 )sql";
 
+// Keys in their user's namespace (issue 47; policies/key_namespace.hpp): the key of every
+// session with a user becomes USER U+001F KEY, and so do the copies of a key in
+// session_tools and responses (by the user of the session each row names). Sessions
+// keep their ids and rows: the same key under two users becomes two keys (never merged),
+// a key under one user stays one key (its sessions in the same order). A session
+// without a user keeps its key. Keys never held U+001F before (the API refused control
+// characters), so a key holding it is already scoped and left alone. The two tables'
+// never-rewritten triggers are dropped for this one rewrite and created again as they
+// were.
+constexpr const char* v11_sql = R"sql(
+UPDATE sessions SET session_key = user_id || char(31) || session_key
+WHERE user_id != '' AND instr(session_key, char(31)) = 0;
+
+DROP TRIGGER session_tools_are_never_rewritten;
+UPDATE session_tools SET session_key = (
+  SELECT s.user_id || char(31) || session_tools.session_key FROM sessions s
+  WHERE s.id = session_tools.session_id)
+WHERE instr(session_key, char(31)) = 0 AND EXISTS(
+  SELECT 1 FROM sessions s WHERE s.id = session_tools.session_id AND s.user_id != '');
+CREATE TRIGGER session_tools_are_never_rewritten BEFORE UPDATE ON session_tools
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites session tools; set new ones'); END;
+
+DROP TRIGGER responses_are_never_rewritten;
+UPDATE responses SET session_key = (
+  SELECT s.user_id || char(31) || responses.session_key FROM sessions s
+  WHERE s.id = responses.session_id)
+WHERE instr(session_key, char(31)) = 0 AND EXISTS(
+  SELECT 1 FROM sessions s WHERE s.id = responses.session_id AND s.user_id != '');
+CREATE TRIGGER responses_are_never_rewritten BEFORE UPDATE ON responses
+WHEN NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id
+  OR NEW.session_key IS NOT OLD.session_key OR NEW.session_id IS NOT OLD.session_id
+  OR NEW.last_row_id IS NOT OLD.last_row_id OR NEW.previous_id IS NOT OLD.previous_id
+  OR NEW.created_at_ms IS NOT OLD.created_at_ms OR NEW.body IS NOT OLD.body
+  OR OLD.deleted_at_ms != 0
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a response; it only marks it deleted once'); END;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -339,6 +377,7 @@ const std::vector<migration>& schema_migrations() {
     {8, "agent turns: the tools of each session key", v8_sql},
     {9, "compaction log: one row per compaction attempt", v9_sql},
     {10, "the Responses door: each response's session and last row", v10_sql},
+    {11, "session keys in their user's namespace", v11_sql},
   };
   return list;
 }

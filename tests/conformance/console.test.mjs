@@ -64,9 +64,9 @@ async function sessionThatCompacted(rig) {
     await append('user', `Closing question ${i}?`);
     await append('assistant', `Closing answer ${i}.`);
   }
-  const report = await call(rig, 'POST', `/v1/sessions/${encodeURIComponent(key)}/compact`, {});
+  const report = await call(rig, 'POST', `/v1/sessions/${encodeURIComponent(key)}/compact?user=alice`, {});
   assert.equal(report.committed, true, `the compaction committed: ${JSON.stringify(report)}`);
-  const log = await call(rig, 'GET', `/v1/sessions/${encodeURIComponent(key)}/compactions`);
+  const log = await call(rig, 'GET', `/v1/sessions/${encodeURIComponent(key)}/compactions?user=alice`);
   assert.equal(log.compactions.length, 1);
   return { rows, compaction: log.compactions[0], sessionId: log.session_id };
 }

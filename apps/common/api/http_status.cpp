@@ -3,6 +3,8 @@
 
 #include "caf/sec.hpp"
 
+#include "policies/key_namespace.hpp"
+
 namespace mneme::api {
 
 namespace {
@@ -85,9 +87,9 @@ std::string error_code_of(const caf::error& err) {
 std::string error_message_of(const caf::error& err) {
   const auto& ctx = err.context();
   if (is_mneme(err) && !ctx.empty() && ctx.match_element<std::string>(0))
-    return ctx.get_as<std::string>(0);
+    return without_namespaces(ctx.get_as<std::string>(0)); // a client sees its own key
   if (is_mneme(err))
-    return render_error(err);
+    return without_namespaces(render_error(err));
   return caf::to_string(err);
 }
 

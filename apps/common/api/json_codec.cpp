@@ -1,6 +1,7 @@
 // The JSON form of mneme's values; see json_codec.hpp.
 #include "apps/common/api/json_codec.hpp"
 
+#include "policies/key_namespace.hpp"
 #include "store/message_json.hpp"
 
 namespace mneme::api {
@@ -28,7 +29,7 @@ json to_json(const trigger_state& t) {
 json to_json(const session_record& s) {
   return {{"id", s.id},
           {"user_id", s.user_id},
-          {"session_key", s.session_key},
+          {"session_key", visible_key(s.session_key)}, // the key its user names
           {"parent_id", s.parent_id},
           {"model", s.model},
           {"started_at_ms", s.started_at_ms},

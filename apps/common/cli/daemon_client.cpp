@@ -26,6 +26,10 @@ std::string describe_error_body(const std::string& body) {
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 
+std::string user_query(const std::string& user) {
+  return user.empty() ? std::string{} : "?user=" + url_encode(user);
+}
+
 std::string url_encode(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {

@@ -28,6 +28,8 @@ namespace mneme::cli {
 // Percent-encodes everything but unreserved characters (RFC 3986), for path segments
 // and query values.
 std::string url_encode(std::string_view s);
+// "?user=USER" (encoded), or "" for an empty user: a {key} route's namespace.
+std::string user_query(const std::string& user);
 
 // "?a=1&b=x%20y" from name/value pairs (values encoded); "" when empty.
 std::string query_string(const std::vector<std::pair<std::string, std::string>>& params);

@@ -2,8 +2,11 @@
 #include "apps/common/cli/data_source.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include "messages/errc.hpp"
+#include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "store/sqlite/sqlite_facts.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/sqlite/sqlite_store.hpp"
@@ -140,19 +143,53 @@ maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>&
   return std::nullopt;
 }
 
+namespace {
+
+// The newest session under `key` in any namespace, when one user holds it.
+maybe_failure find_in_any_namespace(read_source& reader, const std::string& key,
+                                    session_record& out, bool& found) {
+  session_filter all;
+  all.limit = 100000;
+  auto listed = reader.sessions(all);
+  if (!listed)
+    return failure_of(listed.error(), "cannot list sessions");
+  std::set<std::string> users;
+  for (const auto& s : *listed)
+    if (visible_key(s.session_key) == key && users.insert(s.user_id).second && !found) {
+      out = s; // newest first
+      found = true;
+    }
+  if (users.size() > 1) {
+    std::string names;
+    for (const auto& u : users)
+      names += (names.empty() ? "" : ", ") + u;
+    return failure::input("the key " + key + " is held by several users (" + names
+                          + "): name one with --user");
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 maybe_failure find_session(read_source& reader, const std::string& key_or_id,
+                           const std::string& named_user, const std::string& default_user,
                            session_record& out) {
   if (key_or_id.empty())
     return failure::input("SESSION is empty: give a session key or a session id");
-  session_filter by_key;
-  by_key.session_key = key_or_id;
-  by_key.limit = 1;
-  auto listed = reader.sessions(by_key);
-  if (!listed)
-    return failure_of(listed.error(), "cannot list sessions");
-  if (!listed->empty()) {
-    out = listed->front();
-    return std::nullopt;
+  if (key_or_id.find(key_namespace_separator) != std::string::npos)
+    return failure::input(key_refusal(key_or_id, session_key_max_bytes));
+  const auto& user = named_user.empty() ? default_user : named_user;
+  for (const auto& key : {stored_key(user, key_or_id), key_or_id}) {
+    session_filter by_key;
+    by_key.session_key = key;
+    by_key.limit = 1;
+    auto listed = reader.sessions(by_key);
+    if (!listed)
+      return failure_of(listed.error(), "cannot list sessions");
+    if (!listed->empty()) {
+      out = listed->front();
+      return std::nullopt;
+    }
   }
   auto by_id = reader.session(key_or_id);
   if (by_id) {
@@ -162,6 +199,13 @@ maybe_failure find_session(read_source& reader, const std::string& key_or_id,
   if (by_id.error().category() != caf::atom("mneme")
       || static_cast<errc>(by_id.error().code()) != errc::not_found)
     return failure_of(by_id.error(), "cannot read session " + key_or_id);
+  if (named_user.empty()) {
+    bool found = false;
+    if (auto f = find_in_any_namespace(reader, key_or_id, out, found))
+      return f;
+    if (found)
+      return std::nullopt;
+  }
   return failure::input("unknown session " + key_or_id
                         + ": no session has this key or id in " + reader.where());
 }

@@ -74,9 +74,13 @@ maybe_failure open_reader(const app_config& cfg, std::unique_ptr<read_source>& o
 // (pg_store::lock_as_only_writer): facts writes serialise per key on their own.
 maybe_failure open_writer(const app_config& cfg, std::unique_ptr<message_store>& out);
 
-// The session SESSION names: the newest session stored under that key, else the
-// session with that id (ended sessions stay readable). Unknown: bad input.
+// The session SESSION names: the newest session stored under that key in the namespace
+// of `named_user` (--user; policies/key_namespace.hpp), else of `default_user`, else under
+// the key as written (a session without a user), else the session with that id (ended
+// sessions stay readable); without --user, last the key in whichever namespace holds it
+// when only one user does (several: bad input asking for --user). Unknown: bad input.
 maybe_failure find_session(read_source& reader, const std::string& key_or_id,
+                           const std::string& named_user, const std::string& default_user,
                            session_record& out);
 
 } // namespace mneme::cli

@@ -248,8 +248,9 @@ call_result<turn_reply> daemon_client::post_turn(const std::string& key, const j
   });
 }
 
-call_result<session_poll> daemon_client::state(const std::string& key) {
-  auto r = get_json("/v1/sessions/" + encode_path_segment(key) + "?live=false");
+call_result<session_poll> daemon_client::state(const std::string& key, const std::string& user) {
+  auto r = get_json("/v1/sessions/" + encode_path_segment(key) + "?live=false"
+                    + (user.empty() ? std::string{} : "&user=" + encode_path_segment(user)));
   if (!r)
     return r.error();
   return guarded_decode([&]() -> call_result<session_poll> {

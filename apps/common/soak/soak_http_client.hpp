@@ -93,7 +93,7 @@ class daemon_client {
   call_result<turn_reply> agent_turn(const std::string& key, const std::string& user,
                                      const turn_input& in);
   // GET /v1/sessions/{key}?live=false -> the session's numbers.
-  call_result<session_poll> state(const std::string& key);
+  call_result<session_poll> state(const std::string& key, const std::string& user = "");
   // GET /v1/sessions?user=U&limit=N -> the ids of the user's sessions, ended ones too.
   call_result<std::vector<std::string>> session_ids(const std::string& user, int64_t limit);
   // GET /v1/sessions/{id}/export -> every row of the session.

@@ -115,8 +115,9 @@ daemon_client& http_target::reader() {
   return c;
 }
 
-std::optional<session_poll> http_target::poll_session(const std::string& key) {
-  auto s = reader().state(key);
+std::optional<session_poll> http_target::poll_session(const std::string& key,
+                                                      const std::string& user) {
+  auto s = reader().state(key, user);
   if (!s)
     return std::nullopt;
   return *s;

@@ -60,7 +60,8 @@ class http_target final : public soak_target {
   void start_driving(const drive_plan& plan) override;
   void stop_driving() override;
   std::chrono::milliseconds turn_timeout() const override { return opt_.turn_timeout; }
-  std::optional<session_poll> poll_session(const std::string& key) override;
+  std::optional<session_poll> poll_session(const std::string& key,
+                                           const std::string& user) override;
   std::optional<compaction_counts> compactions() override;
   std::optional<supervisor_stats> supervisor() override;
   std::optional<rss_figures> rss() override;

@@ -77,7 +77,9 @@ std::chrono::milliseconds inprocess_target::turn_timeout() const { return rt_->t
 
 int64_t inprocess_target::max_tool_rounds() const { return rc_.gateway.max_tool_rounds; }
 
-std::optional<session_poll> inprocess_target::poll_session(const std::string& key) {
+std::optional<session_poll> inprocess_target::poll_session(const std::string& key,
+                                                           const std::string&) {
+  // The in-process driver talks to the gateway with the key as it is (no namespace).
   std::optional<session_poll> out;
   (*self_)->request(rt_->gateway(), std::chrono::milliseconds(500), gw_state_atom_v, key)
     .receive(

@@ -31,7 +31,8 @@ class inprocess_target final : public soak_target {
   void stop_driving() override;
   std::chrono::milliseconds turn_timeout() const override;
   int64_t max_tool_rounds() const override;
-  std::optional<session_poll> poll_session(const std::string& key) override;
+  std::optional<session_poll> poll_session(const std::string& key,
+                                           const std::string& user) override;
   std::optional<compaction_counts> compactions() override;
   std::optional<supervisor_stats> supervisor() override;
   std::optional<rss_figures> rss() override;

@@ -239,7 +239,7 @@ void soak_run::poll_sessions(double t) {
     auto user = poll_cursor_;
     poll_cursor_ = (poll_cursor_ + 1) % sc_.users;
     auto key = user_key(user);
-    auto snap = target_.poll_session(key);
+    auto snap = target_.poll_session(key, user_id(user));
     if (!snap)
       continue;
     learn_live_bound(snap->threshold_tokens, snap->context_window);

@@ -94,8 +94,10 @@ class soak_target {
   // The target's gateway.max_tool_rounds; 0 when not known (a daemon's own setting).
   virtual int64_t max_tool_rounds() const { return 0; }
 
-  // A session's state by key; nullopt when it could not be read now.
-  virtual std::optional<session_poll> poll_session(const std::string& key) = 0;
+  // A session's state by key of `user` (its namespace: docs/api.md "Authentication");
+  // nullopt when it could not be read now.
+  virtual std::optional<session_poll> poll_session(const std::string& key,
+                                                   const std::string& user) = 0;
   virtual std::optional<compaction_counts> compactions() = 0;
   virtual std::optional<supervisor_stats> supervisor() = 0;
   virtual std::optional<rss_figures> rss() = 0;

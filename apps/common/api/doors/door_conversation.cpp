@@ -12,6 +12,7 @@
 #include "apps/common/api/plumbing/ask.hpp"
 #include "policies/builtin_tools.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/tool_loop.hpp"
 
 namespace mneme::api {
@@ -112,7 +113,7 @@ void failed(const conversation_ptr& c, const caf::error& err) {
   if (hidden_from(c->r->scope(), err))
     c->r->refused_for_scope();
   c->release();
-  c->events->failed(as_seen_by(c->r->scope(), err, c->rq.key));
+  c->events->failed(as_seen_by(c->r->scope(), err, visible_key(c->rq.key)));
 }
 
 void converse_turn(const conversation_ptr& c, new_messages fresh) {
@@ -284,7 +285,7 @@ void match(const conversation_ptr& c) {
 void claim_and_match(const conversation_ptr& c) {
   if (!c->conv->claim(c->rq.key)) // two transcripts matched at once would both be stored
     return failed(c, caf::make_error(
-      errc::session_busy, "session '" + c->rq.key
+      errc::session_busy, "session '" + visible_key(c->rq.key)
                             + "' is answering another request of this key; retry when it "
                               "has been answered"));
   c->claimed = true;
@@ -304,10 +305,10 @@ void open_session(const conversation_ptr& c) {
       if (!c->rq.user.empty() && c->rq.user != owner) {
         if (!c->r->scope().is_admin()) { // a user token: answered as an unknown key
           c->r->refused_for_scope();
-          return failed(c, caf::make_error(errc::not_found, unknown_key_message(c->rq.key)));
+          return failed(c, caf::make_error(errc::not_found, unknown_key_message(visible_key(c->rq.key))));
         }
         return failed(c, caf::make_error(
-          errc::bad_request, "field 'user': session '" + c->rq.key + "' belongs to another user"));
+          errc::bad_request, "field 'user': session '" + visible_key(c->rq.key) + "' belongs to another user"));
       }
       c->session_id = snap->record.id;
       c->parent_id = snap->record.parent_id;
@@ -343,6 +344,7 @@ conversation_config conversation_config_of(const api_state& s) {
   c.storage = s.storage;
   c.turn_timeout = s.turn_timeout;
   c.read_timeout = s.opt.read_timeout;
+  c.default_user = s.opt.default_user;
   const auto& g = s.rt.config().gateway;
   c.visibility.daemon_system_prompt = !g.system_prompt.empty() || !g.skills_dir.empty();
   for (auto t : {builtin_tool::session_search, builtin_tool::memory, builtin_tool::skill_view})
@@ -362,10 +364,8 @@ void door_conversations::run(const door_request_ptr& r,
   c->events = std::move(events);
   c->rq = std::move(rq);
   guarded(c, [&] {
-    auto v = check_name(c->rq.key, session_key_max_bytes);
-    if (!v.ok())
-      return failed(c, caf::make_error(
-        errc::bad_request, describe_name_problem(v, "the session key", session_key_max_bytes)));
+    if (auto why = key_refusal(visible_key(c->rq.key), session_key_max_bytes); !why.empty())
+      return failed(c, caf::make_error(errc::bad_request, why));
     if (is_true_flag(r->request().header(abandon_pending_header)))
       c->rq.turn.abandon_pending = true;
     if (auto b = r->request().header(builtin_tools_header); !b.empty()) {

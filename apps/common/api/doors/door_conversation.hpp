@@ -70,6 +70,7 @@ struct conversation_config {
   std::chrono::milliseconds read_timeout{30000};  // gw_state and the store's reads
   visibility_rules visibility;
   size_t max_prints = 100000;
+  std::string default_user = "default"; // gateway.default_user: an admin's key namespace
 };
 
 // On any door request: "1" or "true" answers the session's pending tool calls with a
@@ -92,7 +93,8 @@ struct api_state; // plumbing/api_state.hpp
 conversation_config conversation_config_of(const api_state& s);
 
 struct conversation_request {
-  std::string key;              // REQUIRES: not empty (a door without one is stateless)
+  std::string key;              // REQUIRES: not empty (a door without one is stateless);
+                                // stored form (doors/door_request.hpp door_stored_key)
   std::string user;             // "" = the key's owner (gateway.default_user for a new key)
   std::vector<message> sent;    // the client's messages, in order
   turn_input turn;              // options, tools, stream; content or tool results come

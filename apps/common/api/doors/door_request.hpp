@@ -40,4 +40,12 @@ using door_request_ptr = std::shared_ptr<door_request>;
 // field, e.g. the chat-completions metadata.session_id; "" = stateless).
 std::string door_session_key(const http_request& req, const std::string& from_body);
 
+// A door's session key in its namespace (policies/key_namespace.hpp): the token's user,
+// else `user` (the acting user the body names, "" = none), else `default_user`. "" stays
+// "" (stateless). A key the client may not name (empty is fine; too long, a control
+// character, U+001F) leaves `refused` set to the 400's message.
+std::string door_stored_key(const access_scope& who, const std::string& user,
+                            const std::string& default_user, const std::string& key,
+                            std::string& refused);
+
 } // namespace mneme::api

@@ -5,6 +5,7 @@
 #include "apps/common/api/plumbing/api_state.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 
 namespace mneme::api {
 
@@ -61,7 +62,11 @@ bool check(const call_ptr& c, std::string_view what, std::string_view text, size
 }
 
 bool check_key(const call_ptr& c, const std::string& key) {
-  return check(c, "the session key", key, session_key_max_bytes);
+  auto why = key_refusal(key, session_key_max_bytes);
+  if (why.empty())
+    return true;
+  send_error(c, 400, "bad_request", why);
+  return false;
 }
 
 bool scoped_user(const call_ptr& c, std::string_view what, std::string& user) {
@@ -73,6 +78,10 @@ bool check_optional_user(const call_ptr& c, std::string_view what, std::string& 
 }
 
 bool check_read_key(const call_ptr& c, const std::string& key) {
+  if (key.find(key_namespace_separator) != std::string::npos) {
+    send_error(c, 400, "bad_request", key_refusal(key, session_key_max_bytes));
+    return false;
+  }
   if (key.size() <= session_key_max_bytes)
     return true;
   send_error(c, 400, "bad_request",

@@ -5,6 +5,7 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/context_service.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
 
@@ -18,7 +19,11 @@ void context_route(const call_ptr& c, context_decoder decode) {
   auto in = keyed_body(c, decode);
   if (!in || !check_optional_user(c, "field 'user'", in->user))
     return;
-  auto key = c->path[0];
+  auto k = key_of_call(c, in->user);
+  if (!k)
+    return;
+  auto key = k->stored;
+  in->user = k->user;
   auto op = in->rq.op;
   ask<context_reply>(c, c->api->gateway, c->api->turn_timeout, gw_context_atom_v, key,
                      std::move(in->user), std::move(in->rq))

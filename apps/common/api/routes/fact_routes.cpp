@@ -19,6 +19,7 @@
 #include "apps/common/api/routes/route_groups.hpp"
 #include "policies/client_text.hpp"
 #include "policies/facts_context.hpp"
+#include "policies/key_namespace.hpp"
 #include "store/facts.hpp"
 
 namespace mneme::api {
@@ -115,16 +116,21 @@ void inject_facts(const call_ptr& c) {
     c, [](std::string_view body) { return decode_facts_inject(body, fact_query_max_limit); });
   if (!in || !check_optional_user(c, "field 'user'", in->user))
     return;
-  auto key = c->path[0];
+  auto k = key_of_call(c, in->user);
+  if (!k)
+    return;
+  auto key = k->stored;
+  in->user = k->user;
   ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key,
                         owner_of_call(c))
     .then([c, key, in = std::move(*in)](caf::expected<session_snapshot> hosted) {
       std::string user = in.user;
       std::string sid;
       if (hosted) {
-        if (!user.empty() && user != hosted->record.user_id)
+        if (!user.empty() && user != hosted->record.user_id) // a session stored unscoped
           return send_error(c, 400, "bad_request",
-                            "field 'user': session '" + key + "' belongs to another user");
+                            "field 'user': session '" + visible_key(key)
+                              + "' belongs to another user");
         user = hosted->record.user_id;
         sid = hosted->record.id;
       } else if (hosted.error() != errc::not_found) {

@@ -40,6 +40,7 @@
 #include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "store/compaction_log.hpp"
 
 namespace mneme::api {
@@ -55,6 +56,14 @@ void list_sessions(const call_ptr& c) {
       || !check_read_key(c, f.session_key) || !bool_param(c, "open_only", f.open_only)
       || !int_param(c, "limit", 1, session_list_max_limit, f.limit))
     return;
+  if (!f.session_key.empty()) { // in the namespace of the listed user (an admin: named or default)
+    if (f.session_key.find(key_namespace_separator) != std::string::npos)
+      return send_error(c, 400, "bad_request",
+                        key_refusal(f.session_key, session_key_max_bytes));
+    f.session_key = stored_key(namespace_user(c->who.is_admin() ? std::string{} : c->who.user,
+                                              f.user_id, c->api->opt.default_user),
+                               f.session_key);
+  }
   ask<std::vector<session_record>>(c, c->api->storage, c->read_timeout(), st_list_atom_v, f)
     .then([c](caf::expected<std::vector<session_record>> found) {
       if (!found)
@@ -91,54 +100,51 @@ void answer_state(const call_ptr& c, session_snapshot snap,
     });
 }
 
-// GET /v1/sessions/{key} of a key that is not open: a stored session by id (an ended
-// one stays readable).
-void stored_state(const call_ptr& c, const std::string& key, bool with_live) {
-  ask<session_record>(c, c->api->storage, c->read_timeout(), st_session_atom_v, key)
-    .then([c, key, with_live](caf::expected<session_record> rec) {
-      if (!rec) {
-        if (rec.error() == errc::not_found)
-          return send_error(c, 404, "not_found", unknown_key_message(key));
-        return fail(c, rec.error());
-      }
-      if (!may_reach(c->who, rec->user_id)) // decided on the record read here
-        return fail(c, caf::make_error(errc::foreign_session, unknown_key_message(key)));
-      auto id = rec->id;
-      ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_live_atom_v, id)
-        .then([c, rec = std::move(*rec), with_live](caf::expected<std::vector<message>> rows) {
-          if (!rows)
-            return fail(c, rows.error());
-          session_snapshot snap;
-          snap.record = rec;
-          snap.live_messages = static_cast<int64_t>(rows->size());
-          snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
-                                             [](int64_t n, const message& m) {
-                                               return n + m.token_estimate;
-                                             });
-          std::optional<std::vector<message>> live;
-          if (with_live)
-            live = std::move(*rows);
-          answer_state(c, std::move(snap), std::move(live));
-        });
-    });
+// GET /v1/sessions/{key} of a key the gateway does not hold: the stored session
+// stored_session() finds (a key stored without a user, or an id: an ended session stays
+// readable), decided on the record read there.
+void stored_state(const call_ptr& c, const request_key& key, bool with_live) {
+  stored_session(c, key, [c, with_live](caf::expected<session_record> rec) {
+    if (!rec)
+      return fail(c, rec.error());
+    auto id = rec->id;
+    ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_live_atom_v, id)
+      .then([c, rec = std::move(*rec), with_live](caf::expected<std::vector<message>> rows) {
+        if (!rows)
+          return fail(c, rows.error());
+        session_snapshot snap;
+        snap.record = rec;
+        snap.live_messages = static_cast<int64_t>(rows->size());
+        snap.live_tokens = std::accumulate(rows->begin(), rows->end(), int64_t{0},
+                                           [](int64_t n, const message& m) {
+                                             return n + m.token_estimate;
+                                           });
+        std::optional<std::vector<message>> live;
+        if (with_live)
+          live = std::move(*rows);
+        answer_state(c, std::move(snap), std::move(live));
+      });
+  });
 }
 
 void session_state(const call_ptr& c) {
-  auto key = c->path[0];
   bool with_live = true;
-  if (!check_read_key(c, key) || !bool_param(c, "live", with_live))
+  if (!check_read_key(c, c->path[0]) || !bool_param(c, "live", with_live))
     return;
-  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, key,
+  auto k = key_of_call(c);
+  if (!k)
+    return;
+  ask<session_snapshot>(c, c->api->gateway, c->read_timeout(), gw_state_atom_v, k->stored,
                         owner_of_call(c))
-    .then([c, key, with_live](caf::expected<session_snapshot> hosted) {
+    .then([c, k = *k, with_live](caf::expected<session_snapshot> hosted) {
       if (!hosted) {
         if (hosted.error() == errc::not_found)
-          return stored_state(c, key, with_live);
+          return stored_state(c, k, with_live);
         return fail(c, hosted.error());
       }
       if (!with_live)
         return answer_state(c, std::move(*hosted), std::nullopt);
-      ask<std::vector<message>>(c, c->api->gateway, c->read_timeout(), gw_live_atom_v, key,
+      ask<std::vector<message>>(c, c->api->gateway, c->read_timeout(), gw_live_atom_v, k.stored,
                                 owner_of_call(c))
         .then([c, snap = std::move(*hosted)](caf::expected<std::vector<message>> rows) {
           if (!rows)
@@ -152,7 +158,11 @@ void append_message(const call_ptr& c) {
   auto in = keyed_body(c, decode_append);
   if (!in || !check_optional_user(c, "field 'user'", in->user))
     return;
-  auto key = c->path[0];
+  auto k = key_of_call(c, in->user);
+  if (!k)
+    return;
+  auto key = k->stored;
+  in->user = k->user;
   ask<int64_t>(c, c->api->gateway, c->api->turn_timeout, gw_append_atom_v, key,
                std::move(in->user), std::move(in->row))
     .then([c, key](caf::expected<int64_t> id) {
@@ -164,9 +174,10 @@ void append_message(const call_ptr& c) {
 
 void compact_session(const call_ptr& c) {
   auto in = keyed_body(c, decode_compact);
-  if (!in)
+  auto k = in ? key_of_call(c) : std::nullopt;
+  if (!k)
     return;
-  auto key = c->path[0];
+  auto key = k->stored;
   auto done = [c](caf::expected<compaction_report> report) {
     if (!report)
       return fail(c, report.error());
@@ -242,11 +253,14 @@ void create_checkpoint(const call_ptr& c) {
   auto in = keyed_body(c, decode_checkpoint);
   if (!in || !check(c, "field 'name'", in->name, checkpoint_name_max_bytes))
     return;
-  auto key = c->path[0];
+  auto k = key_of_call(c);
+  if (!k)
+    return;
+  auto key = k->stored;
   if (in->replace)
     return make_checkpoint(c, key, in->name);
   auto name = in->name;
-  stored_session_id(c, key, [c, key, name](caf::expected<std::string> id) {
+  stored_session_id(c, *k, [c, key, name](caf::expected<std::string> id) {
     if (!id && id.error() == errc::not_found) // the gateway answers 404 (or a session
       return make_checkpoint(c, key, name);    // opened meanwhile, checked there)
     if (!id)
@@ -281,18 +295,19 @@ void list_checkpoints(const call_ptr& c) {
 
 void roll_back_session(const call_ptr& c) {
   auto in = keyed_body(c, decode_name);
-  if (!in)
+  auto k = in ? key_of_call(c) : std::nullopt;
+  if (!k)
     return;
-  auto key = c->path[0];
+  auto key = k->stored;
   ask<std::vector<message>>(c, c->api->gateway, c->api->turn_timeout, gw_rollback_atom_v, key,
                             std::move(in->name), owner_of_call(c))
-    .then([c, key](caf::expected<std::vector<message>> live) {
+    .then([c, k = *k](caf::expected<std::vector<message>> live) {
       if (!live)
         return fail(c, live.error());
       if (!live->empty())
         return send_json(c, 200,
                          {{"session_id", live->front().session_id}, {"live", to_json(*live)}});
-      stored_session_id(c, key, [c](caf::expected<std::string> id) {
+      stored_session_id(c, k, [c](caf::expected<std::string> id) {
         send_json(c, 200, {{"session_id", id ? *id : std::string{}}, {"live", json::array()}});
       });
     });

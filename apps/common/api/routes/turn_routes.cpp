@@ -5,6 +5,7 @@
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
+#include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
 #include "apps/common/api/routes/turn_stream.hpp"
 
@@ -16,7 +17,11 @@ void run_turn(const call_ptr& c) {
   auto in = keyed_body(c, decode_turn);
   if (!in || !check_optional_user(c, "field 'user'", in->user))
     return;
-  auto key = c->path[0];
+  auto k = key_of_call(c, in->user);
+  if (!k)
+    return;
+  auto key = k->stored;
+  in->user = k->user;
   std::shared_ptr<turn_event_relay> relay;
   if (in->stream) {
     relay = std::make_shared<turn_event_relay>(c->reply);

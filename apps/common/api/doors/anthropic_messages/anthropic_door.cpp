@@ -35,6 +35,7 @@
 #include "apps/common/api/plumbing/checks.hpp"
 #include "policies/anthropic_errors.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
 
@@ -266,6 +267,13 @@ bool anthropic_admit(const messages_ptr& c, anthropic_body kind) {
     c->error(no->status, no->code, no->message);
     return false;
   }
+  std::string refused;
+  c->key = door_stored_key(c->r->scope(), c->user, c->door->cfg.conversation.default_user,
+                           c->key, refused);
+  if (!refused.empty()) {
+    c->error(400, "bad_request", refused);
+    return false;
+  }
   return true;
 }
 
@@ -349,7 +357,7 @@ void anthropic_door::count_tokens(const door_request_ptr& r) {
         }
         if (!snap || (!c->user.empty() && c->user != snap->record.user_id)) {
           c->r->refused_for_scope(); // a user token on another user's key: unknown
-          return c->error(404, "not_found", "no session '" + c->key + "'");
+          return c->error(404, "not_found", "no session '" + visible_key(c->key) + "'");
         }
         c->session_id = snap->record.id;
         anthropic_count_fresh(c, snap->live_tokens + tools, answer);

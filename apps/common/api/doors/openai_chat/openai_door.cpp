@@ -229,6 +229,11 @@ void openai_door::chat(const door_request_ptr& r) {
         r->refused_for_scope();
       return c->error(no->status, no->code, no->message);
     }
+    std::string refused;
+    c->key = door_stored_key(r->scope(), c->user, s_->cfg.conversation.default_user, c->key,
+                             refused);
+    if (!refused.empty())
+      return c->error(400, "bad_request", refused);
     if (c->in.stream) {
       auto a = c->head();
       c->relay = std::make_shared<openai_chunk_relay>(

@@ -124,7 +124,7 @@ void conversations_door::remove_item(const door_request_ptr& r, const std::strin
         return c->refuse(400, "bad_request", "item '" + conversation_item_id(*ref)
                                                + "' cannot be deleted: " + plan.refusal);
       ask<std::vector<message>>(c, c->conv().gateway, c->conv().turn_timeout,
-                                gw_rollback_atom_v, v.id, plan.rollback_mark,
+                                gw_rollback_atom_v, v.stored_key, plan.rollback_mark,
                                 std::string{item_delete_label}, reachable_owner(c->r->scope()))
         .then([c, v, plan](caf::expected<std::vector<message>> live) {
           if (!live)

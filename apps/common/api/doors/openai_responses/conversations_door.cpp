@@ -14,6 +14,9 @@
 
 #include "apps/common/api/doors/openai_responses/conversations_state.hpp"
 #include "apps/common/api/doors/openai_responses/conversations_wire.hpp"
+#include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/route_table.hpp"
+#include "policies/key_namespace.hpp"
 #include "store/os_random.hpp"
 
 namespace mneme::api {
@@ -23,8 +26,8 @@ using nlohmann::json;
 void with_conversation(const conversation_call_ptr& c,
                        std::function<void(conversation_view&)> then) {
   auto on_session = [c, then](conversation_view v) {
-    ask<session_snapshot>(c, c->conv().gateway, c->conv().read_timeout, gw_state_atom_v, c->id,
-                          reachable_owner(c->r->scope()))
+    ask<session_snapshot>(c, c->conv().gateway, c->conv().read_timeout, gw_state_atom_v,
+                          v.stored_key, reachable_owner(c->r->scope()))
       .then([c, then, known = std::move(v)](caf::expected<session_snapshot> snap) {
         auto v = known;
         if (!snap) {
@@ -42,8 +45,22 @@ void with_conversation(const conversation_call_ptr& c,
   };
   conversation_view v;
   v.id = c->id;
-  if (!is_conversation_record_id(c->id))
+  if (!is_conversation_record_id(c->id)) {
+    // A plain key: the request's namespace (docs/api.md "Authentication"); an admin
+    // names the user with ?user=, as on the sessions routes.
+    auto named = parse_query(c->r->request().target).value_or("user", "");
+    if (auto no = user_refusal(c->r->scope(), "parameter 'user'", named)) {
+      if (no->status == 403)
+        c->r->refused_for_scope();
+      return c->refuse(no->status, no->code, no->message);
+    }
+    std::string refused;
+    v.stored_key = door_stored_key(c->r->scope(), named, c->door->cfg.default_user, c->id,
+                                   refused);
+    if (!refused.empty())
+      return c->refuse(400, "bad_request", refused);
     return on_session(v);
+  }
   ask<response_record>(c, c->conv().storage, c->conv().read_timeout, st_resp_get_atom_v, c->id)
     .then([c, known = v, on_session](caf::expected<response_record> rec) {
       auto v = known;
@@ -57,6 +74,7 @@ void with_conversation(const conversation_call_ptr& c,
       }
       v.has_record = true;
       v.owner = rec->user_id;
+      v.stored_key = stored_key(rec->user_id, v.id); // its owner's, whoever asks
       v.created_at_s = rec->created_at_ms / 1000;
       auto body = json::parse(rec->body, nullptr, false);
       if (body.is_object() && body.contains("metadata") && body["metadata"].is_object())
@@ -94,7 +112,8 @@ void append_next(const conversation_call_ptr& c, const conversation_view& v,
   if (st->ids.size() == st->rows.size())
     return st->then(st->ids);
   auto row = st->rows[st->ids.size()];
-  ask<int64_t>(c, c->conv().gateway, c->conv().turn_timeout, gw_append_atom_v, v.id, v.owner,
+  ask<int64_t>(c, c->conv().gateway, c->conv().turn_timeout, gw_append_atom_v, v.stored_key,
+               v.owner,
                std::move(row))
     .then([c, v, st](caf::expected<int64_t> id) {
       if (!id)
@@ -129,13 +148,14 @@ void conversations_door::create(const door_request_ptr& r) {
     v.id = c->id;
     v.has_record = true;
     v.owner = r->scope().is_admin() ? s_->cfg.default_user : r->scope().user;
+    v.stored_key = stored_key(v.owner, v.id);
     auto now = s_->cfg.clock();
     v.created_at_s = now / 1000;
     v.metadata = in->metadata;
     response_record rec;
     rec.id = v.id;
     rec.user_id = v.owner;
-    rec.session_key = v.id;
+    rec.session_key = v.stored_key;
     rec.created_at_ms = now;
     auto object = conversation_object(v.id, v.created_at_s, v.metadata);
     rec.body = object.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -39,8 +39,9 @@ struct conversations_door::shared {
 
 // A conversation as a request sees it.
 struct conversation_view {
-  std::string id;                  // the session key
+  std::string id;                  // the session key as the client names it
   std::string owner;               // the user of its record or of its session
+  std::string stored_key;          // `id` in its owner's (or the request's) namespace
   int64_t created_at_s = 0;
   nlohmann::json metadata = nlohmann::json::object();
   bool has_record = false;         // made by POST /v1/conversations

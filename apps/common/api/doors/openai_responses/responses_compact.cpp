@@ -205,6 +205,10 @@ void responses_door::compact(const door_request_ptr& r) {
                         "field 'previous_response_id': compaction needs a session: "
                         "previous_response_id, a session header (session-id, "
                         "X-Mneme-Session) or prompt_cache_key");
+      std::string refused; // the key in its namespace (docs/api.md "Authentication")
+      c->key = door_stored_key(r->scope(), c->in.user, s_->cfg.default_user, c->key, refused);
+      if (!refused.empty())
+        return c->error(400, "bad_request", refused);
       return compact_with_input(c, c->in.user, false);
     }
     const auto& conv = s_->cfg.conversation;

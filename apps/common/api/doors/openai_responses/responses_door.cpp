@@ -40,6 +40,7 @@
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
 #include "policies/client_text.hpp"
+#include "policies/key_namespace.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
@@ -405,7 +406,9 @@ void responses_resume(const response_ptr& c) {
         c->key = rec->session_key;
         c->owner = rec->user_id;
       } else {
-        c->key = c->head.id;
+        std::string refused; // a response id is always a valid key
+        c->key = door_stored_key(c->r->scope(), c->user, c->cfg().default_user, c->head.id,
+                                 refused);
       }
       responses_session(c);
     });
@@ -419,8 +422,11 @@ void responses_route(const response_ptr& c) {
     return responses_stateless(c);
   if (c->key.empty() && !c->in.referenced_response.empty())
     return responses_resume(c);
-  if (c->key.empty())
-    c->key = c->head.id; // a new chain: its first response's id is its session key
+  if (c->key.empty()) {
+    std::string refused; // a response id is always a key a client may name
+    c->key = door_stored_key(c->r->scope(), c->user, c->door->cfg.default_user, c->head.id,
+                             refused); // a new chain: its first response's id is its key
+  }
   responses_session(c);
 }
 
@@ -429,7 +435,8 @@ void responses_route(const response_ptr& c) {
 // another user's; its session opens for the conversation's owner.
 void responses_in_conversation(const response_ptr& c) {
   const auto& conv = c->cfg().conversation;
-  ask<response_record>(c, conv.storage, conv.read_timeout, st_resp_get_atom_v, c->key)
+  ask<response_record>(c, conv.storage, conv.read_timeout, st_resp_get_atom_v,
+                       c->in.conversation)
     .then([c](caf::expected<response_record> rec) {
       if (!rec && rec.error() != errc::not_found)
         return c->fail(rec.error());
@@ -437,10 +444,12 @@ void responses_in_conversation(const response_ptr& c) {
         if (rec && rec->deleted_at_ms == 0)
           c->r->refused_for_scope();
         return c->error(404, "not_found",
-                        "field 'conversation': no conversation found with id '" + c->key + "'");
+                        "field 'conversation': no conversation found with id '"
+                          + c->in.conversation + "'");
       }
       if (c->user.empty())
         c->user = rec->user_id;
+      c->key = stored_key(rec->user_id, c->in.conversation); // its owner's namespace
       responses_route(c);
     });
 }
@@ -478,6 +487,10 @@ void responses_door::create(const door_request_ptr& r) {
     c->key = responses_header_key(r->request());
     if (c->key.empty())
       c->key = !c->in.conversation.empty() ? c->in.conversation : c->in.prompt_cache_key;
+    std::string refused;
+    c->key = door_stored_key(r->scope(), c->user, s_->cfg.default_user, c->key, refused);
+    if (!refused.empty())
+      return c->error(400, "bad_request", refused);
     c->head.created_at = s_->cfg.clock() / 1000;
     c->head.model = c->model;
     c->head.conversation = c->in.conversation;
@@ -490,7 +503,8 @@ void responses_door::create(const door_request_ptr& r) {
                        {c->relay, r->scope().is_admin() ? std::string{} : r->scope().user,
                         c->head});
     }
-    if (c->key == c->in.conversation && is_conversation_record_id(c->key))
+    if (is_conversation_record_id(c->in.conversation)
+        && visible_key(c->key) == c->in.conversation)
       return responses_in_conversation(c);
     responses_route(c);
   });
