@@ -193,7 +193,7 @@ BOOST_AUTO_TEST_CASE(appends_during_database_restarts_are_all_answered_and_store
   httplib::Client c{"127.0.0.1", daemon.port};
   c.set_read_timeout(60, 0);
   for (int w = 0; w < writers; ++w) {
-    auto live = c.Get("/v1/sessions/pg-restart-" + std::to_string(w));
+    auto live = c.Get("/v1/sessions/pg-restart-" + std::to_string(w) + "?user=alice");
     BOOST_REQUIRE(live);
     BOOST_REQUIRE_MESSAGE(live->status == 200, live->body);
     auto shown = json::parse(live->body);

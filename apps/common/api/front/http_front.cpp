@@ -18,6 +18,7 @@
 #include <boost/beast/http.hpp>
 
 #include "apps/common/api/front/connection_slots.hpp"
+#include "apps/common/api/front/http_listen.hpp"
 #include "apps/common/api/front/http_strict.hpp"
 #include "messages/errc.hpp"
 
@@ -731,46 +732,15 @@ caf::expected<int> http_front::start(const std::string& host, int port) {
       return caf::make_error(errc::bad_request, "the HTTP server is already started");
     impl_->started = true;
   }
-  beast::error_code ec;
-  tcp::endpoint ep;
-  auto address = net::ip::make_address(host, ec);
-  if (!ec) {
-    ep = tcp::endpoint{address, static_cast<unsigned short>(port)};
-  } else {
-    tcp::resolver resolver{impl_->ioc};
-    auto found = resolver.resolve(host, std::to_string(port), ec);
-    if (ec || found.empty())
-      return caf::make_error(errc::internal, "cannot listen on " + host + ":"
-                                               + std::to_string(port) + ": unknown host");
-    ep = found.begin()->endpoint();
-  }
-  auto& acc = impl_->acceptor.emplace(impl_->ioc);
-  auto fail = [&](const std::string& why) {
-    beast::error_code ignored;
-    acc.close(ignored);
-    impl_->acceptor.reset();
-    return caf::make_error(errc::internal, "cannot listen on " + host + ":"
-                                             + std::to_string(port) + ": " + why);
-  };
-  acc.open(ep.protocol(), ec);
-  if (ec)
-    return fail(ec.message());
-  // SO_REUSEADDR only, never SO_REUSEPORT: a second daemon must not share the port.
-  acc.set_option(net::socket_base::reuse_address(true), ec);
-  acc.bind(ep, ec);
-  if (ec)
-    return fail(ec == net::error::address_in_use ? "port " + std::to_string(port) + " is in use"
-                                                 : ec.message());
-  acc.listen(net::socket_base::max_listen_connections, ec);
-  if (ec)
-    return fail(ec.message());
-  int bound = acc.local_endpoint().port();
+  auto bound = open_listener(impl_->ioc, impl_->acceptor, host, port);
+  if (!bound)
+    return bound;
   impl_->accepting.store(true);
   impl_->work.emplace(net::make_work_guard(impl_->ioc));
   impl_->accept_next(impl_);
   for (size_t i = 0; i < impl_->n_threads; ++i)
     impl_->threads.emplace_back([im = impl_] { im->ioc.run(); });
-  return bound;
+  return *bound;
 }
 
 void http_front::stop_accepting() {
