@@ -182,12 +182,7 @@ int run_proxy(const proxy_options& o) {
 
 bench_action proxy_setup(CLI::App& cmd) {
   auto o = std::make_shared<proxy_options>();
-  cmd.add_option("--clients", o->clients, "full-history clients at once")
-    ->check(integer_range(1, 100000))->capture_default_str();
-  cmd.add_option("--history", o->history, "messages of each client's transcript before it is measured")
-    ->check(integer_range(1, 100000))->capture_default_str();
-  cmd.add_option("--requests", o->requests, "measured requests per client")
-    ->check(integer_range(1, 10000))->capture_default_str();
+  add_history_load_flags(cmd, o->clients, o->history, o->requests);
   cmd.add_option("--cpu-histories", o->cpu_histories, "history lengths of the CPU-per-request runs")
     ->check(integer_range(1, 100000))->capture_default_str();
   cmd.add_option("--cpu-clients", o->cpu_clients, "clients of each CPU-per-request run")

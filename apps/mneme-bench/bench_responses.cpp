@@ -116,12 +116,7 @@ int run_responses(const responses_options& o) {
 
 bench_action responses_setup(CLI::App& cmd) {
   auto o = std::make_shared<responses_options>();
-  cmd.add_option("--clients", o->clients, "full-history clients at once")
-    ->check(integer_range(1, 100000))->capture_default_str();
-  cmd.add_option("--history", o->history, "messages of each client's transcript before it is measured")
-    ->check(integer_range(1, 100000))->capture_default_str();
-  cmd.add_option("--requests", o->requests, "measured requests per client")
-    ->check(integer_range(1, 10000))->capture_default_str();
+  add_history_load_flags(cmd, o->clients, o->history, o->requests);
   add_rig_flags(cmd, o->rig);
   return [o] { return run_responses(*o); };
 }

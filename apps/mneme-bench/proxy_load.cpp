@@ -14,6 +14,7 @@
 #include "actors/llm/curl_multi_loop.hpp"
 #include "actors/llm/llm_call.hpp"
 #include "actors/llm/sse_answer.hpp"
+#include "apps/mneme-bench/bench_registry.hpp"
 #include "messages/errc.hpp"
 #include "policies/percentile.hpp"
 
@@ -248,6 +249,15 @@ double cpu_us_per_request(const proxy_pass& mneme, const proxy_pass& direct) {
 
 bool clean(const proxy_pass& p, int64_t expected) {
   return p.failures.empty() && !p.deadline_hit && p.ok == expected;
+}
+
+void add_history_load_flags(CLI::App& cmd, int& clients, int& history, int& requests) {
+  cmd.add_option("--clients", clients, "full-history clients at once")
+    ->check(integer_range(1, 100000))->capture_default_str();
+  cmd.add_option("--history", history, "messages of each client's transcript before it is measured")
+    ->check(integer_range(1, 100000))->capture_default_str();
+  cmd.add_option("--requests", requests, "measured requests per client")
+    ->check(integer_range(1, 10000))->capture_default_str();
 }
 
 } // namespace mneme::bench

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace mneme::bench {
@@ -58,5 +59,9 @@ nlohmann::json pass_json(const proxy_pass& p);
 double cpu_us_per_request(const proxy_pass& door, const proxy_pass& direct);
 // No failure, no deadline, `expected` requests answered.
 bool clean(const proxy_pass& p, int64_t expected);
+
+// The load flags of a full-history benchmark (proxy, responses): --clients, --history,
+// --requests, with their ranges; the defaults are the variables' values.
+void add_history_load_flags(CLI::App& cmd, int& clients, int& history, int& requests);
 
 } // namespace mneme::bench
