@@ -82,19 +82,4 @@ void connection_slots::head_arrived(const ticket& t) {
   waiting_.erase(t.id);
 }
 
-int64_t connection_slots::regular_open() const {
-  std::lock_guard lock{mu_};
-  return regular_;
-}
-
-int64_t connection_slots::reserve_open() const {
-  std::lock_guard lock{mu_};
-  return reserve_;
-}
-
-int64_t connection_slots::addresses() const {
-  std::lock_guard lock{mu_};
-  return static_cast<int64_t>(per_address_.size());
-}
-
 } // namespace mneme::api

@@ -42,13 +42,9 @@ class connection_slots {
   // A reserve connection's request head arrived: it can no longer be displaced.
   void head_arrived(const ticket& t);
 
-  int64_t regular_open() const;
-  int64_t reserve_open() const;
-  int64_t addresses() const; // client addresses holding a regular connection
-
  private:
   policies::connection_limits limits_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   int64_t regular_ = 0;
   int64_t reserve_ = 0;
   uint64_t next_id_ = 1;
