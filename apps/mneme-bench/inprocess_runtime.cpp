@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "actors/llm/llm_endpoint.hpp"
+#include "actors/scheduler_tuning.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "messages/errc.hpp"
 #include "messages/mneme_types.hpp"
@@ -85,6 +86,8 @@ inprocess_daemon::start(const settings& s) {
     s.adjust(*rc);
   d->cfg_ = std::make_unique<caf::actor_system_config>();
   register_mneme_types(*d->cfg_);
+  if (!s.caf_default_polling)
+    tune_scheduler(*d->cfg_);
   d->cfg_->set("logger.verbosity", caf::atom("quiet"));
   d->sys_ = std::make_unique<caf::actor_system>(*d->cfg_);
   auto started = runtime::start(*d->sys_, *rc);

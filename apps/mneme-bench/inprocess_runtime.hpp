@@ -58,6 +58,7 @@ class inprocess_daemon {
     fakellm::scenario scenario;
     int64_t concurrency = 1;
     int io_threads = 2;
+    bool caf_default_polling = false; // true: CAF's scheduler settings, not the daemon's
     std::function<void(runtime_config&)> adjust; // may be empty
   };
   static caf::expected<std::unique_ptr<inprocess_daemon>> start(const settings& s);

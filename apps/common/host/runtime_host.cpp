@@ -2,6 +2,7 @@
 #include "apps/common/host/runtime_host.hpp"
 
 #include "actors/llm/llm_endpoint.hpp"
+#include "actors/scheduler_tuning.hpp"
 #include "messages/mneme_types.hpp"
 
 namespace mneme {
@@ -48,6 +49,7 @@ caf::expected<std::unique_ptr<runtime_host>> runtime_host::start(runtime_config 
   std::unique_ptr<runtime_host> host{new runtime_host()};
   host->sys_cfg_ = std::make_unique<caf::actor_system_config>();
   register_mneme_types(*host->sys_cfg_);
+  tune_scheduler(*host->sys_cfg_);
   host->sys_cfg_->set("logger.verbosity", caf::atom("quiet"));
   host->sys_ = std::make_unique<caf::actor_system>(*host->sys_cfg_);
   auto started = runtime::start(*host->sys_, std::move(rc));
