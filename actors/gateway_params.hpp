@@ -50,6 +50,10 @@ struct gateway_params {
   std::string node_id;
   std::string advertise_url;
   int64_t lease_seconds = 10;
+  // Idempotent writes (docs/api.md "Idempotency-Key"): a re-send with the same key within
+  // this many seconds of the first row answers the first answer; after it the key may
+  // name a new request.
+  int64_t idempotency_window_seconds = 86400;
 };
 
 } // namespace mneme

@@ -60,6 +60,9 @@ struct turn_input {
   // them with a stub (policies/request_pairing.hpp), as before agent turns.
   bool repair_pending = false;
   turn_options options;
+  // The request's Idempotency-Key (docs/api.md), stored with the turn's user row; ""
+  // = none. Ignored on a continuation (tool_results: a call is answered once anyway).
+  std::string idempotency_key;
   // `"stream": true`: the model's answer is handed to this receiver piece by piece as it
   // arrives (messages/answer_stream.hpp). Local only: not part of the inspected fields.
   answer_stream_ptr stream;

@@ -50,6 +50,9 @@ std::string to_string(errc x) {
     case errc::tool_round_cap: return "tool_round_cap";
     case errc::lease_elsewhere: return "lease_elsewhere";
     case errc::lease_lost: return "lease_lost";
+    case errc::idempotency_key_reused: return "idempotency_key_reused";
+    case errc::idempotency_in_flight: return "idempotency_in_flight";
+    case errc::idempotency_unanswered: return "idempotency_unanswered";
   }
   return "unknown(" + std::to_string(static_cast<int>(x)) + ")";
 }

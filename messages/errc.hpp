@@ -77,6 +77,13 @@ enum class errc : uint8_t {
                               // the message, then that node's advertise URL (a string)
   lease_lost = 131,           // this node no longer holds the key's lease: the write was
                               // refused by its fencing token and nothing was stored
+
+  // --- idempotent writes (150..159; docs/api.md "Idempotency-Key")
+  idempotency_key_reused = 150, // the key names a different request stored within the
+                                // window: nothing written (422)
+  idempotency_in_flight = 151,  // a request with the same key is still running (409)
+  idempotency_unanswered = 152, // a turn's user row is stored under the key but no answer
+                                // followed it (a crash or a failed model call; 409)
 };
 
 std::string to_string(errc x);

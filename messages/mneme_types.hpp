@@ -28,7 +28,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, message& x) {
   return f(caf::meta::type_name("mneme::message"), x.id, x.session_id, x.role, x.content,
            x.tool_call_id, x.tool_calls, x.tool_name, x.timestamp_ms, x.token_estimate,
-           x.active, x.compacted, x.is_summary, x.replaced_first_id, x.replaced_last_id);
+           x.active, x.compacted, x.is_summary, x.replaced_first_id, x.replaced_last_id,
+           x.idempotency_key);
 }
 
 template <class Inspector>
@@ -197,6 +198,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_resp_put_atom, "st_respput")
   CAF_ADD_ATOM(mneme, mneme, st_resp_get_atom, "st_respget")
   CAF_ADD_ATOM(mneme, mneme, st_resp_del_atom, "st_respdel")
+  // --- idempotent writes (issue 47 item 8): add below this line
+  CAF_ADD_TYPE_ID(mneme, (mneme::idempotent_append))
+  CAF_ADD_ATOM(mneme, mneme, st_idem_atom, "st_idem")
+  CAF_ADD_ATOM(mneme, mneme, gw_idem_atom, "gw_idem")
 
   // --- actor handles sent in messages (after every atom and type they name)
   // (the interfaces in messages/actor_handles.hpp; it uses no __COUNTER__)

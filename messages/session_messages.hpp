@@ -69,6 +69,9 @@ struct turn_reply {
   std::string finish_reason;
   // The built-in tool calls mneme ran during this turn, in order (never pending).
   std::vector<builtin_call_report> builtin_calls;
+  // The answer of an earlier request with the same Idempotency-Key, rebuilt from its
+  // stored rows (actors/gateway/gateway_appends.cpp): nothing ran now.
+  bool replayed = false;
 };
 
 // A session's numbers at one moment (ss_state_atom).
@@ -111,11 +114,25 @@ typename Inspector::result_type inspect(Inspector& f, builtin_call_report& x) {
            x.result_bytes);
 }
 
+// The answer to an append carrying an Idempotency-Key (gw_idem_atom): the row's id and
+// session, and whether it was written by an earlier request with the same key
+// (replayed: nothing was written now).
+struct idempotent_append {
+  int64_t id = 0;
+  std::string session_id;
+  bool replayed = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, idempotent_append& x) {
+  return f(caf::meta::type_name("mneme::idempotent_append"), x.id, x.session_id, x.replayed);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_reply& x) {
   return f(caf::meta::type_name("mneme::turn_reply"), x.session_id, x.answer, x.notice,
            x.compactions, x.live_messages, x.live_tokens, x.prompt_tokens, x.tool_calls,
-           x.finish_reason, x.builtin_calls);
+           x.finish_reason, x.builtin_calls, x.replayed);
 }
 
 template <class Inspector>
@@ -134,7 +151,7 @@ typename Inspector::result_type inspect(Inspector& f, turn_options& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_input& x) {
   return f(caf::meta::type_name("mneme::turn_input"), x.content, x.tool_results, x.set_tools,
-           x.tools_json, x.abandon_pending, x.repair_pending, x.options);
+           x.tools_json, x.abandon_pending, x.repair_pending, x.options, x.idempotency_key);
 }
 
 template <class Inspector>

@@ -77,6 +77,10 @@ struct message {
   bool is_summary = false;
   int64_t replaced_first_id = 0;       // provenance of a summary: the id range it replaced
   int64_t replaced_last_id = 0;
+  // The request's Idempotency-Key (docs/api.md) on the row it wrote (an append's row,
+  // a turn's user row); "" otherwise. Written with the row, never read back into a
+  // transcript: a store lookup (message_store::idempotent_rows) finds it.
+  std::string idempotency_key;
 
   row_state state() const {
     if (active) return row_state::live;

@@ -192,6 +192,14 @@ public:
   // bad_request: not 0 < first_id <= last_id.
   virtual caf::expected<std::vector<message>> range(const std::string& session_id,
                                                     int64_t first_id, int64_t last_id) = 0;
+  // Idempotent writes (docs/api.md "Idempotency-Key"): the newest row stored with
+  // `idempotency_key` in a session under `session_key` (the stored key, any of the key's
+  // sessions) whose timestamp_ms >= since_ms, then the rows of its session after it in
+  // id order, any state; at most `limit` rows in all. Empty when no row holds the key.
+  // bad_request: an empty idempotency_key, or limit < 1.
+  virtual caf::expected<std::vector<message>>
+  idempotent_rows(const std::string& session_key, const std::string& idempotency_key,
+                  time_ms since_ms, int64_t limit) = 0;
   // Oldest first.
   virtual caf::expected<std::vector<checkpoint_record>>
   checkpoints(const std::string& session_id) = 0;

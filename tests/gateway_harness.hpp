@@ -47,6 +47,25 @@ inline gateway_storage_actor::behavior_type
 fake_gateway_store(std::shared_ptr<fake_db> db, std::shared_ptr<gateway_store_log> log) {
   return {
     fake_append(db),
+    // message_store::idempotent_rows over the rows kept.
+    [db](st_idem_atom, const std::string& key, const std::string& idem, int64_t since,
+         int64_t limit) -> std::vector<message> {
+      const message* keyed = nullptr;
+      for (const auto& m : db->rows) {
+        auto s = db->sessions.find(m.session_id);
+        if (!idem.empty() && m.idempotency_key == idem && m.timestamp_ms >= since
+            && s != db->sessions.end() && s->second.session_key == key)
+          keyed = &m;
+      }
+      std::vector<message> out;
+      if (keyed == nullptr)
+        return out;
+      for (const auto& m : db->rows)
+        if (m.session_id == keyed->session_id && m.id >= keyed->id
+            && static_cast<int64_t>(out.size()) < limit)
+          out.push_back(m);
+      return out;
+    },
     [db, log](st_new_session_atom, session_record& rec, int64_t now) -> session_record {
       rec.id = "s-" + std::to_string(log->next_session++);
       rec.started_at_ms = now;

@@ -65,17 +65,27 @@ caf::result<T> ask_session(gateway_ptr self, const std::string& key, const std::
 // after the hygiene check.
 caf::result<turn_reply> inbound_turn(gateway_ptr self, const std::string& key,
                                      const std::string& user, turn_input in) {
+  if (!in.idempotency_key.empty() && !in.is_continuation())
+    return idempotent_turn_for(self, key, user, std::move(in));
+  in.idempotency_key.clear();
   auto promise = self->make_response_promise<turn_reply>();
-  reply_promise rp{promise, self->state.cfg.metrics};
+  start_turn(self, key, user, std::move(in), reply_promise{promise, self->state.cfg.metrics});
+  return promise;
+}
+
+} // namespace
+
+void start_turn(gateway_ptr self, const std::string& key, const std::string& user,
+                turn_input in, reply_promise rp) {
   if (key.empty()) {
     rp.deliver(caf::make_error(errc::bad_request, "message: the session key is empty"));
-    return promise;
+    return;
   }
   bool commands = !in.is_continuation() && !in.set_tools;
   if (commands) {
     if (auto q = command_arg(in.content, "/search")) {
       channel_search(self, key, user, *q, rp);
-      return promise;
+      return;
     }
   }
   auto fail = [rp](caf::error err) mutable { rp.deliver(std::move(err)); };
@@ -95,10 +105,7 @@ caf::result<turn_reply> inbound_turn(gateway_ptr self, const std::string& key,
       hygiene_then_turn(self, key, std::move(in), rp);
     },
     fail);
-  return promise;
 }
-
-} // namespace
 
 } // namespace gateway_detail
 
@@ -244,32 +251,16 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
       },
       [self](gw_append_atom, std::string& key, std::string& user,
              message& row) -> caf::result<int64_t> {
-        if (key.empty())
-          return caf::make_error(errc::bad_request, "append: the session key is empty");
-        // Before a session is opened for the key: a refused row leaves nothing behind.
-        if (auto c = check_tool_call_structure(
-              row, std::max<int64_t>(1, self->state.cfg.gateway.max_tool_calls_per_message));
-            !c.ok())
-          return caf::make_error(errc::bad_request, "append: " + describe_tool_call_refusal(c));
         auto rp = self->make_response_promise<int64_t>();
-        with_session(
-          self, key, user,
-          [self, key, row, rp]() mutable {
-            auto& st = self->state;
-            auto& e = st.keys[key];
-            row.session_id = e.session_id;
-            e.last_activity_ms = st.cfg.clock();
-            request_session<int64_t>(
-              self, key, st.cfg.storage_timeout,
-              [self, key, rp](int64_t id) mutable {
-                ++self->state.keys[key].live_messages; // the hygiene check sees appends too
-                rp.deliver(id);
-              },
-              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); }, ss_append_atom_v,
-              std::move(row));
-          },
+        row.idempotency_key.clear(); // stored only through gw_idem_atom
+        append_for(
+          self, key, user, std::move(row), [rp](int64_t id) mutable { rp.deliver(id); },
           [rp](caf::error err) mutable { rp.deliver(std::move(err)); });
         return rp;
+      },
+      [self](gw_idem_atom, std::string& key, std::string& user, message& row,
+             std::string& idem) -> caf::result<idempotent_append> {
+        return idempotent_append_for(self, key, user, std::move(row), idem);
       },
       [self](gw_live_atom, std::string& key) -> caf::result<std::vector<message>> {
         return ask_session<std::vector<message>>(self, key, std::string{},

@@ -78,6 +78,12 @@ using gateway_actor = caf::typed_actor<
   // Appends a row without a model call: (key, user, row) -> its id. Opens (creates or
   // rehydrates) the key's session like gw_message_atom; the row's session_id is set here.
   caf::replies_to<gw_append_atom, std::string, std::string, message>::with<int64_t>,
+  // The same with an Idempotency-Key: (key, user, row, idempotency key) -> the row's id
+  // and session, replayed when an earlier request with that key stored the same row
+  // within gateway.idempotency_window_seconds (nothing written). Refusals:
+  // idempotency_in_flight, idempotency_key_reused (gateway_appends.cpp).
+  caf::replies_to<gw_idem_atom, std::string, std::string, message, std::string>::with<
+    idempotent_append>,
   // The live context the next model call sees.
   caf::replies_to<gw_live_atom, std::string>::with<std::vector<message>>,
   // T13 around a stored message: (key, message id, radius); errc::not_found when the id
@@ -124,6 +130,8 @@ using gateway_actor = caf::typed_actor<
 // The part of the storage actor the gateway talks to. storage_actor converts to it.
 using gateway_storage_actor = caf::typed_actor<
   caf::replies_to<st_append_atom, message>::with<int64_t>,
+  caf::replies_to<st_idem_atom, std::string, std::string, int64_t,
+                  int64_t>::with<std::vector<message>>,
   caf::replies_to<st_new_session_atom, session_record, int64_t>::with<session_record>,
   caf::replies_to<st_list_atom, session_filter>::with<std::vector<session_record>>,
   caf::replies_to<st_session_atom, std::string>::with<session_record>,

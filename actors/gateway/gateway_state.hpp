@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,8 @@ struct gateway_state {
   std::unordered_map<std::string, key_entry> keys;
   uint64_t evict_generation = 0;
   uint64_t lease_generation = 0;
+  // (key, Idempotency-Key) of the idempotent requests running (gateway_appends.cpp).
+  std::unordered_set<std::string> idempotent_running;
 
   spdlog::logger& log() {
     static auto null_log = std::make_shared<spdlog::logger>(
@@ -92,14 +95,22 @@ class turn_promise {
 
   void deliver(turn_reply r) {
     record(false);
+    delivered();
     rp_.deliver(std::move(r));
   }
   void deliver(caf::error err) {
     record(true);
+    delivered();
     rp_.deliver(std::move(err));
   }
+  // Runs `f` when the reply is delivered (copies made after this call run it too).
+  void on_delivered(std::function<void()> f) { on_delivered_ = std::move(f); }
 
  private:
+  void delivered() {
+    if (on_delivered_)
+      on_delivered_();
+  }
   void record(bool failed) {
     if (!metrics_)
       return;
@@ -113,6 +124,7 @@ class turn_promise {
 
   caf::typed_response_promise<turn_reply> rp_;
   std::shared_ptr<runtime_metrics> metrics_;
+  std::function<void()> on_delivered_;
   std::chrono::steady_clock::time_point start_;
 };
 
@@ -193,6 +205,24 @@ void sweep(gateway_ptr self, std::function<void(int64_t)> done = {});
 // Schedules the next sweep (a quarter of the idle time, at least 1 s); none when
 // eviction is off.
 void arm_eviction(gateway_ptr self);
+
+// gateway_appends.cpp
+// Appends `row` to the key's session (opened or created for `user`): its id.
+void append_for(gateway_ptr self, const std::string& key, const std::string& user, message row,
+                std::function<void(int64_t)> ok, on_error fail);
+// A turn with an Idempotency-Key (gw_turn_atom; see the file's comment).
+caf::result<turn_reply> idempotent_turn_for(gateway_ptr self, const std::string& key,
+                                            const std::string& user, turn_input in);
+// The same with an Idempotency-Key (gw_idem_atom; see the file's comment).
+caf::result<idempotent_append> idempotent_append_for(gateway_ptr self, const std::string& key,
+                                                     const std::string& user, message row,
+                                                     const std::string& idem);
+
+// gateway_actor.cpp
+// An inbound turn (gw_message_atom, gw_turn_atom): channel commands, else the key's
+// session opened for `user`, then hygiene_then_turn; answered through `rp`.
+void start_turn(gateway_ptr self, const std::string& key, const std::string& user,
+                turn_input in, reply_promise rp);
 
 // gateway_turns.cpp
 // T3/T4 before the turn (count and local estimate only), then the turn.

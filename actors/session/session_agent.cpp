@@ -125,6 +125,7 @@ void begin_turn(session_ptr self, turn_input in) {
     message user;
     user.role = msg_role::user;
     user.content = std::move(in.content);
+    user.idempotency_key = in.idempotency_key;
     rows->push_back(std::move(user));
   }
   st.turn_opts = in.options;

@@ -67,6 +67,10 @@ using storage_actor = caf::typed_actor<
   // Reads: live context; rows of a session in [first_id, last_id], any state.
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
   caf::replies_to<st_range_atom, std::string, int64_t, int64_t>::with<std::vector<message>>,
+  // Idempotent writes (session key, idempotency key, since_ms, limit):
+  // message_store::idempotent_rows.
+  caf::replies_to<st_idem_atom, std::string, std::string, int64_t,
+                  int64_t>::with<std::vector<message>>,
   // Compaction commit: the stored summary row (with its id).
   caf::replies_to<st_compact_atom, compaction_commit>::with<message>,
   // Row replacements (pruning, eviction, micro-compaction): the inserted rows.

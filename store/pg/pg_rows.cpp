@@ -114,7 +114,7 @@ int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t 
                            m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
                            m.replaced_first_id, m.replaced_last_id, position,
                            pg_tsvector_literal(m.content), pg_search_text(m.content),
-                           pg_unicode61_literal(m.content), fence_token);
+                           pg_unicode61_literal(m.content), fence_token, m.idempotency_key);
   return r[0][0].as<int64_t>();
 }
 

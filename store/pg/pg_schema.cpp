@@ -326,6 +326,15 @@ WHERE s.id = r.session_id AND s.user_id <> ''::bytea
 ALTER TABLE responses ENABLE TRIGGER responses_are_kept;
 )sql";
 
+// Idempotent writes, as SQLite's version 12: the request's key with its row ('' on
+// every other row; a constant default adds the column without rewriting the table) and
+// a partial index over the keyed rows.
+constexpr const char* pg_v10_sql = R"sql(
+ALTER TABLE messages ADD COLUMN idempotency_key text NOT NULL DEFAULT '';
+CREATE INDEX messages_by_idempotency_key ON messages(idempotency_key, session_id)
+WHERE idempotency_key <> '';
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -340,6 +349,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {7, "compaction log: one row per compaction attempt", pg_v7_sql},
     {8, "the Responses door: each response's session and last row", pg_v8_sql},
     {9, "session keys in their user's namespace", pg_v9_sql},
+    {10, "idempotent writes: the Idempotency-Key stored with its row", pg_v10_sql},
   };
   return list;
 }

@@ -47,9 +47,10 @@ constexpr const char* pg_statements[][2] = {
   {"message_insert",
    "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
    " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
-   " replaced_last_id, search_words, search_text, search_unicode61, fence_token)"
+   " replaced_last_id, search_words, search_text, search_unicode61, fence_token,"
+   " idempotency_key)"
    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14, $15::tsvector,"
-   " NULLIF($16::bigint, 0))"
+   " NULLIF($16::bigint, 0), $17)"
    " RETURNING id, session_id)"
    " INSERT INTO message_state(id, session_id, position)"
    " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
@@ -69,6 +70,15 @@ constexpr const char* pg_statements[][2] = {
    "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows"
    " WHERE session_id = $1 AND id BETWEEN $2 AND $3"
    " ORDER BY id"},
+  // Idempotent writes: the newest keyed row of the key's sessions within the window,
+  // then its session's rows from it on ($4 rows at most).
+  {"idempotent_rows",
+   "WITH k AS (SELECT m.id, m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id"
+   " WHERE m.idempotency_key = $2 AND m.idempotency_key <> '' AND s.session_key = $1"
+   " AND m.timestamp_ms >= $3 ORDER BY m.id DESC LIMIT 1)"
+   " SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows"
+   " WHERE session_id = (SELECT session_id FROM k) AND id >= (SELECT id FROM k)"
+   " ORDER BY id LIMIT $4"},
   {"export",
    "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows WHERE session_id = $1 ORDER BY id"},
   {"stats",
@@ -565,6 +575,18 @@ caf::expected<std::vector<message>> pg_store::range(const std::string& session_i
     if (auto err = pg::require_session(r, session_id))
       return err;
     return pg::decode_messages(r.exec_prepared("range", session_id, first_id, last_id));
+  });
+}
+
+caf::expected<std::vector<message>>
+pg_store::idempotent_rows(const std::string& session_key, const std::string& idempotency_key,
+                          time_ms since_ms, int64_t limit) {
+  if (idempotency_key.empty() || limit < 1)
+    return bad_request("idempotent rows: need a key and a limit of at least 1");
+  return pg::guarded("load idempotent rows", [&]() -> caf::expected<std::vector<message>> {
+    pqxx::read_transaction r{*conn_};
+    return pg::decode_messages(r.exec_prepared("idempotent_rows", pg::bytes(session_key),
+                                               idempotency_key, since_ms, limit));
   });
 }
 

@@ -95,6 +95,9 @@ public:
   caf::expected<std::vector<message>> live_context(const std::string& session_id) override;
   caf::expected<std::vector<message>> range(const std::string& session_id, int64_t first_id,
                                             int64_t last_id) override;
+  caf::expected<std::vector<message>>
+  idempotent_rows(const std::string& session_key, const std::string& idempotency_key,
+                  time_ms since_ms, int64_t limit) override;
   caf::expected<std::vector<checkpoint_record>>
   checkpoints(const std::string& session_id) override;
   caf::expected<int64_t> export_jsonl(const std::string& session_id, std::ostream& out) override;

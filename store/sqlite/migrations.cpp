@@ -356,6 +356,15 @@ WHEN NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id
 BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a response; it only marks it deleted once'); END;
 )sql";
 
+// Idempotent writes (issue 47 item 8; docs/api.md "Idempotency-Key"): the key a request
+// carried, stored with the row it wrote ('' on every other row, existing rows included),
+// and a partial index over the keyed rows only (most rows carry none).
+constexpr const char* v12_sql = R"sql(
+ALTER TABLE messages ADD COLUMN idempotency_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX messages_by_idempotency_key ON messages(idempotency_key, session_id)
+WHERE idempotency_key != '';
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -378,6 +387,7 @@ const std::vector<migration>& schema_migrations() {
     {9, "compaction log: one row per compaction attempt", v9_sql},
     {10, "the Responses door: each response's session and last row", v10_sql},
     {11, "session keys in their user's namespace", v11_sql},
+    {12, "idempotent writes: the Idempotency-Key stored with its row", v12_sql},
   };
   return list;
 }

@@ -104,8 +104,8 @@ caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t po
   // goes through a temporary table, i.e. two more copies of every text.
   auto stmt = db_->prepare(
     "INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name,"
-    " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    " timestamp_ms, token_estimate, is_summary, replaced_first_id, replaced_last_id,"
+    " idempotency_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   if (!stmt)
     return std::move(stmt.error());
   // The texts are bound without a copy (a 200 KB tool output would otherwise be
@@ -124,6 +124,7 @@ caf::expected<int64_t> sqlite_store::insert_message(const message& m, int64_t po
   s->bind(9, int64_t{m.is_summary ? 1 : 0});
   s->bind(10, m.replaced_first_id);
   s->bind(11, m.replaced_last_id);
+  s->bind_unowned(12, m.idempotency_key);
   if (auto rc = s->step(); rc != SQLITE_DONE)
     return db_->failure(rc, "append to session " + m.session_id);
   auto id = sqlite3_last_insert_rowid(db_->native_handle());
@@ -256,6 +257,12 @@ caf::expected<std::vector<message>> sqlite_store::live_context(const std::string
 caf::expected<std::vector<message>> sqlite_store::range(const std::string& session_id,
                                                         int64_t first_id, int64_t last_id) {
   return load_range(*db_, session_id, first_id, last_id);
+}
+
+caf::expected<std::vector<message>>
+sqlite_store::idempotent_rows(const std::string& session_key, const std::string& idempotency_key,
+                              time_ms since_ms, int64_t limit) {
+  return load_idempotent_rows(*db_, session_key, idempotency_key, since_ms, limit);
 }
 
 caf::expected<std::vector<checkpoint_record>>

@@ -203,6 +203,31 @@ caf::expected<std::vector<message>> load_range(db_connection& db, const std::str
   return collect_messages(db, s.get(), "load range");
 }
 
+caf::expected<std::vector<message>> load_idempotent_rows(db_connection& db,
+                                                         const std::string& session_key,
+                                                         const std::string& idempotency_key,
+                                                         time_ms since_ms, int64_t limit) {
+  if (idempotency_key.empty() || limit < 1)
+    return bad_request("idempotent rows: need a key and a limit of at least 1");
+  // The keyed row through the partial index messages_by_idempotency_key (the literal
+  // `!= ''` lets the planner use it), then its session's rows from it on.
+  auto stmt = db.prepare(
+    "WITH k AS (SELECT m.id, m.session_id FROM messages m JOIN sessions s ON s.id = m.session_id"
+    " WHERE m.idempotency_key = ?2 AND m.idempotency_key != '' AND s.session_key = ?1"
+    " AND m.timestamp_ms >= ?3 ORDER BY m.id DESC LIMIT 1)"
+    " SELECT " MNEME_MESSAGE_COLUMNS " FROM message_rows"
+    " WHERE session_id = (SELECT session_id FROM k) AND id >= (SELECT id FROM k)"
+    " ORDER BY id LIMIT ?4");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, session_key);
+  s->bind(2, idempotency_key);
+  s->bind(3, since_ms);
+  s->bind(4, limit);
+  return collect_messages(db, s.get(), "load idempotent rows");
+}
+
 caf::expected<std::vector<checkpoint_record>> list_checkpoints(db_connection& db,
                                                                const std::string& session_id) {
   if (auto err = require_session(db, session_id))

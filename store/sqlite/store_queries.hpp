@@ -40,6 +40,12 @@ caf::expected<std::vector<message>> load_live_context(db_connection& db,
 caf::expected<std::vector<message>> load_range(db_connection& db, const std::string& session_id,
                                                int64_t first_id, int64_t last_id);
 
+// message_store::idempotent_rows over `db`.
+caf::expected<std::vector<message>> load_idempotent_rows(db_connection& db,
+                                                         const std::string& session_key,
+                                                         const std::string& idempotency_key,
+                                                         time_ms since_ms, int64_t limit);
+
 // Checkpoints of a session, oldest first.
 caf::expected<std::vector<checkpoint_record>> list_checkpoints(db_connection& db,
                                                                const std::string& session_id);

@@ -60,6 +60,9 @@ int http_status_of(errc code) {
     case errc::tool_round_cap: return 409;
     case errc::lease_elsewhere: // reaches a client only when forwarding failed
     case errc::lease_lost: return 503;
+    case errc::idempotency_key_reused: return 422;
+    case errc::idempotency_in_flight:
+    case errc::idempotency_unanswered: return 409;
   }
   return 500;
 }

@@ -207,6 +207,8 @@ std::vector<config_field> gateway_fields() {
     text("gateway.node_id", g, &p::node_id),
     text("gateway.advertise_url", g, &p::advertise_url),
     integer("gateway.lease_seconds", g, &p::lease_seconds, {1, 3600}),
+    integer("gateway.idempotency_window_seconds", g, &p::idempotency_window_seconds,
+            {1, 2592000}),
   };
 }
 

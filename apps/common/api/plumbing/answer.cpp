@@ -57,7 +57,10 @@ void fail(const call_ptr& c, const caf::error& err) {
   if (c->forward_elsewhere(err))
     return;
   auto [status, body] = error_answer(c, err);
-  send_json(c, status, body);
+  auto res = json_response(status, body);
+  if (err == errc::idempotency_in_flight) // the first request answers soon
+    res.headers.emplace_back("Retry-After", "1");
+  c->finish(std::move(res));
 }
 
 } // namespace mneme::api

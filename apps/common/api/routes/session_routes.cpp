@@ -36,6 +36,7 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
@@ -163,6 +164,20 @@ void append_message(const call_ptr& c) {
     return;
   auto key = k->stored;
   in->user = k->user;
+  auto idem = idempotency_key_of(c);
+  if (!idem)
+    return;
+  if (!idem->empty()) {
+    ask<idempotent_append>(c, c->api->gateway, c->api->turn_timeout, gw_idem_atom_v, key,
+                           std::move(in->user), std::move(in->row), *idem)
+      .then([c](caf::expected<idempotent_append> a) {
+        if (!a)
+          return fail(c, a.error());
+        send_json_replayable(c, 201, json{{"id", a->id}, {"session_id", a->session_id}},
+                             a->replayed);
+      });
+    return;
+  }
   ask<int64_t>(c, c->api->gateway, c->api->turn_timeout, gw_append_atom_v, key,
                std::move(in->user), std::move(in->row))
     .then([c, key](caf::expected<int64_t> id) {

@@ -4,6 +4,7 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
@@ -22,6 +23,10 @@ void run_turn(const call_ptr& c) {
     return;
   auto key = k->stored;
   in->user = k->user;
+  auto idem = idempotency_key_of(c);
+  if (!idem)
+    return;
+  in->input.idempotency_key = std::move(*idem);
   std::shared_ptr<turn_event_relay> relay;
   if (in->stream) {
     relay = std::make_shared<turn_event_relay>(c->reply);
@@ -33,7 +38,7 @@ void run_turn(const call_ptr& c) {
       if (!relay) {
         if (!reply)
           return fail(c, reply.error());
-        return send_json(c, 200, to_json(*reply));
+        return send_json_replayable(c, 200, to_json(*reply), reply->replayed);
       }
       if (reply) {
         relay->finish(to_json(*reply));
