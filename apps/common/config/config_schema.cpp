@@ -204,11 +204,11 @@ std::vector<config_field> gateway_fields() {
     integer("gateway.keep_alive_seconds", g, &p::keep_alive_seconds, {1, 86400}),
     integer("gateway.stream_buffer_bytes", g, &p::stream_buffer_bytes, {4096, 1LL << 30}),
     integer("gateway.shutdown_drain_seconds", g, &p::shutdown_drain_seconds, {0, 3600}),
+    integer("gateway.idempotency_window_seconds", g, &p::idempotency_window_seconds,
+            {1, 2592000}),
     text("gateway.node_id", g, &p::node_id),
     text("gateway.advertise_url", g, &p::advertise_url),
     integer("gateway.lease_seconds", g, &p::lease_seconds, {1, 3600}),
-    integer("gateway.idempotency_window_seconds", g, &p::idempotency_window_seconds,
-            {1, 2592000}),
   };
 }
 
