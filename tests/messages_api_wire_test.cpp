@@ -3,7 +3,8 @@
 // (apps/common/fakellm/messages_wire.hpp): a request encoded by mneme parses back into
 // the same rows; an answer the fake writes, whole or streamed in pieces of any size,
 // reads back as the same chat_answer; the fields without an equivalent are dropped; the
-// headers and errors of an Anthropic call.
+// headers and errors of an Anthropic call; content blocks kept in a row as block lines
+// (policies/content_blocks.hpp) on both wires.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -117,6 +118,57 @@ BOOST_AUTO_TEST_CASE(a_tool_loop_encodes_as_alternating_messages_with_tool_use_a
   // A call without arguments has an empty object; no empty text block is sent.
   BOOST_REQUIRE(m[3]["content"].size() == 1u);
   BOOST_TEST(m[3]["content"][0]["input"] == json::object());
+}
+
+BOOST_AUTO_TEST_CASE(block_lines_of_a_row_are_sent_as_the_blocks_they_keep_in_their_place) {
+  std::string image = R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}})";
+  std::string thinking = R"({"type":"thinking","thinking":"hm","signature":"sig"})";
+  std::string result = R"({"type":"search_result","source":"s","title":"t","content":[]})";
+  chat_request req;
+  req.model = "claude-fake";
+  req.messages = {msg(msg_role::user, "what is this?\n[image] " + image),
+                  calling("[thinking] " + thinking + "\nLet me look.", {{"toolu_1", "f", "{}"}}),
+                  tool_result("toolu_1", "f", "found\n[search_result] " + result),
+                  msg(msg_role::user, "[image] {\"type\":\"document\"}")};
+  auto body = json::parse(to_messages_wire_json(req));
+  const auto& m = body["messages"];
+  BOOST_REQUIRE(m.size() == 3u);
+  BOOST_TEST(m[0]["content"][0] == json({{"type", "text"}, {"text", "what is this?"}}));
+  BOOST_TEST(m[0]["content"][1] == json::parse(image));
+  BOOST_TEST(m[1]["content"][0] == json::parse(thinking)); // thinking first, as the API wants
+  BOOST_TEST(m[1]["content"][1] == json({{"type", "text"}, {"text", "Let me look."}}));
+  BOOST_TEST(m[1]["content"][2]["type"] == "tool_use");
+  const auto& tr = m[2]["content"][0];
+  BOOST_TEST(tr["type"] == "tool_result");
+  BOOST_TEST(tr["content"] == json::array({{{"type", "text"}, {"text", "found"}},
+                                           json::parse(result)}));
+  // A line whose JSON is not the block it names stays text.
+  BOOST_TEST(m[2]["content"][1] == json({{"type", "text"},
+                                         {"text", "[image] {\"type\":\"document\"}"}}));
+}
+
+BOOST_AUTO_TEST_CASE(an_openai_upstream_gets_a_user_rows_image_block_lines_as_image_url_parts) {
+  chat_request req;
+  std::string b64 = R"([image] {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}})";
+  std::string url = R"([image] {"type":"image","source":{"type":"url","url":"https://x.test/a.png"}})";
+  std::string doc = R"([document] {"type":"document","source":{"type":"text","data":"memo"}})";
+  req.messages = {msg(msg_role::user, "compare these\n" + b64 + "\n" + url + "\nand\n" + doc),
+                  msg(msg_role::user, "[image] is a word here")};
+  auto j = json::parse(to_wire_json(req));
+  const auto& parts = j["messages"][0]["content"];
+  BOOST_REQUIRE(parts.is_array());
+  BOOST_REQUIRE(parts.size() == 5u);
+  BOOST_TEST(parts[0] == json({{"type", "text"}, {"text", "compare these"}}));
+  BOOST_TEST(parts[1] == json({{"type", "image_url"},
+                              {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}));
+  BOOST_TEST(parts[2]["image_url"]["url"] == "https://x.test/a.png");
+  BOOST_TEST(parts[3] == json({{"type", "text"}, {"text", "and"}}));
+  BOOST_TEST(parts[4] == json({{"type", "text"}, {"text", "[document]"}}));
+  BOOST_TEST(j["messages"][1]["content"] == "[image] is a word here");
+  // The document encoder and the byte-for-byte one agree.
+  std::string appended;
+  append_message_json(appended, req.messages[0]);
+  BOOST_TEST(appended == message_to_json(req.messages[0]).dump());
 }
 
 BOOST_AUTO_TEST_CASE(the_fake_parses_an_encoded_request_back_into_the_same_rows) {

@@ -10,7 +10,10 @@
 //     one tool_use block per call (`input` = the call's arguments when they are a JSON
 //     object, {} when empty, else {"arguments": <the text>}); a tool row is a
 //     tool_result block of a user message (is_error when its content starts with
-//     policies/tool_loop.hpp's tool_error_prefix); empty text blocks are left out
+//     policies/tool_loop.hpp's tool_error_prefix); a row's "[TYPE] {JSON}" block lines
+//     (policies/content_blocks.hpp: image, document, thinking, ... the Anthropic door
+//     kept) are the blocks they hold, verbatim, in their place among its text blocks
+//     (a tool row's content is then an array of blocks); empty text blocks are left out
 //     (the API refuses them) and consecutive messages of one role are merged into one;
 //   - "tools" (OpenAI function tools) -> {name, description, input_schema};
 //     tool_choice auto/required/none/{function} -> {type auto/any/none/tool};

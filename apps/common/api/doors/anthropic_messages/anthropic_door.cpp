@@ -251,7 +251,8 @@ void anthropic_session_messages(const messages_ptr& c) {
 
 // The request decoded, its user checked against the token; false when refused (answered).
 bool anthropic_admit(const messages_ptr& c, anthropic_body kind) {
-  auto in = decode_anthropic_request(c->r->request().body, kind);
+  auto in = decode_anthropic_request(c->r->request().body, kind,
+                                     c->door->cfg.upstream_messages_api);
   if (!in) {
     c->fail(in.error());
     return false;

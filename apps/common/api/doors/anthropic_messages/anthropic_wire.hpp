@@ -14,8 +14,14 @@
 //   - an assistant message's text blocks are its content (joined by "\n"), its tool_use
 //     blocks its tool calls, `input` written compactly in the client's key order;
 //   - other block types (image, document, thinking, redacted_thinking, server tool
-//     blocks, ...) are refused with a 400 naming the type: the upstream is an
-//     OpenAI-compatible chat model, which mneme feeds text and function calls only;
+//     blocks, search_result, unknown ones) go by policies/content_blocks.hpp's table:
+//     with an upstream speaking the Messages API every one is kept verbatim as a
+//     "[TYPE] {JSON}" line of its row's content (in the client's order among the text
+//     lines); with an OpenAI-compatible upstream a user message's image is kept the
+//     same way (the chat wire sends it as an image_url part), an assistant message's
+//     thinking/redacted_thinking is dropped and named in `ignored`
+//     ("messages[i].content[j]:thinking"), any other is refused with a 400 naming it;
+//     the system prompt takes text blocks only;
 //   - `tools`: custom tools (no `type`, or "custom") become OpenAI function tools
 //     (input_schema as parameters); Anthropic's own tool types (web_search_..., bash_...,
 //     ...) have no equivalent upstream and are left out, named as ignored;
@@ -54,8 +60,11 @@ struct anthropic_request {
 enum class anthropic_body { messages, count_tokens };
 
 // errc::bad_request naming the field ("field 'messages[2].content[0].type' ...").
+// `upstream_messages_api`: the model the request goes to speaks the Messages API
+// (model.api: anthropic), which takes every content block type.
 caf::expected<anthropic_request> decode_anthropic_request(std::string_view body,
-                                                          anthropic_body kind);
+                                                          anthropic_body kind,
+                                                          bool upstream_messages_api = false);
 
 // {"type":"error","error":{"type","message"}}
 nlohmann::json anthropic_error_json(const std::string& type, const std::string& message);
