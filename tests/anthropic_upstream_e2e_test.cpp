@@ -272,5 +272,35 @@ BOOST_AUTO_TEST_CASE(every_content_block_reaches_an_anthropic_upstream_verbatim_
   check_all_messages_api();
 }
 
+BOOST_AUTO_TEST_CASE(the_clients_anthropic_headers_and_unused_fields_reach_the_upstream) {
+  serve();
+  httplib::Headers headers{{"X-Mneme-Session", "passing"},
+                           {"anthropic-version", "2023-06-01"},
+                           {"anthropic-beta", "interleaved-thinking-2025-05-14"}};
+  json body = {{"model", "claude-fake"}, {"max_tokens", 2048},
+               {"thinking", {{"type", "enabled"}, {"budget_tokens", 1024}}},
+               {"service_tier", "auto"},
+               {"messages", json::array({{{"role", "user"}, {"content", "hello"}}})}};
+  auto res = client->Post("/v1/messages", headers, body.dump(), "application/json");
+  auto r = read(res);
+  BOOST_REQUIRE_MESSAGE(r.status == 200, r.text);
+  // All passed on but `thinking` (mneme keeps no thinking blocks for the next call).
+  BOOST_TEST(res->get_header_value("X-Mneme-Ignored") == "thinking");
+  auto st = llm.stats();
+  BOOST_TEST(st.last_anthropic_version == "2023-06-01");
+  BOOST_TEST(st.last_anthropic_beta == "interleaved-thinking-2025-05-14");
+  auto sent = json::parse(st.last_messages_body);
+  BOOST_TEST(!sent.contains("thinking"));
+  BOOST_TEST(sent["service_tier"] == "auto");
+  // The stateless pass-through too.
+  headers.erase("X-Mneme-Session");
+  headers.erase("anthropic-beta");
+  headers.emplace("anthropic-beta", "output-128k-2025-02-19");
+  auto stateless = read(client->Post("/v1/messages", headers, body.dump(), "application/json"));
+  BOOST_REQUIRE_MESSAGE(stateless.status == 200, stateless.text);
+  BOOST_TEST(llm.stats().last_anthropic_beta == "output-128k-2025-02-19");
+  check_all_messages_api();
+}
+
 BOOST_AUTO_TEST_SUITE_END() // anthropic_upstream_e2e
 BOOST_AUTO_TEST_SUITE_END()

@@ -155,6 +155,32 @@ BOOST_AUTO_TEST_CASE(fields_a_stock_client_sends_are_accepted_and_named_as_ignor
                                                     "output_config", "service_tier"}));
 }
 
+BOOST_AUTO_TEST_CASE(for_a_messages_api_upstream_unused_fields_and_client_headers_are_passed_on) {
+  auto r = decode_anthropic_request(R"({"model":"m","max_tokens":5,"top_k":3,
+    "messages":[{"role":"user","content":"x"}],
+    "thinking":{"type":"enabled","budget_tokens":1024},
+    "context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]},
+    "output_config":{"effort":"high"}})", anthropic_body::messages, true);
+  BOOST_REQUIRE_MESSAGE(r, "refused: " + (r ? std::string{} : to_string(r.error())));
+  BOOST_TEST(r->ignored == std::vector<std::string>{"thinking"}); // never passed on
+  BOOST_TEST(r->passthrough.size() == 2u);
+  add_upstream_passthrough(*r, "2023-06-01", "context-management-2025-06-27");
+  auto extra = json::parse(r->turn.options.extra_json);
+  BOOST_TEST(extra["top_k"] == 3); // mapped fields stay where they were
+  const auto& pass = extra["x-mneme-anthropic"];
+  BOOST_TEST(!pass["fields"].contains("thinking"));
+  BOOST_TEST(pass["fields"]["output_config"]["effort"] == "high");
+  BOOST_TEST(pass["fields"].contains("context_management"));
+  BOOST_TEST(pass["headers"] == json({{"anthropic-version", "2023-06-01"},
+                                      {"anthropic-beta", "context-management-2025-06-27"}}));
+  // Nothing to pass: extra_json is left alone.
+  auto plain = decode_anthropic_request(R"({"model":"m","max_tokens":5,
+    "messages":[{"role":"user","content":"x"}]})", anthropic_body::messages, true);
+  BOOST_REQUIRE(plain);
+  add_upstream_passthrough(*plain, "", "");
+  BOOST_TEST(plain->turn.options.extra_json.empty());
+}
+
 BOOST_AUTO_TEST_CASE(count_tokens_needs_no_max_tokens_and_never_streams) {
   auto r = decoded(R"({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]})",
                    anthropic_body::count_tokens);

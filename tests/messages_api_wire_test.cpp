@@ -262,6 +262,44 @@ BOOST_AUTO_TEST_CASE(sampling_and_stop_fields_map_and_fields_without_an_equivale
   BOOST_TEST(body["stop_sequences"] == json::array({"a", "b"}));
 }
 
+BOOST_AUTO_TEST_CASE(the_fields_and_headers_the_anthropic_door_passes_reach_only_the_messages_api) {
+  llm_endpoint ep;
+  ep.api = llm_api::anthropic;
+  ep.url = endpoint_url("http://h", llm_api::anthropic);
+  chat_request req;
+  req.model = "claude-fake";
+  req.max_tokens = 2048;
+  req.messages = {msg(msg_role::user, "hi")};
+  req.extra_json = R"({"top_k":5,"x-mneme-anthropic":{
+    "fields":{"thinking":{"type":"enabled","budget_tokens":1024},"max_tokens":1,"service_tier":"auto"},
+    "headers":{"anthropic-version":"2023-01-01","anthropic-beta":"interleaved-thinking-2025-05-14"}}})";
+  auto call = build_http_call(ep, req, std::chrono::milliseconds{5000});
+  auto count = [&](const std::string& prefix) {
+    return std::count_if(call.headers.begin(), call.headers.end(),
+                         [&](const std::string& h) { return h.rfind(prefix, 0) == 0; });
+  };
+  BOOST_TEST(count("anthropic-version: 2023-01-01") == 1); // the client's, not mneme's
+  BOOST_TEST(count("anthropic-version:") == 1);
+  BOOST_TEST(count("anthropic-beta: interleaved-thinking-2025-05-14") == 1);
+  auto body = json::parse(call.body);
+  BOOST_TEST(body["thinking"]["budget_tokens"] == 1024);
+  BOOST_TEST(body["service_tier"] == "auto");
+  BOOST_TEST(body["max_tokens"] == 2048); // never replaces what mneme wrote
+  BOOST_TEST(body["top_k"] == 5);
+  BOOST_TEST(!body.contains("x-mneme-anthropic"));
+  // A header value with a line break is never sent.
+  req.extra_json = R"({"x-mneme-anthropic":{"headers":{"anthropic-beta":"a\r\nX-Evil: 1"}}})";
+  call = build_http_call(ep, req, std::chrono::milliseconds{5000});
+  BOOST_TEST(count("anthropic-beta") == 0);
+  BOOST_TEST(count("anthropic-version: 2023-06-01") == 1);
+  // An OpenAI-compatible upstream never sees the member.
+  req.extra_json = R"({"top_p":0.5,"x-mneme-anthropic":{"fields":{"thinking":{}}}})";
+  auto openai = json::parse(to_wire_json(req));
+  BOOST_TEST(openai["top_p"] == 0.5);
+  BOOST_TEST(!openai.contains("x-mneme-anthropic"));
+  BOOST_TEST(!openai.contains("thinking"));
+}
+
 BOOST_AUTO_TEST_CASE(an_anthropic_call_sends_x_api_key_and_anthropic_version_to_the_messages_url) {
   BOOST_TEST(messages_url("https://api.anthropic.com") == "https://api.anthropic.com/v1/messages");
   BOOST_TEST(messages_url("https://proxy/v1/") == "https://proxy/v1/messages");

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/llm/messages_api_wire.hpp" // anthropic_passthrough_field
 #include "policies/content_blocks.hpp"
 #include "policies/json_text.hpp"
 
@@ -178,6 +179,8 @@ void add_extra_fields(const chat_request& req, bool tools, json& j) {
   if (!extra.is_object())
     return;
   for (auto it = extra.begin(); it != extra.end(); ++it) {
+    if (it.key() == anthropic_passthrough_field)
+      continue; // for an upstream speaking the Messages API only
     bool tool_field = it.key() == "tool_choice" || it.key() == "parallel_tool_calls";
     if (tool_field && !tools)
       continue; // APIs refuse tool_choice without tools

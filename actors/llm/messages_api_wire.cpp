@@ -196,6 +196,28 @@ void add_messages_extra_fields(const ojson& extra, bool tools, ojson& body) {
     body["tool_choice"] = std::move(choice);
 }
 
+// The Anthropic door's passed-on top-level fields, each unless the body has it already.
+void add_passthrough_fields(const ojson& extra, ojson& body) {
+  auto pass = extra.find(anthropic_passthrough_field);
+  if (pass == extra.end() || !pass->is_object())
+    return;
+  auto fields = pass->find("fields");
+  if (fields == pass->end() || !fields->is_object())
+    return;
+  for (auto it = fields->begin(); it != fields->end(); ++it)
+    if (!body.contains(it.key()))
+      body[it.key()] = it.value();
+}
+
+bool header_value_ok(const std::string& v) {
+  if (v.empty())
+    return false;
+  for (unsigned char c : v)
+    if (c < 0x20 || c > 0x7e)
+      return false;
+  return true;
+}
+
 std::string messages_string(const ojson& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string())
     return {};
@@ -240,7 +262,26 @@ std::string to_messages_wire_json(const chat_request& req, int64_t default_max_t
     body["temperature"] = extra["temperature"];
   add_messages_extra_fields(extra, has_tools, body);
   body["stream"] = req.stream;
+  add_passthrough_fields(extra, body);
   return body.dump(-1, ' ', false, messages_replace_invalid);
+}
+
+std::vector<std::string> messages_client_headers(const chat_request& req) {
+  std::vector<std::string> out;
+  if (req.extra_json.find(anthropic_passthrough_field) == std::string::npos)
+    return out;
+  auto extra = ojson::parse(req.extra_json, nullptr, false);
+  if (!extra.is_object() || !extra.contains(anthropic_passthrough_field))
+    return out;
+  const auto& pass = extra[anthropic_passthrough_field];
+  if (!pass.is_object() || !pass.contains("headers") || !pass["headers"].is_object())
+    return out;
+  for (const char* name : {"anthropic-version", "anthropic-beta"}) {
+    auto v = messages_string(pass["headers"], name);
+    if (header_value_ok(v))
+      out.push_back(std::string{name} + ": " + v);
+  }
+  return out;
 }
 
 std::string finish_reason_of_stop(std::string_view stop_reason) {

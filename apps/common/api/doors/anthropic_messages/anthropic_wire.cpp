@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "actors/llm/messages_api_wire.hpp"
 #include "apps/common/api/plumbing/json_duplicates.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "messages/errc.hpp"
@@ -408,9 +409,14 @@ caf::expected<anthropic_request> decode_request(std::string_view body, anthropic
   if (!j)
     return j.error();
   anthropic_request out;
-  for (auto it = j->begin(); it != j->end(); ++it)
-    if (!listed(used_fields, it.key()))
+  for (auto it = j->begin(); it != j->end(); ++it) {
+    if (listed(used_fields, it.key()))
+      continue;
+    if (messages_api && it.key() != "thinking")
+      out.passthrough[it.key()] = it.value();
+    else
       out.ignored.push_back(it.key());
+  }
   if (auto err = text_of(*j, "model", "", out.model, kind == anthropic_body::messages))
     return err;
   if (auto err = decode_system(*j, out.messages))
@@ -446,6 +452,29 @@ caf::expected<anthropic_request> decode_anthropic_request(std::string_view body,
                                                           anthropic_body kind,
                                                           bool upstream_messages_api) {
   return anthropic_codec::decode_request(body, kind, upstream_messages_api);
+}
+
+void add_upstream_passthrough(anthropic_request& r, const std::string& anthropic_version,
+                              const std::string& anthropic_beta) {
+  using json = nlohmann::json;
+  json pass = json::object();
+  if (!r.passthrough.empty())
+    pass["fields"] = json::parse(r.passthrough.dump(-1, ' ', false, json::error_handler_t::replace));
+  json headers = json::object();
+  if (!anthropic_version.empty())
+    headers["anthropic-version"] = anthropic_version;
+  if (!anthropic_beta.empty())
+    headers["anthropic-beta"] = anthropic_beta;
+  if (!headers.empty())
+    pass["headers"] = std::move(headers);
+  if (pass.empty())
+    return;
+  auto& opt = r.turn.options;
+  auto extra = opt.extra_json.empty() ? json::object() : json::parse(opt.extra_json, nullptr, false);
+  if (!extra.is_object())
+    extra = json::object();
+  extra[llm::anthropic_passthrough_field] = std::move(pass);
+  opt.extra_json = extra.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 nlohmann::json anthropic_error_json(const std::string& type, const std::string& message) {
