@@ -234,13 +234,14 @@ BOOST_AUTO_TEST_CASE(credentials_come_as_x_api_key_or_bearer_and_refusals_take_a
 
 BOOST_AUTO_TEST_CASE(unsupported_blocks_are_refused_and_unused_fields_named_as_ignored) {
   serve();
-  auto image = on_key("an-bad", {{"messages", {{{"role", "user"}, {"content", json::parse(R"([
-    {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}])")}}}}});
-  BOOST_TEST(image.status == 400);
-  BOOST_TEST(image.body["type"] == "error");
-  BOOST_TEST(image.body["error"]["type"] == "invalid_request_error");
-  auto why = image.body["error"]["message"].get<std::string>();
-  BOOST_TEST(why.find("\"image\"") != std::string::npos, why);
+  auto doc = on_key("an-bad", {{"messages", {{{"role", "user"}, {"content", json::parse(R"([
+    {"type":"document","source":{"type":"text","media_type":"text/plain","data":"memo"}}])")}}}}});
+  BOOST_TEST(doc.status == 400);
+  BOOST_TEST(doc.body["type"] == "error");
+  BOOST_TEST(doc.body["error"]["type"] == "invalid_request_error");
+  auto why = doc.body["error"]["message"].get<std::string>();
+  BOOST_TEST(why.find("messages[0].content[0].type") != std::string::npos, why);
+  BOOST_TEST(why.find("\"document\"") != std::string::npos, why);
   auto no_max = post_messages("/v1/messages", {{"model", "m"}, {"messages", {user_text("x")}}});
   BOOST_TEST(no_max.status == 400);
   BOOST_TEST(no_max.body["error"]["message"].get<std::string>().find("max_tokens")
@@ -258,6 +259,34 @@ BOOST_AUTO_TEST_CASE(unsupported_blocks_are_refused_and_unused_fields_named_as_i
   BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
   BOOST_TEST(a.header("X-Mneme-Ignored")
              == "context_management, output_config, thinking, anthropic-beta, beta");
+}
+
+BOOST_AUTO_TEST_CASE(an_image_is_kept_in_its_row_and_thinking_in_history_is_dropped_and_named) {
+  serve();
+  json image = json::parse(R"({"type":"image","source":{"type":"base64","media_type":"image/png",
+    "data":"iVBORw0KGgo="}})");
+  json history = json::array({{{"role", "user"},
+                               {"content", json::array({{{"type", "text"}, {"text", "what is in the picture?"}},
+                                                        image})}}});
+  auto first = on_key("an-img", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(first.status == 200, first.text);
+  BOOST_TEST(first.header("X-Mneme-Ignored").empty());
+  auto rows = visible_rows("an-img");
+  BOOST_REQUIRE(rows.size() == 2u);
+  // The text stays searchable text; the block is kept whole on its own line.
+  BOOST_TEST(rows[0].content == "what is in the picture?\n[image] " + image.dump());
+  // The client resends the history with a thinking block another model gave it: the
+  // block is dropped, named in X-Mneme-Ignored, and the history still matches.
+  auto answer = kept(first);
+  json thinking = {{"type", "thinking"}, {"thinking", "hm"}, {"signature", "s"}};
+  answer["content"].insert(answer["content"].begin(), thinking);
+  history.push_back(answer);
+  history.push_back(user_text("and the colours?"));
+  auto second = on_key("an-img", {{"messages", history}});
+  BOOST_REQUIRE_MESSAGE(second.status == 200, second.text);
+  BOOST_TEST(second.header("X-Mneme-Ignored") == "messages[1].content[0]:thinking");
+  BOOST_TEST(second.header("X-Mneme-Rebased").empty());
+  BOOST_TEST(visible_rows("an-img").size() == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(a_streamed_answer_is_anthropics_event_sequence) {

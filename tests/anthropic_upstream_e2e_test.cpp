@@ -248,5 +248,59 @@ BOOST_AUTO_TEST_CASE(the_anthropic_and_openai_doors_both_run_on_the_anthropic_up
   check_all_messages_api();
 }
 
+BOOST_AUTO_TEST_CASE(every_content_block_reaches_an_anthropic_upstream_verbatim_in_its_place) {
+  serve();
+  auto doc = json::parse(R"({"type":"document","source":{"type":"text","media_type":"text/plain",
+    "data":"the memo"},"title":"memo"})");
+  auto image = json::parse(R"({"type":"image","source":{"type":"url","url":"https://x.test/a.png"}})");
+  auto thinking = json::parse(R"({"type":"thinking","thinking":"let me see","signature":"sig"})");
+  json history = json::array(
+    {{{"role", "user"}, {"content", json::array({doc, {{"type", "text"}, {"text", "read it"}}, image})}},
+     {{"role", "assistant"}, {"content", json::array({thinking, {{"type", "text"}, {"text", "done"}}})}},
+     {{"role", "user"}, {"content", "so?"}}});
+  httplib::Headers headers{{"X-Mneme-Session", "blocks"}, {"anthropic-version", "2023-06-01"}};
+  json body = {{"model", "claude-fake"}, {"max_tokens", 256}, {"messages", history}};
+  auto res = client->Post("/v1/messages", headers, body.dump(), "application/json");
+  auto r = read(res);
+  BOOST_REQUIRE_MESSAGE(r.status == 200, r.text);
+  BOOST_TEST(res->get_header_value("X-Mneme-Ignored").empty()); // nothing dropped
+  auto sent = json::parse(llm.stats().last_messages_body);
+  const auto& m = sent["messages"];
+  BOOST_REQUIRE(m.size() == 3u);
+  BOOST_TEST(m[0]["content"] == json::array({doc, {{"type", "text"}, {"text", "read it"}}, image}));
+  BOOST_TEST(m[1]["content"] == json::array({thinking, {{"type", "text"}, {"text", "done"}}}));
+  check_all_messages_api();
+}
+
+BOOST_AUTO_TEST_CASE(the_clients_anthropic_headers_and_unused_fields_reach_the_upstream) {
+  serve();
+  httplib::Headers headers{{"X-Mneme-Session", "passing"},
+                           {"anthropic-version", "2023-06-01"},
+                           {"anthropic-beta", "interleaved-thinking-2025-05-14"}};
+  json body = {{"model", "claude-fake"}, {"max_tokens", 2048},
+               {"thinking", {{"type", "enabled"}, {"budget_tokens", 1024}}},
+               {"service_tier", "auto"},
+               {"messages", json::array({{{"role", "user"}, {"content", "hello"}}})}};
+  auto res = client->Post("/v1/messages", headers, body.dump(), "application/json");
+  auto r = read(res);
+  BOOST_REQUIRE_MESSAGE(r.status == 200, r.text);
+  // All passed on but `thinking` (mneme keeps no thinking blocks for the next call).
+  BOOST_TEST(res->get_header_value("X-Mneme-Ignored") == "thinking");
+  auto st = llm.stats();
+  BOOST_TEST(st.last_anthropic_version == "2023-06-01");
+  BOOST_TEST(st.last_anthropic_beta == "interleaved-thinking-2025-05-14");
+  auto sent = json::parse(st.last_messages_body);
+  BOOST_TEST(!sent.contains("thinking"));
+  BOOST_TEST(sent["service_tier"] == "auto");
+  // The stateless pass-through too.
+  headers.erase("X-Mneme-Session");
+  headers.erase("anthropic-beta");
+  headers.emplace("anthropic-beta", "output-128k-2025-02-19");
+  auto stateless = read(client->Post("/v1/messages", headers, body.dump(), "application/json"));
+  BOOST_REQUIRE_MESSAGE(stateless.status == 200, stateless.text);
+  BOOST_TEST(llm.stats().last_anthropic_beta == "output-128k-2025-02-19");
+  check_all_messages_api();
+}
+
 BOOST_AUTO_TEST_SUITE_END() // anthropic_upstream_e2e
 BOOST_AUTO_TEST_SUITE_END()

@@ -155,6 +155,32 @@ BOOST_AUTO_TEST_CASE(fields_a_stock_client_sends_are_accepted_and_named_as_ignor
                                                     "output_config", "service_tier"}));
 }
 
+BOOST_AUTO_TEST_CASE(for_a_messages_api_upstream_unused_fields_and_client_headers_are_passed_on) {
+  auto r = decode_anthropic_request(R"({"model":"m","max_tokens":5,"top_k":3,
+    "messages":[{"role":"user","content":"x"}],
+    "thinking":{"type":"enabled","budget_tokens":1024},
+    "context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]},
+    "output_config":{"effort":"high"}})", anthropic_body::messages, true);
+  BOOST_REQUIRE_MESSAGE(r, "refused: " + (r ? std::string{} : to_string(r.error())));
+  BOOST_TEST(r->ignored == std::vector<std::string>{"thinking"}); // never passed on
+  BOOST_TEST(r->passthrough.size() == 2u);
+  add_upstream_passthrough(*r, "2023-06-01", "context-management-2025-06-27");
+  auto extra = json::parse(r->turn.options.extra_json);
+  BOOST_TEST(extra["top_k"] == 3); // mapped fields stay where they were
+  const auto& pass = extra["x-mneme-anthropic"];
+  BOOST_TEST(!pass["fields"].contains("thinking"));
+  BOOST_TEST(pass["fields"]["output_config"]["effort"] == "high");
+  BOOST_TEST(pass["fields"].contains("context_management"));
+  BOOST_TEST(pass["headers"] == json({{"anthropic-version", "2023-06-01"},
+                                      {"anthropic-beta", "context-management-2025-06-27"}}));
+  // Nothing to pass: extra_json is left alone.
+  auto plain = decode_anthropic_request(R"({"model":"m","max_tokens":5,
+    "messages":[{"role":"user","content":"x"}]})", anthropic_body::messages, true);
+  BOOST_REQUIRE(plain);
+  add_upstream_passthrough(*plain, "", "");
+  BOOST_TEST(plain->turn.options.extra_json.empty());
+}
+
 BOOST_AUTO_TEST_CASE(count_tokens_needs_no_max_tokens_and_never_streams) {
   auto r = decoded(R"({"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]})",
                    anthropic_body::count_tokens);
@@ -178,15 +204,27 @@ BOOST_AUTO_TEST_CASE(bad_bodies_are_refused_naming_the_field_or_block_type) {
      "field 'max_tokens' must be 1 or more"},
     {R"({"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]})",
      "field 'messages[0].role': unknown role 'system'"},
-    {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[
+    {R"({"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[
        {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}}]}]})",
      "field 'messages[0].content[0].type': content blocks of type \"image\""},
-    {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":"q"},
-       {"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"}]}]})",
+    {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[
+       {"type":"thinking","thinking":"hm","signature":"s"}]}]})",
      "content blocks of type \"thinking\""},
     {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[
        {"type":"document","source":{}}]}]})",
      "content blocks of type \"document\""},
+    {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[
+       {"type":"search_result","source":"s","title":"t","content":[]}]}]})",
+     "content blocks of type \"search_result\""},
+    {R"({"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[
+       {"type":"server_tool_use","id":"s","name":"web_search","input":{}}]}]})",
+     "content blocks of type \"server_tool_use\""},
+    {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[
+       {"type":"brand_new","x":1}]}]})",
+     "content blocks of type \"brand_new\""},
+    {R"({"model":"m","max_tokens":5,"system":[{"type":"image","source":{}}],
+       "messages":[{"role":"user","content":"x"}]})",
+     "field 'system[0].type': content blocks of type \"image\""},
     {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[
        {"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{}}]}]}]})",
      "field 'messages[0].content[0].content[0].type': content blocks of type \"image\""},
@@ -211,6 +249,56 @@ BOOST_AUTO_TEST_CASE(bad_bodies_are_refused_naming_the_field_or_block_type) {
       BOOST_TEST(why.find(x.names) != std::string::npos, why);
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(an_openai_upstream_gets_user_images_as_block_lines_and_no_thinking) {
+  auto image = R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}})";
+  auto r = decoded(std::string{R"({"model":"m","max_tokens":5,"messages":[
+    {"role":"user","content":[{"type":"text","text":"what is this?"},)"} + image + R"(]},
+    {"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},
+      {"type":"redacted_thinking","data":"zz"},{"type":"text","text":"a cat"}]},
+    {"role":"user","content":"thanks"}]})");
+  BOOST_REQUIRE(r.messages.size() == 3u);
+  BOOST_TEST(r.messages[0].content == std::string{"what is this?\n[image] "} + image);
+  BOOST_TEST(r.messages[1].content == "a cat");
+  BOOST_TEST(r.ignored == (std::vector<std::string>{"messages[1].content[0]:thinking",
+                                                    "messages[1].content[1]:redacted_thinking"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_messages_api_upstream_gets_every_block_kept_verbatim_in_its_place) {
+  std::string body = R"({"model":"m","max_tokens":5,"messages":[
+    {"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"memo"}},
+      {"type":"text","text":"summarize"},{"type":"brand_new","x":{"y":[1,2]}}]},
+    {"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},
+      {"type":"server_tool_use","id":"srv","name":"web_search","input":{"query":"q"}},
+      {"type":"web_search_tool_result","tool_use_id":"srv","content":[]},
+      {"type":"tool_use","id":"t1","name":"f","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[
+      {"type":"text","text":"found"},{"type":"search_result","source":"s","title":"t",
+       "content":[{"type":"text","text":"x"}]}]}]}]})";
+  auto r = decode_anthropic_request(body, anthropic_body::messages, true);
+  BOOST_REQUIRE_MESSAGE(r, "refused: " + (r ? std::string{} : to_string(r.error())));
+  BOOST_REQUIRE(r->messages.size() == 3u);
+  BOOST_TEST(r->messages[0].content
+             == R"([document] {"type":"document","source":{"type":"text","media_type":"text/plain","data":"memo"}})"
+                "\nsummarize\n"
+                R"([brand_new] {"type":"brand_new","x":{"y":[1,2]}})");
+  BOOST_TEST(r->messages[1].content
+             == R"([thinking] {"type":"thinking","thinking":"hm","signature":"s"})"
+                "\n"
+                R"([server_tool_use] {"type":"server_tool_use","id":"srv","name":"web_search","input":{"query":"q"}})"
+                "\n"
+                R"([web_search_tool_result] {"type":"web_search_tool_result","tool_use_id":"srv","content":[]})");
+  BOOST_REQUIRE(r->messages[1].tool_calls.size() == 1u);
+  BOOST_TEST(r->messages[2].role == msg_role::tool);
+  BOOST_TEST(r->messages[2].content
+             == "found\n" R"([search_result] {"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"x"}]})");
+  BOOST_TEST(r->ignored.empty());
+  // The system prompt takes text alone whatever the upstream.
+  auto sys = decode_anthropic_request(
+    R"({"model":"m","max_tokens":5,"system":[{"type":"image","source":{}}],"messages":[{"role":"user","content":"x"}]})",
+    anthropic_body::messages, true);
+  BOOST_TEST(!sys);
 }
 
 BOOST_AUTO_TEST_CASE(an_answer_is_a_message_with_text_and_tool_use_blocks) {

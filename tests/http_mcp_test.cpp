@@ -265,6 +265,41 @@ BOOST_FIXTURE_TEST_CASE(the_skill_tools_list_and_show_the_skills, mcp_fixture) {
   BOOST_TEST(text_of(missing).find("'nope'") != std::string::npos);
 }
 
+BOOST_FIXTURE_TEST_CASE(with_2025_06_18_results_are_structured_and_tools_have_output_schemas,
+                        mcp_fixture) {
+  serve_mcp();
+  httplib::Headers v2025{{"MCP-Protocol-Version", "2025-06-18"}};
+  auto post = [&](const std::string& method, json params, const httplib::Headers& h) {
+    json msg{{"jsonrpc", "2.0"}, {"id", ++next_id}, {"method", method}, {"params", params}};
+    auto a = mcp_post(msg, h);
+    BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+    return a.body["result"];
+  };
+  auto tools = post("tools/list", json::object(), v2025)["tools"];
+  BOOST_REQUIRE(tools.size() == 5u);
+  for (const auto& t : tools)
+    BOOST_TEST(t["outputSchema"]["type"] == "object", t.dump());
+  post("tools/call", {{"name", "memory"}, {"arguments", {{"action", "set"}, {"key", "editor"},
+                                                          {"value", "helix"}}}}, v2025);
+  auto listed = post("tools/call", {{"name", "memory"}, {"arguments", {{"action", "list"}}}}, v2025);
+  BOOST_REQUIRE_MESSAGE(listed.contains("structuredContent"), listed.dump());
+  BOOST_TEST(listed["structuredContent"]["facts"][0]["value"] == "helix");
+  BOOST_TEST(json::parse(text_of(listed)) == listed["structuredContent"]); // the same JSON
+  auto skills = post("tools/call", {{"name", "skills_list"}, {"arguments", json::object()}}, v2025);
+  BOOST_TEST(skills["structuredContent"]["skills"][0]["name"] == "deploy-app");
+  auto shown = post("tools/call", {{"name", "skill_view"}, {"arguments", {{"name", "deploy-app"}}}},
+                    v2025);
+  BOOST_TEST(shown["structuredContent"]["name"] == "deploy-app");
+  BOOST_TEST(shown["structuredContent"]["text"] == text_of(shown));
+  auto missing = post("tools/call", {{"name", "skill_view"}, {"arguments", {{"name", "nope"}}}},
+                      v2025);
+  BOOST_TEST(!missing.contains("structuredContent"));
+  // An older version, or none: text only, no output schemas.
+  auto old = post("tools/list", json::object(), {{"MCP-Protocol-Version", "2025-03-26"}});
+  BOOST_TEST(!old["tools"][0].contains("outputSchema"));
+  BOOST_TEST(!call_tool("memory", {{"action", "list"}}).contains("structuredContent"));
+}
+
 BOOST_FIXTURE_TEST_CASE(a_user_token_reaches_only_its_own_users_memory, mcp_fixture) {
   serve_mcp(true);
   client->set_bearer_token_auth(mcp_admin_token.c_str());

@@ -242,6 +242,28 @@ BOOST_AUTO_TEST_CASE(components_are_percent_encoded_but_unreserved_bytes) {
   BOOST_TEST(encode_component("\xC3\xA9") == "%C3%A9");
 }
 
+BOOST_AUTO_TEST_CASE(structured_output_comes_with_2025_06_18_and_later) {
+  BOOST_TEST(!structured_output(""));           // the transport's default: 2025-03-26
+  BOOST_TEST(!structured_output("2024-11-05"));
+  BOOST_TEST(!structured_output("2025-03-26"));
+  BOOST_TEST(structured_output("2025-06-18"));
+  BOOST_TEST(structured_output("2025-11-25"));
+  BOOST_TEST(!structured_output("2099-01-01")); // not spoken
+  for (const auto& t : tools_list(true)["tools"])
+    BOOST_TEST(t["outputSchema"]["type"] == "object", t["name"].get<std::string>());
+  for (const auto& t : tools_list(false)["tools"])
+    BOOST_TEST(!t.contains("outputSchema"));
+  auto facts = tool_result_of_answer(200, R"({"facts":[{"key":"k"}]})", true);
+  BOOST_TEST(facts["structuredContent"] == json::parse(R"({"facts":[{"key":"k"}]})"));
+  BOOST_TEST(facts["content"][0]["text"] == R"({"facts":[{"key":"k"}]})");
+  BOOST_TEST(tool_result_of_answer(204, "", true)["structuredContent"] == json::object());
+  BOOST_TEST(tool_result_of_answer(200, "[1]", true)["structuredContent"]
+             == json::parse(R"({"result":[1]})"));
+  BOOST_TEST(!tool_result_of_answer(200, "not json", true).contains("structuredContent"));
+  BOOST_TEST(!tool_result_of_answer(404, R"({"error":{}})", true).contains("structuredContent"));
+  BOOST_TEST(!tool_result_of_answer(200, R"({"facts":[]})", false).contains("structuredContent"));
+}
+
 BOOST_AUTO_TEST_CASE(an_api_answer_becomes_a_tool_result) {
   auto ok = tool_result_of_answer(200, R"({"facts":[]})");
   BOOST_TEST(ok["isError"] == false);

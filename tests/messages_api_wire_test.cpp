@@ -3,7 +3,8 @@
 // (apps/common/fakellm/messages_wire.hpp): a request encoded by mneme parses back into
 // the same rows; an answer the fake writes, whole or streamed in pieces of any size,
 // reads back as the same chat_answer; the fields without an equivalent are dropped; the
-// headers and errors of an Anthropic call.
+// headers and errors of an Anthropic call; content blocks kept in a row as block lines
+// (policies/content_blocks.hpp) on both wires.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -119,6 +120,57 @@ BOOST_AUTO_TEST_CASE(a_tool_loop_encodes_as_alternating_messages_with_tool_use_a
   BOOST_TEST(m[3]["content"][0]["input"] == json::object());
 }
 
+BOOST_AUTO_TEST_CASE(block_lines_of_a_row_are_sent_as_the_blocks_they_keep_in_their_place) {
+  std::string image = R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}})";
+  std::string thinking = R"({"type":"thinking","thinking":"hm","signature":"sig"})";
+  std::string result = R"({"type":"search_result","source":"s","title":"t","content":[]})";
+  chat_request req;
+  req.model = "claude-fake";
+  req.messages = {msg(msg_role::user, "what is this?\n[image] " + image),
+                  calling("[thinking] " + thinking + "\nLet me look.", {{"toolu_1", "f", "{}"}}),
+                  tool_result("toolu_1", "f", "found\n[search_result] " + result),
+                  msg(msg_role::user, "[image] {\"type\":\"document\"}")};
+  auto body = json::parse(to_messages_wire_json(req));
+  const auto& m = body["messages"];
+  BOOST_REQUIRE(m.size() == 3u);
+  BOOST_TEST(m[0]["content"][0] == json({{"type", "text"}, {"text", "what is this?"}}));
+  BOOST_TEST(m[0]["content"][1] == json::parse(image));
+  BOOST_TEST(m[1]["content"][0] == json::parse(thinking)); // thinking first, as the API wants
+  BOOST_TEST(m[1]["content"][1] == json({{"type", "text"}, {"text", "Let me look."}}));
+  BOOST_TEST(m[1]["content"][2]["type"] == "tool_use");
+  const auto& tr = m[2]["content"][0];
+  BOOST_TEST(tr["type"] == "tool_result");
+  BOOST_TEST(tr["content"] == json::array({{{"type", "text"}, {"text", "found"}},
+                                           json::parse(result)}));
+  // A line whose JSON is not the block it names stays text.
+  BOOST_TEST(m[2]["content"][1] == json({{"type", "text"},
+                                         {"text", "[image] {\"type\":\"document\"}"}}));
+}
+
+BOOST_AUTO_TEST_CASE(an_openai_upstream_gets_a_user_rows_image_block_lines_as_image_url_parts) {
+  chat_request req;
+  std::string b64 = R"([image] {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}})";
+  std::string url = R"([image] {"type":"image","source":{"type":"url","url":"https://x.test/a.png"}})";
+  std::string doc = R"([document] {"type":"document","source":{"type":"text","data":"memo"}})";
+  req.messages = {msg(msg_role::user, "compare these\n" + b64 + "\n" + url + "\nand\n" + doc),
+                  msg(msg_role::user, "[image] is a word here")};
+  auto j = json::parse(to_wire_json(req));
+  const auto& parts = j["messages"][0]["content"];
+  BOOST_REQUIRE(parts.is_array());
+  BOOST_REQUIRE(parts.size() == 5u);
+  BOOST_TEST(parts[0] == json({{"type", "text"}, {"text", "compare these"}}));
+  BOOST_TEST(parts[1] == json({{"type", "image_url"},
+                              {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}));
+  BOOST_TEST(parts[2]["image_url"]["url"] == "https://x.test/a.png");
+  BOOST_TEST(parts[3] == json({{"type", "text"}, {"text", "and"}}));
+  BOOST_TEST(parts[4] == json({{"type", "text"}, {"text", "[document]"}}));
+  BOOST_TEST(j["messages"][1]["content"] == "[image] is a word here");
+  // The document encoder and the byte-for-byte one agree.
+  std::string appended;
+  append_message_json(appended, req.messages[0]);
+  BOOST_TEST(appended == message_to_json(req.messages[0]).dump());
+}
+
 BOOST_AUTO_TEST_CASE(the_fake_parses_an_encoded_request_back_into_the_same_rows) {
   chat_request req;
   req.model = "claude-fake";
@@ -208,6 +260,44 @@ BOOST_AUTO_TEST_CASE(sampling_and_stop_fields_map_and_fields_without_an_equivale
   body = json::parse(to_messages_wire_json(req));
   BOOST_TEST(body["max_tokens"] == 333);
   BOOST_TEST(body["stop_sequences"] == json::array({"a", "b"}));
+}
+
+BOOST_AUTO_TEST_CASE(the_fields_and_headers_the_anthropic_door_passes_reach_only_the_messages_api) {
+  llm_endpoint ep;
+  ep.api = llm_api::anthropic;
+  ep.url = endpoint_url("http://h", llm_api::anthropic);
+  chat_request req;
+  req.model = "claude-fake";
+  req.max_tokens = 2048;
+  req.messages = {msg(msg_role::user, "hi")};
+  req.extra_json = R"({"top_k":5,"x-mneme-anthropic":{
+    "fields":{"thinking":{"type":"enabled","budget_tokens":1024},"max_tokens":1,"service_tier":"auto"},
+    "headers":{"anthropic-version":"2023-01-01","anthropic-beta":"interleaved-thinking-2025-05-14"}}})";
+  auto call = build_http_call(ep, req, std::chrono::milliseconds{5000});
+  auto count = [&](const std::string& prefix) {
+    return std::count_if(call.headers.begin(), call.headers.end(),
+                         [&](const std::string& h) { return h.rfind(prefix, 0) == 0; });
+  };
+  BOOST_TEST(count("anthropic-version: 2023-01-01") == 1); // the client's, not mneme's
+  BOOST_TEST(count("anthropic-version:") == 1);
+  BOOST_TEST(count("anthropic-beta: interleaved-thinking-2025-05-14") == 1);
+  auto body = json::parse(call.body);
+  BOOST_TEST(body["thinking"]["budget_tokens"] == 1024);
+  BOOST_TEST(body["service_tier"] == "auto");
+  BOOST_TEST(body["max_tokens"] == 2048); // never replaces what mneme wrote
+  BOOST_TEST(body["top_k"] == 5);
+  BOOST_TEST(!body.contains("x-mneme-anthropic"));
+  // A header value with a line break is never sent.
+  req.extra_json = R"({"x-mneme-anthropic":{"headers":{"anthropic-beta":"a\r\nX-Evil: 1"}}})";
+  call = build_http_call(ep, req, std::chrono::milliseconds{5000});
+  BOOST_TEST(count("anthropic-beta") == 0);
+  BOOST_TEST(count("anthropic-version: 2023-06-01") == 1);
+  // An OpenAI-compatible upstream never sees the member.
+  req.extra_json = R"({"top_p":0.5,"x-mneme-anthropic":{"fields":{"thinking":{}}}})";
+  auto openai = json::parse(to_wire_json(req));
+  BOOST_TEST(openai["top_p"] == 0.5);
+  BOOST_TEST(!openai.contains("x-mneme-anthropic"));
+  BOOST_TEST(!openai.contains("thinking"));
 }
 
 BOOST_AUTO_TEST_CASE(an_anthropic_call_sends_x_api_key_and_anthropic_version_to_the_messages_url) {

@@ -28,7 +28,14 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
   if (anthropic) {
     if (!endpoint.api_key.empty())
       call.headers.emplace_back("x-api-key: " + endpoint.api_key);
-    call.headers.emplace_back("anthropic-version: " + std::string{anthropic_version});
+    // The client's anthropic-version (and anthropic-beta) when the Anthropic door passed
+    // them on, else mneme's own version.
+    auto client = messages_client_headers(req);
+    bool versioned = !client.empty() && client.front().rfind("anthropic-version:", 0) == 0;
+    if (!versioned)
+      call.headers.emplace_back("anthropic-version: " + std::string{anthropic_version});
+    for (auto& h : client)
+      call.headers.push_back(std::move(h));
   } else if (!endpoint.api_key.empty()) {
     call.headers.emplace_back("Authorization: Bearer " + endpoint.api_key);
   }

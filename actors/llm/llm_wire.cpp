@@ -6,11 +6,60 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/llm/messages_api_wire.hpp" // anthropic_passthrough_field
+#include "policies/content_blocks.hpp"
 #include "policies/json_text.hpp"
 
 namespace mneme::llm {
 
 using nlohmann::json;
+
+namespace {
+
+// An Anthropic image block's `source` as an image_url URL: a data: URL of base64 data,
+// the url of a url source; "" for any other source.
+std::string image_url_of(const json& block) {
+  if (!block.contains("source") || !block["source"].is_object())
+    return {};
+  const auto& src = block["source"];
+  auto text = [&src](const char* k) {
+    return src.contains(k) && src[k].is_string() ? src[k].get<std::string>() : std::string{};
+  };
+  if (text("type") == "base64" && !text("data").empty())
+    return "data:" + text("media_type") + ";base64," + text("data");
+  if (text("type") == "url")
+    return text("url");
+  return {};
+}
+
+// A user row holding content blocks (policies/content_blocks.hpp) as content parts: its
+// text as text parts, its images as image_url parts; any other block (kept while the
+// upstream spoke the Messages API) as its "[TYPE]" placeholder text.
+json content_parts(const std::string& content) {
+  json parts = json::array();
+  for (const auto& piece : split_block_lines(content)) {
+    if (!piece.block) {
+      if (!piece.text.empty())
+        parts.push_back({{"type", "text"}, {"text", piece.text}});
+      continue;
+    }
+    auto block = json::parse(piece.text, nullptr, false);
+    if (!block.is_object() || !block.contains("type") || block["type"] != piece.type) {
+      parts.push_back({{"type", "text"}, {"text", block_line(piece.type, piece.text)}});
+      continue; // text that only looks like a block line
+    }
+    std::string url;
+    if (piece.type == "image")
+      url = image_url_of(block);
+    if (!url.empty())
+      parts.push_back({{"type", "image_url"}, {"image_url", {{"url", url}}}});
+    else
+      parts.push_back({{"type", "text"}, {"text", "[" + piece.type + "]"}});
+  }
+  return parts;
+}
+
+} // namespace
 
 json message_to_json(const message& m) {
   json j;
@@ -23,6 +72,8 @@ json message_to_json(const message& m) {
                        {"type", "function"},
                        {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
     j["tool_calls"] = std::move(calls);
+  } else if (m.role == msg_role::user && has_block_lines(m.content)) {
+    j["content"] = content_parts(m.content);
   } else {
     j["content"] = m.content;
   }
@@ -40,6 +91,8 @@ void append_message_json(std::string& out, const message& m) {
   bool calls = m.role == msg_role::assistant && m.has_tool_calls();
   if (calls && m.content.empty())
     out += "null";
+  else if (m.role == msg_role::user && has_block_lines(m.content))
+    out += content_parts(m.content).dump(-1, ' ', false, json::error_handler_t::replace);
   else
     append_json_string(out, m.content);
   bool tool = m.role == msg_role::tool;
@@ -126,6 +179,8 @@ void add_extra_fields(const chat_request& req, bool tools, json& j) {
   if (!extra.is_object())
     return;
   for (auto it = extra.begin(); it != extra.end(); ++it) {
+    if (it.key() == anthropic_passthrough_field)
+      continue; // for an upstream speaking the Messages API only
     bool tool_field = it.key() == "tool_choice" || it.key() == "parallel_tool_calls";
     if (tool_field && !tools)
       continue; // APIs refuse tool_choice without tools

@@ -36,7 +36,10 @@ std::string to_wire_json(const chat_request& req);
 // One message of the request's "messages" array, as to_wire_json writes it: role,
 // content (null for an assistant row with tool_calls and no text), tool_calls as
 // [{"id","type":"function","function":{"name","arguments"}}], tool_call_id and name for
-// a tool row. The context service answers its messages with this same encoder.
+// a tool row. A user row holding "[TYPE] {JSON}" block lines (policies/content_blocks.hpp,
+// kept by the Anthropic door) is sent as content parts: its text as text parts, an image
+// block (base64 or url source) as an image_url part, any other block as the text
+// "[TYPE]". The context service answers its messages with this same encoder.
 nlohmann::json message_to_json(const message& m);
 
 // Appends message_to_json(m).dump(-1, ' ', false, error_handler_t::replace) to `out`,

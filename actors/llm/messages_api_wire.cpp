@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policies/content_blocks.hpp"
 #include "policies/tool_loop.hpp"
 
 namespace mneme::llm {
@@ -29,6 +30,38 @@ class message_builder {
 
 ojson text_block(const std::string& text) { return {{"type", "text"}, {"text", text}}; }
 
+// A row's content as blocks: its text as text blocks (empty ones left out), its block
+// lines (policies/content_blocks.hpp) as the blocks they keep, verbatim.
+ojson content_blocks(const std::string& content) {
+  auto out = ojson::array();
+  for (const auto& piece : split_block_lines(content)) {
+    if (!piece.block) {
+      if (!piece.text.empty())
+        out.push_back(text_block(piece.text));
+      continue;
+    }
+    auto block = ojson::parse(piece.text, nullptr, false);
+    if (block.is_object() && block.contains("type") && block["type"] == piece.type)
+      out.push_back(std::move(block));
+    else // text that only looks like a block line
+      out.push_back(text_block(block_line(piece.type, piece.text)));
+  }
+  return out;
+}
+
+// The blocks of a user or assistant row's content, added to `out` as `role`.
+template <class Builder>
+void add_content(Builder& out, const char* role, const std::string& content) {
+  if (content.empty())
+    return;
+  if (!has_block_lines(content)) {
+    out.add(role, text_block(content));
+    return;
+  }
+  for (auto& b : content_blocks(content))
+    out.add(role, std::move(b));
+}
+
 // A call's arguments as a tool_use `input`, which must be an object.
 ojson tool_input(const std::string& arguments) {
   if (arguments.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -41,7 +74,9 @@ ojson tool_input(const std::string& arguments) {
 
 ojson tool_result_block(const message& m) {
   ojson b{{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}};
-  if (!m.content.empty())
+  if (has_block_lines(m.content))
+    b["content"] = content_blocks(m.content);
+  else if (!m.content.empty())
     b["content"] = m.content;
   if (std::string_view{m.content}.substr(0, tool_error_prefix.size()) == tool_error_prefix)
     b["is_error"] = true;
@@ -61,12 +96,10 @@ ojson encode_messages(const std::vector<message>& rows, std::string& system) {
     switch (m.role) {
       case msg_role::system:
       case msg_role::user:
-        if (!m.content.empty())
-          out.add("user", text_block(m.content));
+        add_content(out, "user", m.content);
         break;
       case msg_role::assistant:
-        if (!m.content.empty())
-          out.add("assistant", text_block(m.content));
+        add_content(out, "assistant", m.content);
         for (const auto& c : m.tool_calls)
           out.add("assistant", {{"type", "tool_use"},
                                 {"id", c.id},
@@ -163,6 +196,28 @@ void add_messages_extra_fields(const ojson& extra, bool tools, ojson& body) {
     body["tool_choice"] = std::move(choice);
 }
 
+// The Anthropic door's passed-on top-level fields, each unless the body has it already.
+void add_passthrough_fields(const ojson& extra, ojson& body) {
+  auto pass = extra.find(anthropic_passthrough_field);
+  if (pass == extra.end() || !pass->is_object())
+    return;
+  auto fields = pass->find("fields");
+  if (fields == pass->end() || !fields->is_object())
+    return;
+  for (auto it = fields->begin(); it != fields->end(); ++it)
+    if (!body.contains(it.key()))
+      body[it.key()] = it.value();
+}
+
+bool header_value_ok(const std::string& v) {
+  if (v.empty())
+    return false;
+  for (unsigned char c : v)
+    if (c < 0x20 || c > 0x7e)
+      return false;
+  return true;
+}
+
 std::string messages_string(const ojson& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string())
     return {};
@@ -207,7 +262,26 @@ std::string to_messages_wire_json(const chat_request& req, int64_t default_max_t
     body["temperature"] = extra["temperature"];
   add_messages_extra_fields(extra, has_tools, body);
   body["stream"] = req.stream;
+  add_passthrough_fields(extra, body);
   return body.dump(-1, ' ', false, messages_replace_invalid);
+}
+
+std::vector<std::string> messages_client_headers(const chat_request& req) {
+  std::vector<std::string> out;
+  if (req.extra_json.find(anthropic_passthrough_field) == std::string::npos)
+    return out;
+  auto extra = ojson::parse(req.extra_json, nullptr, false);
+  if (!extra.is_object() || !extra.contains(anthropic_passthrough_field))
+    return out;
+  const auto& pass = extra[anthropic_passthrough_field];
+  if (!pass.is_object() || !pass.contains("headers") || !pass["headers"].is_object())
+    return out;
+  for (const char* name : {"anthropic-version", "anthropic-beta"}) {
+    auto v = messages_string(pass["headers"], name);
+    if (header_value_ok(v))
+      out.push_back(std::string{name} + ": " + v);
+  }
+  return out;
 }
 
 std::string finish_reason_of_stop(std::string_view stop_reason) {

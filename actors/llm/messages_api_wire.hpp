@@ -10,7 +10,10 @@
 //     one tool_use block per call (`input` = the call's arguments when they are a JSON
 //     object, {} when empty, else {"arguments": <the text>}); a tool row is a
 //     tool_result block of a user message (is_error when its content starts with
-//     policies/tool_loop.hpp's tool_error_prefix); empty text blocks are left out
+//     policies/tool_loop.hpp's tool_error_prefix); a row's "[TYPE] {JSON}" block lines
+//     (policies/content_blocks.hpp: image, document, thinking, ... the Anthropic door
+//     kept) are the blocks they hold, verbatim, in their place among its text blocks
+//     (a tool row's content is then an array of blocks); empty text blocks are left out
 //     (the API refuses them) and consecutive messages of one role are merged into one;
 //   - "tools" (OpenAI function tools) -> {name, description, input_schema};
 //     tool_choice auto/required/none/{function} -> {type auto/any/none/tool};
@@ -19,7 +22,10 @@
 //   - max_tokens: the request's, else max_tokens/max_completion_tokens of its extra
 //     fields, else `default_max_tokens` (the API requires it);
 //   - fields without an equivalent (seed, response_format, n, logprobs,
-//     frequency_penalty, presence_penalty, server-side compaction, ...) are dropped.
+//     frequency_penalty, presence_penalty, server-side compaction, ...) are dropped;
+//   - the fields the Anthropic door passes on (extra_json's anthropic_passthrough_field
+//     "fields": thinking, context_management, output_config, ...) are added as they
+//     are, never replacing a member written above.
 // Answer: text blocks (reasoning blocks stripped) are the content, tool_use blocks the
 // tool calls (arguments = `input` written compactly), thinking blocks are reasoning;
 // stop_reason end_turn/stop_sequence -> "stop", tool_use -> "tool_calls", max_tokens ->
@@ -30,11 +36,18 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "actors/llm/llm_wire.hpp"
 #include "messages/chat_request.hpp"
 
 namespace mneme::llm {
+
+// The member of a chat_request's extra_json that carries what the Anthropic door passes
+// to an upstream speaking the Messages API: {"fields": {top-level fields},
+// "headers": {"anthropic-version": ..., "anthropic-beta": ...}}. The OpenAI wire never
+// sends it (llm_wire.cpp); this wire and build_http_call read it.
+inline constexpr const char* anthropic_passthrough_field = "x-mneme-anthropic";
 
 // The anthropic-version header value sent with every call.
 inline constexpr std::string_view anthropic_version = "2023-06-01";
@@ -47,6 +60,11 @@ std::string messages_url(std::string_view base_url);
 
 std::string to_messages_wire_json(const chat_request& req,
                                   int64_t default_max_tokens = default_messages_max_tokens);
+
+// The client's anthropic-version and anthropic-beta headers the Anthropic door passed
+// on (extra_json's anthropic_passthrough_field "headers"), as "Name: value" lines; a
+// value with a control character or outside printable ASCII is left out.
+std::vector<std::string> messages_client_headers(const chat_request& req);
 
 // The finish_reason (OpenAI's words, which the rest of mneme reads) of a stop_reason.
 std::string finish_reason_of_stop(std::string_view stop_reason);

@@ -13,6 +13,7 @@
 
 #include "actors/llm/curl_multi_loop.hpp"
 #include "actors/llm/llm_call.hpp"
+#include "actors/llm/messages_sse_answer.hpp"
 #include "actors/llm/sse_answer.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "messages/errc.hpp"
@@ -145,23 +146,35 @@ class proxy_driver {
         call.headers.push_back("session-id: " + c->key);
         body = {{"model", "mneme"}, {"input", c->transcript}, {"store", false}};
         break;
+      case proxy_target::anthropic_door:
+        call.headers.push_back("X-Mneme-Session: " + c->key);
+        call.headers.push_back("anthropic-version: 2023-06-01");
+        body = {{"model", "claude-bench"}, {"max_tokens", 1024}, {"messages", c->transcript}};
+        break;
     }
     body["stream"] = true;
-    if (spec_.target != proxy_target::responses_door)
+    bool chat_wire = spec_.target == proxy_target::direct || spec_.target == proxy_target::chat_door;
+    if (chat_wire)
       body["stream_options"] = {{"include_usage", true}};
     call.body = body.dump();
     call.idle_timeout = std::chrono::seconds{60};
     call.total_timeout = std::chrono::seconds{300};
-    std::shared_ptr<llm::sse_answer> assembler;
-    if (spec_.target != proxy_target::responses_door) {
+    std::shared_ptr<llm::streamed_answer> assembler;
+    auto api = llm_api::openai;
+    if (chat_wire) {
       assembler = std::make_shared<llm::sse_answer>(nullptr);
-      call.on_body_piece = [assembler](std::string_view piece) { assembler->feed(piece); };
+    } else if (spec_.target == proxy_target::anthropic_door) {
+      assembler = std::make_shared<llm::messages_sse_answer>(nullptr);
+      api = llm_api::anthropic;
     }
+    if (assembler)
+      call.on_body_piece = [assembler](std::string_view piece) { assembler->feed(piece); };
     auto sent = steady::now();
-    loop_.submit(std::move(call), [this, c, sent, assembler](llm::http_outcome out) {
+    loop_.submit(std::move(call), [this, c, sent, assembler, api](llm::http_outcome out) {
       auto ms = std::chrono::duration<double, std::milli>(steady::now() - sent).count();
-      auto answer = assembler ? llm::read_http_outcome(out, llm_purpose::chat, "", assembler.get())
-                              : responses_answer_of(out);
+      auto answer = assembler
+                      ? llm::read_http_outcome(out, llm_purpose::chat, "", assembler.get(), api)
+                      : responses_answer_of(out);
       on_answer(c, answer, ms);
     });
   }
@@ -217,6 +230,7 @@ std::string_view to_string(proxy_target t) {
     case proxy_target::direct: return "direct";
     case proxy_target::chat_door: return "chat";
     case proxy_target::responses_door: return "responses";
+    case proxy_target::anthropic_door: return "anthropic";
   }
   return "unknown";
 }

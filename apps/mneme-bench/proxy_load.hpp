@@ -1,5 +1,5 @@
-// The full-history client load of `mneme-bench proxy` (bench_proxy.cpp) and `mneme-bench
-// responses` (bench_responses.cpp): --clients clients at once on one client thread
+// The full-history client load of `mneme-bench proxy` (bench_proxy.cpp), `mneme-bench
+// responses` (bench_responses.cpp) and `mneme-bench anthropic` (bench_anthropic.cpp): --clients clients at once on one client thread
 // (libcurl's multi interface, actors/llm/curl_multi_loop), each holding a transcript of
 // `history` messages (user and assistant alternating, the last a user message) that it
 // sends once unmeasured (through mneme this stores the history), then `requests`
@@ -10,6 +10,9 @@
 //   chat_door       POST /v1/chat/completions with X-Mneme-Session (the OpenAI door)
 //   responses_door  POST /v1/responses with session-id, `store: false`, the transcript as
 //                   `input` (message items), the answer taken from response.completed
+//   anthropic_door  POST /v1/messages with X-Mneme-Session and anthropic-version,
+//                   max_tokens 1024, the transcript as `messages` (string contents), the
+//                   answer read from its named events (Anthropic's stream)
 // The measured phase starts when every client finished its unmeasured request and
 // `settle` returned; its process CPU time (getrusage) is the pass's cpu_seconds.
 // Threads: run_proxy_pass() blocks its caller; only the bench program links this file.
@@ -27,7 +30,7 @@
 
 namespace mneme::bench {
 
-enum class proxy_target { direct, chat_door, responses_door };
+enum class proxy_target { direct, chat_door, responses_door, anthropic_door };
 std::string_view to_string(proxy_target t);
 
 struct proxy_pass {

@@ -181,11 +181,11 @@ test('the official Anthropic client through the Messages door', async (t) => {
       client.messages.create({
         model: 'claude-sonnet-4-5', max_tokens: 64,
         messages: [{ role: 'user', content: [
-          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA==' } }] }],
+          { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'memo' } }] }],
       }),
       (e) => e instanceof Anthropic.BadRequestError && e.status === 400
              && e.error?.error?.type === 'invalid_request_error'
-             && /"image"/.test(e.error.error.message));
+             && /"document"/.test(e.error.error.message));
     assert.equal(await metricValue(rig, 'mneme_anthropic_errors_total'), 1);
   });
 });

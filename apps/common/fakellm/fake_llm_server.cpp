@@ -185,8 +185,14 @@ response_plan fake_llm_server::impl::answer_call(const http_request& req, const 
     std::lock_guard<std::mutex> guard{mtx};
     facts.seq = next_seq++;
     (facts.is_summary ? counters.summary_requests : counters.chat_requests)++;
-    if (messages_api)
+    if (messages_api) {
       ++counters.messages_requests;
+      counters.last_messages_body = req.body;
+      const auto* version = req.header("anthropic-version");
+      const auto* beta = req.header("anthropic-beta");
+      counters.last_anthropic_version = version ? *version : std::string{};
+      counters.last_anthropic_beta = beta ? *beta : std::string{};
+    }
     count_orphans_locked(pairing, facts.seq);
     if (!facts.is_summary)
       counters.max_chat_prompt_tokens =

@@ -69,6 +69,11 @@ struct fake_llm_stats {
   int64_t compaction_requests = 0;       // valid POST /v1/responses/compact requests
   int64_t messages_requests = 0;         // of chat + summary: valid POST /v1/messages
                                          // (Anthropic's Messages API) requests
+  // The last valid POST /v1/messages: its body and its anthropic-version and
+  // anthropic-beta headers ("" when absent), what a test asserts a call carried on.
+  std::string last_messages_body;
+  std::string last_anthropic_version;
+  std::string last_anthropic_beta;
   int64_t server_compactions = 0;        // chat answers in which the server compacted
   int64_t control_requests = 0;          // /health and /control/*
   int64_t bad_requests = 0;              // malformed HTTP or JSON, unknown paths

@@ -29,6 +29,10 @@ caf::expected<std::string> blocks_text(const ojson& v, const std::string& where)
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) {
     const auto& b = v[i];
+    if (b.is_object() && b.contains("type") && b["type"].is_string() && b["type"] != "text") {
+      out += "[" + b["type"].get<std::string>() + "]"; // image, search_result, ...: taken
+      continue;
+    }
     if (!b.is_object() || b.value("type", "") != "text" || !b.contains("text")
         || !b["text"].is_string())
       return refused(where + "[" + std::to_string(i) + "] must be a text block");
@@ -82,8 +86,12 @@ caf::error parse_messages_row(const ojson& m, const std::string& where, std::vec
         tool.content = std::move(*text);
       }
       out.push_back(std::move(tool));
-    } else {
+    } else if (type == "tool_use" || type == "tool_result" || type.empty()) {
       return refused(at + ".type '" + type + "' is not a block the " + role + " may send");
+    } else {
+      // image, document, thinking, ...: Anthropic takes them; the fake reads a placeholder.
+      text_row.content += (any_text ? "\n[" : "[") + type + "]";
+      any_text = true;
     }
   }
   if (any_text || !text_row.tool_calls.empty())

@@ -9,7 +9,9 @@
 // blocks one user message; an assistant message's text is its content and its tool_use
 // blocks its calls (arguments = `input` written compactly); tools
 // {name, description, input_schema} are offered tools. max_tokens is required, as the
-// real API requires it; any other block type is a 400 naming it.
+// real API requires it; any other block type (image, document, thinking, search_result,
+// ...) is taken as the API takes it and read as the placeholder text "[TYPE]" (a
+// tool_use or tool_result in the wrong role, or a block without a type, is a 400).
 #pragma once
 
 #include <cstddef>

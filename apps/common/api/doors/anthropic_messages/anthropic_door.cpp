@@ -87,13 +87,15 @@ int64_t anthropic_output_tokens(const std::string& text, const std::vector<tool_
 }
 
 // What the request named and mneme did not use: its ignored fields, the anthropic-beta
-// header, the beta query parameter ("" = nothing).
-std::string ignored_of(const http_request& req, const std::vector<std::string>& fields) {
+// header (unless an upstream speaking the Messages API gets it), the beta query
+// parameter ("" = nothing).
+std::string ignored_of(const http_request& req, const std::vector<std::string>& fields,
+                       bool beta_passed) {
   std::string out;
   auto add = [&out](const std::string& name) { out += (out.empty() ? "" : ", ") + name; };
   for (const auto& f : fields)
     add(f);
-  if (!req.header("anthropic-beta").empty())
+  if (!beta_passed && !req.header("anthropic-beta").empty())
     add("anthropic-beta");
   auto q = req.target.find('?');
   if (q != std::string::npos) {
@@ -251,13 +253,18 @@ void anthropic_session_messages(const messages_ptr& c) {
 
 // The request decoded, its user checked against the token; false when refused (answered).
 bool anthropic_admit(const messages_ptr& c, anthropic_body kind) {
-  auto in = decode_anthropic_request(c->r->request().body, kind);
+  auto in = decode_anthropic_request(c->r->request().body, kind,
+                                     c->door->cfg.upstream_messages_api);
   if (!in) {
     c->fail(in.error());
     return false;
   }
   c->in = std::move(*in);
-  c->ignored = ignored_of(c->r->request(), c->in.ignored);
+  bool messages_api = c->door->cfg.upstream_messages_api;
+  if (messages_api)
+    add_upstream_passthrough(c->in, c->r->request().header("anthropic-version"),
+                             c->r->request().header("anthropic-beta"));
+  c->ignored = ignored_of(c->r->request(), c->in.ignored, messages_api);
   c->key = door_session_key(c->r->request(), "");
   c->model = c->door->upstream_model(c->in.model);
   c->sent_tokens = estimate_messages_tokens(c->in.messages);

@@ -1,8 +1,10 @@
 // The Anthropic Messages door of the daemon (issue 44 part 1, docs/api.md "Anthropic
 // door"): `POST /v1/messages` and `POST /v1/messages/count_tokens`, routes of the same
 // HTTP front (anthropic_routes.cpp), translated onto mneme's chat requests and the same
-// gateway and session messages as the chat-completions door; the upstream stays the
-// configured OpenAI-compatible model.
+// gateway and session messages as the chat-completions door; the upstream is the
+// configured chat model, OpenAI-compatible or speaking the Messages API (model.api:
+// anthropic), which decides what becomes of content blocks other than text
+// (policies/content_blocks.hpp).
 //
 // A request names its session as on the chat door (door_session_key: X-Mneme-Session,
 // X-Session-Id, X-Session-Affinity); without one it is passed through statelessly to the
@@ -37,6 +39,9 @@ struct anthropic_door_config {
   conversation_config conversation;    // the session side
   llm_pool_actor chat;                 // stateless pass-through
   std::string model_name;              // model.name
+  // The chat pool speaks Anthropic's Messages API (model.api: anthropic): every content
+  // block type is passed on (policies/content_blocks.hpp), not only text and images.
+  bool upstream_messages_api = false;
   std::chrono::milliseconds turn_timeout{330000};
   std::shared_ptr<spdlog::logger> log; // null = no logging
 };

@@ -11,6 +11,7 @@ void add_anthropic_messages_routes(route_registry& r, const api_state& s) {
   cfg.conversation = conversation_config_of(s);
   cfg.chat = s.rt.chat_pool();
   cfg.model_name = s.rt.config().model.name;
+  cfg.upstream_messages_api = s.rt.config().chat.endpoint.api == llm_api::anthropic;
   cfg.turn_timeout = s.turn_timeout;
   cfg.log = s.log;
   auto door = std::make_shared<anthropic_door>(std::move(cfg));

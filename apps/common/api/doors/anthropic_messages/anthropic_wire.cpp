@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "actors/llm/messages_api_wire.hpp"
 #include "apps/common/api/plumbing/json_duplicates.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "messages/errc.hpp"
+#include "policies/content_blocks.hpp"
 #include "policies/tool_loop.hpp"
 
 namespace mneme::api {
@@ -66,12 +68,43 @@ caf::expected<std::string> block_type(const ojson& block, const std::string& at)
 caf::error unsupported_block(const std::string& at, const std::string& type, const char* where) {
   return refusal("field '" + at + ".type': content blocks of type \"" + type
                  + "\" are not supported in " + where
-                 + " (mneme's upstream is an OpenAI-compatible chat model: text, tool_use and "
-                   "tool_result only)");
+                 + " with mneme's OpenAI-compatible upstream (text, tool_use, tool_result, and "
+                   "image in user messages; model.api: anthropic takes every block type)");
+}
+
+// How the blocks of one request are decoded: the upstream's kind, where the fields
+// dropped on the way are named.
+struct block_context {
+  bool messages_api = false;
+  std::vector<std::string>* ignored = nullptr;
+};
+
+// A block other than text/tool_use/tool_result at `at`, by content_blocks.hpp's table:
+// kept as a block line of `out` (pass, image_part), named as ignored (drop), or refused.
+caf::error other_block(const ojson& block, const std::string& at, const std::string& type,
+                       block_place place, const block_context& ctx, const char* where,
+                       std::string& out, bool& kept) {
+  switch (anthropic_block_action(type, place, ctx.messages_api)) {
+    case block_action::pass:
+    case block_action::image_part:
+      join_text(out, block_line(type, block.dump(-1, ' ', false, ojson::error_handler_t::replace)));
+      kept = true;
+      return {};
+    case block_action::drop:
+      if (ctx.ignored)
+        ctx.ignored->push_back(at + ":" + type);
+      return {};
+    case block_action::refuse:
+      break;
+  }
+  return unsupported_block(at, type, where);
 }
 
 // Text content: a string or an array of text blocks, joined. `where` names the field.
-caf::error text_content(const ojson& v, const std::string& field, std::string& out) {
+// With `ctx` (a tool_result's content), other block types go by content_blocks.hpp's
+// table; without it (the system prompt) only text blocks are taken.
+caf::error text_content(const ojson& v, const std::string& field, std::string& out,
+                        const block_context* ctx = nullptr) {
   if (v.is_string()) {
     out = v.get<std::string>();
     return {};
@@ -83,8 +116,15 @@ caf::error text_content(const ojson& v, const std::string& field, std::string& o
     auto type = block_type(v[i], at);
     if (!type)
       return type.error();
-    if (*type != "text")
-      return unsupported_block(at, *type, "text content");
+    if (*type != "text") {
+      if (!ctx)
+        return unsupported_block(at, *type, "text content");
+      bool kept = false;
+      if (auto err = other_block(v[i], at, *type, block_place::tool_result, *ctx,
+                                 "a tool_result's content", out, kept))
+        return err;
+      continue;
+    }
     std::string text;
     if (auto err = text_of(v[i], "text", at, text, true))
       return err;
@@ -93,14 +133,15 @@ caf::error text_content(const ojson& v, const std::string& field, std::string& o
   return {};
 }
 
-caf::error decode_tool_result(const ojson& block, const std::string& at, message& out) {
+caf::error decode_tool_result(const ojson& block, const std::string& at, const block_context& ctx,
+                              message& out) {
   out.role = msg_role::tool;
   if (auto err = text_of(block, "tool_use_id", at, out.tool_call_id, true))
     return err;
   if (out.tool_call_id.empty())
     return refusal("field '" + at + ".tool_use_id' is empty");
   if (auto c = block.find("content"); c != block.end() && !c->is_null())
-    if (auto err = text_content(*c, at + ".content", out.content))
+    if (auto err = text_content(*c, at + ".content", out.content, &ctx))
       return err;
   if (auto e = block.find("is_error"); e != block.end() && !e->is_null()) {
     if (!e->is_boolean())
@@ -128,7 +169,8 @@ caf::error decode_tool_use(const ojson& block, const std::string& at, tool_call&
 }
 
 // One message of `messages` -> its rows, appended to `out`.
-caf::error decode_message(const ojson& m, const std::string& where, std::vector<message>& out) {
+caf::error decode_message(const ojson& m, const std::string& where, const block_context& ctx,
+                          std::vector<message>& out) {
   if (!m.is_object())
     return wrong_type(where, "an object", m);
   std::string role;
@@ -164,7 +206,7 @@ caf::error decode_message(const ojson& m, const std::string& where, std::vector<
       has_text = true;
     } else if (*type == "tool_result" && role == "user") {
       message result;
-      if (auto err = decode_tool_result(block, at, result))
+      if (auto err = decode_tool_result(block, at, ctx, result))
         return err;
       out.push_back(std::move(result));
     } else if (*type == "tool_use" && role == "assistant") {
@@ -172,8 +214,14 @@ caf::error decode_message(const ojson& m, const std::string& where, std::vector<
       if (auto err = decode_tool_use(block, at, call))
         return err;
       text_row.tool_calls.push_back(std::move(call));
-    } else {
+    } else if (*type == "tool_result" || *type == "tool_use") { // in the other role
       return unsupported_block(at, *type, role == "user" ? "a user message" : "an assistant message");
+    } else {
+      bool user = role == "user";
+      if (auto err = other_block(block, at, *type, user ? block_place::user : block_place::assistant,
+                                 ctx, user ? "a user message" : "an assistant message",
+                                 text_row.content, has_text))
+        return err;
     }
   }
   // A user message of tool results alone is those tool rows; an empty one is an empty
@@ -355,14 +403,20 @@ caf::expected<ojson> parse_body(std::string_view body) {
   return j;
 }
 
-caf::expected<anthropic_request> decode_request(std::string_view body, anthropic_body kind) {
+caf::expected<anthropic_request> decode_request(std::string_view body, anthropic_body kind,
+                                                bool messages_api) {
   auto j = parse_body(body);
   if (!j)
     return j.error();
   anthropic_request out;
-  for (auto it = j->begin(); it != j->end(); ++it)
-    if (!listed(used_fields, it.key()))
+  for (auto it = j->begin(); it != j->end(); ++it) {
+    if (listed(used_fields, it.key()))
+      continue;
+    if (messages_api && it.key() != "thinking")
+      out.passthrough[it.key()] = it.value();
+    else
       out.ignored.push_back(it.key());
+  }
   if (auto err = text_of(*j, "model", "", out.model, kind == anthropic_body::messages))
     return err;
   if (auto err = decode_system(*j, out.messages))
@@ -374,8 +428,10 @@ caf::expected<anthropic_request> decode_request(std::string_view body, anthropic
     return wrong_type("messages", "an array", *msgs);
   if (msgs->empty())
     return refusal("field 'messages' is empty");
+  block_context ctx{messages_api, &out.ignored};
   for (size_t i = 0; i < msgs->size(); ++i)
-    if (auto err = decode_message((*msgs)[i], "messages[" + std::to_string(i) + "]", out.messages))
+    if (auto err = decode_message((*msgs)[i], "messages[" + std::to_string(i) + "]", ctx,
+                                  out.messages))
       return err;
   if (auto s = j->find("stream"); s != j->end() && !s->is_null()) {
     if (!s->is_boolean())
@@ -393,8 +449,32 @@ caf::expected<anthropic_request> decode_request(std::string_view body, anthropic
 } // namespace anthropic_codec
 
 caf::expected<anthropic_request> decode_anthropic_request(std::string_view body,
-                                                          anthropic_body kind) {
-  return anthropic_codec::decode_request(body, kind);
+                                                          anthropic_body kind,
+                                                          bool upstream_messages_api) {
+  return anthropic_codec::decode_request(body, kind, upstream_messages_api);
+}
+
+void add_upstream_passthrough(anthropic_request& r, const std::string& anthropic_version,
+                              const std::string& anthropic_beta) {
+  using json = nlohmann::json;
+  json pass = json::object();
+  if (!r.passthrough.empty())
+    pass["fields"] = json::parse(r.passthrough.dump(-1, ' ', false, json::error_handler_t::replace));
+  json headers = json::object();
+  if (!anthropic_version.empty())
+    headers["anthropic-version"] = anthropic_version;
+  if (!anthropic_beta.empty())
+    headers["anthropic-beta"] = anthropic_beta;
+  if (!headers.empty())
+    pass["headers"] = std::move(headers);
+  if (pass.empty())
+    return;
+  auto& opt = r.turn.options;
+  auto extra = opt.extra_json.empty() ? json::object() : json::parse(opt.extra_json, nullptr, false);
+  if (!extra.is_object())
+    extra = json::object();
+  extra[llm::anthropic_passthrough_field] = std::move(pass);
+  opt.extra_json = extra.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 nlohmann::json anthropic_error_json(const std::string& type, const std::string& message) {

@@ -14,8 +14,14 @@
 //   - an assistant message's text blocks are its content (joined by "\n"), its tool_use
 //     blocks its tool calls, `input` written compactly in the client's key order;
 //   - other block types (image, document, thinking, redacted_thinking, server tool
-//     blocks, ...) are refused with a 400 naming the type: the upstream is an
-//     OpenAI-compatible chat model, which mneme feeds text and function calls only;
+//     blocks, search_result, unknown ones) go by policies/content_blocks.hpp's table:
+//     with an upstream speaking the Messages API every one is kept verbatim as a
+//     "[TYPE] {JSON}" line of its row's content (in the client's order among the text
+//     lines); with an OpenAI-compatible upstream a user message's image is kept the
+//     same way (the chat wire sends it as an image_url part), an assistant message's
+//     thinking/redacted_thinking is dropped and named in `ignored`
+//     ("messages[i].content[j]:thinking"), any other is refused with a 400 naming it;
+//     the system prompt takes text blocks only;
 //   - `tools`: custom tools (no `type`, or "custom") become OpenAI function tools
 //     (input_schema as parameters); Anthropic's own tool types (web_search_..., bash_...,
 //     ...) have no equivalent upstream and are left out, named as ignored;
@@ -23,9 +29,12 @@
 //     (disable_parallel_tool_use -> parallel_tool_calls: false); stop_sequences -> stop;
 //     top_p and top_k passed on; metadata.user_id -> the upstream's `user`;
 //   - top-level fields mneme does not use (thinking, context_management, output_config,
-//     service_tier, ... and any field unknown to it) are accepted and named in `ignored`
-//     (the door's X-Mneme-Ignored header): a stock client never gets a 400 for a field
-//     it sends to Anthropic.
+//     service_tier, ... and any field unknown to it) are accepted: kept in `passthrough`
+//     for an upstream speaking the Messages API, else named in `ignored` (the door's
+//     X-Mneme-Ignored header): a stock client never gets a 400 for a field it sends to
+//     Anthropic. `thinking` is always ignored: mneme neither relays nor stores the
+//     signed thinking blocks of answers, and Anthropic refuses a tool loop with
+//     thinking on whose history lacks them.
 #pragma once
 
 #include <cstdint>
@@ -49,13 +58,26 @@ struct anthropic_request {
   bool stream = false;
   turn_input turn;                  // set_tools, tools_json, options (no content yet)
   std::vector<std::string> ignored; // fields accepted and not used, in body order
+  // Top-level fields mneme does not use, kept for an upstream speaking the Messages API
+  // (decoded with upstream_messages_api; they are then not in `ignored`).
+  nlohmann::ordered_json passthrough = nlohmann::ordered_json::object();
 };
 
 enum class anthropic_body { messages, count_tokens };
 
 // errc::bad_request naming the field ("field 'messages[2].content[0].type' ...").
+// `upstream_messages_api`: the model the request goes to speaks the Messages API
+// (model.api: anthropic), which takes every content block type.
 caf::expected<anthropic_request> decode_anthropic_request(std::string_view body,
-                                                          anthropic_body kind);
+                                                          anthropic_body kind,
+                                                          bool upstream_messages_api = false);
+
+// For an upstream speaking the Messages API: the request's passthrough fields and the
+// client's anthropic-version / anthropic-beta header values ("" = not sent) added to
+// its turn's extra_json (llm::anthropic_passthrough_field), which the LLM client's
+// Messages wire sends on. Nothing is added when there is nothing to pass.
+void add_upstream_passthrough(anthropic_request& r, const std::string& anthropic_version,
+                              const std::string& anthropic_beta);
 
 // {"type":"error","error":{"type","message"}}
 nlohmann::json anthropic_error_json(const std::string& type, const std::string& message);

@@ -64,21 +64,22 @@ void answer_alone(const call_ptr& c, int code, const std::string& message) {
   c->finish(json_response(400, error_message(json{}, code, message)));
 }
 
-json skills_list_result() {
+json skills_list_result(bool structured) {
   json list = json::array();
   for (const auto& s : current_skills())
     list.push_back({{"name", s.name}, {"description", s.description}});
-  return tool_result(dump_json(json{{"skills", std::move(list)}}), false);
+  return structured_tool_result(json{{"skills", std::move(list)}}, structured);
 }
 
-json viewed_skill(const std::string& name) {
+json viewed_skill(const std::string& name, bool structured) {
   auto found = find_skill(name);
   if (!found)
     return tool_result("no skill '" + name + "' (skills_list names them)", true);
-  return tool_result(found->text, false);
+  return tool_result(found->text, false,
+                     structured ? json{{"name", name}, {"text", found->text}} : json(nullptr));
 }
 
-void call_tool(const call_ptr& c, const rpc_message& m, reply_fn reply) {
+void call_tool(const call_ptr& c, const rpc_message& m, bool structured, reply_fn reply) {
   auto p = decode_tool_call(m.params);
   if (p.error.empty() && !known_tool(p.name))
     p.error = "unknown tool '" + p.name + "'";
@@ -91,19 +92,21 @@ void call_tool(const call_ptr& c, const rpc_message& m, reply_fn reply) {
   switch (plan.action) {
     case tool_action::bad_arguments:
       return reply(result_message(m.id, tool_result(p.name + ": " + plan.error, true)));
-    case tool_action::list_skills: return reply(result_message(m.id, skills_list_result()));
+    case tool_action::list_skills:
+      return reply(result_message(m.id, skills_list_result(structured)));
     case tool_action::view_skill:
-      return reply(result_message(m.id, viewed_skill(plan.skill_name)));
+      return reply(result_message(m.id, viewed_skill(plan.skill_name, structured)));
     case tool_action::api_request:
       return run_inner_request(c, std::move(plan.step.method), std::move(plan.step.target),
                                std::move(plan.step.body),
-                               [id = m.id, reply](http_response r) {
-                                 reply(result_message(id, tool_result_of_answer(r.status, r.body)));
+                               [id = m.id, reply, structured](http_response r) {
+                                 reply(result_message(
+                                   id, tool_result_of_answer(r.status, r.body, structured)));
                                });
   }
 }
 
-void serve_request(const call_ptr& c, const rpc_message& m, reply_fn reply) {
+void serve_request(const call_ptr& c, const rpc_message& m, bool structured, reply_fn reply) {
   switch (method_of(m.method)) {
     case mcp_method::initialize: {
       auto a = answer_initialize(m.params, c->api->opt.version);
@@ -111,8 +114,8 @@ void serve_request(const call_ptr& c, const rpc_message& m, reply_fn reply) {
                                    : error_message(m.id, invalid_params, a.error));
     }
     case mcp_method::ping: return reply(result_message(m.id, json::object()));
-    case mcp_method::tools_list: return reply(result_message(m.id, tools_list()));
-    case mcp_method::tools_call: return call_tool(c, m, std::move(reply));
+    case mcp_method::tools_list: return reply(result_message(m.id, tools_list(structured)));
+    case mcp_method::tools_call: return call_tool(c, m, structured, std::move(reply));
     case mcp_method::unknown:
       return reply(error_message(m.id, method_not_found, "method '" + m.method + "' is not served"));
   }
@@ -120,9 +123,17 @@ void serve_request(const call_ptr& c, const rpc_message& m, reply_fn reply) {
 
 } // namespace
 
-json tool_result_of_answer(int status, const std::string& body) {
-  if (status < 400)
+json tool_result_of_answer(int status, const std::string& body, bool structured) {
+  if (status < 400 && !structured)
     return tool_result(body, false);
+  if (status < 400) {
+    auto value = body.empty() ? json(nullptr) : json::parse(body, nullptr, false);
+    if (value.is_discarded()) // not JSON: the text alone
+      return tool_result(body, false);
+    auto out = structured_tool_result(value, true);
+    out["content"][0]["text"] = body; // the API's own bytes, as without structure
+    return out;
+  }
   auto doc = json::parse(body, nullptr, false);
   std::string code = "error", message = body;
   if (doc.is_object() && doc.contains("error") && doc["error"].is_object()) {
@@ -155,12 +166,13 @@ void serve(const call_ptr& c) {
   if (!in.batch && in.messages.front().kind == message_kind::invalid)
     return c->finish(json_response(
       400, error_message(in.messages.front().id, invalid_request, in.messages.front().error)));
+  bool structured = structured_output(version);
   auto answers = std::make_shared<answer_set>(c, in.batch);
   for (const auto& m : in.messages) {
     if (m.kind == message_kind::invalid)
       answers->add(error_message(m.id, invalid_request, m.error));
     else if (m.kind == message_kind::request)
-      serve_request(c, m, answers->open());
+      serve_request(c, m, structured, answers->open());
   }
   answers->close();
 }

@@ -9,6 +9,8 @@
 //     served alone (tools/call before initialize is served too);
 //   - no server-to-client stream: answers are application/json, GET /mcp is 405;
 //   - an Origin header of another host without a bearer token is 403 (mcp_wire.hpp 5);
+//   - structured tool output (outputSchema, structuredContent) only for a POST whose
+//     MCP-Protocol-Version header names 2025-06-18 or later (mcp_wire.hpp decision 6);
 //   - a body that is not JSON (-32700), a lone invalid message (-32600), an unspoken
 //     MCP-Protocol-Version header or a batch the version does not allow is HTTP 400
 //     with the JSON-RPC error (id null); every other answer is 200.
@@ -28,7 +30,10 @@ namespace mneme::api::mcp {
 void serve(const call_ptr& c);
 
 // A tool result from the answer of mneme's API to the tool's request: a 2xx body as the
-// result's text; an error as "error STATUS CODE: MESSAGE" with isError.
-nlohmann::json tool_result_of_answer(int status, const std::string& body);
+// result's text (and, when `structured`, as structuredContent: mcp_wire.hpp's
+// structured_tool_result of the body's JSON); an error as "error STATUS CODE: MESSAGE"
+// with isError and no structured content.
+nlohmann::json tool_result_of_answer(int status, const std::string& body,
+                                     bool structured = false);
 
 } // namespace mneme::api::mcp

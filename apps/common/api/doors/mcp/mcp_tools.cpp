@@ -75,6 +75,40 @@ json build_tools() {
   return {{"tools", std::move(tools)}};
 }
 
+json array_of_objects(const char* description) {
+  return {{"type", "array"}, {"items", {{"type", "object"}}}, {"description", description}};
+}
+
+// The outputSchema of each tool, by name (decision 6 of mcp_wire.hpp).
+json output_schema(const std::string& tool) {
+  if (tool == "session_search")
+    return {{"type", "object"},
+            {"properties", {{"hits", array_of_objects("the matching sessions, best first")}}}};
+  if (tool == "memory")
+    return {{"type", "object"},
+            {"properties", {{"facts", array_of_objects("list, search: the facts found")}}},
+            {"description", "list and search: {facts}; set and remove: the facts API's answer"}};
+  if (tool == "skills_list")
+    return {{"type", "object"},
+            {"properties", {{"skills", array_of_objects("name and description of each skill")}}},
+            {"required", {"skills"}}};
+  if (tool == "skill_view")
+    return {{"type", "object"},
+            {"properties", {{"name", {{"type", "string"}}},
+                            {"text", {{"type", "string"}, {"description", "the SKILL.md"}}}}},
+            {"required", {"name", "text"}}};
+  return {{"type", "object"},
+          {"properties", {{"session", {{"type", "object"}}},
+                          {"live", array_of_objects("the live rows, summaries is_summary")}}}};
+}
+
+json build_structured_tools() {
+  json out = build_tools();
+  for (auto& t : out["tools"])
+    t["outputSchema"] = output_schema(t["name"].get<std::string>());
+  return out;
+}
+
 bool unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
          || c == '-' || c == '_' || c == '.' || c == '~';
@@ -205,7 +239,10 @@ tool_plan plan_memory(argument_reader& in, const tool_caller& who) {
 
 } // namespace
 
-const json& tools_list() {
+const json& tools_list(bool structured) {
+  static const json with_output = build_structured_tools();
+  if (structured)
+    return with_output;
   static const json tools = build_tools();
   return tools;
 }

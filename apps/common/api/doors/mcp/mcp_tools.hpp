@@ -30,8 +30,11 @@
 
 namespace mneme::api::mcp {
 
-// The tools/list result: {"tools":[{name, description, inputSchema}, ...]}.
-const nlohmann::json& tools_list();
+// The tools/list result: {"tools":[{name, description, inputSchema}, ...]}; with
+// `structured` (mcp_wire.hpp decision 6) each tool has its outputSchema too: an object
+// whose known members are typed and none required (an API answer's other members
+// pass), skills_list's {skills} and skill_view's {name, text} required.
+const nlohmann::json& tools_list(bool structured = false);
 bool known_tool(std::string_view name);
 
 // Who calls: the user of a user token ("" for an admin) and gateway.default_user.

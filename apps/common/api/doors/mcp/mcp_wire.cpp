@@ -167,9 +167,27 @@ tool_call_params decode_tool_call(const json& params) {
   return p;
 }
 
-json tool_result(std::string text, bool is_error) {
-  return json{{"content", json::array({{{"type", "text"}, {"text", std::move(text)}}})},
-              {"isError", is_error}};
+json tool_result(std::string text, bool is_error, json structured) {
+  json out{{"content", json::array({{{"type", "text"}, {"text", std::move(text)}}})},
+           {"isError", is_error}};
+  if (structured.is_object())
+    out["structuredContent"] = std::move(structured);
+  return out;
+}
+
+json structured_tool_result(const json& value, bool structured) {
+  auto text = value.is_null() ? std::string{}
+                              : value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!structured)
+    return tool_result(std::move(text), false);
+  json object = value.is_object() ? value
+                : value.is_null() ? json::object()
+                                  : json{{"result", value}};
+  return tool_result(std::move(text), false, std::move(object));
+}
+
+bool structured_output(std::string_view header) {
+  return !header.empty() && spoken_version(header) && header >= first_structured_version;
 }
 
 } // namespace mneme::api::mcp

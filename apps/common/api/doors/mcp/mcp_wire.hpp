@@ -17,6 +17,11 @@
 //      notification with "method" and no "id", a response with "result" or "error" and no
 //      "method". Anything else — no "jsonrpc":"2.0", a null or fractional id, params that
 //      are not an object — is invalid (-32600), answered with its id when readable.
+//   6. Structured tool output (MCP 2025-06-18 and later): tools/list gives each tool an
+//      outputSchema and a successful tools/call result carries structuredContent (the
+//      same JSON its text block holds) when the POST's MCP-Protocol-Version header names
+//      2025-06-18 or later. Without the header the transport's default, 2025-03-26, is
+//      assumed: no outputSchema, no structuredContent. An error result has none.
 //   5. Origin (the transport's guard against DNS rebinding): a request carrying an
 //      Origin header is served when that origin is a loopback host (localhost,
 //      127.0.0.0/8, [::1]) or the request presents a bearer token (a page on another site
@@ -57,6 +62,11 @@ std::string negotiate_version(std::string_view requested);
 bool batch_allowed(std::string_view header);
 // "2025-11-25, 2025-06-18, ..." for messages.
 std::string spoken_versions_text();
+// Decision 6: do results carry structuredContent (and tools an outputSchema) for a POST
+// carrying MCP-Protocol-Version `header` ("" = absent)?
+bool structured_output(std::string_view header);
+// The first version with structured tool output.
+inline constexpr std::string_view first_structured_version = "2025-06-18";
 // Decision 5: `origin` is the Origin header's value (not empty).
 bool origin_allowed(std::string_view origin, bool has_bearer_token);
 
@@ -103,7 +113,13 @@ struct tool_call_params {
 };
 tool_call_params decode_tool_call(const json& params);
 
-// A tool's result: one text block, isError when it failed.
-json tool_result(std::string text, bool is_error);
+// A tool's result: one text block, isError when it failed; `structured` (an object, or
+// null for none) as structuredContent.
+json tool_result(std::string text, bool is_error, json structured = nullptr);
+
+// A successful result of `value` (any JSON): its compact text as the text block and,
+// when `structured`, structuredContent = `value` when it is an object, else
+// {"result": value} (null value: {}).
+json structured_tool_result(const json& value, bool structured);
 
 } // namespace mneme::api::mcp

@@ -1,0 +1,128 @@
+// mneme-bench anthropic: full-history clients through the Anthropic door (POST
+// /v1/messages, X-Mneme-Session, the transcript as `messages`, streamed) beside the same
+// clients through the chat door (POST /v1/chat/completions) and straight to the fake
+// LLM, in one run (issue 44's benchmark).
+//
+// The rig is `mneme-bench proxy`'s (in process: the fake LLM answering every chat call
+// after --llm-delay-ms, the runtime on a SQLite file under /tmp, api::http_server on
+// 127.0.0.1; the upstream is OpenAI-compatible, as most deployments' is) and the load
+// proxy_load.hpp's: the same clients, histories and loop for the three passes, one after
+// the other with fresh keys: direct, chat, anthropic.
+//
+// Reported: request time p50/p99 of each pass; added_ms_p50/p99 of each door = its
+// percentile minus the direct one; cpu_us_per_request of each door = (process CPU time
+// of its measured requests - that of the direct pass) / requests; and
+// anthropic_cpu_ratio = the Anthropic door's cpu_us_per_request / the chat door's. The
+// client's own work differs a little between the passes (an Anthropic stream has named
+// events); it is inside the figures. Exit codes: 0 every request answered, 1 a failure
+// or a deadline, 2 bad flags. Only this program links this file.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/inprocess_runtime.hpp"
+#include "apps/mneme-bench/proxy_load.hpp"
+#include "policies/percentile.hpp"
+
+namespace mneme::bench {
+
+namespace {
+
+using json = nlohmann::json;
+using steady = std::chrono::steady_clock;
+
+struct anthropic_options {
+  int clients = 100;
+  int history = 200;
+  int requests = 5;
+  rig_flags rig{100, 2, 900, false};
+};
+
+int run_anthropic(const anthropic_options& o) {
+  raise_file_limit();
+  inprocess_daemon::settings rig;
+  rig.name = "anthropic";
+  rig.scenario = chat_delay_scenario(o.rig.llm_delay_ms);
+  rig.concurrency = o.clients;
+  rig.io_threads = o.rig.io_threads;
+  rig.adjust = [](runtime_config& rc) { rc.model.name = "fake-chat"; };
+  auto daemon = inprocess_daemon::start(rig);
+  if (!daemon) {
+    std::cerr << render_error(daemon.error()) << "\n";
+    return exit_failure;
+  }
+  auto settle = [&d = **daemon] {
+    auto until = steady::now() + std::chrono::seconds{300};
+    while (d.unindexed_rows() > 0 && steady::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  };
+  proxy_pass_spec spec{proxy_target::direct, o.clients, o.history, o.requests,
+                       o.rig.max_seconds, (*daemon)->llm_url(), settle};
+  auto direct = run_proxy_pass(spec);
+  spec.target = proxy_target::chat_door;
+  spec.url = (*daemon)->mneme_url() + "/v1/chat/completions";
+  auto chat = run_proxy_pass(spec);
+  spec.target = proxy_target::anthropic_door;
+  spec.url = (*daemon)->mneme_url() + "/v1/messages";
+  auto anthropic = run_proxy_pass(spec);
+  daemon->reset(); // the daemon's shutdown; nothing is in flight
+
+  const int64_t expected = int64_t{o.clients} * o.requests;
+  bool all_ok = clean(direct, expected) && clean(chat, expected) && clean(anthropic, expected);
+  json report = {{"clients", o.clients}, {"history", o.history}, {"requests_per_client", o.requests},
+                 {"llm_delay_ms", o.rig.llm_delay_ms}, {"io_threads", o.rig.io_threads}};
+  report["passes"] = {{"direct", pass_json(direct)}, {"chat", pass_json(chat)},
+                      {"anthropic", pass_json(anthropic)}};
+  auto added = [&](const proxy_pass& door, double q) {
+    return round2(percentile_or_zero(door.request_ms, q) - percentile_or_zero(direct.request_ms, q));
+  };
+  for (auto [name, door] : {std::pair{"chat", &chat}, std::pair{"anthropic", &anthropic}})
+    report["doors"][name] = {{"added_ms_p50", added(*door, 0.5)},
+                             {"added_ms_p99", added(*door, 0.99)},
+                             {"cpu_us_per_request", cpu_us_per_request(*door, direct)}};
+  auto chat_cpu = cpu_us_per_request(chat, direct);
+  report["anthropic_cpu_ratio"] =
+    chat_cpu > 0 ? round2(cpu_us_per_request(anthropic, direct) / chat_cpu) : 0.0;
+  report["ok"] = all_ok;
+  if (o.rig.json_out) {
+    std::cout << report.dump() << "\n";
+  } else {
+    std::cout << fmt::format("mneme-bench anthropic: {} full-history clients x {} requests, "
+                             "{}-message histories, streamed, fake delay {} ms\n",
+                             o.clients, o.requests, o.history, o.rig.llm_delay_ms);
+    for (const auto& [name, p] : report["passes"].items())
+      std::cout << fmt::format("  {:9} requests {:6} p50 {:8} ms p99 {:8} ms  cpu {} s{}\n", name,
+                               p["requests_ok"].dump(), p["request_ms_p50"].dump(),
+                               p["request_ms_p99"].dump(), p["cpu_seconds"].dump(),
+                               p["failures"].empty() ? std::string{}
+                                                     : "  failures " + p["failures"].dump());
+    for (const auto& [name, d] : report["doors"].items())
+      std::cout << fmt::format("  {:9} added p50 {} ms p99 {} ms, cpu {} us per request\n", name,
+                               d["added_ms_p50"].dump(), d["added_ms_p99"].dump(),
+                               d["cpu_us_per_request"].dump());
+    std::cout << fmt::format("  anthropic_cpu_ratio {}\n", report["anthropic_cpu_ratio"].dump());
+  }
+  return all_ok ? exit_ok : exit_failure;
+}
+
+bench_action anthropic_setup(CLI::App& cmd) {
+  auto o = std::make_shared<anthropic_options>();
+  add_history_load_flags(cmd, o->clients, o->history, o->requests);
+  add_rig_flags(cmd, o->rig);
+  return [o] { return run_anthropic(*o); };
+}
+
+} // namespace
+
+MNEME_BENCH("anthropic",
+            "full-history clients through the Anthropic door vs the chat door vs the fake LLM",
+            anthropic_setup);
+
+} // namespace mneme::bench
