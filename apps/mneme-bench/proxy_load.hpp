@@ -1,10 +1,11 @@
 // The full-history client load of `mneme-bench proxy` (bench_proxy.cpp), `mneme-bench
-// responses` (bench_responses.cpp) and `mneme-bench anthropic` (bench_anthropic.cpp): --clients clients at once on one client thread
-// (libcurl's multi interface, actors/llm/curl_multi_loop), each holding a transcript of
-// `history` messages (user and assistant alternating, the last a user message) that it
-// sends once unmeasured (through mneme this stores the history), then `requests`
-// measured requests: its whole transcript plus one new user message, streamed, the
-// answer read to its end and appended to the transcript, as a stock SDK loop does.
+// responses` and `mneme-bench anthropic` (bench_doors.cpp): --clients clients at once on
+// one client thread (libcurl's multi interface, actors/llm/curl_multi_loop), each
+// holding a transcript of `history` messages (user and assistant alternating, the last a
+// user message) that it sends once unmeasured (through mneme this stores the history),
+// then `requests` measured requests: its whole transcript plus one new user message,
+// streamed, the answer read to its end and appended to the transcript, as a stock SDK
+// loop does.
 // One pass per target, with fresh keys:
 //   direct          POST the fake LLM's chat completions URL
 //   chat_door       POST /v1/chat/completions with X-Mneme-Session (the OpenAI door)

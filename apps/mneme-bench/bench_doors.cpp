@@ -1,26 +1,30 @@
-// mneme-bench responses: full-history clients through the Responses door (POST
-// /v1/responses, `store: false`, a session-id header, the transcript as `input`) beside
-// the same clients through the chat door (POST /v1/chat/completions, X-Mneme-Session)
-// and straight to the fake LLM, streamed, in one run (issue 43's benchmark).
+// mneme-bench responses and mneme-bench anthropic: full-history clients through one of
+// the OpenAI-shaped doors beside the same clients through the chat door (POST
+// /v1/chat/completions, X-Mneme-Session) and straight to the fake LLM, streamed, in one
+// run (issues 43 and 44's benchmarks):
+//   responses  POST /v1/responses, `store: false`, a session-id header, the transcript
+//              as `input` (target: responses_cpu_ratio <= 1.2)
+//   anthropic  POST /v1/messages, X-Mneme-Session, the transcript as `messages` (the
+//              upstream stays OpenAI-compatible, as most deployments' is)
 //
 // The rig is `mneme-bench proxy`'s (in process: the fake LLM answering every chat call
 // after --llm-delay-ms, the runtime on a SQLite file under /tmp, api::http_server on
 // 127.0.0.1) and the load proxy_load.hpp's: the same clients, histories and loop for
-// the three passes, one after the other with fresh keys: direct, chat, responses.
+// the three passes, one after the other with fresh keys: direct, chat, the door.
 //
 // Reported: request time p50/p99 of each pass; added_ms_p50/p99 of each door = its
 // percentile minus the direct one; cpu_us_per_request of each door = (process CPU time
 // of its measured requests - that of the direct pass) / requests; and
-// responses_cpu_ratio = the Responses door's cpu_us_per_request / the chat door's.
-// The client's own work differs a little between the passes (a Responses stream has
-// more bytes per piece; the client parses only its last event, a chat stream's client
-// every chunk); it is inside the figures. Target (issue 43): responses_cpu_ratio <= 1.2.
-// Exit codes: 0 every request answered, 1 a failure or a deadline, 2 bad flags. Only
-// this program links this file.
+// <door>_cpu_ratio = the door's cpu_us_per_request / the chat door's. The client's own
+// work differs a little between the passes (a Responses or Anthropic stream has named
+// events and more bytes per piece); it is inside the figures. Exit codes: 0 every
+// request answered, 1 a failure or a deadline, 2 bad flags. Only this program links
+// this file.
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -39,17 +43,30 @@ namespace {
 using json = nlohmann::json;
 using steady = std::chrono::steady_clock;
 
-struct responses_options {
+// The door a run measures beside the chat door.
+struct door_under_test {
+  const char* name;   // the benchmark's and the pass's name
+  proxy_target target;
+  const char* path;   // the door's route
+  const char* target_note; // printed after the ratio ("" for none)
+};
+
+const door_under_test responses_door{"responses", proxy_target::responses_door, "/v1/responses",
+                                     " (target <= 1.2)"};
+const door_under_test anthropic_door{"anthropic", proxy_target::anthropic_door, "/v1/messages",
+                                     ""};
+
+struct door_options {
   int clients = 100;
   int history = 200;
   int requests = 5;
   rig_flags rig{100, 2, 900, false};
 };
 
-int run_responses(const responses_options& o) {
+int run_door(const door_under_test& d, const door_options& o) {
   raise_file_limit();
   inprocess_daemon::settings rig;
-  rig.name = "responses";
+  rig.name = d.name;
   rig.scenario = chat_delay_scenario(o.rig.llm_delay_ms);
   rig.concurrency = o.clients;
   rig.io_threads = o.rig.io_threads;
@@ -70,34 +87,34 @@ int run_responses(const responses_options& o) {
   spec.target = proxy_target::chat_door;
   spec.url = (*daemon)->mneme_url() + "/v1/chat/completions";
   auto chat = run_proxy_pass(spec);
-  spec.target = proxy_target::responses_door;
-  spec.url = (*daemon)->mneme_url() + "/v1/responses";
-  auto responses = run_proxy_pass(spec);
+  spec.target = d.target;
+  spec.url = (*daemon)->mneme_url() + d.path;
+  auto door = run_proxy_pass(spec);
   daemon->reset(); // the daemon's shutdown; nothing is in flight
 
   const int64_t expected = int64_t{o.clients} * o.requests;
-  bool all_ok = clean(direct, expected) && clean(chat, expected) && clean(responses, expected);
+  bool all_ok = clean(direct, expected) && clean(chat, expected) && clean(door, expected);
   json report = {{"clients", o.clients}, {"history", o.history}, {"requests_per_client", o.requests},
                  {"llm_delay_ms", o.rig.llm_delay_ms}, {"io_threads", o.rig.io_threads}};
   report["passes"] = {{"direct", pass_json(direct)}, {"chat", pass_json(chat)},
-                      {"responses", pass_json(responses)}};
-  auto added = [&](const proxy_pass& door, double q) {
-    return round2(percentile_or_zero(door.request_ms, q) - percentile_or_zero(direct.request_ms, q));
+                      {d.name, pass_json(door)}};
+  auto added = [&](const proxy_pass& p, double q) {
+    return round2(percentile_or_zero(p.request_ms, q) - percentile_or_zero(direct.request_ms, q));
   };
-  for (auto [name, door] : {std::pair{"chat", &chat}, std::pair{"responses", &responses}})
-    report["doors"][name] = {{"added_ms_p50", added(*door, 0.5)},
-                             {"added_ms_p99", added(*door, 0.99)},
-                             {"cpu_us_per_request", cpu_us_per_request(*door, direct)}};
+  for (auto [name, p] : {std::pair{"chat", &chat}, std::pair{d.name, &door}})
+    report["doors"][name] = {{"added_ms_p50", added(*p, 0.5)},
+                             {"added_ms_p99", added(*p, 0.99)},
+                             {"cpu_us_per_request", cpu_us_per_request(*p, direct)}};
   auto chat_cpu = cpu_us_per_request(chat, direct);
-  report["responses_cpu_ratio"] =
-    chat_cpu > 0 ? round2(cpu_us_per_request(responses, direct) / chat_cpu) : 0.0;
+  const auto ratio_key = std::string{d.name} + "_cpu_ratio";
+  report[ratio_key] = chat_cpu > 0 ? round2(cpu_us_per_request(door, direct) / chat_cpu) : 0.0;
   report["ok"] = all_ok;
   if (o.rig.json_out) {
     std::cout << report.dump() << "\n";
   } else {
-    std::cout << fmt::format("mneme-bench responses: {} full-history clients x {} requests, "
+    std::cout << fmt::format("mneme-bench {}: {} full-history clients x {} requests, "
                              "{}-message histories, streamed, fake delay {} ms\n",
-                             o.clients, o.requests, o.history, o.rig.llm_delay_ms);
+                             d.name, o.clients, o.requests, o.history, o.rig.llm_delay_ms);
     for (const auto& [name, p] : report["passes"].items())
       std::cout << fmt::format("  {:9} requests {:6} p50 {:8} ms p99 {:8} ms  cpu {} s{}\n", name,
                                p["requests_ok"].dump(), p["request_ms_p50"].dump(),
@@ -108,23 +125,25 @@ int run_responses(const responses_options& o) {
       std::cout << fmt::format("  {:9} added p50 {} ms p99 {} ms, cpu {} us per request\n", name,
                                d["added_ms_p50"].dump(), d["added_ms_p99"].dump(),
                                d["cpu_us_per_request"].dump());
-    std::cout << fmt::format("  responses_cpu_ratio {} (target <= 1.2)\n",
-                             report["responses_cpu_ratio"].dump());
+    std::cout << fmt::format("  {} {}{}\n", ratio_key, report[ratio_key].dump(), d.target_note);
   }
   return all_ok ? exit_ok : exit_failure;
 }
 
-bench_action responses_setup(CLI::App& cmd) {
-  auto o = std::make_shared<responses_options>();
+bench_action door_setup(const door_under_test& d, CLI::App& cmd) {
+  auto o = std::make_shared<door_options>();
   add_history_load_flags(cmd, o->clients, o->history, o->requests);
   add_rig_flags(cmd, o->rig);
-  return [o] { return run_responses(*o); };
+  return [&d, o] { return run_door(d, *o); };
 }
 
 } // namespace
 
 MNEME_BENCH("responses",
             "full-history clients through the Responses door vs the chat door vs the fake LLM",
-            responses_setup);
+            [](CLI::App& cmd) { return door_setup(responses_door, cmd); });
+MNEME_BENCH("anthropic",
+            "full-history clients through the Anthropic door vs the chat door vs the fake LLM",
+            [](CLI::App& cmd) { return door_setup(anthropic_door, cmd); });
 
 } // namespace mneme::bench
