@@ -26,6 +26,13 @@ std::string http_request::header(std::string_view name) const {
   return {};
 }
 
+size_t http_request::header_count(std::string_view name) const {
+  size_t n = 0;
+  for (const auto& header : headers)
+    n += iequals(header.first, name) ? 1 : 0;
+  return n;
+}
+
 bool http_reply::answer(http_response res) const {
   if (!sink_ || sink_->completed.exchange(true))
     return false;

@@ -38,6 +38,8 @@ struct http_request {
 
   // The first header of that name (ASCII case-insensitive), "" when absent.
   std::string header(std::string_view name) const;
+  // How many headers of that name were sent (ASCII case-insensitive).
+  size_t header_count(std::string_view name) const;
 };
 
 struct http_response {

@@ -1,7 +1,6 @@
 // The Idempotency-Key header of a write; see idempotency_header.hpp.
 #include "apps/common/api/plumbing/idempotency_header.hpp"
 
-#include <cctype>
 #include <string_view>
 
 #include "apps/common/api/plumbing/answer.hpp"
@@ -9,39 +8,21 @@
 
 namespace mneme::api {
 
-namespace {
-
-bool same_header_name(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i]))
-        != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-} // namespace
-
 std::optional<std::string> idempotency_key_of(const call_ptr& c) {
-  const std::string* found = nullptr;
-  for (const auto& [name, value] : c->req.headers) {
-    if (!same_header_name(name, idempotency_header))
-      continue;
-    if (found != nullptr) {
-      send_error(c, 400, "bad_request",
-                 std::string{"header '"} + idempotency_header + "' is sent more than once");
-      return std::nullopt;
-    }
-    found = &value;
+  auto sent = c->req.header_count(idempotency_header);
+  if (sent > 1) {
+    send_error(c, 400, "bad_request",
+               std::string{"header '"} + idempotency_header + "' is sent more than once");
+    return std::nullopt;
   }
-  if (found == nullptr)
+  if (sent == 0)
     return std::string{};
-  if (auto why = check_idempotency_key(*found); !why.empty()) {
+  auto value = c->req.header(idempotency_header);
+  if (auto why = check_idempotency_key(value); !why.empty()) {
     send_error(c, 400, "bad_request", why);
     return std::nullopt;
   }
-  return *found;
+  return value;
 }
 
 void mark_replayed(http_response& res) {
