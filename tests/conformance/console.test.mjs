@@ -3,11 +3,13 @@
 // is downloaded. A daemon with an admin token and the fake LLM gets a session that
 // compacted (rows appended, then a manual compaction); the test signs in with the token,
 // opens the session, opens the compaction's marker and finds the rows it replaced, reads
-// the compaction log entry, and searches a CJK term that lands on its row; then a user
-// token of another user (bob) lists none of it and is refused the session as unknown. A
-// page that was served without a token shows no data until then. When Chromium is absent the test
-// is skipped and says why (it is installed by .ci/test). A failing step leaves a
-// screenshot in the rig's directory's parent (printed).
+// the compaction log entry and the live-context chart, searches a CJK term that lands on
+// its row and a word mixing scripts, lists alice's facts and the daemon's health and
+// metrics; then a user token of another user (bob) lists none of it, is refused the session
+// as unknown and alice's facts as forbidden, and sees no metric. A page that was served
+// without a token shows no data until then. When Chromium is absent the test is skipped
+// and says why (it is installed by .ci/test). A failing step leaves a screenshot in the
+// rig's directory's parent (printed).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -66,6 +68,7 @@ async function sessionThatCompacted(rig) {
   }
   const report = await call(rig, 'POST', `/v1/sessions/${encodeURIComponent(key)}/compact?user=alice`, {});
   assert.equal(report.committed, true, `the compaction committed: ${JSON.stringify(report)}`);
+  await call(rig, 'PUT', '/v1/users/alice/facts/deploy.window', { value: 'Tuesdays 10:00–12:00 (部署窗口)' });
   const log = await call(rig, 'GET', `/v1/sessions/${encodeURIComponent(key)}/compactions?user=alice`);
   assert.equal(log.compactions.length, 1);
   return { rows, compaction: log.compactions[0], sessionId: log.session_id };
@@ -151,6 +154,18 @@ test('the console signs in, opens a compaction marker, shows the log and finds a
       assert.ok(shown.includes(rows[rows.length - 1].id), 'the tail stays in the transcript');
     });
 
+    await step(page, shots, '4b-live-chart', async () => {
+      const chart = await page.waitForSelector('#live-chart svg.chart');
+      const [points, drops, d] = await chart.evaluate((n) =>
+        [Number(n.dataset.points), Number(n.dataset.drops), n.querySelector('.live-line').getAttribute('d')]);
+      assert.equal(drops, 1, 'one logged compaction drops the line');
+      assert.equal(points, 4, 'start, before and after the compaction, the live context now');
+      const ys = d.split(/[ML]/).filter(Boolean).map((xy) => Number(xy.split(',')[1]));
+      assert.ok(ys[1] < ys[2], `the compaction lowers the live context (SVG y grows down): ${d}`);
+      assert.ok(ys[3] >= ys[1], `the context now is below its peak before the compaction: ${d}`);
+      assert.match(await chart.evaluate((n) => n.getAttribute('aria-label')), /1 compaction with a log row/);
+    });
+
     await step(page, shots, '5-expand-marker', async () => {
       await page.click(`#marker-${compaction.id} button.expand`);
       await page.waitForSelector(`#marker-${compaction.id} .originals:not([hidden]) li.row`);
@@ -199,6 +214,36 @@ test('the console signs in, opens a compaction marker, shows the log and finds a
       assert.ok((await landed.evaluate((n) => n.textContent)).includes('数据库迁移'));
     });
 
+    await step(page, shots, '7b-search-mixed-script', async () => {
+      await page.goto(`${rig.daemonUrl}/console/#/search?q=${encodeURIComponent('迁移step')}&user=alice`);
+      await page.waitForSelector('#search-hits li.hit mark');
+      const marked = await texts(page, '#search-hits li.hit mark');
+      assert.ok(marked.includes('迁移') && marked.includes('step'),
+                `each script's run of the word is marked: ${marked}`);
+    });
+
+    await step(page, shots, '7c-facts', async () => {
+      await page.click('nav a[href="#/facts"]');
+      await page.waitForSelector('#facts-view:not([hidden])');
+      await page.type('#facts-user', 'alice');
+      await page.click('#facts-form button[type=submit]');
+      await page.waitForSelector('#facts-list li.fact');
+      const [fact] = await texts(page, '#facts-list li.fact');
+      assert.ok(fact.includes('deploy.window') && fact.includes('部署窗口'), fact);
+    });
+
+    await step(page, shots, '7d-health', async () => {
+      await page.click('nav a[href="#/health"]');
+      await page.waitForSelector('#health-view:not([hidden]) #metrics-rows tr');
+      const shown = await texts(page, '#health-facts .health-item');
+      assert.ok(shown.some((t) => t.startsWith('status') && t.endsWith('ok')), `${shown}`);
+      await page.type('#metrics-filter', 'mneme_compaction_attempts_total');
+      const rows = await page.$$eval('#metrics-rows tr', (n) => n.map((r) => [...r.cells].map((c) => c.textContent)));
+      assert.ok(rows.length > 0 && rows.every((r) => r[0] === 'mneme_compaction_attempts_total'),
+                `the filter keeps that metric: ${JSON.stringify(rows)}`);
+      assert.ok(rows.some((r) => Number(r[2]) >= 1), `the compaction counted: ${JSON.stringify(rows)}`);
+    });
+
     await step(page, shots, '8-another-user', async () => {
       await page.click('#sign-out');
       await page.waitForSelector('#sign-in-view:not([hidden])');
@@ -212,9 +257,15 @@ test('the console signs in, opens a compaction marker, shows the log and finds a
       await page.waitForSelector('#error:not([hidden])');
       assert.match(await page.$eval('#error', (n) => n.textContent), /^not_found: /);
       assert.equal(await page.$$eval('#transcript li', (n) => n.length), 0, 'no row of it shown');
+      await page.goto(`${rig.daemonUrl}/console/#/facts?user=alice`);
+      await page.waitForFunction(() => /^forbidden: /.test(document.querySelector('#error').textContent));
+      assert.equal(await page.$$eval('#facts-list li.fact', (n) => n.length), 0, "none of alice's facts");
+      await page.goto(`${rig.daemonUrl}/console/#/health`);
+      await page.waitForFunction(() => /admin token/.test(document.querySelector('#metrics-note').textContent));
+      assert.equal(await page.$$eval('#metrics-rows tr', (n) => n.length), 0, 'no metric for a user token');
     });
 
-    assert.deepEqual(consoleErrors.filter((e) => !/40[14]/.test(e)), [],
+    assert.deepEqual(consoleErrors.filter((e) => !/40[134]/.test(e)), [],
                      'no script error and no CSP violation');
   } finally {
     await browser.close();

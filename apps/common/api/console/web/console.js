@@ -8,6 +8,7 @@
 //                             shown as a marker that opens the rows it replaced; its
 //                             compaction log; row N (a search hit) opened and marked
 //   #/search[?q=TEXT&user=U]  search across a user's sessions; a hit opens its row
+//   #/facts, #/health         console-views.js (with the session's live-context chart)
 'use strict';
 
 const tokenKey = 'mneme.token';
@@ -106,11 +107,13 @@ function logLine(c) {
 
 // Everything a token read, removed from the page (at sign-out and before a session loads).
 function clearData() {
-  for (const id of ['session-rows', 'transcript', 'compaction-log', 'failed-attempts', 'search-hits'])
+  for (const id of ['session-rows', 'transcript', 'compaction-log', 'failed-attempts', 'search-hits',
+                    'live-chart', 'facts-list', 'health-facts', 'metrics-rows'])
     $(id).replaceChildren();
   for (const id of ['session-title', 'session-meta', 'sessions-page']) $(id).textContent = '';
   $('transcript-more').hidden = true;
   sessionList.all = [];
+  health.samples = [];
 }
 
 function signOut(why) {
@@ -358,6 +361,7 @@ async function loadSession(id, targetRow) {
     ` · ${log.compactions.length} compactions`;
   $('transcript').replaceChildren();
   current.level = makeLevel($('transcript'), outermost(log.compactions));
+  renderLiveChart(state, log.compactions, log.attempts);
   renderLog(log);
   await loadMoreRows();
   if (targetRow) {
@@ -368,13 +372,26 @@ async function loadSession(id, targetRow) {
 
 // ---- search --------------------------------------------------------------------------
 
-// `text` with every occurrence of the query's words marked (case-insensitive; any script).
+const cjkRun = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)/u;
+
+// What to mark for one query word: the word, and when it mixes Chinese, Japanese or Korean
+// with other characters, each run of one kind too: the indexes split a word where its
+// script changes, so `E1234错误` finds a row reading `E1234 错误`, where only the runs
+// stand to be marked (runs of one character are left unmarked: they would mark noise).
+function markedPieces(word) {
+  const runs = word.split(cjkRun).filter(Boolean);
+  return runs.length > 1 ? [word, ...runs.filter((r) => [...r].length > 1)] : [word];
+}
+
+// `text` with every occurrence of the query's words marked (case-insensitive; any script;
+// the longest piece first where pieces overlap).
 function highlighted(text, query) {
-  const words = query.split(/\s+/).filter(Boolean)
+  const pieces = [...new Set(query.split(/\s+/).filter(Boolean).flatMap(markedPieces))]
+    .sort((a, b) => b.length - a.length)
     .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   const node = el('span', 'snippet');
-  if (!words.length) { node.append(text); return node; }
-  const pattern = new RegExp(`(${words.join('|')})`, 'giu');
+  if (!pieces.length) { node.append(text); return node; }
+  const pattern = new RegExp(`(${pieces.join('|')})`, 'giu');
   text.split(pattern).forEach((part, i) => node.append(i % 2 ? el('mark', null, part) : part));
   return node;
 }
@@ -415,7 +432,12 @@ async function route() {
     else if (parts[0] === 'search') {
       const params = new URLSearchParams(queryText || '');
       await runSearch(params.get('q') || '', params.get('user') || '');
-    } else
+    } else if (parts[0] === 'facts') {
+      const params = new URLSearchParams(queryText || '');
+      await runFacts(params.get('user') || '', params.get('q') || '');
+    } else if (parts[0] === 'health')
+      await runHealth();
+    else
       await loadSessions();
   } catch (err) {
     showError(err);
@@ -439,6 +461,7 @@ function start() {
     const next = `#/search?${params}`;
     if (location.hash === next) route(); else location.hash = next;
   });
+  startViews();
   window.addEventListener('hashchange', route);
   fetch('/v1/health').then((r) => r.json())
     .then((h) => { $('version').textContent = h.version || ''; }).catch(() => {});
