@@ -123,4 +123,64 @@ BOOST_FIXTURE_TEST_CASE(report_md_prints_dashes_for_missing_latencies, result_fi
   BOOST_TEST(j["latency_ms"]["p99"].is_null());
 }
 
+// Retention per compaction (issue 45): committed attempts by the mode that wrote the
+// summary, the others by outcome; attempts without identifiers have no retention.
+BOOST_FIXTURE_TEST_CASE(retention_is_reported_per_series_with_its_median, result_fixture) {
+  result.retention = {{1.0, "summarizer", "committed", 10, 8},
+                      {2.0, "summarizer", "committed", 4, 1},
+                      {3.0, "summarizer", "retried", 5, 1},
+                      {4.0, "fallback", "committed", 6, 3},
+                      {5.0, "summarizer", "committed", 0, 0},
+                      {6.0, "summarizer", "committed", 10, 10}};
+  auto r = report_json(result)["retention"];
+  BOOST_TEST(r["attempts_logged"] == 6);
+  BOOST_TEST(r["with_identifiers"] == 5);
+  const auto& by = r["by_series"];
+  BOOST_REQUIRE(by.contains("summarizer"));
+  BOOST_TEST(by["summarizer"]["attempts"] == 3);
+  BOOST_TEST(by["summarizer"]["identifiers_in"] == 24);
+  BOOST_TEST(by["summarizer"]["identifiers_kept"] == 19);
+  BOOST_TEST(by["summarizer"]["median"].get<double>() == 0.8);  // of 0.25, 0.8, 1.0
+  BOOST_TEST(by["summarizer"]["p10"].get<double>() == 0.25);
+  BOOST_TEST(by["retried"]["attempts"] == 1);
+  BOOST_TEST(by["retried"]["median"].get<double>() == 0.2);
+  BOOST_TEST(by["fallback"]["median"].get<double>() == 0.5);
+  BOOST_TEST(by.size() == 3u);
+
+  mneme::testing::temp_dir dir{"mneme-soak-retention"};
+  std::string error;
+  auto md_path = write_report(result, dir.path(), error);
+  BOOST_REQUIRE_MESSAGE(!md_path.empty(), error);
+  std::ifstream md(md_path);
+  std::string text{std::istreambuf_iterator<char>(md), {}};
+  BOOST_TEST(text.find("| identifiers kept by the summaries (kept / in per attempt) | fallback "
+                       "median 0.5 over 1, retried median 0.2 over 1, summarizer median 0.8 "
+                       "over 3 |") != std::string::npos, text);
+  // retention.dat: one gnuplot block per series in the same order, one line per attempt.
+  std::ifstream dat(dir.file("retention.dat"));
+  std::string data{std::istreambuf_iterator<char>(dat), {}};
+  BOOST_TEST(data.find("# fallback\n4.0 0.500 6 3\n\n\n# retried\n3.0 0.200 5 1\n\n\n"
+                       "# summarizer\n1.0 0.800 10 8\n2.0 0.250 4 1\n6.0 1.000 10 10\n")
+               != std::string::npos, data);
+  std::ifstream gp(dir.file("retention.gp"));
+  std::string script{std::istreambuf_iterator<char>(gp), {}};
+  BOOST_TEST(script.find("index 2 using 1:2 with points pt 7 title 'summarizer (3)'")
+               != std::string::npos, script);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_run_without_identifiers_says_so_instead_of_a_figure, result_fixture) {
+  result.retention = {{1.0, "micro", "committed", 0, 0}};
+  auto r = report_json(result)["retention"];
+  BOOST_TEST(r["attempts_logged"] == 1);
+  BOOST_TEST(r["with_identifiers"] == 0);
+  BOOST_TEST(r["by_series"].empty());
+  mneme::testing::temp_dir dir{"mneme-soak-retention-none"};
+  std::string error;
+  auto md_path = write_report(result, dir.path(), error);
+  BOOST_REQUIRE_MESSAGE(!md_path.empty(), error);
+  std::ifstream md(md_path);
+  std::string text{std::istreambuf_iterator<char>(md), {}};
+  BOOST_TEST(text.find("no compaction replaced rows holding identifiers") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // soak_report_test

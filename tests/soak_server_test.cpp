@@ -130,6 +130,8 @@ BOOST_AUTO_TEST_CASE(a_soak_against_a_running_daemon_loses_nothing_finds_every_m
   BOOST_TEST(j["threshold_tokens"].get<int64_t>() == daemon_threshold_tokens);
   BOOST_TEST(j["live_bound"].get<int64_t>() > daemon_threshold_tokens);
   BOOST_TEST(j["compactions"]["total"].get<int64_t>() > 0);
+  // The compaction log read back over GET /v1/sessions/{id}/compactions.
+  BOOST_TEST(j["retention"]["attempts_logged"].get<int64_t>() > 0);
   BOOST_TEST(j["target"].get<std::string>().find(rig.daemon_url) != std::string::npos);
   // Model tool loops over POST .../turns: tools offered, results sent back, no orphan.
   BOOST_TEST(j["tool_loops"]["started"].get<int64_t>() > 0);

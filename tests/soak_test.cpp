@@ -91,6 +91,11 @@ BOOST_AUTO_TEST_CASE(the_quick_scenario_passes_and_reports_its_figures) {
     BOOST_TEST(md.find(row) != std::string::npos, "report.md lacks " << row);
   BOOST_TEST(fs::exists(report / "live_tokens.dat"));
   BOOST_TEST(fs::exists(report / "live_tokens.gp"));
+  // Retention per compaction, read back from the compaction log.
+  BOOST_TEST(j["retention"]["attempts_logged"].get<int64_t>() > 0);
+  BOOST_TEST(j["retention"]["with_identifiers"].get<int64_t>() > 0);
+  BOOST_TEST(md.find("identifiers kept by the summaries") != std::string::npos);
+  BOOST_TEST(fs::exists(report / "retention.gp"));
 }
 
 BOOST_AUTO_TEST_CASE(an_impossible_live_bound_fails_the_run_naming_the_invariant) {

@@ -302,6 +302,28 @@ call_result<std::vector<exported_row>> daemon_client::export_rows(const std::str
   return rows;
 }
 
+call_result<std::vector<compaction_log_entry>>
+daemon_client::compaction_log(const std::string& session_id) {
+  auto r = get_json("/v1/sessions/" + encode_path_segment(session_id) + "/compactions");
+  if (!r)
+    return r.error();
+  return guarded_decode([&]() -> call_result<std::vector<compaction_log_entry>> {
+    std::vector<compaction_log_entry> log;
+    for (const auto& a : r->at("attempts")) {
+      compaction_log_entry e;
+      e.session_id = session_id;
+      e.at_ms = a.at("at_ms").get<int64_t>();
+      e.trigger = a.value("trigger", "");
+      e.mode = a.value("mode", "");
+      e.outcome = a.value("outcome", "");
+      e.identifiers_in = a.value("identifiers_in", int64_t{0});
+      e.identifiers_kept = a.value("identifiers_kept", int64_t{0});
+      log.push_back(std::move(e));
+    }
+    return log;
+  });
+}
+
 call_result<std::vector<marker_hit>> daemon_client::search(const std::string& user,
                                                            const std::string& query,
                                                            int64_t limit) {

@@ -98,6 +98,9 @@ class daemon_client {
   call_result<std::vector<std::string>> session_ids(const std::string& user, int64_t limit);
   // GET /v1/sessions/{id}/export -> every row of the session.
   call_result<std::vector<exported_row>> export_rows(const std::string& session_id);
+  // GET /v1/sessions/{id}/compactions -> the session's compaction log (its "attempts":
+  // committed and not), the fields the soak report reads.
+  call_result<std::vector<compaction_log_entry>> compaction_log(const std::string& session_id);
   // GET /v1/search?q=Q&user=U&limit=N -> the hits' sessions.
   call_result<std::vector<marker_hit>> search(const std::string& user, const std::string& query,
                                               int64_t limit);

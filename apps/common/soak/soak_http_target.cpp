@@ -242,6 +242,30 @@ std::vector<std::string> http_target::visit_stored_rows(
   return problems;
 }
 
+std::vector<std::string> http_target::visit_compaction_log(
+  const std::function<void(const compaction_log_entry&)>& visit) {
+  std::vector<std::string> problems;
+  for (int64_t u = 0; u < users_; ++u) {
+    auto uid = user_id(u);
+    auto ids = reader().session_ids(uid, sessions_per_user_max);
+    if (!ids) {
+      problems.push_back(fmt::format("GET /v1/sessions?user={}: {}", uid, describe(ids.error())));
+      continue;
+    }
+    for (const auto& id : *ids) {
+      auto log = reader().compaction_log(id);
+      if (!log) {
+        problems.push_back(fmt::format("GET /v1/sessions/{}/compactions: {}", id,
+                                       describe(log.error())));
+        continue;
+      }
+      for (const auto& e : *log)
+        visit(e);
+    }
+  }
+  return problems;
+}
+
 caf::expected<std::string> http_target::ask(const std::string& key, const std::string& user,
                                             const std::string& text) {
   auto r = reader().turn(key, user, text);

@@ -9,6 +9,7 @@
 
 #include "apps/common/soak/soak_driver.hpp"
 #include "messages/mneme_types.hpp"
+#include "store/compaction_log.hpp"
 #include "store/sqlite/sqlite_recall.hpp"
 #include "store/sqlite/store_reader.hpp"
 
@@ -159,6 +160,29 @@ std::vector<std::string> inprocess_target::visit_stored_rows(
     for (const auto& m : *rows)
       if (!m.is_summary)
         visit(rec.id, m.content);
+  }
+  return problems;
+}
+
+std::vector<std::string> inprocess_target::visit_compaction_log(
+  const std::function<void(const compaction_log_entry&)>& visit) {
+  auto reader = store_reader::open(rc_.database);
+  if (!reader)
+    return {"cannot open the database read-only: " + render_error(reader.error())};
+  session_filter all;
+  all.limit = 100000;
+  auto sessions = (*reader)->sessions(all);
+  if (!sessions)
+    return {render_error(sessions.error())};
+  std::vector<std::string> problems;
+  for (const auto& rec : *sessions) {
+    auto log = (*reader)->compaction_log(rec.id, compaction_log_max_rows);
+    if (!log) {
+      problems.push_back(rec.id + ": " + render_error(log.error()));
+      continue;
+    }
+    for (const auto& e : *log)
+      visit(e);
   }
   return problems;
 }

@@ -40,6 +40,8 @@ class inprocess_target final : public soak_target {
   std::string liveness_problem() override { return {}; }
   std::vector<std::string> visit_stored_rows(
     const std::function<void(const std::string&, const std::string&)>& visit) override;
+  std::vector<std::string> visit_compaction_log(
+    const std::function<void(const compaction_log_entry&)>& visit) override;
   caf::expected<std::string> ask(const std::string& key, const std::string& user,
                                  const std::string& text) override;
   caf::expected<std::vector<marker_hit>> search(const std::string& user_id,

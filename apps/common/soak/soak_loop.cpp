@@ -75,6 +75,9 @@ double soak_run::now_s() const {
 // early, since every turn after it would fail.
 void soak_run::drive() {
   t0_ = clock_type::now();
+  result_.started_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
   drive_plan plan;
   plan.ledger = ledger_;
   plan.users = sc_.users;

@@ -77,6 +77,45 @@ struct plot {
   std::string title;
 };
 
+// The retention plot's series: a committed attempt by the mode that wrote its summary
+// (summarizer, fallback, ...), an attempt that did not commit by its outcome (retried:
+// the first summary, below compression.min_retention). Only attempts whose replaced rows
+// held identifiers have a retention.
+std::map<std::string, std::vector<const retention_point*>> retention_series(const soak_result& r) {
+  std::map<std::string, std::vector<const retention_point*>> series;
+  for (const auto& p : r.retention)
+    if (p.identifiers_in > 0)
+      series[p.outcome == "committed" ? p.mode : p.outcome].push_back(&p);
+  return series;
+}
+
+double retention_of(const retention_point& p) {
+  return static_cast<double>(p.identifiers_kept) / static_cast<double>(p.identifiers_in);
+}
+
+json retention_json(const soak_result& r) {
+  json by = json::object();
+  int64_t with_identifiers = 0;
+  for (const auto& [name, points] : retention_series(r)) {
+    std::vector<double> values;
+    int64_t in = 0, kept = 0;
+    for (const auto* p : points) {
+      values.push_back(retention_of(*p));
+      in += p->identifiers_in;
+      kept += p->identifiers_kept;
+    }
+    with_identifiers += static_cast<int64_t>(points.size());
+    auto rounded = [](std::optional<double> v) {
+      return v ? json(std::round(*v * 1000) / 1000) : json(nullptr);
+    };
+    by[name] = {{"attempts", points.size()}, {"identifiers_in", in},
+                {"identifiers_kept", kept}, {"p10", rounded(percentile(values, 0.10))},
+                {"median", rounded(percentile(values, 0.50))}};
+  }
+  return {{"attempts_logged", r.retention.size()}, {"with_identifiers", with_identifiers},
+          {"by_series", by}};
+}
+
 void write_data(const soak_result& r, const fs::path& dir) {
   {
     std::ofstream live(dir / "live_tokens.dat");
@@ -123,6 +162,18 @@ void write_data(const soak_result& r, const fs::path& dir) {
     for (const auto& [b, ms] : buckets)
       out << fmt::format("{} {:.1f} {:.1f} {:.1f}\n", static_cast<double>(b) * latency_bucket_s,
                          *percentile(ms, 0.50), *percentile(ms, 0.90), *percentile(ms, 0.99));
+  }
+  {
+    // One gnuplot data block (`index N`) per series, in retention_series' order.
+    std::ofstream out(dir / "retention.dat");
+    out << "# t_s retention identifiers_in identifiers_kept\n";
+    for (const auto& [name, points] : retention_series(r)) {
+      out << "# " << name << "\n";
+      for (const auto* p : points)
+        out << fmt::format("{:.1f} {:.3f} {} {}\n", p->t_s, retention_of(*p), p->identifiers_in,
+                           p->identifiers_kept);
+      out << "\n\n";
+    }
   }
   {
     std::ofstream out(dir / "rss.dat");
@@ -196,6 +247,26 @@ void write_scripts(const soak_result& r, const fs::path& dir, const std::string&
           "'' using 1:3 with lines title 'p90', '' using 1:4 with lines lw 2 title 'p99'\n";
   }
   {
+    std::ofstream gp(dir / "retention.gp");
+    header(gp, "retention",
+           "identifiers of the replaced rows kept by each summary (shaded: fault windows)",
+           "kept / in");
+    gp << "set yrange [0:1.05]\n";
+    auto series = retention_series(r);
+    if (series.empty()) {
+      gp << "set label 1 'no compaction replaced rows holding identifiers' at graph 0.5,0.5 "
+            "center\nplot 2 notitle\n";
+    } else {
+      gp << "plot ";
+      int index = 0;
+      for (const auto& [name, points] : series)
+        gp << (index > 0 ? ", " : "")
+           << fmt::format("'retention.dat' index {} using 1:2 with points pt 7 title '{} ({})'",
+                          index++, name, points.size());
+      gp << "\n";
+    }
+  }
+  {
     std::ofstream gp(dir / "rss.gp");
     header(gp, "rss", "resident set size", "MB");
     gp << "plot 'rss.dat' using 1:3 with lines title 'RSS', '' using 1:2 with linespoints "
@@ -244,6 +315,7 @@ json report_json(const soak_result& r) {
                       {"fallback", r.totals.fallback_compactions},
                       {"fallback_in_outage", r.fallback_in_outage},
                       {"max_per_session_hour", r.max_compactions_per_hour}};
+  j["retention"] = retention_json(r);
   j["faults"] = {{"injected", r.faults_injected}, {"by_kind", r.faults_by_kind},
                 {"set_by_runner", r.faults_set}};
   j["llm_requests"] = {{"chat", r.llm_chat_requests}, {"summary", r.llm_summary_requests}};
@@ -311,6 +383,7 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
   std::vector<plot> plots = {{"live_tokens", "Live context per session"},
                              {"compactions", "Compactions by trigger"},
                              {"latency", "Turn latency percentiles"},
+                             {"retention", "Identifiers kept per compaction"},
                              {"rss", "Resident set size"}};
   std::vector<std::string> rendered;
   if (have_gnuplot)
@@ -375,6 +448,12 @@ std::string write_report(const soak_result& r, const std::string& dir_name, std:
                                  r.totals.compactions, r.totals.fallback_compactions,
                                  r.fallback_in_outage, by));
   row("busiest session, compactions in one hour", std::to_string(r.max_compactions_per_hour));
+  std::string kept;
+  for (const auto& [name, s] : j["retention"]["by_series"].items())
+    kept += fmt::format("{}{} median {} over {}", kept.empty() ? "" : ", ", name,
+                        markdown_figure(s["median"]), s["attempts"].get<int64_t>());
+  row("identifiers kept by the summaries (kept / in per attempt)",
+      kept.empty() ? std::string{"no compaction replaced rows holding identifiers"} : kept);
   row("resets after exhaustion", std::to_string(r.totals.resets));
   std::string faults;
   for (const auto& [k, n] : r.faults_by_kind)

@@ -37,6 +37,17 @@ struct live_sample {
   std::vector<int64_t> sampled;   // users 0..k-1
 };
 
+// One compaction attempt of the run as the target's compaction log holds it (issue 45:
+// what each summary kept): when, how it was written, what became of it, and the
+// identifiers of the replaced rows its summary contained (policies/identifier_retention).
+struct retention_point {
+  double t_s = 0;                 // since the run's start
+  std::string mode;               // summarizer, fallback, external, micro, ...
+  std::string outcome;            // committed, retried, grew, ...
+  int64_t identifiers_in = 0;
+  int64_t identifiers_kept = 0;
+};
+
 struct soak_result {
   const soak_scenario* scenario = nullptr;
   std::string target = "in-process";   // or the daemon's URL (mneme soak --server)
@@ -58,6 +69,8 @@ struct soak_result {
   std::map<std::string, int64_t> errors;
   std::vector<turn_event> turns;
   std::vector<compaction_event> compactions;
+  int64_t started_at_ms = 0;          // wall clock at the run's start (the log's at_ms)
+  std::vector<retention_point> retention;   // every logged attempt, in time order
   std::map<std::string, int64_t> faults_by_kind;
   int64_t faults_injected = 0;
   bool faults_set = true;            // false: --no-faults, the scenario's faults not set

@@ -106,6 +106,7 @@ class soak_run {
   // verify, judge, report (soak_verify.cpp)
   void verify();
   void read_back_store();
+  void read_compaction_log();
   void check_ledger();
   void find_markers(const std::vector<planted_marker>& markers);
   void ask_model_for_markers(const std::vector<planted_marker>& markers);

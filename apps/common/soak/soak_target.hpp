@@ -24,6 +24,7 @@
 #include "apps/common/soak/soak_scenario.hpp"
 #include "caf/expected.hpp"
 #include "messages/session_messages.hpp"
+#include "messages/storage_types.hpp"
 
 namespace mneme::soak {
 
@@ -113,6 +114,10 @@ class soak_target {
   virtual std::vector<std::string> visit_stored_rows(
     const std::function<void(const std::string& session_id, const std::string& content)>&
       visit) = 0;
+  // Every compaction log row (committed and not) of every session the run played, for
+  // the retention plot; returns the problems met, the rows read are still visited.
+  virtual std::vector<std::string> visit_compaction_log(
+    const std::function<void(const compaction_log_entry& entry)>& visit) = 0;
   // Recall search of `query` within `user_id`'s sessions.
   virtual caf::expected<std::vector<marker_hit>> search(const std::string& user_id,
                                                          const std::string& query) = 0;

@@ -1,4 +1,5 @@
 // soak_run's end of the run: verify, judge and report; see soak_run.hpp.
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -25,6 +26,7 @@ void soak_run::verify() {
   out_ << fmt::format("checked     the store in {:.1f} s, {} markers in {:.1f} s\n", rows_s,
                       markers.size(), now_s() - t_end_ - rows_s);
   ask_model_for_markers(markers);
+  read_compaction_log();
   target_.shutdown();
   take_totals();
 }
@@ -43,6 +45,22 @@ void soak_run::read_back_store() {
   for (const auto& p : problems)
     violations_.add({"store_readback", "", p, t_end_}, false);
   check_ledger();
+}
+
+// Every logged compaction attempt, for the retention plot; a log that cannot be read is
+// a note (the plot is a figure, not an invariant).
+void soak_run::read_compaction_log() {
+  auto problems = target_.visit_compaction_log([&](const compaction_log_entry& e) {
+    result_.retention.push_back(
+      {static_cast<double>(e.at_ms - result_.started_at_ms) / 1000.0, e.mode, e.outcome,
+       e.identifiers_in, e.identifiers_kept});
+  });
+  std::sort(result_.retention.begin(), result_.retention.end(),
+            [](const retention_point& a, const retention_point& b) { return a.t_s < b.t_s; });
+  if (!problems.empty())
+    result_.notes.push_back(fmt::format("the compaction log of {} sessions could not be read "
+                                        "(the retention figures leave them out), e.g. {}",
+                                        problems.size(), problems.front()));
 }
 
 void soak_run::check_ledger() {
