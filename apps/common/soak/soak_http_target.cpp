@@ -217,8 +217,8 @@ std::string http_target::liveness_problem() {
   return {};
 }
 
-std::vector<std::string> http_target::visit_stored_rows(
-  const std::function<void(const std::string&, const std::string&)>& visit) {
+std::vector<std::string> http_target::each_session(
+  const std::function<std::string(const std::string& session_id)>& visit) {
   std::vector<std::string> problems;
   for (int64_t u = 0; u < users_; ++u) {
     auto uid = user_id(u);
@@ -227,43 +227,36 @@ std::vector<std::string> http_target::visit_stored_rows(
       problems.push_back(fmt::format("GET /v1/sessions?user={}: {}", uid, describe(ids.error())));
       continue;
     }
-    for (const auto& id : *ids) {
-      auto rows = reader().export_rows(id);
-      if (!rows) {
-        problems.push_back(fmt::format("GET /v1/sessions/{}/export: {}", id,
-                                       describe(rows.error())));
-        continue;
-      }
-      for (const auto& r : *rows)
-        if (!r.is_summary)
-          visit(id, r.content);
-    }
+    for (const auto& id : *ids)
+      if (auto problem = visit(id); !problem.empty())
+        problems.push_back(std::move(problem));
   }
   return problems;
 }
 
+std::vector<std::string> http_target::visit_stored_rows(
+  const std::function<void(const std::string&, const std::string&)>& visit) {
+  return each_session([&](const std::string& id) {
+    auto rows = reader().export_rows(id);
+    if (!rows)
+      return fmt::format("GET /v1/sessions/{}/export: {}", id, describe(rows.error()));
+    for (const auto& r : *rows)
+      if (!r.is_summary)
+        visit(id, r.content);
+    return std::string{};
+  });
+}
+
 std::vector<std::string> http_target::visit_compaction_log(
   const std::function<void(const compaction_log_entry&)>& visit) {
-  std::vector<std::string> problems;
-  for (int64_t u = 0; u < users_; ++u) {
-    auto uid = user_id(u);
-    auto ids = reader().session_ids(uid, sessions_per_user_max);
-    if (!ids) {
-      problems.push_back(fmt::format("GET /v1/sessions?user={}: {}", uid, describe(ids.error())));
-      continue;
-    }
-    for (const auto& id : *ids) {
-      auto log = reader().compaction_log(id);
-      if (!log) {
-        problems.push_back(fmt::format("GET /v1/sessions/{}/compactions: {}", id,
-                                       describe(log.error())));
-        continue;
-      }
-      for (const auto& e : *log)
-        visit(e);
-    }
-  }
-  return problems;
+  return each_session([&](const std::string& id) {
+    auto log = reader().compaction_log(id);
+    if (!log)
+      return fmt::format("GET /v1/sessions/{}/compactions: {}", id, describe(log.error()));
+    for (const auto& e : *log)
+      visit(e);
+    return std::string{};
+  });
 }
 
 caf::expected<std::string> http_target::ask(const std::string& key, const std::string& user,

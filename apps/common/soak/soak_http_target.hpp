@@ -80,6 +80,10 @@ class http_target final : public soak_target {
 
  private:
   explicit http_target(const http_target_options& opt, nlohmann::json faults);
+  // `visit` for every session id of every user of the run (GET /v1/sessions?user=U); it
+  // returns a problem text or "". Returns every problem met.
+  std::vector<std::string> each_session(
+    const std::function<std::string(const std::string& session_id)>& visit);
 
   http_target_options opt_;
   nlohmann::json faults_;

@@ -140,9 +140,8 @@ fault_figures inprocess_target::faults() {
   return f;
 }
 
-std::vector<std::string> inprocess_target::visit_stored_rows(
-  const std::function<void(const std::string&, const std::string&)>& visit) {
-  std::vector<std::string> problems;
+std::vector<std::string> inprocess_target::each_session(
+  const std::function<std::string(store_reader& reader, const std::string& session_id)>& visit) {
   auto reader = store_reader::open(rc_.database);
   if (!reader)
     return {"cannot open the database read-only: " + render_error(reader.error())};
@@ -151,40 +150,36 @@ std::vector<std::string> inprocess_target::visit_stored_rows(
   auto sessions = (*reader)->sessions(all);
   if (!sessions)
     return {render_error(sessions.error())};
-  for (const auto& rec : *sessions) {
-    auto rows = (*reader)->range(rec.id, 1, std::numeric_limits<int64_t>::max());
-    if (!rows) {
-      problems.push_back(rec.id + ": " + render_error(rows.error()));
-      continue;
-    }
+  std::vector<std::string> problems;
+  for (const auto& rec : *sessions)
+    if (auto problem = visit(**reader, rec.id); !problem.empty())
+      problems.push_back(rec.id + ": " + problem);
+  return problems;
+}
+
+std::vector<std::string> inprocess_target::visit_stored_rows(
+  const std::function<void(const std::string&, const std::string&)>& visit) {
+  return each_session([&](store_reader& reader, const std::string& id) {
+    auto rows = reader.range(id, 1, std::numeric_limits<int64_t>::max());
+    if (!rows)
+      return render_error(rows.error());
     for (const auto& m : *rows)
       if (!m.is_summary)
-        visit(rec.id, m.content);
-  }
-  return problems;
+        visit(id, m.content);
+    return std::string{};
+  });
 }
 
 std::vector<std::string> inprocess_target::visit_compaction_log(
   const std::function<void(const compaction_log_entry&)>& visit) {
-  auto reader = store_reader::open(rc_.database);
-  if (!reader)
-    return {"cannot open the database read-only: " + render_error(reader.error())};
-  session_filter all;
-  all.limit = 100000;
-  auto sessions = (*reader)->sessions(all);
-  if (!sessions)
-    return {render_error(sessions.error())};
-  std::vector<std::string> problems;
-  for (const auto& rec : *sessions) {
-    auto log = (*reader)->compaction_log(rec.id, compaction_log_max_rows);
-    if (!log) {
-      problems.push_back(rec.id + ": " + render_error(log.error()));
-      continue;
-    }
+  return each_session([&](store_reader& reader, const std::string& id) {
+    auto log = reader.compaction_log(id, compaction_log_max_rows);
+    if (!log)
+      return render_error(log.error());
     for (const auto& e : *log)
       visit(e);
-  }
-  return problems;
+    return std::string{};
+  });
 }
 
 caf::expected<std::string> inprocess_target::ask(const std::string& key,

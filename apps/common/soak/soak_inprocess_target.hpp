@@ -51,6 +51,11 @@ class inprocess_target final : public soak_target {
  private:
   inprocess_target(std::unique_ptr<fakellm::fake_llm_server> llm, fakellm::scenario faults,
                    runtime_config rc);
+  // `visit` for every stored session through one read-only connection; it returns a
+  // problem text or "". Returns every problem met, each naming its session.
+  std::vector<std::string> each_session(
+    const std::function<std::string(store_reader& reader, const std::string& session_id)>&
+      visit);
 
   std::unique_ptr<fakellm::fake_llm_server> llm_;
   fakellm::scenario faults_;
