@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,9 @@
 namespace mneme {
 
 class store_maintenance;
+
+// message_store::range's default limit: the whole range.
+inline constexpr int64_t range_unlimited = std::numeric_limits<int64_t>::max();
 
 class message_store {
 public:
@@ -188,10 +192,12 @@ public:
   // The live rows in live order (position, then id: a summary sits where the first
   // row it archived was).
   virtual caf::expected<std::vector<message>> live_context(const std::string& session_id) = 0;
-  // Every row with first_id <= id <= last_id, any state, in id order.
-  // bad_request: not 0 < first_id <= last_id.
+  // Every row with first_id <= id <= last_id, any state, in id order; the first `limit`
+  // of them (a page: the rest of the range is not read).
+  // bad_request: not 0 < first_id <= last_id, or limit < 1.
   virtual caf::expected<std::vector<message>> range(const std::string& session_id,
-                                                    int64_t first_id, int64_t last_id) = 0;
+                                                    int64_t first_id, int64_t last_id,
+                                                    int64_t limit = range_unlimited) = 0;
   // Idempotent writes (docs/api.md "Idempotency-Key"): the newest row stored with
   // `idempotency_key` in a session under `session_key` (the stored key, any of the key's
   // sessions) whose timestamp_ms >= since_ms, then the rows of its session after it in

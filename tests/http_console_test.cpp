@@ -110,7 +110,8 @@ BOOST_FIXTURE_TEST_CASE(content_types_follow_the_file_extension, console_fixture
   std::vector<std::string> names;
   for (const auto& f : files)
     names.emplace_back(f.name);
-  BOOST_TEST(names == (std::vector<std::string>{"console.css", "console.js", "index.html"}),
+  BOOST_TEST(names == (std::vector<std::string>{"console-views.js", "console.css", "console.js",
+                                                "index.html"}),
              boost::test_tools::per_element());
 }
 

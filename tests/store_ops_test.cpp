@@ -236,6 +236,13 @@ BOOST_DATA_TEST_CASE_F(store_fixture, compaction_archives_the_middle_and_places_
   BOOST_TEST(st->archived_rows == 4);
   BOOST_TEST(st->live_rows == static_cast<int64_t>(want.size()));
   BOOST_TEST(st->summary_rows == 1);
+  // A page of the range: its first rows in id order, whatever the range's end.
+  auto page = store->range(sid, middle.front(), s->id, 3);
+  BOOST_REQUIRE_MESSAGE(page, err_of(page));
+  BOOST_TEST(ids_of(*page) == std::vector<int64_t>(middle.begin(), middle.begin() + 3),
+             boost::test_tools::per_element());
+  BOOST_TEST(store->range(sid, s->id, s->id, 1)->size() == 1u);
+  BOOST_TEST((store->range(sid, 1, s->id, 0).error() == errc::bad_request));
 }
 
 BOOST_DATA_TEST_CASE_F(store_fixture, a_second_compaction_can_fold_the_previous_summary,

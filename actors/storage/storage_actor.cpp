@@ -523,6 +523,10 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_range_atom, const std::string& sid, int64_t first, int64_t last) {
       return run_op(self, "range", [&] { return self->state.store->range(sid, first, last); });
     },
+    [=](st_range_atom, const std::string& sid, int64_t first, int64_t last, int64_t limit) {
+      return run_op(self, "range",
+                    [&] { return self->state.store->range(sid, first, last, limit); });
+    },
     [=](st_idem_atom, const std::string& key, const std::string& idem, int64_t since,
         int64_t limit) {
       return run_op(self, "idempotent_rows", [&] {

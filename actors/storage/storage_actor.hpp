@@ -64,9 +64,12 @@ using storage_actor = caf::typed_actor<
   // more than one live tick and ticks cannot keep re-queueing each other; the
   // number makes it ignore a tick message it did not queue itself.
   caf::reacts_to<st_flush_atom, int64_t>,
-  // Reads: live context; rows of a session in [first_id, last_id], any state.
+  // Reads: live context; rows of a session in [first_id, last_id], any state (with a
+  // fourth number: the first `limit` of them, message_store::range).
   caf::replies_to<st_live_atom, std::string>::with<std::vector<message>>,
   caf::replies_to<st_range_atom, std::string, int64_t, int64_t>::with<std::vector<message>>,
+  caf::replies_to<st_range_atom, std::string, int64_t, int64_t, int64_t>::with<
+    std::vector<message>>,
   // Idempotent writes (session key, idempotency key, since_ms, limit):
   // message_store::idempotent_rows.
   caf::replies_to<st_idem_atom, std::string, std::string, int64_t,

@@ -69,7 +69,7 @@ constexpr const char* pg_statements[][2] = {
   {"range",
    "SELECT " MNEME_PG_MESSAGE_COLUMNS " FROM message_rows"
    " WHERE session_id = $1 AND id BETWEEN $2 AND $3"
-   " ORDER BY id"},
+   " ORDER BY id LIMIT $4"},
   // Idempotent writes: the newest keyed row of the key's sessions within the window,
   // then its session's rows from it on ($4 rows at most).
   {"idempotent_rows",
@@ -566,15 +566,17 @@ caf::expected<std::vector<message>> pg_store::live_context(const std::string& se
 }
 
 caf::expected<std::vector<message>> pg_store::range(const std::string& session_id,
-                                                    int64_t first_id, int64_t last_id) {
-  if (first_id <= 0 || last_id < first_id)
-    return bad_request("load range: need 0 < first_id <= last_id, got "
-                       + std::to_string(first_id) + ".." + std::to_string(last_id));
+                                                    int64_t first_id, int64_t last_id,
+                                                    int64_t limit) {
+  if (first_id <= 0 || last_id < first_id || limit < 1)
+    return bad_request("load range: need 0 < first_id <= last_id and a limit of at least 1, "
+                       "got " + std::to_string(first_id) + ".." + std::to_string(last_id)
+                       + " limit " + std::to_string(limit));
   return pg::guarded("load range", [&]() -> caf::expected<std::vector<message>> {
     pqxx::read_transaction r{*conn_};
     if (auto err = pg::require_session(r, session_id))
       return err;
-    return pg::decode_messages(r.exec_prepared("range", session_id, first_id, last_id));
+    return pg::decode_messages(r.exec_prepared("range", session_id, first_id, last_id, limit));
   });
 }
 

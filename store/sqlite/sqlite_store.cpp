@@ -255,8 +255,9 @@ caf::expected<std::vector<message>> sqlite_store::live_context(const std::string
 }
 
 caf::expected<std::vector<message>> sqlite_store::range(const std::string& session_id,
-                                                        int64_t first_id, int64_t last_id) {
-  return load_range(*db_, session_id, first_id, last_id);
+                                                        int64_t first_id, int64_t last_id,
+                                                        int64_t limit) {
+  return load_range(*db_, session_id, first_id, last_id, limit);
 }
 
 caf::expected<std::vector<message>>

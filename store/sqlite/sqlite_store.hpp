@@ -82,7 +82,8 @@ public:
   caf::expected<trigger_state> triggers(const std::string& session_id) override;
   caf::expected<std::vector<message>> live_context(const std::string& session_id) override;
   caf::expected<std::vector<message>> range(const std::string& session_id, int64_t first_id,
-                                            int64_t last_id) override;
+                                            int64_t last_id,
+                                            int64_t limit = range_unlimited) override;
   caf::expected<std::vector<message>>
   idempotent_rows(const std::string& session_key, const std::string& idempotency_key,
                   time_ms since_ms, int64_t limit) override;

@@ -186,20 +186,23 @@ caf::expected<std::vector<message>> load_live_context(db_connection& db,
 }
 
 caf::expected<std::vector<message>> load_range(db_connection& db, const std::string& session_id,
-                                               int64_t first_id, int64_t last_id) {
-  if (first_id <= 0 || last_id < first_id)
-    return bad_request("load range: need 0 < first_id <= last_id, got "
-                       + std::to_string(first_id) + ".." + std::to_string(last_id));
+                                               int64_t first_id, int64_t last_id,
+                                               int64_t limit) {
+  if (first_id <= 0 || last_id < first_id || limit < 1)
+    return bad_request("load range: need 0 < first_id <= last_id and a limit of at least 1, "
+                       "got " + std::to_string(first_id) + ".." + std::to_string(last_id)
+                       + " limit " + std::to_string(limit));
   if (auto err = require_session(db, session_id))
     return err;
   auto stmt = db.prepare("SELECT " MNEME_MESSAGE_COLUMNS " FROM message_rows"
-                         " WHERE session_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id");
+                         " WHERE session_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id LIMIT ?4");
   if (!stmt)
     return std::move(stmt.error());
   statement_scope s{**stmt};
   s->bind(1, session_id);
   s->bind(2, first_id);
   s->bind(3, last_id);
+  s->bind(4, limit);
   return collect_messages(db, s.get(), "load range");
 }
 

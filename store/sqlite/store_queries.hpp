@@ -35,10 +35,10 @@ caf::expected<trigger_state> load_triggers(db_connection& db, const std::string&
 caf::expected<std::vector<message>> load_live_context(db_connection& db,
                                                       const std::string& session_id);
 
-// Every row of the session with first_id <= id <= last_id, any state, in id order.
-// REQUIRES (else bad_request): 0 < first_id <= last_id.
+// The first `limit` rows of the session with first_id <= id <= last_id, any state, in id
+// order. REQUIRES (else bad_request): 0 < first_id <= last_id, limit >= 1.
 caf::expected<std::vector<message>> load_range(db_connection& db, const std::string& session_id,
-                                               int64_t first_id, int64_t last_id);
+                                               int64_t first_id, int64_t last_id, int64_t limit);
 
 // message_store::idempotent_rows over `db`.
 caf::expected<std::vector<message>> load_idempotent_rows(db_connection& db,

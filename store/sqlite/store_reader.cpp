@@ -40,7 +40,7 @@ caf::expected<std::vector<message>> store_reader::live_context(const std::string
 
 caf::expected<std::vector<message>> store_reader::range(const std::string& session_id,
                                                         int64_t first_id, int64_t last_id) {
-  return load_range(*db_, session_id, first_id, last_id);
+  return load_range(*db_, session_id, first_id, last_id, range_unlimited);
 }
 
 caf::expected<std::vector<checkpoint_record>>

@@ -21,8 +21,8 @@
 //   - POST /checkpoints with a name the session already has (active or undone by a
 //     rollback) is 409 checkpoint_exists unless "replace":true; the check reads the
 //     store's list first, so two simultaneous creates of a new name both succeed;
-//   - GET /rows reads the id range from the store and cuts it to `limit` (a page of a
-//     long session costs the read of the rest of its range: pass `to` when known);
+//   - GET /rows reads at most `limit` + 1 rows of the id range from the store (the one
+//     beyond the page says where the next starts), whatever the range's size;
 //   - GET /v1/sessions with a user token lists that user's sessions (?user=another is
 //     403). Two users racing to open the same new key: the loser is refused where the
 //     session is opened or read (the gateway, or the record read from the store): 404
@@ -240,7 +240,7 @@ void list_rows(const call_ptr& c) {
     return send_error(c, 400, "bad_request", "parameter 'to' is below 'from'");
   read_stored_session(c, [c, from, to, limit](const std::string& sid) {
     ask<std::vector<message>>(c, c->api->storage, c->read_timeout(), st_range_atom_v, sid, from,
-                              to)
+                              to, limit + 1)
       .then([c, sid, limit](caf::expected<std::vector<message>> rows) {
         if (!rows)
           return fail(c, rows.error());
