@@ -447,33 +447,33 @@ BOOST_AUTO_TEST_CASE(an_answer_cut_by_a_stop_sequence_names_it_whole_streamed_an
 
 BOOST_AUTO_TEST_CASE(the_upstreams_retry_after_reaches_the_client_and_mnemes_own_is_one_second) {
   serve();
-  auto r = rule(fakellm::fault_kind::rate_limit_429, fakellm::purpose_filter::chat, 1);
-  r.retry_after = "42";
-  faults({r});
-  auto limited = on_key("an-wait", {{"messages", {user_text("hi")}}});
-  BOOST_TEST(limited.status == 429);
-  BOOST_TEST(limited.body["error"]["type"] == "rate_limit_error");
-  BOOST_TEST(limited.header("Retry-After") == "42");
-  // An upstream 503 (529 overloaded_error at this door) with the wait as an HTTP-date.
-  r.kind = fakellm::fault_kind::unavailable;
-  r.retry_after = "Fri, 31 Dec 2100 23:59:59 GMT";
-  faults({r});
-  auto down = on_key("an-wait", {{"messages", {user_text("hi")}}});
-  BOOST_TEST(down.status == 529);
-  BOOST_TEST(down.body["error"]["type"] == "overloaded_error");
-  BOOST_TEST(down.header("Retry-After") == "600"); // capped
-  // No wait from the upstream (or an unreadable one): the front's own 1 s.
-  r.retry_after = "soon";
-  faults({r});
-  BOOST_TEST(on_key("an-wait", {{"messages", {user_text("hi")}}}).header("Retry-After") == "1");
-  // The stateless pass-through.
-  r.kind = fakellm::fault_kind::rate_limit_429;
-  r.retry_after = "9";
-  faults({r});
-  auto once = post_messages("/v1/messages", {{"model", "claude-x"}, {"max_tokens", 50},
-                                             {"messages", {user_text("once")}}});
-  BOOST_TEST(once.status == 429);
-  BOOST_TEST(once.header("Retry-After") == "9");
+  struct waited {
+    fakellm::fault_kind kind;   // the upstream's answer (the fake: 429 or 503)
+    const char* retry_after;    // its Retry-After
+    bool stateless;
+    int want_status;
+    const char* want_type;
+    const char* want_header;    // the client's Retry-After
+  };
+  const waited rows[] = {
+    {fakellm::fault_kind::rate_limit_429, "42", false, 429, "rate_limit_error", "42"},
+    // a date a century ahead: capped
+    {fakellm::fault_kind::unavailable, "Fri, 31 Dec 2100 23:59:59 GMT", false, 529,
+     "overloaded_error", "600"},
+    // unreadable: the front's own 1 s
+    {fakellm::fault_kind::unavailable, "soon", false, 529, "overloaded_error", "1"},
+    {fakellm::fault_kind::rate_limit_429, "9", true, 429, "rate_limit_error", "9"},
+  };
+  for (const auto& w : rows) {
+    auto r = rule(w.kind, fakellm::purpose_filter::chat, 1);
+    r.retry_after = w.retry_after;
+    faults({r});
+    json body = {{"model", "claude-x"}, {"max_tokens", 50}, {"messages", {user_text("hi")}}};
+    auto a = w.stateless ? post_messages("/v1/messages", body) : on_key("an-wait", body);
+    BOOST_TEST(a.status == w.want_status, w.retry_after);
+    BOOST_TEST(a.body["error"]["type"] == w.want_type, w.retry_after);
+    BOOST_TEST(a.header("Retry-After") == w.want_header, w.retry_after);
+  }
   auto fine = on_key("an-wait", {{"messages", {user_text("hi")}}});
   BOOST_TEST(fine.status == 200);
   BOOST_TEST(fine.header("Retry-After").empty());
