@@ -275,7 +275,8 @@ std::vector<std::string> messages_events(const completion& c, size_t piece_bytes
     ++index;
   }
   ojson delta{{"type", "message_delta"},
-              {"delta", {{"stop_reason", fake_stop_reason(c)}, {"stop_sequence", fake_stop_sequence(c)}}}};
+              {"delta", {{"stop_reason", fake_stop_reason(c)},
+                         {"stop_sequence", fake_stop_sequence(c)}}}};
   if (c.report_usage)
     delta["usage"] = messages_usage(c, false);
   out.push_back(named_event(delta));

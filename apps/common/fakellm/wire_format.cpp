@@ -234,7 +234,8 @@ std::string apply_stop_sequences(std::string& text, const std::vector<std::strin
   std::string matched;
   for (const auto& s : stops) {
     if (s.empty()) continue;
-    if (auto at = text.find(s); at != std::string::npos && (best == std::string::npos || at < best)) {
+    auto at = text.find(s);
+    if (at != std::string::npos && (best == std::string::npos || at < best)) {
       best = at;
       matched = s;
     }
