@@ -44,6 +44,11 @@ struct chat_request {
 struct chat_answer {
   std::string content;               // <think> blocks and reasoning fields stripped
   std::string finish_reason;
+  // The stop sequence of the request that ended the answer (finish_reason "stop"): the
+  // Messages API's `stop_sequence` with stop_reason "stop_sequence", an OpenAI-compatible
+  // server's string `choices[0].stop_reason` (vLLM); "" when none matched or the
+  // upstream does not say.
+  std::string stop_sequence;
   int64_t prompt_tokens = 0;         // usage.prompt_tokens, 0 if absent
   int64_t completion_tokens = 0;
   std::vector<tool_call> tool_calls;

@@ -1,10 +1,12 @@
 // The one table between the LLM failure kinds (messages/llm_error_kind.hpp) and the
 // project's error codes (messages/errc.hpp). The LLM client maps kind -> errc when it
 // fails a call; the session maps errc -> kind when it classifies the failure it got
-// back. Both directions read this table, so they cannot drift. Header-only.
+// back. Both directions read this table, so they cannot drift. Also where an LLM
+// failure carries the upstream's Retry-After (upstream_retry_after_of). Header-only.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -49,6 +51,19 @@ constexpr std::optional<llm_error_kind> llm_kind_of(errc code) {
     if (c == code)
       return kind;
   return std::nullopt;
+}
+
+// The wait an upstream asked for: an LLM failure whose HTTP answer (429, 503, 529)
+// carried a usable Retry-After has the context (text, int64_t seconds), the seconds
+// already bounded by policies/retry_after.hpp; the doors and the turn routes pass it on
+// to their client as Retry-After. nullopt for any other error (no LLM code, no value).
+inline std::optional<int64_t> upstream_retry_after_of(const caf::error& err) {
+  if (err.category() != caf::atom("mneme") || !llm_kind_of(static_cast<errc>(err.code())))
+    return std::nullopt;
+  const auto& ctx = err.context();
+  if (ctx.size() < 2 || !ctx.match_element<int64_t>(1))
+    return std::nullopt;
+  return ctx.get_as<int64_t>(1);
 }
 
 } // namespace mneme

@@ -43,7 +43,8 @@ typename Inspector::result_type inspect(Inspector& f, chat_request& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, chat_answer& x) {
   return f(caf::meta::type_name("mneme::chat_answer"), x.content, x.finish_reason,
-           x.prompt_tokens, x.completion_tokens, x.tool_calls, x.server_compacted);
+           x.stop_sequence, x.prompt_tokens, x.completion_tokens, x.tool_calls,
+           x.server_compacted);
 }
 
 template <class Inspector>

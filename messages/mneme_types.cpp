@@ -10,8 +10,8 @@ void register_mneme_types(caf::actor_system_config& cfg) {
                            auto str = "mneme::" + to_string(static_cast<errc>(code));
                            if (ctx.empty())
                              return str;
-                           if (ctx.match_elements<std::string>())
-                             return str + ": " + ctx.get_as<std::string>(0);
+                           if (ctx.match_element<std::string>(0)) // the text; what
+                             return str + ": " + ctx.get_as<std::string>(0); // follows is data
                            return str + ": " + caf::to_string(ctx);
                          });
 }

@@ -67,6 +67,9 @@ struct turn_reply {
   // "tool_calls" when tool_calls is not empty, "length" when the model stopped at
   // max_tokens, else "stop"; empty when no model answered (channel commands, a reset).
   std::string finish_reason;
+  // finish_reason "stop" because the model produced one of the request's stop sequences:
+  // that sequence (chat_answer::stop_sequence); "" otherwise. Not stored: a replay has "".
+  std::string stop_sequence;
   // The built-in tool calls mneme ran during this turn, in order (never pending).
   std::vector<builtin_call_report> builtin_calls;
   // The answer of an earlier request with the same Idempotency-Key, rebuilt from its
@@ -132,7 +135,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_reply& x) {
   return f(caf::meta::type_name("mneme::turn_reply"), x.session_id, x.answer, x.notice,
            x.compactions, x.live_messages, x.live_tokens, x.prompt_tokens, x.tool_calls,
-           x.finish_reason, x.builtin_calls, x.replayed);
+           x.finish_reason, x.stop_sequence, x.builtin_calls, x.replayed);
 }
 
 template <class Inspector>

@@ -62,11 +62,14 @@ anthropic_error_kind anthropic_error_of(int status, std::string_view code) {
   return out;
 }
 
-std::string anthropic_stop_reason(std::string_view finish_reason) {
+std::string anthropic_stop_reason(std::string_view finish_reason,
+                                  std::string_view stop_sequence) {
   if (finish_reason == "tool_calls")
     return "tool_use";
   if (finish_reason == "length")
     return "max_tokens";
+  if (finish_reason == "stop" && !stop_sequence.empty())
+    return "stop_sequence";
   return "end_turn";
 }
 

@@ -39,10 +39,12 @@ struct anthropic_error_kind {
 // `status` and `code` as mneme's API answers them.
 anthropic_error_kind anthropic_error_of(int status, std::string_view code);
 
-// The stop_reason of an answer from the upstream's finish_reason: tool_calls ->
-// tool_use, length -> max_tokens, anything else -> end_turn. (An OpenAI-compatible
-// upstream does not say which stop sequence ended the answer: stop_sequence is never
-// reported for it.)
-std::string anthropic_stop_reason(std::string_view finish_reason);
+// The stop_reason of an answer from the upstream's finish_reason and the stop sequence
+// that ended it (chat_answer::stop_sequence, "" = none): tool_calls -> tool_use, length
+// -> max_tokens, stop with a stop sequence -> stop_sequence, anything else -> end_turn.
+// (An OpenAI-compatible upstream that does not name the matched sequence, as vLLM does in
+// its stop_reason, gives "": its stop sequences end in end_turn.)
+std::string anthropic_stop_reason(std::string_view finish_reason,
+                                  std::string_view stop_sequence = {});
 
 } // namespace mneme

@@ -407,6 +407,78 @@ BOOST_AUTO_TEST_CASE(upstream_failures_are_overloaded_and_rate_limit_errors) {
   BOOST_TEST(limited.body["error"]["type"] == "rate_limit_error");
 }
 
+BOOST_AUTO_TEST_CASE(an_answer_cut_by_a_stop_sequence_names_it_whole_streamed_and_stateless) {
+  // The fake (an OpenAI-compatible upstream here) gets the sequences as `stop` and names
+  // the one it stopped on as vLLM does.
+  serve();
+  json stops = json::array({"nowhere", "river"});
+  auto a = on_key("an-stop", {{"stop_sequences", stops},
+                              {"messages", {user_text("tell me about the river")}}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.body["stop_reason"] == "stop_sequence");
+  BOOST_TEST(a.body["stop_sequence"] == "river");
+  auto text = a.body["content"][0]["text"].get<std::string>();
+  BOOST_TEST(text.rfind("Reply to: tell me about the", 0) == 0u, text);
+  BOOST_TEST(text.find("river") == std::string::npos, text);
+  // Streamed: message_delta carries both.
+  auto s = on_key("an-stop-stream", {{"stream", true}, {"stop_sequences", stops},
+                                     {"messages", {user_text("a river story")}}});
+  BOOST_REQUIRE_MESSAGE(s.status == 200, s.text);
+  auto events = events_of(s.text);
+  BOOST_REQUIRE(events.size() >= 2u);
+  const auto& delta = events[events.size() - 2];
+  BOOST_REQUIRE(delta.first == "message_delta");
+  BOOST_TEST(delta.second["delta"]["stop_reason"] == "stop_sequence");
+  BOOST_TEST(delta.second["delta"]["stop_sequence"] == "river");
+  // Stateless, and an answer that did not meet a sequence: end_turn, null.
+  auto once = post_messages("/v1/messages", {{"model", "claude-x"}, {"max_tokens", 200},
+                                             {"stop_sequences", stops},
+                                             {"messages", {user_text("the river again")}}});
+  BOOST_REQUIRE_MESSAGE(once.status == 200, once.text);
+  BOOST_TEST(once.body["stop_reason"] == "stop_sequence");
+  BOOST_TEST(once.body["stop_sequence"] == "river");
+  auto plain = on_key("an-stop", {{"stop_sequences", stops},
+                                  {"messages", {user_text("tell me about the river"), kept(a),
+                                                user_text("and the sea")}}});
+  BOOST_REQUIRE_MESSAGE(plain.status == 200, plain.text);
+  BOOST_TEST(plain.body["stop_reason"] == "end_turn");
+  BOOST_TEST(plain.body["stop_sequence"].is_null());
+}
+
+BOOST_AUTO_TEST_CASE(the_upstreams_retry_after_reaches_the_client_and_mnemes_own_is_one_second) {
+  serve();
+  struct waited {
+    fakellm::fault_kind kind;   // the upstream's answer (the fake: 429 or 503)
+    const char* retry_after;    // its Retry-After
+    bool stateless;
+    int want_status;
+    const char* want_type;
+    const char* want_header;    // the client's Retry-After
+  };
+  const waited rows[] = {
+    {fakellm::fault_kind::rate_limit_429, "42", false, 429, "rate_limit_error", "42"},
+    // a date a century ahead: capped
+    {fakellm::fault_kind::unavailable, "Fri, 31 Dec 2100 23:59:59 GMT", false, 529,
+     "overloaded_error", "600"},
+    // unreadable: the front's own 1 s
+    {fakellm::fault_kind::unavailable, "soon", false, 529, "overloaded_error", "1"},
+    {fakellm::fault_kind::rate_limit_429, "9", true, 429, "rate_limit_error", "9"},
+  };
+  for (const auto& w : rows) {
+    auto r = rule(w.kind, fakellm::purpose_filter::chat, 1);
+    r.retry_after = w.retry_after;
+    faults({r});
+    json body = {{"model", "claude-x"}, {"max_tokens", 50}, {"messages", {user_text("hi")}}};
+    auto a = w.stateless ? post_messages("/v1/messages", body) : on_key("an-wait", body);
+    BOOST_TEST(a.status == w.want_status, w.retry_after);
+    BOOST_TEST(a.body["error"]["type"] == w.want_type, w.retry_after);
+    BOOST_TEST(a.header("Retry-After") == w.want_header, w.retry_after);
+  }
+  auto fine = on_key("an-wait", {{"messages", {user_text("hi")}}});
+  BOOST_TEST(fine.status == 200);
+  BOOST_TEST(fine.header("Retry-After").empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END() // anthropic_door
 
 BOOST_AUTO_TEST_SUITE_END() // anthropic_door_test

@@ -86,4 +86,12 @@ BOOST_AUTO_TEST_CASE(stop_reasons_follow_the_upstreams_finish_reason) {
   BOOST_TEST(anthropic_stop_reason("content_filter") == "end_turn");
 }
 
+BOOST_AUTO_TEST_CASE(a_matched_stop_sequence_is_the_stop_sequence_stop_reason) {
+  BOOST_TEST(anthropic_stop_reason("stop", "END") == "stop_sequence");
+  // Only an answer that stopped says so: a tool call or a cut answer keeps its reason.
+  BOOST_TEST(anthropic_stop_reason("tool_calls", "END") == "tool_use");
+  BOOST_TEST(anthropic_stop_reason("length", "END") == "max_tokens");
+  BOOST_TEST(anthropic_stop_reason("stop", "") == "end_turn");
+}
+
 BOOST_AUTO_TEST_SUITE_END() // anthropic_errors_test

@@ -302,5 +302,43 @@ BOOST_AUTO_TEST_CASE(the_clients_anthropic_headers_and_unused_fields_reach_the_u
   check_all_messages_api();
 }
 
+BOOST_AUTO_TEST_CASE(stop_sequences_reach_the_messages_api_and_the_matched_one_comes_back) {
+  serve();
+  httplib::Headers headers{{"X-Mneme-Session", "stops"}, {"anthropic-version", "2023-06-01"}};
+  json body = {{"model", "claude-fake"}, {"max_tokens", 256},
+               {"stop_sequences", json::array({"river"})},
+               {"messages", json::array({{{"role", "user"}, {"content", "the river runs"}}})}};
+  auto whole = read(client->Post("/v1/messages", headers, body.dump(), "application/json"));
+  BOOST_REQUIRE_MESSAGE(whole.status == 200, whole.text);
+  BOOST_TEST(json::parse(llm.stats().last_messages_body)["stop_sequences"]
+             == json::array({"river"}));
+  BOOST_TEST(whole.body["stop_reason"] == "stop_sequence");
+  BOOST_TEST(whole.body["stop_sequence"] == "river");
+  // Streamed from the upstream and to the client: message_delta names it.
+  headers = {{"X-Mneme-Session", "stops-streamed"}, {"anthropic-version", "2023-06-01"}};
+  body["stream"] = true;
+  auto streamed = client->Post("/v1/messages", headers, body.dump(), "application/json");
+  BOOST_REQUIRE(streamed);
+  BOOST_REQUIRE_MESSAGE(streamed->status == 200, streamed->body);
+  auto at = streamed->body.find("event: message_delta\ndata: ");
+  BOOST_REQUIRE(at != std::string::npos);
+  auto data = streamed->body.substr(at + 27, streamed->body.find("\n", at + 27) - at - 27);
+  auto delta = json::parse(data);
+  BOOST_TEST(delta["delta"]["stop_reason"] == "stop_sequence");
+  BOOST_TEST(delta["delta"]["stop_sequence"] == "river");
+  // The chat door's `stop` on this upstream: sent as stop_sequences, finish_reason "stop".
+  json chat = {{"model", "mneme"}, {"stop", "river"},
+               {"messages", json::array({{{"role", "user"}, {"content", "a river"}}})}};
+  auto c = read(client->Post("/v1/chat/completions", {{"X-Mneme-Session", "stops-chat"}},
+                             chat.dump(), "application/json"));
+  BOOST_REQUIRE_MESSAGE(c.status == 200, c.text);
+  BOOST_TEST(c.body["choices"][0]["finish_reason"] == "stop");
+  BOOST_TEST(c.body["choices"][0]["message"]["content"].get<std::string>().find("river")
+             == std::string::npos);
+  BOOST_TEST(json::parse(llm.stats().last_messages_body)["stop_sequences"]
+             == json::array({"river"}));
+  check_all_messages_api();
+}
+
 BOOST_AUTO_TEST_SUITE_END() // anthropic_upstream_e2e
 BOOST_AUTO_TEST_SUITE_END()

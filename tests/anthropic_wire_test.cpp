@@ -331,6 +331,19 @@ BOOST_AUTO_TEST_CASE(an_answer_is_a_message_with_text_and_tool_use_blocks) {
   BOOST_TEST(to_anthropic_message(a)["content"].dump() == R"([{"type":"text","text":""}])");
 }
 
+BOOST_AUTO_TEST_CASE(an_answer_that_stopped_on_a_stop_sequence_names_it) {
+  anthropic_answer a;
+  a.id = "msg_3";
+  a.text = "Counting: 1, 2";
+  a.stop_reason = "stop_sequence";
+  a.stop_sequence = ", 3";
+  auto m = to_anthropic_message(a);
+  BOOST_TEST(m["stop_reason"] == "stop_sequence");
+  BOOST_TEST(m["stop_sequence"] == ", 3");
+  a.stop_reason = "end_turn"; // any other stop_reason: null, whatever the field holds
+  BOOST_TEST(to_anthropic_message(a)["stop_sequence"].is_null());
+}
+
 BOOST_AUTO_TEST_CASE(stream_events_name_their_type_and_errors_take_anthropics_shape) {
   BOOST_TEST(anthropic_sse({{"type", "ping"}}) == "event: ping\ndata: {\"type\":\"ping\"}\n\n");
   anthropic_answer head;
@@ -340,9 +353,13 @@ BOOST_AUTO_TEST_CASE(stream_events_name_their_type_and_errors_take_anthropics_sh
   BOOST_TEST(start["type"] == "message_start");
   BOOST_TEST(start["message"]["content"].empty());
   BOOST_TEST(start["message"]["stop_reason"].is_null());
-  auto delta = message_delta_event("end_turn", 9);
+  auto delta = message_delta_event("end_turn", "", 9);
   BOOST_TEST(delta["delta"]["stop_reason"] == "end_turn");
+  BOOST_TEST(delta["delta"]["stop_sequence"].is_null());
   BOOST_TEST(delta["usage"]["output_tokens"] == 9);
+  auto stopped = message_delta_event("stop_sequence", "END", 4);
+  BOOST_TEST(stopped["delta"]["stop_reason"] == "stop_sequence");
+  BOOST_TEST(stopped["delta"]["stop_sequence"] == "END");
   auto err = anthropic_error_json("overloaded_error", "busy");
   BOOST_TEST(err.dump() == R"({"error":{"message":"busy","type":"overloaded_error"},"type":"error"})");
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/fakellm/chat_responder.hpp"
+#include "apps/common/fakellm/messages_responder.hpp"
 #include "apps/common/fakellm/wire_format.hpp"
 
 BOOST_AUTO_TEST_SUITE(fake_llm_responder_test)
@@ -47,8 +48,9 @@ response_plan plan_for(std::optional<fault_kind> kind, bool stream = false, int6
 
 BOOST_DATA_TEST_CASE(error_faults_answer_with_their_status,
                      data::make({fault_kind::unavailable, fault_kind::payload_too_large,
-                                 fault_kind::long_context_429, fault_kind::overflow_400}) ^
-                         data::make({503, 413, 429, 400}),
+                                 fault_kind::long_context_429, fault_kind::overflow_400,
+                                 fault_kind::rate_limit_429}) ^
+                         data::make({503, 413, 429, 400, 429}),
                      kind, status) {
   auto p = plan_for(kind);
   BOOST_TEST(p.status == status);
@@ -104,6 +106,63 @@ BOOST_AUTO_TEST_CASE(a_malformed_answer_is_not_json) {
   auto body = p.first.substr(p.first.find("\r\n\r\n") + 4);
   BOOST_TEST(json::parse(body, nullptr, false).is_discarded());
   BOOST_TEST(p.status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_rides_on_the_rules_503_529_and_429_answers) {
+  fault_decision d;
+  d.answer = fault_kind::rate_limit_429;
+  d.answer_rule = 0;
+  fault_rule r;
+  r.kind = fault_kind::rate_limit_429;
+  r.retry_after = "17";
+  BOOST_TEST(validate(r).empty());
+  chat_facts f;
+  answer_settings s;
+  auto chat = plan_chat_response(simple_call(), f, d, &r, s);
+  BOOST_TEST(chat.first.rfind("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 17\r\n", 0) == 0u);
+  BOOST_TEST(chat.first.find("rate_limit_exceeded") != std::string::npos);
+  BOOST_TEST(chat.first.find("long context") == std::string::npos); // a plain rate limit
+  d.answer = r.kind = fault_kind::unavailable;
+  r.retry_after = "Sun, 06 Nov 1994 08:49:37 GMT";
+  auto overloaded = plan_messages_response(simple_call(), f, d, &r, s);
+  BOOST_TEST(overloaded.status == 529);
+  BOOST_TEST(overloaded.first.find("\r\nRetry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
+             != std::string::npos);
+  // Without the parameter no header; on another kind the parameter is refused.
+  r.retry_after.clear();
+  BOOST_TEST(plan_chat_response(simple_call(), f, d, &r, s).first.find("Retry-After")
+             == std::string::npos);
+  r.kind = fault_kind::overflow_400;
+  r.retry_after = "3";
+  BOOST_TEST(!validate(r).empty());
+  r.kind = fault_kind::rate_limit_429;
+  r.retry_after = "3\r\nX-Evil: 1";
+  BOOST_TEST(!validate(r).empty());
+}
+
+BOOST_DATA_TEST_CASE(a_text_answer_stops_before_the_first_stop_sequence_and_names_it,
+                     data::make({false, true}), stream) {
+  auto call = parse_chat_call(std::string(R"({"model":"m","stream":)") + (stream ? "true" : "false")
+                              + R"(,"stop":["Point", "there"],"messages":[{"role":"user",
+                                 "content":"hello there"}]})");
+  BOOST_REQUIRE(call);
+  BOOST_TEST((call->stop == std::vector<std::string>{"Point", "there"}));
+  chat_facts f;
+  answer_settings s;
+  auto p = plan_chat_response(*call, f, fault_decision{}, nullptr, s);
+  auto bytes = p.first;
+  // "Reply to: hello there. Point 1: ..." ends before "there", the earlier match.
+  BOOST_TEST(bytes.find("Point") == std::string::npos);
+  BOOST_TEST(bytes.find("Reply to: hello ") != std::string::npos);
+  BOOST_TEST(bytes.find(R"("stop_reason":"there")") != std::string::npos);
+  BOOST_TEST(bytes.find(R"("finish_reason":"stop")") != std::string::npos);
+  // One stop string alone is accepted too; no match leaves the answer whole.
+  auto single = parse_chat_call(R"({"model":"m","stop":"zzz","messages":[{"role":"user","content":"hi"}]})");
+  BOOST_REQUIRE(single);
+  auto whole = plan_chat_response(*single, f, fault_decision{}, nullptr, s).first;
+  BOOST_TEST(whole.find("stop_reason") == std::string::npos);
+  BOOST_TEST(whole.find("Point") != std::string::npos);
+  BOOST_TEST(!parse_chat_call(R"({"model":"m","stop":[1],"messages":[{"role":"user","content":"hi"}]})"));
 }
 
 BOOST_AUTO_TEST_SUITE_END() // fake_llm_responder_test

@@ -122,6 +122,37 @@ BOOST_AUTO_TEST_CASE(a_turn_answers_from_the_model_and_grows_the_live_context_by
   BOOST_TEST(cmd.body["notice"].get<std::string>().find("Found 1 session") == 0u);
 }
 
+// A turn's `stop` reaches the model and the sequence it stopped on comes back; an
+// upstream rate limit with Retry-After is the turn's 503 with the upstream's wait.
+BOOST_AUTO_TEST_CASE(a_turn_names_its_stop_sequence_and_passes_the_upstreams_retry_after_on) {
+  serve();
+  auto a = post("/v1/sessions/ts/turns", json{{"content", "tell me about the river"},
+                                              {"stop", json::array({"river"})}});
+  BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
+  BOOST_TEST(a.body["finish_reason"] == "stop");
+  BOOST_TEST(a.body["stop_sequence"] == "river");
+  BOOST_TEST(a.body["answer"].get<std::string>().find("river") == std::string::npos);
+  auto b = post("/v1/sessions/ts/turns", json{{"content", "and the sea"}});
+  BOOST_REQUIRE_MESSAGE(b.status == 200, b.text);
+  BOOST_TEST(!b.body.contains("stop_sequence"));
+  auto r = rule(fakellm::fault_kind::rate_limit_429, fakellm::purpose_filter::chat, 1);
+  r.retry_after = "42";
+  faults({r});
+  auto limited = client->Post("/v1/sessions/ts/turns", json{{"content", "more"}}.dump(),
+                              "application/json");
+  BOOST_REQUIRE(limited);
+  BOOST_TEST(limited->status == 503);
+  BOOST_TEST(json::parse(limited->body)["error"]["code"] == "llm_rate_limited");
+  BOOST_TEST(limited->get_header_value("Retry-After") == "42");
+  r.retry_after.clear(); // none from the upstream: the front's own 1 s on a 503
+  faults({r});
+  auto plain = client->Post("/v1/sessions/ts/turns", json{{"content", "more"}}.dump(),
+                            "application/json");
+  BOOST_REQUIRE(plain);
+  BOOST_TEST(plain->status == 503);
+  BOOST_TEST(plain->get_header_value("Retry-After") == "1");
+}
+
 // The trigger state of GET /v1/sessions/{key} includes the turn's attempt budget (SPEC
 // §5.3). A summarizer that is down, without a fallback summary, makes the pre-call T1
 // compaction commit nothing: that attempt stays spent, then the cooldown refuses the

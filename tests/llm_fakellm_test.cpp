@@ -16,6 +16,7 @@
 
 #include "actors/llm/llm_pool.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
+#include "messages/llm_errc.hpp"
 #include "tests/recording_stream.hpp"
 #include "tests/test_print.hpp"
 
@@ -201,13 +202,14 @@ BOOST_DATA_TEST_CASE_F(
                std::string{"long_context_429"}, std::string{"overflow_400"},
                std::string{"malformed_json"}, std::string{"truncated_body"},
                std::string{"empty_content"}, std::string{"reasoning_only"},
-               std::string{"trickle"}, std::string{"output_too_large_400"}})
+               std::string{"trickle"}, std::string{"output_too_large_400"},
+               std::string{"rate_limit_429"}})
     ^ bdata::make({errc::llm_refused, errc::llm_network, errc::llm_idle_timeout,
                    errc::llm_server_error, errc::llm_payload_too_large,
                    errc::llm_long_context_rate_limit, errc::llm_context_overflow,
                    errc::llm_malformed, errc::llm_network, errc::llm_empty_answer,
                    errc::llm_empty_answer, errc::llm_idle_timeout,
-                   errc::llm_output_too_large}),
+                   errc::llm_output_too_large, errc::llm_rate_limited}),
   kind, want) {
   set_fault(kind, fakellm::purpose_filter::any);
   std::chrono::milliseconds elapsed{0};
@@ -226,13 +228,14 @@ BOOST_DATA_TEST_CASE_F(
                std::string{"long_context_429"}, std::string{"overflow_400"},
                std::string{"malformed_json"}, std::string{"truncated_body"},
                std::string{"empty_content"}, std::string{"reasoning_only"},
-               std::string{"trickle"}, std::string{"output_too_large_400"}})
+               std::string{"trickle"}, std::string{"output_too_large_400"},
+               std::string{"rate_limit_429"}})
     ^ bdata::make({errc::llm_refused, errc::llm_network, errc::llm_idle_timeout,
                    errc::llm_server_error, errc::llm_payload_too_large,
                    errc::llm_long_context_rate_limit, errc::llm_context_overflow,
                    errc::llm_malformed, errc::llm_network, errc::llm_empty_answer,
                    errc::llm_empty_answer, errc::llm_idle_timeout,
-                   errc::llm_output_too_large}),
+                   errc::llm_output_too_large, errc::llm_rate_limited}),
   kind, want) {
   set_fault(kind, fakellm::purpose_filter::any);
   auto res = call(messages_api(pool_config(800ms, 10s)), request(llm_purpose::summary, "hello"));
@@ -271,6 +274,28 @@ BOOST_AUTO_TEST_CASE(a_streamed_messages_answer_hands_on_pieces_that_make_the_an
   for (size_t i = 0; i < args.size(); ++i)
     BOOST_TEST(args[i] == res->tool_calls[i].arguments);
   BOOST_TEST(server.stats().messages_requests == 1);
+}
+
+BOOST_AUTO_TEST_CASE(the_upstreams_retry_after_header_rides_on_the_error_over_both_wires) {
+  for (bool anthropic : {false, true}) {
+    fakellm::fault_rule rule;
+    rule.kind = fakellm::fault_kind::rate_limit_429;
+    rule.retry_after = "42";
+    fakellm::scenario s;
+    s.plan.rules = {rule};
+    BOOST_REQUIRE(!server.set_scenario(s));
+    auto c = anthropic ? messages_api(pool_config(5s, 10s)) : pool_config(5s, 10s);
+    auto limited = call(c, request(llm_purpose::chat, "hello"));
+    BOOST_REQUIRE(!limited);
+    BOOST_TEST(code_of(limited) == errc::llm_rate_limited);
+    BOOST_TEST(upstream_retry_after_of(limited.error()).value_or(-1) == 42);
+    // The same fault without the header: no wait.
+    s.plan.rules[0].retry_after.clear();
+    BOOST_REQUIRE(!server.set_scenario(s));
+    auto plain = call(c, request(llm_purpose::chat, "hello"));
+    BOOST_REQUIRE(!plain);
+    BOOST_TEST(!upstream_retry_after_of(plain.error()));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_prompt_over_the_fake_window_is_a_context_overflow) {

@@ -221,6 +221,9 @@ BOOST_AUTO_TEST_CASE(chat_answer_survives_serialization) {
   auto back = round_trip(a);
   BOOST_TEST(back.content == "sum");
   BOOST_TEST(back.finish_reason == "stop");
+  BOOST_TEST(back.stop_sequence.empty());
+  a.stop_sequence = "END";
+  BOOST_TEST(round_trip(a).stop_sequence == "END");
   BOOST_TEST(back.prompt_tokens == 10);
   BOOST_TEST(back.completion_tokens == 3);
   BOOST_TEST((back.tool_calls == a.tool_calls));
@@ -258,6 +261,24 @@ BOOST_AUTO_TEST_CASE(answer_yields_content_usage_and_finish_reason) {
   BOOST_TEST(parsed.answer.prompt_tokens == 1234);
   BOOST_TEST(parsed.answer.completion_tokens == 56);
   BOOST_TEST(parsed.answer.finish_reason == "length");
+}
+
+BOOST_AUTO_TEST_CASE(a_string_stop_reason_beside_stop_is_the_matched_stop_sequence) {
+  // vLLM: finish_reason "stop" and the stop string in stop_reason.
+  auto body = json::parse(answer_body({{"role", "assistant"}, {"content", "1, 2"}}));
+  body["choices"][0]["stop_reason"] = ", 3";
+  auto parsed = parse_chat_answer(body.dump(), llm_purpose::chat);
+  BOOST_REQUIRE(parsed.kind == llm_error_kind::none);
+  BOOST_TEST(parsed.answer.finish_reason == "stop");
+  BOOST_TEST(parsed.answer.stop_sequence == ", 3");
+  // A stop token (a number), null, or a string beside another finish_reason: none.
+  for (const json& other : {json(128001), json(nullptr)}) {
+    body["choices"][0]["stop_reason"] = other;
+    BOOST_TEST(parse_chat_answer(body.dump(), llm_purpose::chat).answer.stop_sequence.empty());
+  }
+  body["choices"][0]["stop_reason"] = ", 3";
+  body["choices"][0]["finish_reason"] = "length";
+  BOOST_TEST(parse_chat_answer(body.dump(), llm_purpose::chat).answer.stop_sequence.empty());
 }
 
 BOOST_AUTO_TEST_CASE(reasoning_fields_never_become_content) {
@@ -356,6 +377,44 @@ BOOST_AUTO_TEST_CASE(an_http_error_names_status_and_body_but_never_the_key) {
   BOOST_TEST(text.find("Incorrect API key") != std::string::npos);
   BOOST_TEST(text.find("sk-live-123") == std::string::npos);
   BOOST_TEST(text.find("[redacted]") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_429_503_or_529_with_retry_after_carries_the_upstreams_wait) {
+  http_outcome out;
+  out.status = 429;
+  out.body = R"({"error":{"message":"Rate limit reached for requests","code":"rate_limit_exceeded"}})";
+  out.retry_after = "30";
+  auto limited = read_http_outcome(out, llm_purpose::chat, "");
+  BOOST_REQUIRE(!limited);
+  BOOST_TEST(code_of(limited.error()) == errc::llm_rate_limited);
+  BOOST_TEST(upstream_retry_after_of(limited.error()).value_or(-1) == 30);
+  BOOST_TEST(render_error(limited.error()).find("retry-after 30 s") != std::string::npos);
+  // An HTTP-date, read against the time the answer came; a 503 server error.
+  out.status = 503;
+  out.body = R"({"error":{"message":"busy"}})";
+  out.retry_after = "Sun, 06 Nov 1994 08:49:37 GMT";
+  out.completed_unix_s = 784111777 - 12;
+  auto busy = read_http_outcome(out, llm_purpose::chat, "");
+  BOOST_REQUIRE(!busy);
+  BOOST_TEST(code_of(busy.error()) == errc::llm_server_error);
+  BOOST_TEST(upstream_retry_after_of(busy.error()).value_or(-1) == 12);
+  // The Messages API: 529 overloaded_error, the wait capped.
+  out.status = 529;
+  out.body = R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})";
+  out.retry_after = "86400";
+  auto overloaded = read_http_outcome(out, llm_purpose::chat, "", nullptr, llm_api::anthropic);
+  BOOST_REQUIRE(!overloaded);
+  BOOST_TEST(code_of(overloaded.error()) == errc::llm_server_error);
+  BOOST_TEST(upstream_retry_after_of(overloaded.error()).value_or(-1) == 600);
+  // None: another status, an unreadable value, no header.
+  out.status = 500;
+  out.retry_after = "30";
+  BOOST_TEST(!upstream_retry_after_of(read_http_outcome(out, llm_purpose::chat, "").error()));
+  out.status = 429;
+  out.retry_after = "soon";
+  BOOST_TEST(!upstream_retry_after_of(read_http_outcome(out, llm_purpose::chat, "").error()));
+  out.retry_after.clear();
+  BOOST_TEST(!upstream_retry_after_of(read_http_outcome(out, llm_purpose::chat, "").error()));
 }
 
 BOOST_AUTO_TEST_CASE(an_error_object_in_a_200_is_classified_by_its_embedded_status) {

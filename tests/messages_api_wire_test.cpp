@@ -364,6 +364,39 @@ BOOST_AUTO_TEST_CASE(answers_without_content_or_with_reasoning_only_fail_as_on_t
   BOOST_TEST(cached.answer.prompt_tokens == 105); // every input token counts in the window
 }
 
+BOOST_AUTO_TEST_CASE(a_stop_sequence_answer_names_its_sequence_whole_and_streamed) {
+  // The fake stops on the request's stop_sequences and reports it as the API does.
+  auto call = fakellm::parse_messages_call(
+    R"({"model":"claude-fake","max_tokens":64,"stop_sequences":["never", "sunny"],
+        "messages":[{"role":"user","content":"hi"}]})");
+  BOOST_REQUIRE(call);
+  BOOST_TEST((call->stop == std::vector<std::string>{"never", "sunny"}));
+  BOOST_TEST(!fakellm::parse_messages_call(
+    R"({"model":"m","max_tokens":9,"stop_sequences":"x","messages":[{"role":"user","content":"hi"}]})"));
+  auto c = a_completion(false);
+  c.stop_sequence = fakellm::apply_stop_sequences(c.content, call->stop);
+  BOOST_TEST(c.stop_sequence == "sunny");
+  BOOST_TEST(c.content == "Paris: ");
+  auto body = json::parse(fakellm::messages_body(c));
+  BOOST_TEST(body["stop_reason"] == "stop_sequence");
+  BOOST_TEST(body["stop_sequence"] == "sunny");
+  auto whole = parse_messages_answer(fakellm::messages_body(c), llm_purpose::chat);
+  BOOST_REQUIRE_MESSAGE(whole.kind == llm_error_kind::none, whole.detail);
+  BOOST_TEST(whole.answer.finish_reason == "stop");
+  BOOST_TEST(whole.answer.stop_sequence == "sunny");
+  messages_sse_answer reader{nullptr};
+  reader.feed(joined(fakellm::messages_events(c, 3)));
+  auto streamed = reader.finish(llm_purpose::chat);
+  BOOST_REQUIRE_MESSAGE(streamed.kind == llm_error_kind::none, streamed.detail);
+  BOOST_TEST(streamed.answer.finish_reason == "stop");
+  BOOST_TEST(streamed.answer.stop_sequence == "sunny");
+  // An answer that ended on its own names none.
+  auto plain = a_completion(false);
+  BOOST_TEST(json::parse(fakellm::messages_body(plain))["stop_sequence"].is_null());
+  BOOST_TEST(parse_messages_answer(fakellm::messages_body(plain), llm_purpose::chat)
+               .answer.stop_sequence.empty());
+}
+
 BOOST_DATA_TEST_CASE(a_streamed_answer_fed_in_pieces_of_any_size_is_the_whole_answer,
                      bdata::make({false, true}) * bdata::make({1, 7, 64, 100000}), calls,
                      piece) {

@@ -427,6 +427,48 @@ BOOST_AUTO_TEST_CASE(errors_have_openai_shape_and_status) {
   BOOST_TEST(fine.status == 200);
 }
 
+BOOST_AUTO_TEST_CASE(stop_still_stops_and_the_upstreams_retry_after_reaches_the_client) {
+  serve();
+  // `stop` reaches the model: the answer ends before the first stop string, "stop".
+  auto stopped = chat_on("oa-stop", {{"messages", {msg("user", "tell me about the river")}},
+                                     {"stop", json::array({"river"})}});
+  BOOST_REQUIRE_MESSAGE(stopped.status == 200, stopped.text);
+  BOOST_TEST(stopped.body["choices"][0]["finish_reason"] == "stop");
+  auto content = stopped.body["choices"][0]["message"]["content"].get<std::string>();
+  BOOST_TEST(content.rfind("Reply to: tell me about the", 0) == 0u, content);
+  BOOST_TEST(content.find("river") == std::string::npos, content);
+  // An upstream 429 with Retry-After: the client's 429 carries the upstream's wait.
+  auto r = rule(fakellm::fault_kind::rate_limit_429, fakellm::purpose_filter::chat, 1);
+  r.retry_after = "42";
+  faults({r});
+  auto limited = chat_on("oa-wait", {{"messages", {msg("user", "hi")}}});
+  BOOST_TEST(limited.status == 429);
+  BOOST_TEST(limited.body["error"]["type"] == "rate_limit_error");
+  BOOST_TEST(limited.header("Retry-After") == "42");
+  // A 503 whose Retry-After is a date a century ahead: the door's 502, the wait capped.
+  r.kind = fakellm::fault_kind::unavailable;
+  r.retry_after = "Fri, 31 Dec 2100 23:59:59 GMT";
+  faults({r});
+  auto down = chat_on("oa-wait", {{"messages", {msg("user", "hi")}}});
+  BOOST_TEST(down.status == 502);
+  BOOST_TEST(down.header("Retry-After") == "600");
+  // No header upstream: the front's own 1 s on a 429, none on a 502.
+  r.retry_after.clear();
+  faults({r});
+  BOOST_TEST(chat_on("oa-wait", {{"messages", {msg("user", "hi")}}}).header("Retry-After").empty());
+  r.kind = fakellm::fault_kind::rate_limit_429;
+  faults({r});
+  BOOST_TEST(chat_on("oa-wait", {{"messages", {msg("user", "hi")}}}).header("Retry-After") == "1");
+  // The stateless pass-through passes it on too.
+  r.retry_after = "7";
+  faults({r});
+  auto once = chat({{"messages", {msg("user", "just once")}}});
+  BOOST_TEST(once.status == 429);
+  BOOST_TEST(once.header("Retry-After") == "7");
+  auto fine = chat_on("oa-wait", {{"messages", {msg("user", "hi")}}});
+  BOOST_TEST(fine.status == 200);
+}
+
 BOOST_AUTO_TEST_CASE(a_request_on_a_key_whose_request_is_on_its_way_is_refused_at_once_storing_nothing) {
   // The held request waits on the fake until the fake stops (no timeout ends it first).
   rc.chat.endpoint.idle_timeout = std::chrono::seconds(600);
@@ -451,6 +493,7 @@ BOOST_AUTO_TEST_CASE(a_request_on_a_key_whose_request_is_on_its_way_is_refused_a
     BOOST_TEST(busy.status == 429);
     BOOST_TEST(busy.body["error"]["code"] == "session_busy");
     BOOST_TEST(busy.body["error"]["type"] == "rate_limit_error");
+    BOOST_TEST(busy.header("Retry-After") == "1"); // mneme's own refusal: its own 1 s
   }
   auto rows_after = all_rows(sid);
   BOOST_REQUIRE(rows_after.size() == rows_while_held.size());

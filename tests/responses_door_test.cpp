@@ -240,6 +240,17 @@ BOOST_AUTO_TEST_CASE(errors_have_openai_shape_and_status) {
   BOOST_TEST(json::parse(wrong->body)["error"]["type"] == "invalid_request_error");
 }
 
+BOOST_AUTO_TEST_CASE(an_upstream_rate_limit_passes_its_retry_after_on) {
+  serve();
+  auto r = rule(fakellm::fault_kind::rate_limit_429, fakellm::purpose_filter::chat, 1);
+  r.retry_after = "35";
+  faults({r});
+  auto waited = respond_on("rs-wait", {{"input", "hello"}});
+  BOOST_TEST(waited.status == 429);
+  BOOST_TEST(waited.header("Retry-After") == "35");
+  BOOST_TEST(respond_on("rs-wait", {{"input", "hello"}}).status == 200); // one fault only
+}
+
 BOOST_AUTO_TEST_CASE(a_chain_of_previous_response_ids_is_one_session_sending_only_what_is_new) {
   serve();
   auto a = respond({{"input", "first question"}, {"instructions", "Be brief."}});

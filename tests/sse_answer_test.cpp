@@ -132,6 +132,17 @@ BOOST_AUTO_TEST_CASE(a_stream_with_a_finish_reason_but_no_done_is_complete) {
   BOOST_TEST(got.kind == llm_error_kind::none);
 }
 
+BOOST_AUTO_TEST_CASE(a_string_stop_reason_in_the_finishing_chunk_is_the_stop_sequence) {
+  auto stopped = sse_chunk(R"({"content":"1, 2"})")
+                 + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\","
+                   "\"stop_reason\":\", 3\"}]}\n\n"
+                 + "data: [DONE]\n\n";
+  auto got = read_in_pieces(stopped, 5);
+  BOOST_REQUIRE(got.kind == llm_error_kind::none);
+  BOOST_TEST(got.answer.stop_sequence == ", 3");
+  BOOST_TEST(read_in_pieces(text_stream(), 5).answer.stop_sequence.empty());
+}
+
 BOOST_AUTO_TEST_CASE(an_error_event_mid_stream_is_classified_like_an_http_error_answer) {
   auto s = sse_chunk(R"({"content":"Hel"})")
            + "data: {\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\",\"code\":429}}\n\n";

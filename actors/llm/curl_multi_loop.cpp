@@ -20,7 +20,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cassert>
 #include <cerrno>
 #include <mutex>
@@ -96,8 +98,26 @@ struct transfer {
     return size * n;
   }
 
-  static size_t on_header(char*, size_t size, size_t n, void* user) {
-    static_cast<transfer*>(user)->last_activity = clock::now();
+  // One header line of the answer (curl hands each line with its CRLF, and the status
+  // line of every head: a new head forgets the previous one's Retry-After).
+  static size_t on_header(char* ptr, size_t size, size_t n, void* user) {
+    auto* t = static_cast<transfer*>(user);
+    t->last_activity = clock::now();
+    std::string_view line{ptr, size * n};
+    if (line.rfind("HTTP/", 0) == 0) {
+      t->outcome.retry_after.clear();
+    } else if (constexpr std::string_view name = "retry-after:";
+               line.size() >= name.size()
+               && std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+                    return a == std::tolower(static_cast<unsigned char>(b));
+                  })) {
+      auto value = line.substr(name.size());
+      auto first = value.find_first_not_of(" \t");
+      auto last = value.find_last_not_of(" \t\r\n");
+      t->outcome.retry_after =
+        first == std::string_view::npos ? std::string{}
+                                        : std::string{value.substr(first, last - first + 1)};
+    }
     return size * n;
   }
 
@@ -255,6 +275,9 @@ struct curl_multi_loop::impl {
   void complete(std::unique_ptr<transfer> t) {
     t->outcome.elapsed =
       std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t->started);
+    t->outcome.completed_unix_s = std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
     auto done = std::move(t->done);
     auto outcome = std::move(t->outcome);
     t.reset(); // frees the easy handle before the completion runs

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,6 +48,12 @@ struct http_outcome {
   long status = 0;                   // HTTP status, 0 without an answer
   std::string body;                  // answer body (possibly partial on failure)
   std::chrono::microseconds elapsed{0};
+  // The answer's Retry-After header as sent (whitespace trimmed; "" = none; the last
+  // answer's when curl saw several heads), and the wall-clock time (Unix seconds) at
+  // which the call completed, to turn an HTTP-date into seconds
+  // (policies/retry_after.hpp).
+  std::string retry_after;
+  int64_t completed_unix_s = 0;
 };
 
 class curl_multi_loop {

@@ -12,6 +12,7 @@
 #include "actors/llm/sse_answer.hpp"
 #include "policies/error_classifier.hpp"
 #include "policies/messages_api_errors.hpp"
+#include "policies/retry_after.hpp"
 
 namespace mneme::llm {
 
@@ -61,6 +62,13 @@ http_call build_http_call(const llm_endpoint& endpoint, const chat_request& req,
 
 namespace {
 
+// The upstream's Retry-After of an error answer that may carry one (429, 503, 529).
+std::optional<int64_t> retry_after_of(const http_outcome& out) {
+  if (!carries_retry_after(static_cast<int>(out.status)) || out.retry_after.empty())
+    return std::nullopt;
+  return retry_after_seconds(out.retry_after, out.completed_unix_s);
+}
+
 // read_http_outcome for an upstream speaking Anthropic's Messages API.
 caf::expected<chat_answer> read_messages_outcome(const http_outcome& out, llm_purpose purpose,
                                                  const std::string& api_key,
@@ -70,7 +78,8 @@ caf::expected<chat_answer> read_messages_outcome(const http_outcome& out, llm_pu
   auto error = read_messages_api_error(out.body);
   if (status < 200 || status > 299) {
     auto kind = classify_messages_api_error(status, error.type, error.message);
-    return make_llm_error(kind, "HTTP error answer " + elapsed, out.status, out.body, api_key);
+    return make_llm_error(kind, "HTTP error answer " + elapsed, out.status, out.body, api_key,
+                          retry_after_of(out));
   }
   bool streamed = stream && stream->saw_events();
   if (!streamed && error.found) // a 2xx whose body is an error object
@@ -101,7 +110,8 @@ caf::expected<chat_answer> read_http_outcome(const http_outcome& out, llm_purpos
     auto kind = classify_http_answer(static_cast<int>(out.status), out.body);
     if (kind == llm_error_kind::none) // a 1xx/3xx the classifier accepts is still no answer
       kind = llm_error_kind::bad_request;
-    return make_llm_error(kind, "HTTP error answer " + elapsed, out.status, out.body, api_key);
+    return make_llm_error(kind, "HTTP error answer " + elapsed, out.status, out.body, api_key,
+                          retry_after_of(out));
   }
   if (auto embedded = error_status_in_body(out.body); embedded != 0) {
     auto kind = classify_http_answer(embedded, out.body);

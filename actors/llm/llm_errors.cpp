@@ -55,12 +55,17 @@ std::string body_excerpt(std::string_view body, std::string_view secret, size_t 
 }
 
 caf::error make_llm_error(llm_error_kind kind, std::string_view detail, long status,
-                          std::string_view body, std::string_view secret) {
+                          std::string_view body, std::string_view secret,
+                          std::optional<int64_t> retry_after) {
   std::string ctx{detail};
   if (status != 0)
     ctx += "; HTTP " + std::to_string(status);
+  if (retry_after)
+    ctx += "; retry-after " + std::to_string(*retry_after) + " s";
   if (!body.empty())
     ctx += "; body: " + body_excerpt(body, secret);
+  if (retry_after)
+    return caf::make_error(mneme::to_errc(kind), std::move(ctx), *retry_after);
   return caf::make_error(mneme::to_errc(kind), std::move(ctx));
 }
 

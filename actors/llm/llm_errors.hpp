@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,8 +31,11 @@ std::string body_excerpt(std::string_view body, std::string_view secret,
                          size_t max_chars = 200);
 
 // The caf::error of a classified failure: code from `kind`, context
-// "<detail>[; HTTP <status>][; body: <excerpt>]". `status` 0 = no HTTP answer.
+// "<detail>[; HTTP <status>][; body: <excerpt>]". `status` 0 = no HTTP answer. With
+// `retry_after` (seconds, the upstream's Retry-After read by policies/retry_after.hpp)
+// the context is (text, retry_after): messages/llm_errc.hpp upstream_retry_after_of.
 caf::error make_llm_error(llm_error_kind kind, std::string_view detail, long status = 0,
-                          std::string_view body = {}, std::string_view secret = {});
+                          std::string_view body = {}, std::string_view secret = {},
+                          std::optional<int64_t> retry_after = std::nullopt);
 
 } // namespace mneme::llm

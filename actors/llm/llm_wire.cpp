@@ -302,6 +302,10 @@ parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose) {
   ans.server_compacted = doc.contains("compaction") && doc["compaction"].is_object()
                          && string_or_empty(doc["compaction"], "type") == "compaction";
   ans.finish_reason = string_or_empty(choice, "finish_reason");
+  // vLLM names the stop string that ended the answer in stop_reason (a token id, a
+  // number, when a stop token did; null at the end of the text).
+  if (ans.finish_reason == "stop")
+    ans.stop_sequence = string_or_empty(choice, "stop_reason");
   if (doc.contains("usage")) {
     ans.prompt_tokens = json_int_or_zero(doc["usage"], "prompt_tokens");
     ans.completion_tokens = json_int_or_zero(doc["usage"], "completion_tokens");

@@ -61,7 +61,8 @@ struct parsed_answer {
 // empty after stripping reasoning -> empty_answer (except a chat answer that carries
 // tool calls). Reasoning fields (`reasoning_content`, `reasoning`) never become content.
 // A top-level "compaction" object of type "compaction" (the server compacted) sets
-// answer.server_compacted.
+// answer.server_compacted. With finish_reason "stop", a string choices[0].stop_reason
+// (vLLM's matched stop string) is answer.stop_sequence.
 parsed_answer parse_chat_answer(std::string_view body, llm_purpose purpose);
 
 // The check every chat answer passes, whole or streamed: content empty after stripping

@@ -310,7 +310,10 @@ parsed_answer parse_messages_answer(std::string_view body, llm_purpose purpose) 
     return out;
   }
   auto& ans = out.answer;
-  ans.finish_reason = finish_reason_of_stop(messages_string(doc, "stop_reason"));
+  auto stop_reason = messages_string(doc, "stop_reason");
+  ans.finish_reason = finish_reason_of_stop(stop_reason);
+  if (stop_reason == "stop_sequence")
+    ans.stop_sequence = messages_string(doc, "stop_sequence");
   if (doc.contains("usage") && doc["usage"].is_object()) {
     const auto& u = doc["usage"];
     for (const char* k : {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"})

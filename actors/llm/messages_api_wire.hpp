@@ -28,8 +28,9 @@
 //     are, never replacing a member written above.
 // Answer: text blocks (reasoning blocks stripped) are the content, tool_use blocks the
 // tool calls (arguments = `input` written compactly), thinking blocks are reasoning;
-// stop_reason end_turn/stop_sequence -> "stop", tool_use -> "tool_calls", max_tokens ->
-// "length", refusal -> "content_filter", others as they are; usage.input_tokens (plus
+// stop_reason end_turn/stop_sequence -> "stop" (with stop_sequence: the answer's
+// `stop_sequence` string becomes chat_answer::stop_sequence), tool_use -> "tool_calls",
+// max_tokens -> "length", refusal -> "content_filter", others as they are; usage.input_tokens (plus
 // the cache reads and writes) -> prompt_tokens, output_tokens -> completion_tokens.
 #pragma once
 

@@ -132,6 +132,8 @@ void messages_sse_answer::event(const sse_event_view& e) {
       auto reason = event_string(*delta, "stop_reason");
       if (!reason.empty()) {
         answer_.finish_reason = finish_reason_of_stop(reason);
+        answer_.stop_sequence =
+          reason == "stop_sequence" ? event_string(*delta, "stop_sequence") : "";
         has_stop_reason_ = true;
       }
     }

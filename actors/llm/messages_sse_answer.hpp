@@ -10,7 +10,8 @@
 //   content_block_delta  text_delta (text), input_json_delta (partial_json of the call),
 //                        thinking_delta / signature_delta (reasoning, not content)
 //   content_block_stop   nothing to do
-//   message_delta        delta.stop_reason -> finish_reason, usage.output_tokens
+//   message_delta        delta.stop_reason -> finish_reason (stop_sequence: and
+//                        delta.stop_sequence -> stop_sequence), usage.output_tokens
 //   message_stop         the end
 //   ping                 ignored
 //   error                {"error": {"type", "message"}}: the upstream failed mid-stream,

@@ -151,6 +151,8 @@ void sse_answer::chunk(std::string_view payload, bool error_event) {
   if (auto reason = string_member(choice, "finish_reason"); !reason.empty()) {
     answer_.finish_reason = reason;
     has_finish_ = true;
+    // vLLM's stop string in the chunk of the finish_reason (see parse_chat_answer).
+    answer_.stop_sequence = reason == "stop" ? string_member(choice, "stop_reason") : "";
   }
   auto* delta = member(choice, "delta");
   if (!delta || !delta->is_object())

@@ -8,7 +8,9 @@
 //     joined by "\n"), `:` lines are comments, `event: error` marks an error payload;
 //     lines end with \n, \r\n or \r, and may be split anywhere between two feeds;
 //   - a payload is `[DONE]` (the end) or a chunk {"choices":[{"delta":{content,
-//     tool_calls:[{index, id?, function:{name?, arguments?}}]}, "finish_reason"}],
+//     tool_calls:[{index, id?, function:{name?, arguments?}}]}, "finish_reason",
+//     "stop_reason"?}] (vLLM: a string stop_reason with finish_reason "stop" is the stop
+//     sequence that matched),
 //     "usage"?, "compaction"?}; usage may come on a last chunk with empty choices;
 //   - a payload {"error": {...}} is the upstream failing mid-stream: classified like an
 //     HTTP error answer with the status in error.code (server_error without one).

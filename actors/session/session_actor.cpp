@@ -326,6 +326,7 @@ void on_answer(session_ptr self, chat_answer answer) {
   st.reply.answer = answer.content;
   st.reply.tool_calls = answer.tool_calls;
   st.reply.finish_reason = finish_reason_of(!answer.tool_calls.empty(), answer.finish_reason);
+  st.reply.stop_sequence = st.reply.finish_reason == "stop" ? answer.stop_sequence : "";
   st.reply.prompt_tokens = answer.prompt_tokens;
   st.record.triggers.last_prompt_tokens = answer.prompt_tokens;
   note_chat_answer(st, answer);

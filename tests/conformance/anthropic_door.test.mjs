@@ -157,6 +157,31 @@ test('the official Anthropic client through the Messages door', async (t) => {
       assert.equal(await metricValue(rig, 'mneme_anthropic_rebased_total'), 0);
     });
 
+  await t.test('stop_sequences: the answer ends before the sequence and names it', async () => {
+    // The fake (an OpenAI-compatible upstream) stops on `stop` and names the string as
+    // vLLM does; the door answers stop_reason stop_sequence, whole and streamed.
+    const data = await messagesClient(rig, 'stops').messages.create({
+      model: 'claude-sonnet-4-5', max_tokens: 256, stop_sequences: ['nowhere', 'river'],
+      messages: [{ role: 'user', content: 'Tell me about the river.' }],
+    });
+    assert.equal(data.stop_reason, 'stop_sequence');
+    assert.equal(data.stop_sequence, 'river');
+    assert.ok(!data.content[0].text.includes('river'), data.content[0].text);
+    const stream = messagesClient(rig, 'stops-streamed').messages.stream({
+      model: 'claude-sonnet-4-5', max_tokens: 256, stop_sequences: ['river'],
+      messages: [{ role: 'user', content: 'A river story, please.' }],
+    });
+    const message = await stream.finalMessage();
+    assert.equal(message.stop_reason, 'stop_sequence');
+    assert.equal(message.stop_sequence, 'river');
+    const plain = await messagesClient(rig, 'stops-plain').messages.create({
+      model: 'claude-sonnet-4-5', max_tokens: 256, stop_sequences: ['river'],
+      messages: [{ role: 'user', content: 'And the sea?' }],
+    });
+    assert.equal(plain.stop_reason, 'end_turn');
+    assert.equal(plain.stop_sequence, null);
+  });
+
   await t.test('messages.countTokens: what mneme would send', async () => {
     const client = messagesClient(rig, 'plain');
     const alone = await new Anthropic({ baseURL: rig.daemonUrl, apiKey: 'unused' })
@@ -190,13 +215,15 @@ test('the official Anthropic client through the Messages door', async (t) => {
   });
 });
 
-// A client whose every answer's status is recorded (the SDK's retries included).
-function recordingClient(rig, headers, statuses) {
+// A client whose every answer's status (and Retry-After, into `afters` when given) is
+// recorded, the SDK's retries included.
+function recordingClient(rig, headers, statuses, afters = null) {
   return new Anthropic({
     baseURL: rig.daemonUrl, apiKey: 'unused', maxRetries: 2, defaultHeaders: headers,
     fetch: async (url, init) => {
       const res = await fetch(url, init);
       statuses.push(res.status);
+      afters?.push(res.headers.get('retry-after'));
       return res;
     },
   });
@@ -204,21 +231,24 @@ function recordingClient(rig, headers, statuses) {
 
 test('an upstream 529 and 429 are retried by the official client', async (t) => {
   // The first chat call fails with 503 (the door answers 529 overloaded_error), the
-  // second with a 429 (rate_limit_error); the SDK retries both and the third succeeds.
+  // second with a 429 (rate_limit_error) whose Retry-After the door passes on (the 529
+  // carries mneme's own 1 s); the SDK retries both and the third succeeds.
   // Stateless: in a session, mneme answers a long-context 429 itself (it compacts and
   // calls again), so only a pass-through hands it to the client.
   const rig = await startRig({
     scenario: 'seed: 3\nfaults:\n'
       + '  - kind: unavailable\n    purpose: chat\n    max_count: 1\n'
-      + '  - kind: long_context_429\n    purpose: chat\n    max_count: 1\n',
+      + '  - kind: long_context_429\n    purpose: chat\n    max_count: 1\n    retry_after: 2\n',
   });
   t.after(() => rig.stop());
   const statuses = [];
-  const answer = await recordingClient(rig, {}, statuses).messages.create({
+  const afters = [];
+  const answer = await recordingClient(rig, {}, statuses, afters).messages.create({
     model: 'claude-sonnet-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Hi?' }],
   });
   assert.equal(answer.stop_reason, 'end_turn');
   assert.deepEqual(statuses, [529, 429, 200]);
+  assert.deepEqual(afters, ['1', '2', null]);
   assert.equal(await metricValue(rig, 'mneme_anthropic_errors_total'), 2);
 
   // In a session: the failed attempt's message is rolled back, the retry stores it once.

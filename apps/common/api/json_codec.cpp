@@ -108,7 +108,7 @@ json to_json(const turn_reply& r) {
   auto compactions = json::array();
   for (auto& c : r.compactions)
     compactions.push_back(to_json(c));
-  return {{"session_id", r.session_id},
+  json out = {{"session_id", r.session_id},
           {"answer", r.answer},
           {"notice", r.notice},
           {"compactions", std::move(compactions)},
@@ -118,6 +118,9 @@ json to_json(const turn_reply& r) {
           {"finish_reason", r.finish_reason},
           {"tool_calls", calls},
           {"builtin_calls", std::move(builtin)}};
+  if (!r.stop_sequence.empty()) // the model stopped on one of the request's `stop`
+    out["stop_sequence"] = r.stop_sequence;
+  return out;
 }
 
 json to_json(const session_snapshot& s) {

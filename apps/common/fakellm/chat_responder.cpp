@@ -111,6 +111,10 @@ std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_d
               facts.keep_alive);
   } else if (fault == fault_kind::long_context_429) {
     p = whole(429, long_context_429_body(), facts.keep_alive);
+  } else if (fault == fault_kind::rate_limit_429) {
+    p = whole(429, error_body("Rate limit reached for requests. Please try again later.",
+                              "requests", "rate_limit_exceeded"),
+              facts.keep_alive);
   } else if (fault == fault_kind::overflow_400) {
     p = whole(400, overflow_body(settings.window_tokens, facts.prompt_tokens), facts.keep_alive);
   } else if (fault == fault_kind::output_too_large_400) {
@@ -125,6 +129,8 @@ std::optional<response_plan> plan_failure(const chat_facts& facts, const fault_d
   } else {
     return std::nullopt;
   }
+  if (rule && !rule->retry_after.empty())
+    p.first = with_header(std::move(p.first), "Retry-After", rule->retry_after);
   p.delay_ms = decision.delay_ms;
   return p;
 }
@@ -154,6 +160,7 @@ completion build_completion(const chat_call& call, const chat_facts& facts,
     c.tool_calls = fake_tool_calls(
       call, tool_call_settings{settings.seed, settings.tool_call_fraction, settings.tool_rounds});
   auto text = c.tool_calls.empty() ? answer_text(call, facts.is_summary, settings) : std::string{};
+  if (!facts.is_summary) c.stop_sequence = apply_stop_sequences(text, call.stop);
   if (fault == fault_kind::reasoning_only) c.reasoning_content = "Thinking it over. " + text;
   if (!content_fault) c.content = std::move(text);
   if (!c.tool_calls.empty()) c.finish_reason = "tool_calls";

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, fault_kind_count> kind_names{
     "refuse",         "reset",          "silence",        "unavailable",   "latency",
     "payload_too_large", "long_context_429", "overflow_400", "malformed_json",
     "truncated_body", "empty_content",  "reasoning_only", "trickle",
-    "output_too_large_400"};
+    "output_too_large_400", "rate_limit_429"};
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -81,6 +81,14 @@ std::string validate(const fault_rule& r) {
   if (r.latency_ms < 0 || r.jitter_ms < 0) return "latency_ms and jitter_ms must be >= 0";
   if (r.max_body_bytes < 0) return "max_body_bytes must be >= 0";
   if (r.silence_ms < 0) return "silence_ms must be >= 0";
+  if (!r.retry_after.empty()) {
+    if (r.kind != fault_kind::unavailable && r.kind != fault_kind::rate_limit_429
+        && r.kind != fault_kind::long_context_429)
+      return "retry_after applies to unavailable, rate_limit_429 and long_context_429 only";
+    for (char c : r.retry_after)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        return "retry_after must not contain control characters";
+  }
   if (r.kind == fault_kind::latency && r.latency_ms == 0 && r.jitter_ms == 0)
     return "latency needs latency_ms or jitter_ms";
   if (r.kind == fault_kind::refuse) {

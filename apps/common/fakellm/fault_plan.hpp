@@ -30,6 +30,12 @@
 //                      idle timeout; a stall mid-stream)
 //   output_too_large_400  400 saying the requested max_tokens does not fit in what
 //                      is left of the window (the provider's T8 answer)
+//   rate_limit_429     429 with a plain rate-limit body (OpenAI's rate_limit_exceeded;
+//                      POST /v1/messages: rate_limit_error), no long-context wording
+//
+// Parameter retry_after (unavailable, rate_limit_429 and long_context_429 only): the
+// answer carries `Retry-After: <value>` verbatim (seconds, or an HTTP-date), as
+// providers send it with a 429 or 503/529.
 //
 // Targets (all must hold): fraction of requests (0..1, decided by hashing the seed,
 // the request's sequence number and the rule's index), model (substring of the
@@ -68,9 +74,9 @@ namespace mneme::fakellm {
 enum class fault_kind : uint8_t {
   refuse, reset, silence, unavailable, latency, payload_too_large, long_context_429,
   overflow_400, malformed_json, truncated_body, empty_content, reasoning_only, trickle,
-  output_too_large_400,
+  output_too_large_400, rate_limit_429,
 };
-inline constexpr int fault_kind_count = 14;
+inline constexpr int fault_kind_count = 15;
 
 std::string_view to_string(fault_kind k);
 std::optional<fault_kind> parse_fault_kind(std::string_view s);
@@ -96,6 +102,7 @@ struct fault_rule {
   int64_t jitter_ms = 0;        // latency
   int64_t max_body_bytes = 0;   // payload_too_large
   int64_t silence_ms = 30000;   // trickle
+  std::string retry_after;      // unavailable, rate_limit_429, long_context_429; "" = none
 };
 
 struct fault_plan {

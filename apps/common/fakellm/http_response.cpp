@@ -52,6 +52,17 @@ std::string http_chunked_head(int status, std::string_view content_type, bool ke
   return out;
 }
 
+std::string with_header(std::string response, std::string_view name, std::string_view value) {
+  auto end_of_status = response.find("\r\n");
+  if (end_of_status == std::string::npos) return response;
+  std::string line{name};
+  line += ": ";
+  line += value;
+  line += "\r\n";
+  response.insert(end_of_status + 2, line);
+  return response;
+}
+
 std::string http_chunk(std::string_view data) {
   char size[32];
   std::snprintf(size, sizeof size, "%zx\r\n", data.size());

@@ -18,6 +18,10 @@ std::string http_response(int status, std::string_view content_type, std::string
 // The head of a `Transfer-Encoding: chunked` response.
 std::string http_chunked_head(int status, std::string_view content_type, bool keep_alive);
 
+// `response` (a whole response or a head) with the header line "name: value" added
+// right after its status line.
+std::string with_header(std::string response, std::string_view name, std::string_view value);
+
 // One chunk; an empty `data` is the terminating chunk.
 std::string http_chunk(std::string_view data);
 

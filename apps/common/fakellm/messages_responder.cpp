@@ -43,6 +43,11 @@ std::optional<response_plan> messages_failure(const chat_facts& facts,
   } else if (fault == fault_kind::long_context_429) {
     p = messages_error_plan(429, "rate_limit_error",
                             "Extra usage is required for long context requests.", keep);
+  } else if (fault == fault_kind::rate_limit_429) {
+    p = messages_error_plan(429, "rate_limit_error",
+                            "This request would exceed the rate limit for your organization "
+                            "of 50 requests per minute.",
+                            keep);
   } else if (fault == fault_kind::overflow_400) {
     p = messages_error_plan(400, "invalid_request_error",
                             prompt_too_long_message(facts.prompt_tokens, settings.window_tokens), keep);
@@ -61,6 +66,8 @@ std::optional<response_plan> messages_failure(const chat_facts& facts,
   } else {
     return std::nullopt;
   }
+  if (rule && !rule->retry_after.empty())
+    p.first = with_header(std::move(p.first), "Retry-After", rule->retry_after);
   p.delay_ms = decision.delay_ms;
   return p;
 }

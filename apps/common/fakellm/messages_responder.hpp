@@ -5,6 +5,8 @@
 //   unavailable          529 overloaded_error "Overloaded"
 //   payload_too_large    413 request_too_large
 //   long_context_429     429 rate_limit_error "Extra usage is required for long context requests."
+//   rate_limit_429       429 rate_limit_error "This request would exceed the rate limit ..."
+//   (a rule's retry_after: the Retry-After header on these, as on the chat endpoint)
 //   overflow_400, and a prompt over the window
 //                        400 invalid_request_error "prompt is too long: N tokens > W maximum"
 //   output_too_large_400 400 invalid_request_error "input length and `max_tokens` exceed

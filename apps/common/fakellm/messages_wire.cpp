@@ -99,12 +99,17 @@ caf::error parse_messages_row(const ojson& m, const std::string& where, std::vec
   return {};
 }
 
-std::string fake_stop_reason(const std::string& finish_reason) {
-  if (finish_reason == "tool_calls")
+std::string fake_stop_reason(const completion& c) {
+  if (c.finish_reason == "tool_calls")
     return "tool_use";
-  if (finish_reason == "length")
+  if (c.finish_reason == "length")
     return "max_tokens";
-  return "end_turn";
+  return c.stop_sequence.empty() ? "end_turn" : "stop_sequence";
+}
+
+ojson fake_stop_sequence(const completion& c) {
+  return c.stop_sequence.empty() || fake_stop_reason(c) != "stop_sequence" ? ojson(nullptr)
+                                                                         : ojson(c.stop_sequence);
 }
 
 std::string fake_message_id(const completion& c) {
@@ -195,6 +200,16 @@ caf::expected<chat_call> parse_messages_call(std::string_view body) {
       return refused("stream must be a boolean");
     call.stream = doc["stream"].get<bool>();
   }
+  if (doc.contains("stop_sequences") && !doc["stop_sequences"].is_null()) {
+    const auto& seqs = doc["stop_sequences"];
+    if (!seqs.is_array())
+      return refused("stop_sequences: an array of strings");
+    for (const auto& s : seqs) {
+      if (!s.is_string())
+        return refused("stop_sequences: an array of strings");
+      call.stop.push_back(s.get<std::string>());
+    }
+  }
   return call;
 }
 
@@ -212,8 +227,8 @@ std::string messages_body(const completion& c) {
   }
   ojson body{{"id", fake_message_id(c)},       {"type", "message"},
              {"role", "assistant"},       {"model", c.model},
-             {"content", std::move(content)}, {"stop_reason", fake_stop_reason(c.finish_reason)},
-             {"stop_sequence", nullptr}};
+             {"content", std::move(content)}, {"stop_reason", fake_stop_reason(c)},
+             {"stop_sequence", fake_stop_sequence(c)}};
   if (c.report_usage)
     body["usage"] = messages_usage(c, true);
   return dump_ordered(body);
@@ -260,7 +275,8 @@ std::vector<std::string> messages_events(const completion& c, size_t piece_bytes
     ++index;
   }
   ojson delta{{"type", "message_delta"},
-              {"delta", {{"stop_reason", fake_stop_reason(c.finish_reason)}, {"stop_sequence", nullptr}}}};
+              {"delta", {{"stop_reason", fake_stop_reason(c)},
+                         {"stop_sequence", fake_stop_sequence(c)}}}};
   if (c.report_usage)
     delta["usage"] = messages_usage(c, false);
   out.push_back(named_event(delta));

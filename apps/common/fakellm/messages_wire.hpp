@@ -12,6 +12,7 @@
 // real API requires it; any other block type (image, document, thinking, search_result,
 // ...) is taken as the API takes it and read as the placeholder text "[TYPE]" (a
 // tool_use or tool_result in the wrong role, or a block without a type, is a 400).
+// `stop_sequences` (an array of strings) becomes chat_call::stop.
 #pragma once
 
 #include <cstddef>
@@ -28,15 +29,16 @@ namespace mneme::fakellm {
 caf::expected<chat_call> parse_messages_call(std::string_view body);
 
 // {"id":"msg_...","type":"message","role":"assistant","model","content":[text?,
-// thinking?, tool_use...],"stop_reason","stop_sequence":null,"usage"}. The completion's
-// finish_reason maps to stop_reason: tool_calls -> tool_use, length -> max_tokens, else
-// end_turn. The id "chatcmpl-..." of the completion is kept after "msg_".
+// thinking?, tool_use...],"stop_reason","stop_sequence","usage"}. The completion's
+// finish_reason maps to stop_reason: tool_calls -> tool_use, length -> max_tokens, an
+// answer cut at a stop sequence -> stop_sequence (and stop_sequence names it; else null),
+// else end_turn. The id "chatcmpl-..." of the completion is kept after "msg_".
 std::string messages_body(const completion& c);
 
 // The events of a streamed answer ("event: <type>\ndata: {...}\n\n"): message_start, a
 // ping, per block content_block_start / deltas (text_delta of at most `piece_bytes`,
-// input_json_delta in pieces) / content_block_stop, message_delta (stop_reason, usage),
-// message_stop. REQUIRES: piece_bytes > 0.
+// input_json_delta in pieces) / content_block_stop, message_delta (stop_reason,
+// stop_sequence, usage), message_stop. REQUIRES: piece_bytes > 0.
 std::vector<std::string> messages_events(const completion& c, size_t piece_bytes = 64);
 
 // {"type":"error","error":{"type":...,"message":...}}

@@ -54,7 +54,8 @@ std::string read_double(const json& obj, const char* key, double& out) {
 const std::set<std::string> rule_keys{"kind",       "fraction",   "model",
                                       "purpose",    "start_s",    "end_s",
                                       "min_prompt_tokens", "max_count", "latency_ms",
-                                      "jitter_ms",  "max_body_bytes", "silence_ms"};
+                                      "jitter_ms",  "max_body_bytes", "silence_ms",
+                                      "retry_after"};
 
 caf::expected<fault_rule> parse_rule(const json& j, const std::string& path) {
   if (!j.is_object()) return invalid(path, "must be a mapping");
@@ -89,6 +90,14 @@ caf::expected<fault_rule> parse_rule(const json& j, const std::string& path) {
                  ifield{"jitter_ms", &r.jitter_ms}, ifield{"max_body_bytes", &r.max_body_bytes},
                  ifield{"silence_ms", &r.silence_ms}})
     if (auto e = read_int(j, f.key, *f.out); !e.empty()) return invalid(path + "." + f.key, e);
+  if (auto ra = j.find("retry_after"); ra != j.end()) { // seconds or an HTTP-date
+    if (ra->is_number_integer())
+      r.retry_after = std::to_string(ra->get<int64_t>());
+    else if (ra->is_string())
+      r.retry_after = ra->get<std::string>();
+    else
+      return invalid(path + ".retry_after", "must be an integer or a string");
+  }
   if (auto e = validate(r); !e.empty()) return invalid(path, e);
   return r;
 }
@@ -229,6 +238,7 @@ json to_json(const scenario& s) {
     }
     if (r.kind == fault_kind::payload_too_large) j["max_body_bytes"] = r.max_body_bytes;
     if (r.kind == fault_kind::trickle) j["silence_ms"] = r.silence_ms;
+    if (!r.retry_after.empty()) j["retry_after"] = r.retry_after;
     faults.push_back(std::move(j));
   }
   doc["faults"] = std::move(faults);

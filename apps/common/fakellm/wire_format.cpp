@@ -171,6 +171,18 @@ caf::expected<chat_call> parse_chat_call(std::string_view body) {
       return bad(std::string(key) + " must be a positive integer");
     call.max_tokens = it->get<int64_t>();
   }
+  if (auto st = doc.find("stop"); st != doc.end() && !st->is_null()) {
+    if (st->is_string()) {
+      call.stop.push_back(st->get<std::string>());
+    } else if (st->is_array()) {
+      for (const auto& s : *st) {
+        if (!s.is_string()) return bad("stop must be a string or an array of strings");
+        call.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      return bad("stop must be a string or an array of strings");
+    }
+  }
   if (auto cm = doc.find("context_management"); cm != doc.end() && !cm->is_null()) {
     if (!cm->is_array()) return bad("context_management must be an array");
     for (size_t i = 0; i < cm->size(); ++i) {
@@ -217,6 +229,21 @@ std::vector<json> tool_call_deltas(const completion& c, size_t piece_bytes) {
 
 } // namespace
 
+std::string apply_stop_sequences(std::string& text, const std::vector<std::string>& stops) {
+  auto best = std::string::npos;
+  std::string matched;
+  for (const auto& s : stops) {
+    if (s.empty()) continue;
+    auto at = text.find(s);
+    if (at != std::string::npos && (best == std::string::npos || at < best)) {
+      best = at;
+      matched = s;
+    }
+  }
+  if (best != std::string::npos) text.resize(best);
+  return matched;
+}
+
 std::string completion_body(const completion& c) {
   json msg = {{"role", "assistant"}, {"content", c.content}};
   if (!c.tool_calls.empty()) {
@@ -231,6 +258,7 @@ std::string completion_body(const completion& c) {
               {"choices", json::array({{{"index", 0}, {"message", std::move(msg)},
                                         {"finish_reason", c.finish_reason}}})},
               {"usage", usage_json(c)}};
+  if (!c.stop_sequence.empty()) doc["choices"][0]["stop_reason"] = c.stop_sequence;
   if (!c.report_usage) doc.erase("usage");
   if (c.server_compacted) doc["compaction"] = compaction_marker(c);
   return dump(doc);
@@ -247,6 +275,7 @@ std::vector<std::string> completion_events(const completion& c, size_t piece_byt
   for (auto& delta : tool_call_deltas(c, piece_bytes))
     out.push_back(sse(chunk_json(c, {{"tool_calls", json::array({std::move(delta)})}}, nullptr)));
   auto last = chunk_json(c, json::object(), c.finish_reason);
+  if (!c.stop_sequence.empty()) last["choices"][0]["stop_reason"] = c.stop_sequence;
   if (c.report_usage) last["usage"] = usage_json(c);
   if (c.server_compacted) last["compaction"] = compaction_marker(c);
   out.push_back(sse(last));

@@ -31,6 +31,10 @@ struct chat_call {
   // context_management: [{"type": "compaction", "compact_threshold": N}] (the
   // Responses API's server-side compaction request; server_compaction.hpp).
   std::optional<int64_t> compact_threshold;
+  // The stop sequences (`stop`: a string or an array of strings; the Messages API's
+  // `stop_sequences`): a text answer ends before the first of them it contains
+  // (apply_stop_sequences).
+  std::vector<std::string> stop;
 };
 
 // Parses a chat-completions body. Errors are errc::bad_request naming the field.
@@ -46,6 +50,10 @@ struct completion {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   std::string finish_reason = "stop";
+  // The stop sequence the answer ended on ("" = none): sent as vLLM sends it, the string
+  // choices[0].stop_reason beside finish_reason "stop" (the Messages API: stop_reason
+  // "stop_sequence" and stop_sequence).
+  std::string stop_sequence;
   // Tool calls: the message carries "tool_calls" (content null when empty) and the
   // finish_reason should be "tool_calls"; a stream sends each call as OpenAI does: a
   // first delta with index, id and name, then the arguments in pieces.
@@ -58,6 +66,11 @@ struct completion {
   int64_t compacted_tokens_before = 0;
   int64_t compacted_tokens_after = 0;
 };
+
+// Cuts `text` before the earliest occurrence of any of `stops` (empty ones ignored; at
+// one position the first listed wins) and returns the sequence it cut at; "" when none
+// occurs (text unchanged). As real servers do, the sequence itself is not in the text.
+std::string apply_stop_sequences(std::string& text, const std::vector<std::string>& stops);
 
 // The non-streaming body: {"id", "object":"chat.completion", "choices":[...], "usage":{...}}.
 std::string completion_body(const completion& c);

@@ -3,7 +3,9 @@
 
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/api_state.hpp"
+#include "messages/llm_errc.hpp"
 #include "policies/client_text.hpp"
+#include "policies/retry_after.hpp"
 
 namespace mneme::api {
 
@@ -60,7 +62,14 @@ void fail(const call_ptr& c, const caf::error& err) {
   auto res = json_response(status, body);
   if (err == errc::idempotency_in_flight) // the first request answers soon
     res.headers.emplace_back("Retry-After", "1");
+  add_upstream_retry_after(res.headers, upstream_retry_after_of(err), status);
   c->finish(std::move(res));
+}
+
+void add_upstream_retry_after(header_list& headers, std::optional<int64_t> upstream_wait,
+                              int client_status) {
+  if (upstream_wait && passes_retry_after(client_status))
+    headers.emplace_back("Retry-After", std::to_string(*upstream_wait));
 }
 
 } // namespace mneme::api

@@ -12,6 +12,8 @@
 // Threads: in the request's actor (or on the blocking thread for a blocking route).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -33,5 +35,13 @@ void send_error(const call_ptr& c, int status, const std::string& code, const st
 // The status and JSON body of a failed ask (or decode); see above.
 std::pair<int, json> error_answer(const call_ptr& c, const caf::error& err);
 void fail(const call_ptr& c, const caf::error& err);
+
+// docs/api.md "Retry-After": adds `Retry-After: <upstream_wait>` to the headers of an
+// error answer of `client_status` when the upstream asked for that wait (the error's
+// upstream_retry_after_of, messages/llm_errc.hpp) and clients retry that status
+// (policies/retry_after.hpp passes_retry_after). Without it, the front adds its own "1"
+// to a 429, 503 or 529 (front/http_front.hpp default_retry_after).
+void add_upstream_retry_after(header_list& headers, std::optional<int64_t> upstream_wait,
+                              int client_status);
 
 } // namespace mneme::api

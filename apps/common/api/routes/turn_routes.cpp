@@ -9,6 +9,7 @@
 #include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
 #include "apps/common/api/routes/turn_stream.hpp"
+#include "messages/llm_errc.hpp"
 
 namespace mneme::api {
 
@@ -46,8 +47,11 @@ void run_turn(const call_ptr& c) {
         if (c->forward_elsewhere(reply.error())) // refused before any piece was relayed
           return;
         auto [status, body] = error_answer(c, reply.error());
-        if (!relay->fail(body))
-          return send_json(c, status, body); // nothing streamed yet: a plain HTTP error
+        if (!relay->fail(body)) { // nothing streamed yet: a plain HTTP error
+          auto res = json_response(status, body);
+          add_upstream_retry_after(res.headers, upstream_retry_after_of(reply.error()), status);
+          return c->finish(std::move(res));
+        }
       }
       c->streamed(); // the stream completed the request
     });

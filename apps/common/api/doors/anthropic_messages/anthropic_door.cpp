@@ -31,8 +31,10 @@
 #include "apps/common/api/doors/door_passthrough.hpp"
 #include "apps/common/api/doors/anthropic_messages/anthropic_wire.hpp"
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "messages/llm_errc.hpp"
 #include "policies/anthropic_errors.hpp"
 #include "policies/client_text.hpp"
 #include "policies/key_namespace.hpp"
@@ -127,7 +129,9 @@ struct messages_call final : conversation_events {
     return h;
   }
 
-  void error(int status, const std::string& code, const std::string& message) {
+  // `upstream_wait`: the model provider's Retry-After (docs/api.md "Retry-After").
+  void error(int status, const std::string& code, const std::string& message,
+             std::optional<int64_t> upstream_wait = std::nullopt) {
     door->count.errors.fetch_add(1);
     auto kind = anthropic_error_of(status, code);
     auto text = kind.prompt_too_long ? "prompt is too long: " + message : message;
@@ -136,7 +140,9 @@ struct messages_call final : conversation_events {
       r->streamed();
       return;
     }
-    r->answer(anthropic_json(kind.status, anthropic_dump(body), mneme_headers(session_id, 0, false)));
+    auto headers = mneme_headers(session_id, 0, false);
+    add_upstream_retry_after(headers, upstream_wait, kind.status);
+    r->answer(anthropic_json(kind.status, anthropic_dump(body), std::move(headers)));
   }
 
   void fail(const caf::error& err) {
@@ -146,7 +152,7 @@ struct messages_call final : conversation_events {
     if (status >= 500)
       door->log->warn("key={} event=anthropic_error status={} error={}", log_quoted(key), status,
                       log_quoted(render_error(err)));
-    error(status, error_code_of(err), error_message_of(err));
+    error(status, error_code_of(err), error_message_of(err), upstream_retry_after_of(err));
   }
 
   anthropic_answer head() const {
@@ -204,7 +210,8 @@ struct messages_call final : conversation_events {
     auto a = head();
     a.text = reply.answer;
     a.tool_calls = reply.tool_calls;
-    a.stop_reason = anthropic_stop_reason(reply.finish_reason);
+    a.stop_reason = anthropic_stop_reason(reply.finish_reason, reply.stop_sequence);
+    a.stop_sequence = reply.stop_sequence;
     a.usage.input_tokens = reply.prompt_tokens > 0 ? reply.prompt_tokens : reply.live_tokens;
     a.usage.output_tokens = anthropic_output_tokens(reply.answer, reply.tool_calls);
     respond(a, mneme_headers(reply.session_id, committed_compactions(reply), true));
@@ -226,7 +233,9 @@ void anthropic_stateless(const messages_ptr& c) {
       a.text = std::move(answer->content);
       a.tool_calls = std::move(answer->tool_calls);
       a.stop_reason = anthropic_stop_reason(!a.tool_calls.empty() ? "tool_calls"
-                                                                   : answer->finish_reason);
+                                                                   : answer->finish_reason,
+                                            answer->stop_sequence);
+      a.stop_sequence = answer->stop_sequence;
       a.usage.input_tokens = answer->prompt_tokens > 0 ? answer->prompt_tokens : c->sent_tokens;
       a.usage.output_tokens = answer->completion_tokens > 0
                                 ? answer->completion_tokens

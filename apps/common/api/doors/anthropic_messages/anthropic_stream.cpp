@@ -125,7 +125,7 @@ void anthropic_event_relay::finish(const anthropic_answer& whole) {
   close_block_locked();
   channel_.push(anthropic_sse(message_delta_event(whole.stop_reason.empty() ? "end_turn"
                                                                              : whole.stop_reason,
-                                                  whole.usage.output_tokens)));
+                                                  whole.stop_sequence, whole.usage.output_tokens)));
   channel_.end_with(anthropic_sse({{"type", "message_stop"}}));
 }
 

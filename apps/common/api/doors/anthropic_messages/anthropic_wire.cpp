@@ -513,7 +513,8 @@ nlohmann::ordered_json to_anthropic_message(const anthropic_answer& a) {
       {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", tool_input_of(c.arguments)}});
   out["content"] = std::move(content);
   out["stop_reason"] = a.stop_reason.empty() ? "end_turn" : a.stop_reason;
-  out["stop_sequence"] = nullptr;
+  out["stop_sequence"] = a.stop_reason == "stop_sequence" ? nlohmann::ordered_json(a.stop_sequence)
+                                                          : nlohmann::ordered_json(nullptr);
   out["usage"] = anthropic_usage_json(a.usage);
   return out;
 }
@@ -534,9 +535,12 @@ nlohmann::json message_start_event(const anthropic_answer& head) {
                                                      nlohmann::json::error_handler_t::replace))}};
 }
 
-nlohmann::json message_delta_event(const std::string& stop_reason, int64_t output_tokens) {
+nlohmann::json message_delta_event(const std::string& stop_reason,
+                                   const std::string& stop_sequence, int64_t output_tokens) {
+  auto matched = stop_reason == "stop_sequence" ? nlohmann::json(stop_sequence)
+                                                : nlohmann::json(nullptr);
   return {{"type", "message_delta"},
-          {"delta", {{"stop_reason", stop_reason}, {"stop_sequence", nullptr}}},
+          {"delta", {{"stop_reason", stop_reason}, {"stop_sequence", std::move(matched)}}},
           {"usage", {{"output_tokens", output_tokens}}}};
 }
 

@@ -94,7 +94,8 @@ struct anthropic_answer {
   std::string model;
   std::string text;                  // one text block when not empty (or when no call)
   std::vector<tool_call> tool_calls; // tool_use blocks, input parsed from the arguments
-  std::string stop_reason;           // end_turn, tool_use, max_tokens
+  std::string stop_reason;           // end_turn, tool_use, max_tokens, stop_sequence
+  std::string stop_sequence;         // with stop_reason stop_sequence: the one matched
   anthropic_usage usage;
 };
 nlohmann::ordered_json to_anthropic_message(const anthropic_answer& a);
@@ -108,7 +109,9 @@ nlohmann::ordered_json tool_input_of(const std::string& arguments);
 std::string anthropic_sse(const nlohmann::json& payload);
 // message_start: the answer's head, content [], stop_reason null, usage as given.
 nlohmann::json message_start_event(const anthropic_answer& head);
-// message_delta: stop_reason, stop_sequence null, usage.output_tokens.
-nlohmann::json message_delta_event(const std::string& stop_reason, int64_t output_tokens);
+// message_delta: stop_reason, stop_sequence (the matched sequence with stop_reason
+// "stop_sequence", else null), usage.output_tokens.
+nlohmann::json message_delta_event(const std::string& stop_reason,
+                                   const std::string& stop_sequence, int64_t output_tokens);
 
 } // namespace mneme::api

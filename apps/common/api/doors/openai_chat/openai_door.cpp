@@ -28,8 +28,10 @@
 #include "apps/common/api/doors/openai_chat/openai_stream.hpp"
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "messages/llm_errc.hpp"
 #include "policies/client_text.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
@@ -81,7 +83,9 @@ struct chat_call final : conversation_events {
     return mneme_answer_headers(sid, compactions, with_count, rebased);
   }
 
-  void error(int status, const std::string& code, const std::string& message) {
+  // `upstream_wait`: the model provider's Retry-After (docs/api.md "Retry-After").
+  void error(int status, const std::string& code, const std::string& message,
+             std::optional<int64_t> upstream_wait = std::nullopt) {
     door->count.errors.fetch_add(1);
     auto kind = openai_error_of(status, code);
     auto body = openai_error_json(message, kind.type, param_of(message), kind.code);
@@ -89,7 +93,9 @@ struct chat_call final : conversation_events {
       r->streamed();
       return;
     }
-    r->answer(openai_json_response(kind.status, body, mneme_headers(session_id, 0, false)));
+    auto headers = mneme_headers(session_id, 0, false);
+    add_upstream_retry_after(headers, upstream_wait, kind.status);
+    r->answer(openai_json_response(kind.status, body, std::move(headers)));
   }
 
   void fail(const caf::error& err) {
@@ -99,7 +105,7 @@ struct chat_call final : conversation_events {
     if (status >= 500)
       door->log->warn("key={} event=openai_error status={} error={}", log_quoted(key), status,
                       log_quoted(render_error(err)));
-    error(status, error_code_of(err), error_message_of(err));
+    error(status, error_code_of(err), error_message_of(err), upstream_retry_after_of(err));
   }
 
   openai_answer head() const {

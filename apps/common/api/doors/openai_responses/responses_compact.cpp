@@ -27,10 +27,13 @@
 #include "apps/common/api/doors/openai_responses/responses_wire.hpp"
 #include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
+#include "messages/llm_errc.hpp"
 #include "policies/client_text.hpp"
+#include "policies/openai_errors.hpp"
 #include "store/os_random.hpp"
 
 namespace mneme::api {
@@ -84,9 +87,13 @@ struct compact_call final : conversation_events, std::enable_shared_from_this<co
 
   const responses_door_config& cfg() const { return door->cfg; }
 
-  void error(int status, const std::string& code, const std::string& message) {
+  // `upstream_wait`: the model provider's Retry-After (docs/api.md "Retry-After").
+  void error(int status, const std::string& code, const std::string& message,
+             std::optional<int64_t> upstream_wait = std::nullopt) {
     door->count.errors.fetch_add(1);
-    r->answer(openai_error_response(status, code, message));
+    header_list headers;
+    add_upstream_retry_after(headers, upstream_wait, openai_error_of(status, code).status);
+    r->answer(openai_error_response(status, code, message, std::move(headers)));
   }
 
   void fail(const caf::error& refusal) {
@@ -99,7 +106,7 @@ struct compact_call final : conversation_events, std::enable_shared_from_this<co
     if (status >= 500)
       door->log->warn("key={} event=responses_compact_error status={} error={}", log_quoted(key),
                       status, log_quoted(render_error(err)));
-    error(status, error_code_of(err), error_message_of(err));
+    error(status, error_code_of(err), error_message_of(err), upstream_retry_after_of(err));
   }
 
   caf::event_based_actor* actor() const override { return r->actor(); }

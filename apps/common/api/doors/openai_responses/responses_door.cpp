@@ -37,8 +37,10 @@
 #include "apps/common/api/doors/openai_responses/responses_wire.hpp"
 #include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/http_status.hpp"
+#include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "messages/llm_errc.hpp"
 #include "policies/client_text.hpp"
 #include "policies/key_namespace.hpp"
 #include "policies/openai_errors.hpp"
@@ -81,13 +83,17 @@ struct response_call final : conversation_events,
 
   bool cancel_ending = false; // the cancelled end is on its way (see error())
 
-  void error(int status, const std::string& code, const std::string& message) {
+  // `upstream_wait`: the model provider's Retry-After (docs/api.md "Retry-After").
+  void error(int status, const std::string& code, const std::string& message,
+             std::optional<int64_t> upstream_wait = std::nullopt) {
     if (relay && relay->cancelled() && !cancel_ending)
       return end_cancelled(); // the turn failed because its model call was aborted
     if (relay)
       door->inflight.remove(head.id);
     door->count.errors.fetch_add(1);
-    auto res = openai_error_response(status, code, message, mneme_headers(session_id, 0, false));
+    auto headers = mneme_headers(session_id, 0, false);
+    add_upstream_retry_after(headers, upstream_wait, openai_error_of(status, code).status);
+    auto res = openai_error_response(status, code, message, std::move(headers));
     if (relay && relay->fail(openai_error_of(status, code).code, message)) {
       r->streamed();
       return;
@@ -105,7 +111,7 @@ struct response_call final : conversation_events,
     if (status >= 500)
       door->log->warn("key={} event=responses_error status={} error={}", log_quoted(key), status,
                       log_quoted(render_error(err)));
-    error(status, error_code_of(err), error_message_of(err));
+    error(status, error_code_of(err), error_message_of(err), upstream_retry_after_of(err));
   }
 
   // The answer of the request: the `response` object, or the end of the stream.
