@@ -1,6 +1,8 @@
 // What every door's answer shares; see door_answer.hpp.
 #include "apps/common/api/doors/door_answer.hpp"
 
+#include "policies/idempotency.hpp"
+
 namespace mneme::api {
 
 int64_t committed_compactions(const turn_reply& r) {
@@ -20,6 +22,13 @@ header_list mneme_answer_headers(const std::string& session_id, int64_t compacti
   if (rebased > 0)
     h.emplace_back("X-Mneme-Rebased", std::to_string(rebased));
   return h;
+}
+
+void add_idempotency_headers(header_list& h, bool replayed, std::string_view error_code) {
+  if (replayed)
+    h.emplace_back(idempotent_replayed_header, "true");
+  if (error_code == "idempotency_in_flight")
+    h.emplace_back("Retry-After", "1");
 }
 
 std::string door_metrics_text(std::string_view door, std::string_view route, int64_t stateless,

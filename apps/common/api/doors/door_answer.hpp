@@ -26,6 +26,11 @@ int64_t committed_compactions(const turn_reply& r);
 header_list mneme_answer_headers(const std::string& session_id, int64_t compactions,
                                  bool with_count, int64_t rebased);
 
+// What an answer says of the request's Idempotency-Key (docs/api.md "Idempotency-Key"):
+// Idempotent-Replayed: true on the first answer sent again (`replayed`), Retry-After: 1
+// on the refusal of error code idempotency_in_flight (the first request answers soon).
+void add_idempotency_headers(header_list& h, bool replayed, std::string_view error_code);
+
 // The door's counters in the exposition format: mneme_DOOR_requests_total{style} (the
 // `stateless` count and the conversations' styles), mneme_DOOR_rebased_total,
 // _replayed_total, _history_reads_total and _errors_total. `route` names the requests

@@ -33,8 +33,10 @@
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "policies/anthropic_errors.hpp"
 #include "policies/client_text.hpp"
+#include "policies/idempotency.hpp"
 #include "policies/key_namespace.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
@@ -118,12 +120,14 @@ struct messages_call final : conversation_events {
   std::string ignored;    // X-Mneme-Ignored
   int64_t sent_tokens = 0; // mneme's estimate of the sent messages (usage fallback)
   int64_t rebased = 0;
+  bool replayed_by_key = false; // the first answer under the request's Idempotency-Key
   std::shared_ptr<anthropic_event_relay> relay;
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
     auto h = mneme_answer_headers(sid, compactions, with_count, rebased);
     if (!ignored.empty())
       h.emplace_back("X-Mneme-Ignored", ignored);
+    add_idempotency_headers(h, replayed_by_key, "");
     return h;
   }
 
@@ -136,7 +140,9 @@ struct messages_call final : conversation_events {
       r->streamed();
       return;
     }
-    r->answer(anthropic_json(kind.status, anthropic_dump(body), mneme_headers(session_id, 0, false)));
+    auto headers = mneme_headers(session_id, 0, false);
+    add_idempotency_headers(headers, false, code);
+    r->answer(anthropic_json(kind.status, anthropic_dump(body), std::move(headers)));
   }
 
   void fail(const caf::error& err) {
@@ -200,6 +206,15 @@ struct messages_call final : conversation_events {
     respond(a, mneme_headers(session_id, 0, true));
   }
 
+  void replay_by_key(const message& row) override {
+    replayed_by_key = true;
+    if (session_id.empty())
+      session_id = row.session_id;
+    if (relay)
+      relay->add_header(idempotent_replayed_header, "true");
+    replay(row);
+  }
+
   void answered(turn_reply& reply) override {
     auto a = head();
     a.text = reply.answer;
@@ -248,6 +263,11 @@ void anthropic_session_messages(const messages_ptr& c) {
   rq.messages_field = "messages";
   rq.results_hint = "tool_result blocks in a user message";
   rq.branch_label = anthropic_branch_label;
+  std::string refused;
+  auto idem = idempotency_key_in(c->r->request(), refused);
+  if (!idem)
+    return c->error(400, "bad_request", refused);
+  rq.idempotency_key = std::move(*idem);
   c->door->conversations.run(c->r, c, std::move(rq));
 }
 

@@ -30,7 +30,9 @@
 #include "apps/common/api/http_status.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "policies/client_text.hpp"
+#include "policies/idempotency.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
@@ -73,12 +75,15 @@ struct chat_call final : conversation_events {
   std::string model;         // the upstream model name
   std::string session_id;    // known before the turn ("" for a new key)
   int64_t rebased = 0;
+  bool replayed_by_key = false; // the first answer under the request's Idempotency-Key
   std::shared_ptr<openai_chunk_relay> relay;
 
   const openai_door_config& cfg() const { return door->cfg; }
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
-    return mneme_answer_headers(sid, compactions, with_count, rebased);
+    auto h = mneme_answer_headers(sid, compactions, with_count, rebased);
+    add_idempotency_headers(h, replayed_by_key, "");
+    return h;
   }
 
   void error(int status, const std::string& code, const std::string& message) {
@@ -89,7 +94,9 @@ struct chat_call final : conversation_events {
       r->streamed();
       return;
     }
-    r->answer(openai_json_response(kind.status, body, mneme_headers(session_id, 0, false)));
+    auto headers = mneme_headers(session_id, 0, false);
+    add_idempotency_headers(headers, false, code);
+    r->answer(openai_json_response(kind.status, body, std::move(headers)));
   }
 
   void fail(const caf::error& err) {
@@ -158,6 +165,15 @@ struct chat_call final : conversation_events {
     respond(std::move(a), mneme_headers(session_id, 0, true));
   }
 
+  void replay_by_key(const message& row) override {
+    replayed_by_key = true;
+    if (session_id.empty())
+      session_id = row.session_id;
+    if (relay)
+      relay->add_header(idempotent_replayed_header, "true");
+    replay(row);
+  }
+
   void answered(turn_reply& reply) override {
     auto a = head();
     a.content = reply.answer;
@@ -204,6 +220,11 @@ void door_session_chat(const chat_ptr& c) {
   rq.messages_field = "messages";
   rq.results_hint = "messages with role 'tool'";
   rq.branch_label = openai_branch_label;
+  std::string refused;
+  auto idem = idempotency_key_in(c->r->request(), refused);
+  if (!idem)
+    return c->error(400, "bad_request", refused);
+  rq.idempotency_key = std::move(*idem);
   c->door->conversations.run(c->r, c, std::move(rq));
 }
 
