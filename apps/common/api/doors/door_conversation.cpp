@@ -310,7 +310,7 @@ void check_idempotency(const conversation_ptr& c, std::function<void(idempotency
     .then([c, keyed = std::move(*keyed), fresh](caf::expected<std::vector<message>> rows) {
       if (!rows) {
         if (rows.error() == caf::sec::request_timeout) // it may have marked after all
-          idempotency_hold{c->cfg().gateway, c->rq.key, c->rq.idempotency_key};
+          caf::anon_send(c->cfg().gateway, gw_idem_atom_v, c->rq.key, c->rq.idempotency_key);
         return failed(c, rows.error());
       }
       auto hold = std::make_shared<idempotency_hold>(c->cfg().gateway, c->rq.key,

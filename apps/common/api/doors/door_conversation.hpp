@@ -28,8 +28,8 @@
 //                     (gw_turn) with the last user message or the trailing tool results
 //
 // The door hears every step through its conversation_events, in the request's actor;
-// exactly one of replay(), answered(), stored() (store_only) and failed() ends a
-// conversation.
+// exactly one of replay(), replay_by_key(), answered(), stored() (store_only) and
+// failed() ends a conversation.
 //
 // Prints: one per session key, shared by the door's requests (bounded: the map is
 // dropped past max_prints entries and rebuilt from the store on demand). A request reads
