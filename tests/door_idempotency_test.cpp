@@ -28,10 +28,7 @@ using json = nlohmann::json;
 namespace {
 
 struct door_idem_fixture : test::http_api_fixture {
-  struct reply {
-    int status = 0;
-    json body;
-    std::string text;
+  struct reply : answer {
     httplib::Headers headers;
     std::string header(const std::string& name) const {
       auto i = headers.find(name);
@@ -44,13 +41,9 @@ struct door_idem_fixture : test::http_api_fixture {
     if (path == "/v1/messages")
       headers.emplace("anthropic-version", "2023-06-01");
     auto r = via.Post(path.c_str(), headers, body.dump(), "application/json");
-    BOOST_REQUIRE_MESSAGE(r, "no HTTP answer: " + httplib::to_string(r.error()));
     reply a;
-    a.status = r->status;
-    a.text = r->body;
+    static_cast<answer&>(a) = read(r);
     a.headers = r->headers;
-    if (r->get_header_value("Content-Type") == "application/json")
-      a.body = json::parse(r->body);
     return a;
   }
   // A door request on session `key` ("" = none) with Idempotency-Key `idem` ("" = none).
@@ -383,6 +376,11 @@ BOOST_FIXTURE_TEST_CASE(chat_a_resend_while_running_is_409_then_unanswered_after
   BOOST_TEST(running.status == 409, running.text);
   BOOST_TEST(running.body["error"]["code"] == "idempotency_in_flight");
   BOOST_TEST(running.header("Retry-After") == "1");
+  // The marks are the turns' own: the turns route under the same keys is refused too.
+  auto turn = post_door(*client, "/v1/sessions/c-run/turns", {{"content", "hello"}},
+                        {{"Idempotency-Key", "run-1"}});
+  BOOST_TEST(turn.status == 409, turn.text);
+  BOOST_TEST(turn.body["error"]["code"] == "idempotency_in_flight");
   BOOST_TEST(first.get() >= 500);
   auto rows = rows_of("c-run");
   auto calls = model_calls();

@@ -158,26 +158,29 @@ BOOST_AUTO_TEST_CASE(the_same_door_request_ignores_the_tool_name_the_session_add
   BOOST_TEST(!same_door_request(idem_row(msg_role::user, "cold"), sent));
 }
 
-BOOST_DATA_TEST_CASE(a_door_verdict_follows_stored_same_and_answered,
-                     data::make({0, 1, 1, 1, 1})            // rows stored under the key
-                       ^ data::make({true, false, true, true, true}) // stored == incoming
-                       ^ data::make({0, 1, 0, 1, 2})        // 1: answered, 2: tool row last
-                       ^ data::make({idempotency_verdict::fresh, idempotency_verdict::mismatch,
-                                     idempotency_verdict::unanswered, idempotency_verdict::replay,
-                                     idempotency_verdict::unanswered}),
-                     n_stored, same, answer, want) {
-  auto incoming = idem_row(msg_role::user, "hello");
-  std::vector<message> stored;
-  if (n_stored > 0)
-    stored.push_back(idem_row(msg_role::user, same ? "hello" : "other"));
-  if (n_stored > 0 && answer == 1)
-    stored.push_back(idem_row(msg_role::assistant, "hi"));
-  if (n_stored > 0 && answer == 2) {
-    stored.push_back(idem_row(msg_role::assistant, ""));
-    stored.back().tool_calls.push_back(tool_call{"c1", "memory", "{}"});
-    stored.push_back(idem_row(msg_role::tool, "42"));
-  }
-  BOOST_TEST(decide_door_idempotent(stored, incoming) == want);
+BOOST_AUTO_TEST_CASE(a_door_verdict_follows_stored_same_and_answered) {
+  const auto incoming = idem_row(msg_role::user, "hello");
+  auto stored_row = incoming;
+  stored_row.tool_name = "ignored"; // not compared for a user row either
+  auto answer = idem_row(msg_role::assistant, "hi");
+  auto calling = idem_row(msg_role::assistant, "");
+  calling.tool_calls.push_back(tool_call{"c1", "memory", "{}"});
+  auto result = idem_row(msg_role::tool, "42");
+  result.tool_call_id = "c1";
+  struct row {
+    std::vector<message> stored;
+    idempotency_verdict want;
+  };
+  const std::vector<row> table{
+    {{}, idempotency_verdict::fresh},
+    {{idem_row(msg_role::user, "other"), answer}, idempotency_verdict::mismatch},
+    {{stored_row}, idempotency_verdict::unanswered},
+    {{stored_row, answer}, idempotency_verdict::replay},
+    {{stored_row, calling}, idempotency_verdict::replay}, // pending client calls answer it
+    {{stored_row, calling, result}, idempotency_verdict::unanswered}, // cut mid-loop
+  };
+  for (size_t i = 0; i < table.size(); ++i)
+    BOOST_TEST(decide_door_idempotent(table[i].stored, incoming) == table[i].want, "row " << i);
 }
 
 BOOST_AUTO_TEST_CASE(refusal_texts_name_the_header_value_and_the_session_key) {

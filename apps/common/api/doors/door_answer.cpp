@@ -1,8 +1,6 @@
 // What every door's answer shares; see door_answer.hpp.
 #include "apps/common/api/doors/door_answer.hpp"
 
-#include "policies/idempotency.hpp"
-
 namespace mneme::api {
 
 int64_t committed_compactions(const turn_reply& r) {

@@ -208,10 +208,7 @@ struct messages_call final : conversation_events {
 
   void replay_by_key(const message& row) override {
     replayed_by_key = true;
-    if (session_id.empty())
-      session_id = row.session_id;
-    if (relay)
-      relay->add_header(idempotent_replayed_header, "true");
+    head_replay_by_key(relay, session_id, row);
     replay(row);
   }
 
