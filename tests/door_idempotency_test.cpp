@@ -327,6 +327,13 @@ BOOST_AUTO_TEST_CASE(responses_resends_replay_without_rolling_the_chain_back) {
   auto last = json::parse(payloads[payloads.size() - 2]);
   BOOST_TEST(json::parse(payloads.front())["type"] == "response.created");
   BOOST_TEST(last["type"] == "response.completed");
+  std::string deltas; // what a stream's reader adds up
+  for (size_t i = 0; i + 1 < payloads.size(); ++i) {
+    auto e = json::parse(payloads[i]);
+    if (e["type"] == "response.output_text.delta")
+      deltas += e["delta"].get<std::string>();
+  }
+  BOOST_TEST(deltas == responses_text(b.body));
   BOOST_TEST(responses_text(last["response"]) == responses_text(b.body));
   // A different input under the key: 422 in OpenAI's shape, nothing rolled back.
   auto rows = rows_of(chain);

@@ -199,6 +199,8 @@ struct response_call final : conversation_events,
 
   // The stored answer again (a resent, answered transcript).
   void replay(const message& row) override {
+    if (relay && !row.content.empty()) // a stream's reader adds up its deltas
+      relay->text(row.content);
     auto a = answer_of(row.content, row.tool_calls, "stop");
     a.usage.output_tokens = row.token_estimate;
     finish(std::move(a), mneme_headers(session_id, 0, true), session_id, row.id);
