@@ -61,8 +61,13 @@ struct turn_input {
   bool repair_pending = false;
   turn_options options;
   // The request's Idempotency-Key (docs/api.md), stored with the turn's user row; ""
-  // = none. Ignored on a continuation (tool_results: a call is answered once anyway).
+  // = none. Ignored on a continuation (tool_results: a call is answered once anyway),
+  // unless idempotency_checked.
   std::string idempotency_key;
+  // A door checked the key itself (gw_idem_atom: read under the gateway's in-flight mark,
+  // which it holds until its answer): the gateway decides nothing again, the session
+  // stores the key with the turn's user row or, on a continuation, its last tool row.
+  bool idempotency_checked = false;
   // `"stream": true`: the model's answer is handed to this receiver piece by piece as it
   // arrives (messages/answer_stream.hpp). Local only: not part of the inspected fields.
   answer_stream_ptr stream;

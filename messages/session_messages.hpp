@@ -154,7 +154,8 @@ typename Inspector::result_type inspect(Inspector& f, turn_options& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, turn_input& x) {
   return f(caf::meta::type_name("mneme::turn_input"), x.content, x.tool_results, x.set_tools,
-           x.tools_json, x.abandon_pending, x.repair_pending, x.options, x.idempotency_key);
+           x.tools_json, x.abandon_pending, x.repair_pending, x.options, x.idempotency_key,
+           x.idempotency_checked);
 }
 
 template <class Inspector>

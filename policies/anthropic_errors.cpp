@@ -27,6 +27,10 @@ int anthropic_status_of(int status, std::string_view code) {
     return 529;
   if (code == "compaction_exhausted") // the session was reset: a retry runs in the new one
     return 500;
+  if (code == "idempotency_in_flight" || code == "idempotency_unanswered")
+    return 409; // the in-flight one is retried by the SDKs, as Anthropic's own 409
+  if (code == "idempotency_key_reused")
+    return 422;
   switch (status) {
     case 400:
     case 401:

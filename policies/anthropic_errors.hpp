@@ -18,6 +18,8 @@
 //   - the upstream refusing the request (llm_bad_request, llm_unsupported_parameter,
 //     llm_payload_too_large, llm_output_too_large) -> 400;
 //   - compaction_exhausted (409) -> 500: the session was reset, a retry runs in the new one;
+//   - the Idempotency-Key's refusals keep their statuses: idempotency_in_flight and
+//     idempotency_unanswered 409, idempotency_key_reused 422 (invalid_request_error);
 //   - everything else of 5xx (timeouts, storage, a malformed upstream answer, the
 //     upstream's credentials: the daemon's, not the client's) -> 500 api_error.
 // The type follows the status: 400 (and any other 4xx) invalid_request_error, 401

@@ -37,12 +37,29 @@ const char* to_string(idempotency_verdict v) {
     case idempotency_verdict::in_flight: return "in_flight";
     case idempotency_verdict::mismatch: return "mismatch";
     case idempotency_verdict::replay: return "replay";
+    case idempotency_verdict::unanswered: return "unanswered";
   }
   return "unknown";
 }
 
 std::ostream& operator<<(std::ostream& os, idempotency_verdict v) {
   return os << to_string(v);
+}
+
+std::string idempotency_refusal_text(idempotency_verdict v, const std::string& key,
+                                     const std::string& idem) {
+  auto named = std::string{idempotency_header} + " '" + idem + "' of key '" + key + "'";
+  switch (v) {
+    case idempotency_verdict::in_flight:
+      return named + ": a request with this key is still running; retry after it";
+    case idempotency_verdict::mismatch:
+      return named + " was used for a different request within the window; send this one"
+                     " with a new key";
+    case idempotency_verdict::unanswered:
+      return named + ": the first request stored its message but no answer followed it (the"
+                     " daemon stopped or the model call failed); send it again with a new key";
+    default: return {};
+  }
 }
 
 idempotency_verdict decide_idempotent(bool running, const std::vector<message>& stored,
@@ -66,9 +83,46 @@ std::vector<message> turn_answer_rows(const std::vector<message>& stored) {
   return out;
 }
 
+const message* turn_answer(const std::vector<message>& answer_rows) {
+  for (auto it = answer_rows.rbegin(); it != answer_rows.rend(); ++it) {
+    if (it->is_summary)
+      continue;
+    return it->role == msg_role::assistant ? &*it : nullptr;
+  }
+  return nullptr;
+}
+
 bool turn_answered(const std::vector<message>& answer_rows) {
-  return !answer_rows.empty() && answer_rows.back().role == msg_role::assistant
-         && !answer_rows.back().is_summary;
+  return turn_answer(answer_rows) != nullptr;
+}
+
+std::optional<message> door_keyed_row(const std::vector<message>& sent) {
+  if (sent.empty())
+    return std::nullopt;
+  const auto& last = sent.back();
+  if (last.is_summary || (last.role != msg_role::user && last.role != msg_role::tool))
+    return std::nullopt;
+  message m;
+  m.role = last.role;
+  m.content = last.content;
+  m.tool_call_id = last.tool_call_id;
+  return m;
+}
+
+bool same_door_request(const message& stored, const message& incoming) {
+  return stored.role == incoming.role && stored.content == incoming.content
+         && (incoming.role != msg_role::tool || stored.tool_call_id == incoming.tool_call_id);
+}
+
+idempotency_verdict decide_door_idempotent(const std::vector<message>& stored,
+                                           const message& incoming) {
+  if (stored.empty())
+    return idempotency_verdict::fresh;
+  if (!same_door_request(stored.front(), incoming))
+    return idempotency_verdict::mismatch;
+  if (!turn_answered(turn_answer_rows(stored)))
+    return idempotency_verdict::unanswered;
+  return idempotency_verdict::replay;
 }
 
 } // namespace mneme

@@ -106,4 +106,91 @@ BOOST_AUTO_TEST_CASE(a_turns_answer_is_the_rows_up_to_the_next_user_row) {
   BOOST_TEST(!turn_answered(turn_answer_rows(with_summary)));
 }
 
+BOOST_AUTO_TEST_CASE(a_compaction_after_the_answer_leaves_the_turn_answered) {
+  std::vector<message> stored{idem_row(msg_role::user, "q1"), idem_row(msg_role::assistant, "a1"),
+                              idem_row(msg_role::user, "summary of a1"),
+                              idem_row(msg_role::user, "q2")};
+  stored[2].is_summary = true;
+  auto rows = turn_answer_rows(stored);
+  BOOST_REQUIRE(rows.size() == 2u);
+  BOOST_TEST(turn_answered(rows));
+  BOOST_REQUIRE(turn_answer(rows) != nullptr);
+  BOOST_TEST(turn_answer(rows)->content == "a1");
+  // The last row that is not a summary decides: a tool result last is not an answer.
+  std::vector<message> tool_last{idem_row(msg_role::assistant, "a"), idem_row(msg_role::tool, "r")};
+  BOOST_TEST(turn_answer(tool_last) == nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(a_door_requests_keyed_row_is_its_last_user_or_tool_message) {
+  auto tool = idem_row(msg_role::tool, "cold");
+  tool.tool_call_id = "c2";
+  std::vector<message> results{idem_row(msg_role::user, "weather?"),
+                               idem_row(msg_role::tool, "warm"), tool};
+  auto keyed = door_keyed_row(results);
+  BOOST_REQUIRE(keyed.has_value());
+  BOOST_TEST(keyed->role == msg_role::tool);
+  BOOST_TEST(keyed->content == "cold");
+  BOOST_TEST(keyed->tool_call_id == "c2");
+  auto user = door_keyed_row({idem_row(msg_role::system, "s"), idem_row(msg_role::user, "hi")});
+  BOOST_REQUIRE(user.has_value());
+  BOOST_TEST(user->content == "hi");
+  BOOST_TEST(!door_keyed_row({}).has_value());
+  BOOST_TEST(!door_keyed_row({idem_row(msg_role::user, "q"), idem_row(msg_role::assistant, "a")})
+                .has_value());
+  auto summary = idem_row(msg_role::user, "compacted");
+  summary.is_summary = true;
+  BOOST_TEST(!door_keyed_row({summary}).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(the_same_door_request_ignores_the_tool_name_the_session_adds) {
+  auto sent = idem_row(msg_role::tool, "cold");
+  sent.tool_call_id = "c1";
+  auto stored = sent;
+  stored.tool_name = "get_weather";
+  stored.idempotency_key = "k";
+  BOOST_TEST(same_door_request(stored, sent));
+  auto other_call = sent;
+  other_call.tool_call_id = "c2";
+  BOOST_TEST(!same_door_request(stored, other_call));
+  auto other_text = sent;
+  other_text.content = "warm";
+  BOOST_TEST(!same_door_request(stored, other_text));
+  BOOST_TEST(!same_door_request(idem_row(msg_role::user, "cold"), sent));
+}
+
+BOOST_AUTO_TEST_CASE(a_door_verdict_follows_stored_same_and_answered) {
+  const auto incoming = idem_row(msg_role::user, "hello");
+  auto stored_row = incoming;
+  stored_row.tool_name = "ignored"; // not compared for a user row either
+  auto answer = idem_row(msg_role::assistant, "hi");
+  auto calling = idem_row(msg_role::assistant, "");
+  calling.tool_calls.push_back(tool_call{"c1", "memory", "{}"});
+  auto result = idem_row(msg_role::tool, "42");
+  result.tool_call_id = "c1";
+  struct row {
+    std::vector<message> stored;
+    idempotency_verdict want;
+  };
+  const std::vector<row> table{
+    {{}, idempotency_verdict::fresh},
+    {{idem_row(msg_role::user, "other"), answer}, idempotency_verdict::mismatch},
+    {{stored_row}, idempotency_verdict::unanswered},
+    {{stored_row, answer}, idempotency_verdict::replay},
+    {{stored_row, calling}, idempotency_verdict::replay}, // pending client calls answer it
+    {{stored_row, calling, result}, idempotency_verdict::unanswered}, // cut mid-loop
+  };
+  for (size_t i = 0; i < table.size(); ++i)
+    BOOST_TEST(decide_door_idempotent(table[i].stored, incoming) == table[i].want, "row " << i);
+}
+
+BOOST_AUTO_TEST_CASE(refusal_texts_name_the_header_value_and_the_session_key) {
+  for (auto v : {idempotency_verdict::in_flight, idempotency_verdict::mismatch,
+                 idempotency_verdict::unanswered}) {
+    auto text = idempotency_refusal_text(v, "chat-42", "req-7");
+    BOOST_TEST(text.find("Idempotency-Key 'req-7' of key 'chat-42'") == 0u, text);
+  }
+  BOOST_TEST(idempotency_refusal_text(idempotency_verdict::replay, "k", "i").empty());
+  BOOST_TEST(idempotency_refusal_text(idempotency_verdict::fresh, "k", "i").empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -65,9 +65,12 @@ caf::result<T> ask_session(gateway_ptr self, const std::string& key, const std::
 // after the hygiene check.
 caf::result<turn_reply> inbound_turn(gateway_ptr self, const std::string& key,
                                      const std::string& user, turn_input in) {
-  if (!in.idempotency_key.empty() && !in.is_continuation())
+  if (in.idempotency_checked) // a door's: decided under its gw_idem_atom mark
+    in.idempotency_checked = !in.idempotency_key.empty();
+  else if (!in.idempotency_key.empty() && !in.is_continuation())
     return idempotent_turn_for(self, key, user, std::move(in));
-  in.idempotency_key.clear();
+  else
+    in.idempotency_key.clear();
   auto promise = self->make_response_promise<turn_reply>();
   start_turn(self, key, user, std::move(in), reply_promise{promise, self->state.cfg.metrics});
   return promise;
@@ -261,6 +264,13 @@ gateway_actor spawn_gateway(caf::actor_system& sys, gateway_config cfg,
       [self](gw_idem_atom, std::string& key, std::string& user, message& row,
              std::string& idem) -> caf::result<idempotent_append> {
         return idempotent_append_for(self, key, user, std::move(row), idem);
+      },
+      [self](gw_idem_atom, std::string& key, std::string& idem,
+             int64_t limit) -> caf::result<std::vector<message>> {
+        return idempotent_claim_for(self, key, idem, limit);
+      },
+      [self](gw_idem_atom, std::string& key, std::string& idem) {
+        unmark_idempotent_running(self, key, idem);
       },
       [self](gw_live_atom, std::string& key) -> caf::result<std::vector<message>> {
         return ask_session<std::vector<message>>(self, key, std::string{},

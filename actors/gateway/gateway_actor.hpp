@@ -84,6 +84,13 @@ using gateway_actor = caf::typed_actor<
   // idempotency_in_flight, idempotency_key_reused (gateway_appends.cpp).
   caf::replies_to<gw_idem_atom, std::string, std::string, message, std::string>::with<
     idempotent_append>,
+  // A door request's Idempotency-Key (doors/door_conversation.cpp): (key, idempotency
+  // key, limit) -> the rows stored under it within the window (message_store::
+  // idempotent_rows, at most `limit`; none: a new request), read under the key's
+  // in-flight mark, which stays until (key, idempotency key) releases it. Refusals:
+  // idempotency_in_flight (marked by another request: nothing read, nothing marked).
+  caf::replies_to<gw_idem_atom, std::string, std::string, int64_t>::with<std::vector<message>>,
+  caf::reacts_to<gw_idem_atom, std::string, std::string>,
   // The live context the next model call sees.
   caf::replies_to<gw_live_atom, std::string>::with<std::vector<message>>,
   // T13 around a stored message: (key, message id, radius); errc::not_found when the id

@@ -23,6 +23,11 @@
 // not kept, so a replay carries none. A user row with no answer after it (the process
 // stopped between the two, or the model call failed) is idempotency_unanswered: nothing
 // is run again for that key, a new key asks again.
+// A door request (doors/door_conversation.cpp) decides for itself, with the same marks:
+// gw_idem_atom (key, idempotency key, limit) marks it running and reads its rows; the
+// door keeps the mark while it matches, writes and answers, and releases it with
+// gw_idem_atom (key, idempotency key). Its turn then carries idempotency_checked, so
+// the mark it holds is not taken for another request's.
 #include <algorithm>
 
 #include "actors/gateway/gateway_state.hpp"
@@ -90,15 +95,14 @@ void unmark_idempotent_running(gateway_ptr self, const std::string& key,
 
 caf::error idempotent_refusal(idempotency_verdict v, const std::string& key,
                               const std::string& idem) {
-  auto named = "Idempotency-Key '" + idem + "' of key '" + key + "'";
+  auto text = idempotency_refusal_text(v, key, idem);
   switch (v) {
     case idempotency_verdict::in_flight:
-      return caf::make_error(errc::idempotency_in_flight,
-                             named + ": a request with this key is still running; retry after it");
+      return caf::make_error(errc::idempotency_in_flight, std::move(text));
     case idempotency_verdict::mismatch:
-      return caf::make_error(errc::idempotency_key_reused,
-                             named + " was used for a different request within the window;"
-                                     " send this one with a new key");
+      return caf::make_error(errc::idempotency_key_reused, std::move(text));
+    case idempotency_verdict::unanswered:
+      return caf::make_error(errc::idempotency_unanswered, std::move(text));
     default: return {};
   }
 }
@@ -142,7 +146,7 @@ namespace {
 
 turn_reply replayed_turn(gateway_ptr self, const std::string& key, const message& user_row,
                          const std::vector<message>& answer_rows) {
-  const auto& last = answer_rows.back();
+  const auto& last = *turn_answer(answer_rows); // REQUIRES: turn_answered
   turn_reply r;
   r.session_id = user_row.session_id;
   r.answer = last.content;
@@ -163,6 +167,24 @@ turn_reply replayed_turn(gateway_ptr self, const std::string& key, const message
 constexpr int64_t idempotent_turn_rows = 512;
 
 } // namespace
+
+caf::result<std::vector<message>> idempotent_claim_for(gateway_ptr self, const std::string& key,
+                                                       const std::string& idem, int64_t limit) {
+  if (key.empty() || idem.empty() || limit < 1)
+    return caf::make_error(errc::bad_request,
+                           "idempotent rows: need a session key, an idempotency key and a limit");
+  if (!mark_idempotent_running(self, key, idem))
+    return idempotent_refusal(idempotency_verdict::in_flight, key, idem);
+  auto rp = self->make_response_promise<std::vector<message>>();
+  idempotent_rows_for(
+    self, key, idem, limit,
+    [rp](std::vector<message>& rows) mutable { rp.deliver(std::move(rows)); }, // still marked
+    [self, key, idem, rp](caf::error err) mutable {
+      unmark_idempotent_running(self, key, idem);
+      rp.deliver(std::move(err));
+    });
+  return rp;
+}
 
 caf::result<turn_reply> idempotent_turn_for(gateway_ptr self, const std::string& key,
                                             const std::string& user, turn_input in) {
@@ -191,11 +213,7 @@ caf::result<turn_reply> idempotent_turn_for(gateway_ptr self, const std::string&
         return rp.deliver(idempotent_refusal(v, key, idem));
       auto answer = turn_answer_rows(stored);
       if (!turn_answered(answer))
-        return rp.deliver(caf::make_error(
-          errc::idempotency_unanswered,
-          "Idempotency-Key '" + idem + "' of key '" + key
-            + "': the first request stored its message but no answer followed it (the"
-              " daemon stopped or the model call failed); send it again with a new key"));
+        return rp.deliver(idempotent_refusal(idempotency_verdict::unanswered, key, idem));
       rp.deliver(replayed_turn(self, key, stored.front(), answer));
     },
     [rp](caf::error err) mutable { rp.deliver(std::move(err)); });

@@ -217,6 +217,12 @@ caf::result<turn_reply> idempotent_turn_for(gateway_ptr self, const std::string&
 caf::result<idempotent_append> idempotent_append_for(gateway_ptr self, const std::string& key,
                                                      const std::string& user, message row,
                                                      const std::string& idem);
+// A door's key checked: marked running, then its stored rows (gw_idem_atom with a limit).
+caf::result<std::vector<message>> idempotent_claim_for(gateway_ptr self, const std::string& key,
+                                                       const std::string& idem, int64_t limit);
+// Drops the in-flight mark of (key, idempotency key).
+void unmark_idempotent_running(gateway_ptr self, const std::string& key,
+                               const std::string& idem);
 
 // gateway_actor.cpp
 // An inbound turn (gw_message_atom, gw_turn_atom): channel commands, else the key's

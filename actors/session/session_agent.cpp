@@ -100,6 +100,8 @@ void begin_turn(session_ptr self, turn_input in) {
       return;
     }
     *rows = tool_result_rows(pending, in.tool_results);
+    if (!rows->empty()) // "" unless a door checked its key (turn_input::idempotency_checked)
+      rows->back().idempotency_key = in.idempotency_key;
     auto rounds = tool_rounds_in_loop(st.live);
     capped = decide_next_round(rounds, std::max<int64_t>(1, st.params.max_tool_rounds))
              == round_verdict::cap_reached;

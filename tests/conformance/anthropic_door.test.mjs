@@ -269,3 +269,30 @@ test('an upstream 529 and 429 are retried by the official client', async (t) => 
   assert.deepEqual(rows.filter((r) => r.state === 'rolled_back').map((r) => r.content),
                    ['Is the river frozen?']);
 });
+
+test('a request re-sent with its Idempotency-Key gets the first answer, whole and streamed',
+  async (t) => {
+    const rig = await startRig({ scenario: 'seed: 5\n' });
+    t.after(() => rig.stop());
+    const client = messagesClient(rig, 'idem');
+    const body = { model: 'claude-sonnet-4-5', max_tokens: 512,
+                   messages: [{ role: 'user', content: 'Name a river.' }] };
+    const headers = { 'Idempotency-Key': 'river-1' };
+    const first = await client.messages.create(body, { headers });
+    const { data, response } = await client.messages.create(body, { headers }).withResponse();
+    assert.equal(response.headers.get('idempotent-replayed'), 'true');
+    assert.equal(data.content[0].text, first.content[0].text);
+    let text = '';
+    const stream = client.messages.stream(body, { headers });
+    stream.on('text', (delta) => { text += delta; });
+    const streamed = await stream.finalMessage();
+    assert.equal(streamed.stop_reason, 'end_turn');
+    assert.equal(text, first.content[0].text);
+    // One question, one answer stored; another question under the key is refused.
+    assert.deepEqual(sentBack(await exportedRows(rig, 'idem')).map((r) => r.role),
+                     ['user', 'assistant']);
+    await assert.rejects(
+      client.messages.create({ ...body, messages: [{ role: 'user', content: 'A lake?' }] },
+                             { headers }),
+      (err) => err.status === 422 && err.error?.error?.type === 'invalid_request_error');
+  });

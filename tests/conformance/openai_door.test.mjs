@@ -237,3 +237,27 @@ test('a full-history client continues across child sessions without a rebase', a
   assert.equal(appended, history.length - sentAfterFirst);
   assert.equal(await counter(rig, 'mneme_openai_rebased_total'), 0);
 });
+
+test('a request re-sent with its Idempotency-Key gets the first answer, whole and streamed',
+  async (t) => {
+    const rig = await startRig({ scenario: 'seed: 5\n' });
+    t.after(() => rig.stop());
+    const client = doorClient(rig, 'idem');
+    const body = { model: 'mneme', messages: [{ role: 'user', content: 'Name a river.' }] };
+    const headers = { 'Idempotency-Key': 'river-1' };
+    const first = await client.chat.completions.create(body, { headers });
+    const { data, response } = await client.chat.completions.create(body, { headers })
+      .withResponse();
+    assert.equal(response.headers.get('idempotent-replayed'), 'true');
+    assert.equal(data.choices[0].message.content, first.choices[0].message.content);
+    const read = await readChunks(
+      await client.chat.completions.create({ ...body, stream: true }, { headers }));
+    assert.equal(read.text, first.choices[0].message.content);
+    assert.equal(read.finish, 'stop');
+    assert.deepEqual(clientVisible(await storedRows(rig, 'idem')).map((r) => r.role),
+                     ['user', 'assistant']);
+    await assert.rejects(
+      client.chat.completions.create(
+        { ...body, messages: [{ role: 'user', content: 'A lake?' }] }, { headers }),
+      (err) => err.status === 422 && err.code === 'idempotency_key_reused');
+  });

@@ -334,3 +334,36 @@ test('the official client through the Responses door', async (t) => {
       (e) => e instanceof OpenAI.BadRequestError && e.code === 'previous_response_not_found');
   });
 });
+
+test('a continuation re-sent with its Idempotency-Key gets the first answer, rolling nothing back',
+  async (t) => {
+    const rig = await startRig({ scenario: 'seed: 5\n' });
+    t.after(() => rig.stop());
+    const client = responsesClient(rig);
+    const first = await client.responses.create({ model: 'mneme', input: 'Plan a trip.' });
+    const body = { model: 'mneme', input: 'By train.', previous_response_id: first.id };
+    const headers = { 'Idempotency-Key': 'train-1' };
+    const answer = await client.responses.create(body, { headers });
+    const { data, response } = await client.responses.create(body, { headers }).withResponse();
+    assert.equal(response.headers.get('idempotent-replayed'), 'true');
+    assert.equal(response.headers.get('x-mneme-rebased'), null);
+    assert.equal(data.output_text, answer.output_text);
+    let text = '';
+    let completed = null;
+    for await (const event of await client.responses.create({ ...body, stream: true },
+                                                            { headers })) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    assert.ok(completed);
+    assert.equal(text, answer.output_text);
+    // Two questions, two answers: nothing stored twice, nothing rolled back.
+    const rows = await storedRows(rig, first.id);
+    assert.deepEqual(clientVisible(rows).map((r) => r.role),
+                     ['user', 'assistant', 'user', 'assistant']);
+    assert.ok(rows.every((r) => r.state !== 'rolled_back'));
+    // The replayed response continues the chain like the first.
+    const next = await client.responses.create({ model: 'mneme', input: 'Thanks.',
+                                                 previous_response_id: data.id });
+    assert.ok(next.output_text.length > 0);
+  });

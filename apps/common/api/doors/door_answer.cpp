@@ -22,6 +22,13 @@ header_list mneme_answer_headers(const std::string& session_id, int64_t compacti
   return h;
 }
 
+void add_idempotency_headers(header_list& h, bool replayed, std::string_view error_code) {
+  if (replayed)
+    h.emplace_back(idempotent_replayed_header, "true");
+  if (error_code == "idempotency_in_flight")
+    h.emplace_back("Retry-After", "1");
+}
+
 std::string door_metrics_text(std::string_view door, std::string_view route, int64_t stateless,
                               int64_t errors, const door_conversations::counters& h) {
   const std::string prefix = "mneme_" + std::string{door};

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "messages/agent_turn.hpp"
 #include "messages/chat_request.hpp"
 #include "messages/session_messages.hpp"
+#include "policies/idempotency.hpp"
 
 namespace mneme::api {
 
@@ -25,6 +27,23 @@ int64_t committed_compactions(const turn_reply& r);
 // X-Mneme-Rebased (when `rebased` > 0).
 header_list mneme_answer_headers(const std::string& session_id, int64_t compactions,
                                  bool with_count, int64_t rebased);
+
+// What an answer says of the request's Idempotency-Key (docs/api.md "Idempotency-Key"):
+// Idempotent-Replayed: true on the first answer sent again (`replayed`), Retry-After: 1
+// on the refusal of error code idempotency_in_flight (the first request answers soon).
+void add_idempotency_headers(header_list& h, bool replayed, std::string_view error_code);
+
+// The head of a door's replay_by_key (doors/door_conversation.hpp): the answer row's
+// session when the request opened none (`session_id` "" ), and Idempotent-Replayed on
+// the head of the stream (`relay`, when streamed) before its first event.
+template <class Relay>
+void head_replay_by_key(const std::shared_ptr<Relay>& relay, std::string& session_id,
+                        const message& answer) {
+  if (session_id.empty())
+    session_id = answer.session_id;
+  if (relay)
+    relay->add_header(idempotent_replayed_header, "true");
+}
 
 // The door's counters in the exposition format: mneme_DOOR_requests_total{style} (the
 // `stateless` count and the conversations' styles), mneme_DOOR_rebased_total,

@@ -12,6 +12,7 @@
 #include "apps/common/api/plumbing/ask.hpp"
 #include "policies/builtin_tools.hpp"
 #include "policies/client_text.hpp"
+#include "policies/idempotency.hpp"
 #include "policies/key_namespace.hpp"
 #include "policies/tool_loop.hpp"
 
@@ -83,6 +84,7 @@ struct conversation_call {
     if (claimed)
       conv->release(rq.key);
     claimed = false;
+    rq.idempotency_held.reset(); // the Idempotency-Key's mark with it
   }
 
   caf::event_based_actor* actor() const { return r->actor(); }
@@ -118,6 +120,10 @@ void failed(const conversation_ptr& c, const caf::error& err) {
 
 void converse_turn(const conversation_ptr& c, new_messages fresh) {
   auto in = std::move(c->rq.turn);
+  if (c->rq.idempotency_held) { // checked under the mark this request holds
+    in.idempotency_key = c->rq.idempotency_key;
+    in.idempotency_checked = true;
+  }
   if (fresh.tool_results.empty()) {
     in.content = std::move(fresh.user_content);
   } else {
@@ -280,9 +286,58 @@ void match(const conversation_ptr& c) {
     });
 }
 
+// Bounds the rows read for a key's first answer (as the turns' replay does).
+constexpr int64_t door_idempotent_rows = 512;
+
+caf::error idempotency_refusal(idempotency_verdict v, const conversation_ptr& c) {
+  auto text = idempotency_refusal_text(v, visible_key(c->rq.key), c->rq.idempotency_key);
+  auto code = v == idempotency_verdict::mismatch     ? errc::idempotency_key_reused
+              : v == idempotency_verdict::unanswered ? errc::idempotency_unanswered
+                                                     : errc::idempotency_in_flight;
+  return caf::make_error(code, std::move(text));
+}
+
+// The request's Idempotency-Key, before anything is matched or written: the gateway's
+// in-flight mark taken and the rows stored under the key read; the first answer again,
+// a refusal, or `fresh` with the mark (nullptr: the request writes no row of its own,
+// policies/idempotency.hpp door_keyed_row).
+void check_idempotency(const conversation_ptr& c, std::function<void(idempotency_hold_ptr)> fresh) {
+  auto keyed = door_keyed_row(c->rq.sent);
+  if (!keyed)
+    return fresh(nullptr);
+  ask<std::vector<message>>(c, c->cfg().gateway, c->cfg().read_timeout, gw_idem_atom_v,
+                            c->rq.key, c->rq.idempotency_key, door_idempotent_rows)
+    .then([c, keyed = std::move(*keyed), fresh](caf::expected<std::vector<message>> rows) {
+      if (!rows) {
+        if (rows.error() == caf::sec::request_timeout) // it may have marked after all
+          caf::anon_send(c->cfg().gateway, gw_idem_atom_v, c->rq.key, c->rq.idempotency_key);
+        return failed(c, rows.error());
+      }
+      auto hold = std::make_shared<idempotency_hold>(c->cfg().gateway, c->rq.key,
+                                                     c->rq.idempotency_key);
+      auto v = decide_door_idempotent(*rows, keyed);
+      if (v == idempotency_verdict::fresh)
+        return fresh(std::move(hold));
+      if (v != idempotency_verdict::replay)
+        return failed(c, idempotency_refusal(v, c));
+      auto answer = *turn_answer(turn_answer_rows(*rows));
+      c->conv->count.replayed.fetch_add(1);
+      c->release();
+      hold.reset();
+      c->events->replay_by_key(answer);
+    });
+}
+
 // After the ownership check (so that a foreign key answers as unknown, busy or not):
 // the key claimed for this conversation, then matched.
 void claim_and_match(const conversation_ptr& c) {
+  if (!c->rq.idempotency_key.empty() && !c->rq.idempotency_held)
+    return check_idempotency(c, [c](idempotency_hold_ptr hold) {
+      if (!hold) // the request writes no row of its own: its key is not kept
+        c->rq.idempotency_key.clear();
+      c->rq.idempotency_held = std::move(hold);
+      claim_and_match(c);
+    });
   if (!c->conv->claim(c->rq.key)) // two transcripts matched at once would both be stored
     return failed(c, caf::make_error(
       errc::session_busy, "session '" + visible_key(c->rq.key)
@@ -380,6 +435,18 @@ void door_conversations::run(const door_request_ptr& r,
       .fetch_add(1);
     open_session(c);
   });
+}
+
+void door_conversations::check_key(const door_request_ptr& r,
+                                   std::shared_ptr<conversation_events> events,
+                                   conversation_request rq,
+                                   std::function<void(idempotency_hold_ptr)> fresh) {
+  auto c = std::make_shared<conversation_call>();
+  c->conv = s_;
+  c->r = r;
+  c->events = std::move(events);
+  c->rq = std::move(rq);
+  guarded(c, [&] { check_idempotency(c, std::move(fresh)); });
 }
 
 const door_conversations::counters& door_conversations::counts() const { return s_->count; }

@@ -10,6 +10,12 @@
 //             gateway decides again on the session it works on: a session its owner
 //             opened after this step, or a key that is another user's session id, is
 //             refused the same way, never served to the other user
+//   key ────► with an Idempotency-Key (docs/api.md "Idempotency-Key"), after the open
+//             and before anything is matched or written: the key's in-flight mark taken
+//             in the gateway and the rows stored under it read (gw_idem_atom); the first
+//             answer again (replay_by_key), a refusal (failed), or on: the mark held to
+//             the end event, the key stored with the row of the request's own last
+//             message (policies/idempotency.hpp door_keyed_row) by its turn
 //   match ──► the key's history_print (policies/history_match.hpp) brought up to date
 //             with the rows stored since (st_range), and the plan from it; when the
 //             print cannot decide, every row of the conversation is read — the session
@@ -22,8 +28,8 @@
 //                     (gw_turn) with the last user message or the trailing tool results
 //
 // The door hears every step through its conversation_events, in the request's actor;
-// exactly one of replay(), answered(), stored() (store_only) and failed() ends a
-// conversation.
+// exactly one of replay(), replay_by_key(), answered(), stored() (store_only) and
+// failed() ends a conversation.
 //
 // Prints: one per session key, shared by the door's requests (bounded: the map is
 // dropped past max_prints entries and rebuilt from the store on demand). A request reads
@@ -46,6 +52,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +99,26 @@ struct api_state; // plumbing/api_state.hpp
 // configured, mneme's built-in tool rounds).
 conversation_config conversation_config_of(const api_state& s);
 
+// An Idempotency-Key's in-flight mark in the gateway (gw_idem_atom), held by one door
+// request from its check to its end event; released when the last copy goes.
+class idempotency_hold {
+ public:
+  idempotency_hold(gateway_actor gw, std::string key, std::string idem)
+    : gw_(std::move(gw)), key_(std::move(key)), idem_(std::move(idem)) {}
+  idempotency_hold(const idempotency_hold&) = delete;
+  idempotency_hold& operator=(const idempotency_hold&) = delete;
+  ~idempotency_hold() {
+    if (gw_)
+      caf::anon_send(gw_, gw_idem_atom_v, key_, idem_);
+  }
+
+ private:
+  gateway_actor gw_;
+  std::string key_;
+  std::string idem_;
+};
+using idempotency_hold_ptr = std::shared_ptr<idempotency_hold>;
+
 struct conversation_request {
   std::string key;              // REQUIRES: not empty (a door without one is stateless);
                                 // stored form (doors/door_request.hpp door_stored_key)
@@ -110,6 +137,11 @@ struct conversation_request {
   // are appended as sent (a summary item among them is refused), and the conversation
   // ends with stored() instead of a turn or a replay.
   bool store_only = false;
+  // The request's Idempotency-Key (plumbing/idempotency_header.hpp; "" = none).
+  std::string idempotency_key;
+  // The mark when the door checked the key before run() (door_conversations::check_key):
+  // run() does not check it again.
+  idempotency_hold_ptr idempotency_held;
 };
 
 // What a door hears of one conversation; every call in the request's actor.
@@ -125,6 +157,10 @@ class conversation_events {
   virtual void rebasing(const history_plan&) {}
   // Ends: the sent transcript is stored and answered; `stored` is that answer's row.
   virtual void replay(const message& stored) = 0;
+  // Ends: the first answer of a request sent again under its Idempotency-Key; `answer`
+  // is the stored row that answered it (in session answer.session_id). Nothing was
+  // written. The door answers as replay() does, with Idempotent-Replayed: true.
+  virtual void replay_by_key(const message& answer) { replay(answer); }
   // Ends: the turn's reply.
   virtual void answered(turn_reply& reply) = 0;
   // Ends: an error of mneme's (errc; a lease_elsewhere is the door's to forward).
@@ -139,6 +175,14 @@ class door_conversations {
 
   void run(const door_request_ptr& r, std::shared_ptr<conversation_events> events,
            conversation_request rq);
+
+  // The Idempotency-Key check alone, for a door that writes before run() (the Responses
+  // door rolls back the rows after an older previous_response_id): `fresh` gets the mark
+  // to pass as rq.idempotency_held (nullptr when the request writes no row of its own);
+  // otherwise the request ended through `events` (replay_by_key or failed).
+  // REQUIRES: rq.key and rq.idempotency_key not empty; rq.sent as run() will get it.
+  void check_key(const door_request_ptr& r, std::shared_ptr<conversation_events> events,
+                 conversation_request rq, std::function<void(idempotency_hold_ptr)> fresh);
 
   struct counters {
     std::atomic<int64_t> stateful{0}, full_history{0}; // by history_style

@@ -8,21 +8,27 @@
 
 namespace mneme::api {
 
-std::optional<std::string> idempotency_key_of(const call_ptr& c) {
-  auto sent = c->req.header_count(idempotency_header);
-  if (sent > 1) {
-    send_error(c, 400, "bad_request",
-               std::string{"header '"} + idempotency_header + "' is sent more than once");
-    return std::nullopt;
-  }
+std::optional<std::string> idempotency_key_in(const http_request& req, std::string& refused) {
+  auto sent = req.header_count(idempotency_header);
   if (sent == 0)
     return std::string{};
-  auto value = c->req.header(idempotency_header);
-  if (auto why = check_idempotency_key(value); !why.empty()) {
-    send_error(c, 400, "bad_request", why);
+  if (sent > 1) {
+    refused = std::string{"header '"} + idempotency_header + "' is sent more than once";
     return std::nullopt;
   }
+  auto value = req.header(idempotency_header);
+  refused = check_idempotency_key(value);
+  if (!refused.empty())
+    return std::nullopt;
   return value;
+}
+
+std::optional<std::string> idempotency_key_of(const call_ptr& c) {
+  std::string refused;
+  auto key = idempotency_key_in(c->req, refused);
+  if (!key)
+    send_error(c, 400, "bad_request", refused);
+  return key;
 }
 
 void mark_replayed(http_response& res) {

@@ -1,6 +1,6 @@
 // The Idempotency-Key header of a write (docs/api.md "Idempotency-Key"; policies/
 // idempotency.hpp): read and checked once per request by the routes that honour it
-// (appends, turns, the chat door), and the answer header of a replay.
+// (appends, turns, the doors), and the answer header of a replay.
 // Threads: in the request's actor.
 #pragma once
 
@@ -14,8 +14,11 @@
 namespace mneme::api {
 
 // The request's Idempotency-Key: "" when it sent none; nullopt when the header is not
-// usable (sent twice, empty, too long, not printable ASCII): then the request was
-// answered 400 bad_request naming the header.
+// usable (sent twice, empty, too long, not printable ASCII): `refused` then holds the
+// 400's message naming the header (a door answers it in its own shape).
+std::optional<std::string> idempotency_key_in(const http_request& req, std::string& refused);
+
+// The same, the refusal answered 400 bad_request in mneme's shape.
 std::optional<std::string> idempotency_key_of(const call_ptr& c);
 
 // Adds "Idempotent-Replayed: true" to `res`.

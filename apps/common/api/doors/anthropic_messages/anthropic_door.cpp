@@ -34,9 +34,11 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "messages/llm_errc.hpp"
 #include "policies/anthropic_errors.hpp"
 #include "policies/client_text.hpp"
+#include "policies/idempotency.hpp"
 #include "policies/key_namespace.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
@@ -120,12 +122,14 @@ struct messages_call final : conversation_events {
   std::string ignored;    // X-Mneme-Ignored
   int64_t sent_tokens = 0; // mneme's estimate of the sent messages (usage fallback)
   int64_t rebased = 0;
+  bool replayed_by_key = false; // the first answer under the request's Idempotency-Key
   std::shared_ptr<anthropic_event_relay> relay;
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
     auto h = mneme_answer_headers(sid, compactions, with_count, rebased);
     if (!ignored.empty())
       h.emplace_back("X-Mneme-Ignored", ignored);
+    add_idempotency_headers(h, replayed_by_key, "");
     return h;
   }
 
@@ -142,6 +146,7 @@ struct messages_call final : conversation_events {
     }
     auto headers = mneme_headers(session_id, 0, false);
     add_upstream_retry_after(headers, upstream_wait, kind.status);
+    add_idempotency_headers(headers, false, code);
     r->answer(anthropic_json(kind.status, anthropic_dump(body), std::move(headers)));
   }
 
@@ -206,6 +211,12 @@ struct messages_call final : conversation_events {
     respond(a, mneme_headers(session_id, 0, true));
   }
 
+  void replay_by_key(const message& row) override {
+    replayed_by_key = true;
+    head_replay_by_key(relay, session_id, row);
+    replay(row);
+  }
+
   void answered(turn_reply& reply) override {
     auto a = head();
     a.text = reply.answer;
@@ -257,6 +268,11 @@ void anthropic_session_messages(const messages_ptr& c) {
   rq.messages_field = "messages";
   rq.results_hint = "tool_result blocks in a user message";
   rq.branch_label = anthropic_branch_label;
+  std::string refused;
+  auto idem = idempotency_key_in(c->r->request(), refused);
+  if (!idem)
+    return c->error(400, "bad_request", refused);
+  rq.idempotency_key = std::move(*idem);
   c->door->conversations.run(c->r, c, std::move(rq));
 }
 

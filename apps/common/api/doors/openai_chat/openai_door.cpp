@@ -31,8 +31,10 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "messages/llm_errc.hpp"
 #include "policies/client_text.hpp"
+#include "policies/idempotency.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
 #include "store/os_random.hpp"
@@ -75,12 +77,15 @@ struct chat_call final : conversation_events {
   std::string model;         // the upstream model name
   std::string session_id;    // known before the turn ("" for a new key)
   int64_t rebased = 0;
+  bool replayed_by_key = false; // the first answer under the request's Idempotency-Key
   std::shared_ptr<openai_chunk_relay> relay;
 
   const openai_door_config& cfg() const { return door->cfg; }
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
-    return mneme_answer_headers(sid, compactions, with_count, rebased);
+    auto h = mneme_answer_headers(sid, compactions, with_count, rebased);
+    add_idempotency_headers(h, replayed_by_key, "");
+    return h;
   }
 
   // `upstream_wait`: the model provider's Retry-After (docs/api.md "Retry-After").
@@ -95,6 +100,7 @@ struct chat_call final : conversation_events {
     }
     auto headers = mneme_headers(session_id, 0, false);
     add_upstream_retry_after(headers, upstream_wait, kind.status);
+    add_idempotency_headers(headers, false, code);
     r->answer(openai_json_response(kind.status, body, std::move(headers)));
   }
 
@@ -164,6 +170,12 @@ struct chat_call final : conversation_events {
     respond(std::move(a), mneme_headers(session_id, 0, true));
   }
 
+  void replay_by_key(const message& row) override {
+    replayed_by_key = true;
+    head_replay_by_key(relay, session_id, row);
+    replay(row);
+  }
+
   void answered(turn_reply& reply) override {
     auto a = head();
     a.content = reply.answer;
@@ -210,6 +222,11 @@ void door_session_chat(const chat_ptr& c) {
   rq.messages_field = "messages";
   rq.results_hint = "messages with role 'tool'";
   rq.branch_label = openai_branch_label;
+  std::string refused;
+  auto idem = idempotency_key_in(c->r->request(), refused);
+  if (!idem)
+    return c->error(400, "bad_request", refused);
+  rq.idempotency_key = std::move(*idem);
   c->door->conversations.run(c->r, c, std::move(rq));
 }
 

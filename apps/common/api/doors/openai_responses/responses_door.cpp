@@ -40,8 +40,10 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/idempotency_header.hpp"
 #include "messages/llm_errc.hpp"
 #include "policies/client_text.hpp"
+#include "policies/idempotency.hpp"
 #include "policies/key_namespace.hpp"
 #include "policies/openai_errors.hpp"
 #include "policies/token_estimate.hpp"
@@ -74,11 +76,17 @@ struct response_call final : conversation_events,
   responses_answer head;     // id, created_at, model, echo
   std::string owner;         // the session's user, for the record
   std::shared_ptr<responses_event_relay> relay; // `stream: true`
+  std::string idem;          // the Idempotency-Key ("" = none)
+  std::string idem_refused;  // why the header is not usable ("" = it is, or none)
+  idempotency_hold_ptr idem_held; // its mark, when checked before a branch's rollback
+  bool replayed_by_key = false;   // the first answer under the key, sent again
 
   const responses_door_config& cfg() const { return door->cfg; }
 
   header_list mneme_headers(const std::string& sid, int64_t compactions, bool with_count) const {
-    return mneme_answer_headers(sid, compactions, with_count, rebased);
+    auto h = mneme_answer_headers(sid, compactions, with_count, rebased);
+    add_idempotency_headers(h, replayed_by_key, "");
+    return h;
   }
 
   bool cancel_ending = false; // the cancelled end is on its way (see error())
@@ -93,6 +101,7 @@ struct response_call final : conversation_events,
     door->count.errors.fetch_add(1);
     auto headers = mneme_headers(session_id, 0, false);
     add_upstream_retry_after(headers, upstream_wait, openai_error_of(status, code).status);
+    add_idempotency_headers(headers, false, code);
     auto res = openai_error_response(status, code, message, std::move(headers));
     if (relay && relay->fail(openai_error_of(status, code).code, message)) {
       r->streamed();
@@ -195,9 +204,20 @@ struct response_call final : conversation_events,
 
   // The stored answer again (a resent, answered transcript).
   void replay(const message& row) override {
+    if (relay && !row.content.empty()) // a stream's reader adds up its deltas
+      relay->text(row.content);
     auto a = answer_of(row.content, row.tool_calls, "stop");
     a.usage.output_tokens = row.token_estimate;
     finish(std::move(a), mneme_headers(session_id, 0, true), session_id, row.id);
+  }
+
+  // The record of the answer sent again names its row's session (the key's may have
+  // moved on since: a reset, a child).
+  void replay_by_key(const message& row) override {
+    replayed_by_key = true;
+    session_id = row.session_id;
+    head_replay_by_key(relay, session_id, row);
+    replay(row);
   }
 
   void answered(turn_reply& reply) override {
@@ -326,6 +346,8 @@ void responses_session(const response_ptr& c) {
   rq.messages_field = "input";
   rq.results_hint = "function_call_output items";
   rq.branch_label = responses_branch_label;
+  rq.idempotency_key = c->idem;
+  rq.idempotency_held = std::move(c->idem_held);
   c->door->conversations.run(c->r, c, std::move(rq));
 }
 
@@ -393,7 +415,21 @@ void responses_continue(const response_ptr& c) {
             return c->fail(snap.error());
           if (!snap || snap->record.id != prev.session_id)
             return responses_session(c); // continued in a newer session of the key
-          responses_branch(c, prev);
+          if (c->idem.empty())
+            return responses_branch(c, prev);
+          // The key before the branch's rollback: a re-sent request rolls nothing back.
+          conversation_request probe;
+          probe.key = c->key;
+          probe.idempotency_key = c->idem;
+          if (!c->in.input.empty())
+            probe.sent.push_back(c->in.input.back());
+          c->door->conversations.check_key(c->r, c, std::move(probe),
+                                           [c, prev](idempotency_hold_ptr hold) {
+                                             if (!hold)
+                                               c->idem.clear(); // writes no row of its own
+                                             c->idem_held = std::move(hold);
+                                             responses_branch(c, prev);
+                                           });
         });
     });
 }
@@ -422,6 +458,9 @@ void responses_resume(const response_ptr& c) {
 
 // The request's way once its session key is known.
 void responses_route(const response_ptr& c) {
+  bool stateless = c->in.previous_response_id.empty() && c->key.empty() && !c->in.store;
+  if (!stateless && !c->idem_refused.empty())
+    return c->error(400, "bad_request", c->idem_refused);
   if (!c->in.previous_response_id.empty())
     return responses_continue(c);
   if (c->key.empty() && !c->in.store)
@@ -490,6 +529,8 @@ void responses_door::create(const door_request_ptr& r) {
       return c->error(no->status, no->code, no->message);
     }
     c->head.id = new_response_id();
+    if (auto idem = idempotency_key_in(r->request(), c->idem_refused))
+      c->idem = std::move(*idem); // refused only on a session's way: stateless ignores it
     c->key = responses_header_key(r->request());
     if (c->key.empty())
       c->key = !c->in.conversation.empty() ? c->in.conversation : c->in.prompt_cache_key;
