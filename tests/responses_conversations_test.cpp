@@ -3,7 +3,8 @@
 // through the daemon's HTTP server against the fake LLM: a conversation made with items
 // and metadata and continued by POST /v1/responses on its session, its items listed in
 // pages, added, fetched and deleted (a rolled-back row, kept), the conversation deleted
-// (unknown from then on, its rows kept), and GET /v1/responses/{id}/input_items.
+// (unknown from then on, its rows kept), GET /v1/responses/{id}/input_items, and the
+// routes' counters in /metrics.
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -51,6 +52,17 @@ struct conversations_fixture : test::http_api_fixture {
     auto a = get("/v1/conversations/" + id + "/items?order=asc&limit=100");
     BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
     return texts(a.body);
+  }
+
+  // The value of the sample `line_prefix` (name and labels) in GET /metrics.
+  int64_t metric(const std::string& line_prefix) {
+    auto text = get("/metrics").text;
+    auto at = text.find("\n" + line_prefix + " ");
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
+    return std::stoll(text.substr(at + line_prefix.size() + 2));
+  }
+  static std::string op_sample(const char* family, const char* op) {
+    return std::string{family} + "{door=\"responses\",op=\"" + op + "\"}";
   }
 
   int64_t rolled_back_rows(const std::string& key) {
@@ -236,6 +248,52 @@ BOOST_AUTO_TEST_CASE(the_input_items_of_a_chained_response_are_its_own_input) {
   BOOST_TEST(get("/v1/responses/resp_unknown/input_items").status == 404);
   BOOST_TEST(send("DELETE", "/v1/responses/" + id2, "").status == 200);
   BOOST_TEST(get("/v1/responses/" + id2 + "/input_items").status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(every_route_counts_its_requests_and_errors_labelled_by_door_and_op) {
+  serve();
+  const char* requests = "mneme_door_conversation_requests_total";
+  const char* errors = "mneme_door_conversation_errors_total";
+  for (const char* op : {"create", "get", "update", "delete", "items_list", "items_add",
+                         "item_get", "item_delete", "input_items"}) {
+    BOOST_TEST(metric(op_sample(requests, op)) == 0, op); // rendered from the start
+    BOOST_TEST(metric(op_sample(errors, op)) == 0, op);
+  }
+  auto id = create({{"items", {user_item("u1"), assistant_item("a1")}}});
+  BOOST_TEST(post("/v1/conversations", json{{"title", "x"}}).status == 400);
+  BOOST_TEST(get("/v1/conversations/" + id).status == 200);
+  BOOST_TEST(get("/v1/conversations/conv_unknown").status == 404);
+  BOOST_TEST(get("/v1/conversations/conv_unknown").status == 404);
+  BOOST_TEST(post("/v1/conversations/" + id, json{{"metadata", json::object()}}).status == 200);
+  auto list = get("/v1/conversations/" + id + "/items?order=asc");
+  BOOST_REQUIRE_MESSAGE(list.status == 200, list.text);
+  auto u1 = list.body["data"][0]["id"].get<std::string>();
+  BOOST_TEST(post("/v1/conversations/" + id + "/items", json{{"items", {user_item("u2")}}})
+               .status
+             == 200);
+  BOOST_TEST(get("/v1/conversations/" + id + "/items/" + u1).status == 200);
+  BOOST_TEST(get("/v1/conversations/" + id + "/items/msg_999999").status == 404);
+  BOOST_TEST(send("DELETE", "/v1/conversations/" + id + "/items/" + u1, "").status == 200);
+  BOOST_TEST(get("/v1/responses/resp_unknown/input_items").status == 404);
+  BOOST_TEST(send("DELETE", "/v1/conversations/" + id, "").status == 200);
+
+  BOOST_TEST(metric(op_sample(requests, "create")) == 2);
+  BOOST_TEST(metric(op_sample(errors, "create")) == 1);
+  BOOST_TEST(metric(op_sample(requests, "get")) == 3);
+  BOOST_TEST(metric(op_sample(errors, "get")) == 2);
+  BOOST_TEST(metric(op_sample(requests, "update")) == 1);
+  BOOST_TEST(metric(op_sample(errors, "update")) == 0);
+  BOOST_TEST(metric(op_sample(requests, "items_list")) == 1);
+  BOOST_TEST(metric(op_sample(requests, "items_add")) == 1);
+  BOOST_TEST(metric(op_sample(requests, "item_get")) == 2);
+  BOOST_TEST(metric(op_sample(errors, "item_get")) == 1);
+  BOOST_TEST(metric(op_sample(requests, "item_delete")) == 1);
+  BOOST_TEST(metric(op_sample(errors, "item_delete")) == 0);
+  BOOST_TEST(metric(op_sample(requests, "input_items")) == 1);
+  BOOST_TEST(metric(op_sample(errors, "input_items")) == 1);
+  BOOST_TEST(metric(op_sample(requests, "delete")) == 1);
+  // the Responses door's own counters do not count these routes
+  BOOST_TEST(metric("mneme_door_errors_total{door=\"responses\"}") == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -64,7 +64,7 @@ void with_item(const conversation_call_ptr& c, const std::string& item_id,
 } // namespace
 
 void conversations_door::list_items(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::items_list);
   guarded(c, [&] {
     with_conversation(c, [c](conversation_view& v) {
       with_session_rows(c, v, [c](std::vector<message>& rows) {
@@ -75,7 +75,7 @@ void conversations_door::list_items(const door_request_ptr& r, const std::string
 }
 
 void conversations_door::add_items(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::items_add);
   guarded(c, [&] {
     auto items = decode_conversation_items(r->request().body);
     if (!items)
@@ -100,7 +100,7 @@ void conversations_door::add_items(const door_request_ptr& r, const std::string&
 
 void conversations_door::fetch_item(const door_request_ptr& r, const std::string& id,
                                     const std::string& item) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::item_get);
   guarded(c, [&] {
     with_item(c, item,
               [c](const conversation_view&, const item_list& list, size_t i,
@@ -110,7 +110,7 @@ void conversations_door::fetch_item(const door_request_ptr& r, const std::string
 
 void conversations_door::remove_item(const door_request_ptr& r, const std::string& id,
                                      const std::string& item) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::item_delete);
   guarded(c, [&] {
     auto ref = parse_conversation_item_id(item);
     with_item(c, item, [c, ref](const conversation_view& v, const item_list&, size_t,
@@ -141,7 +141,7 @@ void conversations_door::remove_item(const door_request_ptr& r, const std::strin
 }
 
 void conversations_door::input_items(const door_request_ptr& r, const std::string& response_id) {
-  auto c = conversation_call_of(s_, r, response_id);
+  auto c = conversation_call_of(s_, r, response_id, op::input_items);
   guarded(c, [&] {
     auto unknown = [c] {
       c->refuse(404, "not_found", "No response found with id '" + c->id + "'.");

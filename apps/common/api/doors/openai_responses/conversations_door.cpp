@@ -138,8 +138,27 @@ void append_rows(const conversation_call_ptr& c, const conversation_view& v,
 conversations_door::conversations_door(conversations_config cfg)
   : s_(std::make_shared<shared>(std::move(cfg))) {}
 
+std::string conversations_door::metrics_text() const {
+  static constexpr const char* op_names[op_count] = {
+    "create",   "get",      "update",      "delete",     "items_list",
+    "items_add", "item_get", "item_delete", "input_items"};
+  std::string out;
+  auto family = [&](const char* name, const char* help,
+                    const std::array<std::atomic<int64_t>, op_count>& n) {
+    out += std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " counter\n";
+    for (size_t i = 0; i < op_count; ++i)
+      out += std::string{name} + "{door=\"responses\",op=\"" + op_names[i] + "\"} "
+             + std::to_string(n[i].load()) + "\n";
+  };
+  family("mneme_door_conversation_requests_total",
+         "Requests of the Conversations API routes by route", s_->requests);
+  family("mneme_door_conversation_errors_total",
+         "Conversations API requests answered with an error, by route", s_->errors);
+  return out;
+}
+
 void conversations_door::create(const door_request_ptr& r) {
-  auto c = conversation_call_of(s_, r, os_random_id("conv_"));
+  auto c = conversation_call_of(s_, r, os_random_id("conv_"), op::create);
   guarded(c, [&] {
     auto in = decode_conversation_create(r->request().body);
     if (!in)
@@ -178,7 +197,7 @@ void conversations_door::create(const door_request_ptr& r) {
 }
 
 void conversations_door::fetch(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::get);
   guarded(c, [&] {
     with_conversation(c, [c](conversation_view& v) {
       c->ok(conversation_object(v.id, v.created_at_s, v.metadata));
@@ -187,7 +206,7 @@ void conversations_door::fetch(const door_request_ptr& r, const std::string& id)
 }
 
 void conversations_door::update(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::update);
   guarded(c, [&] {
     auto md = decode_conversation_update(r->request().body);
     if (!md)
@@ -203,7 +222,7 @@ void conversations_door::update(const door_request_ptr& r, const std::string& id
 }
 
 void conversations_door::remove(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::remove);
   guarded(c, [&] {
     with_conversation(c, [c](conversation_view& v) {
       if (!v.has_record)

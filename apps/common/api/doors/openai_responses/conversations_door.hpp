@@ -18,9 +18,17 @@
 // Scopes: a user token reaches only its user's conversations and responses; another
 // user's is answered exactly like an unknown id (404).
 //
-// Threads: every member runs in the request's actor.
+// Counters (GET /metrics, docs/api.md): every request of these routes once, by route
+// (`op`), and those answered with an error (4xx/5xx in OpenAI's shape; a request
+// forwarded to the node serving its key is counted there as an error only if it fails
+// there): mneme_door_conversation_requests_total{door="responses",op} and
+// mneme_door_conversation_errors_total{door="responses",op}, every op rendered from 0.
+//
+// Threads: every member but metrics_text() runs in the request's actor; metrics_text()
+// from any thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,6 +61,13 @@ class conversations_door {
   void remove_item(const door_request_ptr& r, const std::string& id, const std::string& item);
   // GET /v1/responses/{id}/input_items
   void input_items(const door_request_ptr& r, const std::string& response_id);
+  std::string metrics_text() const;
+
+  // The routes as counted (the `op` label; conversation_op_names).
+  enum class op : uint8_t {
+    create, get, update, remove, items_list, items_add, item_get, item_delete, input_items
+  };
+  static constexpr size_t op_count = 9;
 
   struct shared; // conversations_state.hpp
 

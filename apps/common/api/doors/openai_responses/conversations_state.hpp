@@ -7,6 +7,8 @@
 // actor.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +29,8 @@ namespace mneme::api {
 struct conversations_door::shared {
   conversations_config cfg;
   std::shared_ptr<spdlog::logger> log;
+  // By conversations_door::op (metrics_text).
+  std::array<std::atomic<int64_t>, op_count> requests{}, errors{};
 
   explicit shared(conversations_config c)
     : cfg(std::move(c)),
@@ -53,6 +57,7 @@ struct conversation_call {
   std::shared_ptr<conversations_door::shared> door;
   door_request_ptr r;
   std::string id; // the conversation (or response) id of the path
+  conversations_door::op op = conversations_door::op::get; // the route, for the counters
 
   caf::event_based_actor* actor() const { return r->actor(); }
   const conversation_config& conv() const { return door->conv(); }
@@ -60,9 +65,10 @@ struct conversation_call {
   void on_exception(const std::exception& e) {
     door->log->error("conversation={} event=exception what={}", log_quoted(id),
                      log_quoted(e.what()));
-    r->answer(openai_error_response(500, "internal", "internal error"));
+    refuse(500, "internal", "internal error");
   }
   void refuse(int status, const std::string& code, const std::string& message) {
+    door->errors[static_cast<size_t>(op)].fetch_add(1);
     r->answer(openai_error_response(status, code, message));
   }
   void unknown() {
@@ -87,13 +93,16 @@ struct conversation_call {
 };
 using conversation_call_ptr = std::shared_ptr<conversation_call>;
 
+// A request of route `op`, counted.
 inline conversation_call_ptr conversation_call_of(
   const std::shared_ptr<conversations_door::shared>& door, const door_request_ptr& r,
-  const std::string& id) {
+  const std::string& id, conversations_door::op op) {
   auto c = std::make_shared<conversation_call>();
   c->door = door;
   c->r = r;
   c->id = id;
+  c->op = op;
+  door->requests[static_cast<size_t>(op)].fetch_add(1);
   return c;
 }
 
