@@ -7,7 +7,10 @@
 // routes' counters in /metrics.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/common/api/http_api.hpp"
@@ -52,6 +55,40 @@ struct conversations_fixture : test::http_api_fixture {
     auto a = get("/v1/conversations/" + id + "/items?order=asc&limit=100");
     BOOST_REQUIRE_MESSAGE(a.status == 200, a.text);
     return texts(a.body);
+  }
+
+  // An answer read on a connection of its own (any thread: no assertion in it).
+  struct apart_answer {
+    int status = 0; // 0: no answer
+    json body;
+    std::string text;
+    std::string retry_after;
+  };
+  apart_answer send_apart(const std::string& method, const std::string& path,
+                          const json& body = nullptr) {
+    httplib::Client own("127.0.0.1", port);
+    own.set_read_timeout(600, 0);
+    auto r = method == "DELETE" ? own.Delete(path.c_str())
+                                : own.Post(path.c_str(), body.dump(), "application/json");
+    apart_answer a;
+    if (!r)
+      return a;
+    a.status = r->status;
+    a.text = r->body;
+    a.retry_after = r->get_header_value("Retry-After");
+    a.body = json::parse(r->body, nullptr, false);
+    return a;
+  }
+
+  template <class Pred>
+  static bool wait_until(Pred held) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!held()) {
+      if (std::chrono::steady_clock::now() > end)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
   }
 
   // The value of the sample `line_prefix` (name and labels) in GET /metrics.
@@ -248,6 +285,111 @@ BOOST_AUTO_TEST_CASE(the_input_items_of_a_chained_response_are_its_own_input) {
   BOOST_TEST(get("/v1/responses/resp_unknown/input_items").status == 404);
   BOOST_TEST(send("DELETE", "/v1/responses/" + id2, "").status == 200);
   BOOST_TEST(get("/v1/responses/" + id2 + "/input_items").status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(an_item_delete_or_add_beside_a_response_on_its_way_is_refused_at_once_changing_nothing) {
+  // The held response waits on the fake until the fake stops (no timeout ends it first).
+  rc.chat.endpoint.idle_timeout = std::chrono::seconds(600);
+  rc.chat.endpoint.total_timeout = std::chrono::seconds(900);
+  serve();
+  auto id = create({{"items", {user_item("u1"), assistant_item("a1")}}});
+  auto a1 = get("/v1/conversations/" + id + "/items?order=asc").body["data"][1]["id"]
+              .get<std::string>();
+  faults({rule(fakellm::fault_kind::silence, fakellm::purpose_filter::chat)});
+  auto upstream_calls = llm.stats().chat_requests;
+  apart_answer held;
+  std::thread held_client([&] {
+    held = send_apart("POST", "/v1/responses", json{{"conversation", id}, {"input", "held"}});
+  });
+  BOOST_REQUIRE_MESSAGE(wait_until([&] { return llm.stats().chat_requests > upstream_calls; }),
+                        "the held response never reached the model");
+  auto rows_while_held = all_rows(snapshot(id).record.id);
+  auto del = send_apart("DELETE", "/v1/conversations/" + id + "/items/" + a1);
+  BOOST_TEST(del.status == 429, del.text);
+  BOOST_TEST(del.body["error"]["code"] == "session_busy");
+  BOOST_TEST(del.body["error"]["type"] == "rate_limit_error");
+  BOOST_TEST(del.retry_after == "1");
+  auto add = send_apart("POST", "/v1/conversations/" + id + "/items",
+                        json{{"items", {user_item("between")}}});
+  BOOST_TEST(add.status == 429, add.text);
+  BOOST_TEST(add.body["error"]["code"] == "session_busy");
+  // nothing rolled back, nothing appended
+  auto rows_after = all_rows(snapshot(id).record.id);
+  BOOST_REQUIRE(rows_after.size() == rows_while_held.size());
+  for (size_t i = 0; i < rows_after.size(); ++i)
+    BOOST_TEST((rows_after[i].state() == rows_while_held[i].state()));
+  // reading is not held
+  BOOST_TEST(get("/v1/conversations/" + id + "/items/" + a1).status == 200);
+  // The held call fails when the fake stops; its request ends and frees the key.
+  llm.stop();
+  held_client.join();
+  BOOST_TEST(held.status >= 500);
+  auto after = send("DELETE", "/v1/conversations/" + id + "/items/" + a1, "");
+  BOOST_TEST(after.status == 200, after.text);
+  BOOST_TEST(rolled_back_rows(id) >= 1);
+}
+
+BOOST_AUTO_TEST_CASE(item_deletes_sent_with_responses_never_lose_an_answered_question) {
+  serve();
+  auto slow = rule(fakellm::fault_kind::latency, fakellm::purpose_filter::chat);
+  slow.latency_ms = 20; // the window in which the two requests meet
+  faults({slow});
+  auto id = create({{"items", {user_item("start"), assistant_item("started")}}});
+  int answered = 0, deleted = 0, refused = 0;
+  const int tries = 25;
+  for (int t = 0; t < tries; ++t) {
+    // the newest item, an assistant's when there is one
+    auto items = get("/v1/conversations/" + id + "/items?limit=100").body["data"];
+    BOOST_REQUIRE(!items.empty());
+    std::string target = items[0]["id"].get<std::string>();
+    for (const auto& item : items)
+      if (item["role"] == "assistant") {
+        target = item["id"].get<std::string>();
+        break;
+      }
+    auto question = "question " + std::to_string(t);
+    apart_answer r, d;
+    std::thread tr([&] {
+      r = send_apart("POST", "/v1/responses", json{{"conversation", id}, {"input", question}});
+    });
+    std::thread td([&] { d = send_apart("DELETE", "/v1/conversations/" + id + "/items/" + target); });
+    tr.join();
+    td.join();
+    for (const auto* x : {&r, &d}) {
+      if (x->status == 200)
+        continue;
+      BOOST_TEST(x->status == 429, "try " << t << ": " << x->status << " " << x->text);
+      BOOST_TEST(x->body["error"]["code"] == "session_busy");
+      ++refused;
+    }
+    BOOST_TEST((r.status == 200 || d.status == 200), "try " << t << ": neither was served");
+    auto live = get("/v1/conversations/" + id + "/items?order=asc&limit=100").body["data"];
+    std::vector<std::string> seen;
+    for (const auto& item : live)
+      if (item["type"] == "message")
+        seen.push_back(item["content"][0]["text"].get<std::string>());
+    if (r.status == 200) { // its question, then its answer, both live
+      ++answered;
+      auto answer = r.body["output"][0]["content"][0]["text"].get<std::string>();
+      auto at = std::find(seen.begin(), seen.end(), question);
+      BOOST_TEST((at != seen.end()), "try " << t << ": the answered question is gone");
+      if (at != seen.end())
+        BOOST_TEST((at + 1 != seen.end() && *(at + 1) == answer),
+                   "try " << t << ": the answer does not follow its question");
+    }
+    if (d.status == 200) {
+      ++deleted;
+      for (const auto& item : live)
+        BOOST_TEST(item["id"] != target, "try " << t << ": the deleted item is live");
+    }
+    for (size_t i = 0; i < seen.size(); ++i) // no row appended twice
+      for (size_t j = i + 1; j < seen.size(); ++j)
+        if (seen[i].rfind("question ", 0) == 0)
+          BOOST_TEST(seen[i] != seen[j], "try " << t << ": '" << seen[i] << "' twice");
+  }
+  BOOST_TEST_MESSAGE("response + delete pairs: " << tries << " tries, " << answered
+                                                 << " answered, " << deleted << " deleted, "
+                                                 << refused << " refused session_busy");
 }
 
 BOOST_AUTO_TEST_CASE(every_route_counts_its_requests_and_errors_labelled_by_door_and_op) {

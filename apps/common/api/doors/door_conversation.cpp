@@ -384,4 +384,8 @@ void door_conversations::run(const door_request_ptr& r,
 
 const door_conversations::counters& door_conversations::counts() const { return s_->count; }
 
+bool door_conversations::hold_key(const std::string& key) { return s_->claim(key); }
+
+void door_conversations::release_key(const std::string& key) { s_->release(key); }
+
 } // namespace mneme::api

@@ -147,6 +147,14 @@ class door_conversations {
   };
   const counters& counts() const;
 
+  // The key held as a conversation holds it (see "One conversation per key" above), by
+  // another request that changes the key's rows outside a conversation (the
+  // Conversations API's item delete and add): false, and nothing held, while a
+  // conversation or another hold has it. REQUIRES: release_key(key) once after a true.
+  // Copies of this object share the holds (and prints).
+  bool hold_key(const std::string& key);
+  void release_key(const std::string& key);
+
   // The prints and counters shared with the conversations' continuations.
   struct shared;
 

@@ -6,6 +6,10 @@
 //     child session lists the child's rows);
 //   - an unknown `after` is a 400 naming it; an item id that names no item of the
 //     conversation is a 404;
+//   - a delete or an add while a response on the conversation is on its way is refused
+//     at once with that door's own busy refusal (session_busy, 429 + Retry-After), not
+//     queued: the rule of the door's concurrent requests, which the SDKs retry; reads
+//     (list, fetch) are never held;
 //   - the input items of a response: the rows after its previous response's answer (a
 //     chain), after the conversation's last answer before it (`conversation`), or its
 //     whole transcript (neither), up to its own answer (policies/conversation_items.hpp).
@@ -41,7 +45,9 @@ std::vector<message> item_rows(const conversation_call_ptr& c, const std::vector
 }
 
 // The item `item_id` of the conversation's rows, then `then(list, index, rows)`; else 404.
-void with_item(const conversation_call_ptr& c, const std::string& item_id,
+// `hold`: the rows are read under the key's hold (conversation_call::hold), refused busy
+// while a response has it.
+void with_item(const conversation_call_ptr& c, const std::string& item_id, bool hold,
                std::function<void(const conversation_view&, const item_list&, size_t,
                                   std::vector<message>&)> then) {
   auto missing = [c, item_id] {
@@ -50,7 +56,9 @@ void with_item(const conversation_call_ptr& c, const std::string& item_id,
   };
   if (!parse_conversation_item_id(item_id))
     return with_conversation(c, [missing](conversation_view&) { missing(); });
-  with_conversation(c, [c, item_id, then, missing](conversation_view& v) {
+  with_conversation(c, [c, item_id, hold, then, missing](conversation_view& v) {
+    if (hold && !c->hold(v.stored_key))
+      return c->busy();
     with_session_rows(c, v, [c, v, item_id, then, missing](std::vector<message>& rows) {
       auto list = items_of_rows(item_rows(c, rows));
       for (size_t i = 0; i < list.ids.size(); ++i)
@@ -81,6 +89,8 @@ void conversations_door::add_items(const door_request_ptr& r, const std::string&
     if (!items)
       return c->refuse(400, "bad_request", error_message_of(items.error()));
     with_conversation(c, [c, items = std::move(*items)](conversation_view& v) {
+      if (!c->hold(v.stored_key)) // never appended between a response's question and answer
+        return c->busy();
       append_rows(c, v, items, [c, items](std::vector<int64_t>& ids) {
         auto rows = items;
         for (size_t i = 0; i < rows.size(); ++i)
@@ -102,7 +112,7 @@ void conversations_door::fetch_item(const door_request_ptr& r, const std::string
                                     const std::string& item) {
   auto c = conversation_call_of(s_, r, id, op::item_get);
   guarded(c, [&] {
-    with_item(c, item,
+    with_item(c, item, false,
               [c](const conversation_view&, const item_list& list, size_t i,
                   std::vector<message>&) { c->ok(list.items[i]); });
   });
@@ -113,7 +123,7 @@ void conversations_door::remove_item(const door_request_ptr& r, const std::strin
   auto c = conversation_call_of(s_, r, id, op::item_delete);
   guarded(c, [&] {
     auto ref = parse_conversation_item_id(item);
-    with_item(c, item, [c, ref](const conversation_view& v, const item_list&, size_t,
+    with_item(c, item, true, [c, ref](const conversation_view& v, const item_list&, size_t,
                                 std::vector<message>& rows) {
       std::vector<message> from;
       for (auto& m : rows)

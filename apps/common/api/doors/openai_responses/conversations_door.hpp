@@ -17,6 +17,11 @@
 // delete (400).
 // Scopes: a user token reaches only its user's conversations and responses; another
 // user's is answered exactly like an unknown id (404).
+// Concurrency: an item delete or add holds the conversation's key as a response on it
+// does (doors/door_conversation.hpp "One conversation per key"): while a response is on
+// its way it is refused at once, changing nothing (errc::session_busy: 429
+// rate_limit_error + Retry-After, as the door answers a second response), and a response
+// arriving meanwhile is refused so; the rows it reads to plan are read under the hold.
 //
 // Counters (GET /metrics, docs/api.md): every request of these routes once, by route
 // (`op`), and those answered with an error (4xx/5xx in OpenAI's shape; a request
@@ -31,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -45,6 +51,10 @@ struct conversations_config {
   std::string default_user = "default"; // the owner of a conversation an admin creates
   std::function<time_ms()> clock = system_clock_ms;
   std::shared_ptr<spdlog::logger> log;  // null = no logging
+  // The Responses door's conversations: an item delete or add holds its key against
+  // them (door_conversations::hold_key), so it never runs beside a response on the key.
+  // nullopt: not held (tests of this door alone).
+  std::optional<door_conversations> responses;
 };
 
 class conversations_door {
@@ -78,7 +88,8 @@ class conversations_door {
 class route_registry; // plumbing/route_registry.hpp
 struct api_state;     // plumbing/api_state.hpp
 // Adds the rows of this API (conversations_routes.cpp); called by the Responses door's
-// routes (responses_routes.cpp).
-void add_openai_conversations_routes(route_registry& r, const api_state& s);
+// routes (responses_routes.cpp) with that door's conversations.
+void add_openai_conversations_routes(route_registry& r, const api_state& s,
+                                     const door_conversations& responses);
 
 } // namespace mneme::api

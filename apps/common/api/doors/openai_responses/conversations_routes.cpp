@@ -11,8 +11,10 @@
 
 namespace mneme::api {
 
-void add_openai_conversations_routes(route_registry& r, const api_state& s) {
+void add_openai_conversations_routes(route_registry& r, const api_state& s,
+                                     const door_conversations& responses) {
   conversations_config cfg;
+  cfg.responses = responses;
   cfg.conversation = conversation_config_of(s);
   cfg.default_user = s.rt.config().gateway.default_user;
   cfg.clock = s.clock;

@@ -58,6 +58,35 @@ struct conversation_call {
   door_request_ptr r;
   std::string id; // the conversation (or response) id of the path
   conversations_door::op op = conversations_door::op::get; // the route, for the counters
+  std::string held_key; // held against the Responses door's conversations ("" = none)
+
+  conversation_call() = default;
+  conversation_call(const conversation_call&) = delete;
+  conversation_call& operator=(const conversation_call&) = delete;
+  ~conversation_call() { let_go(); }
+
+  // Holds `key` against the Responses door's conversations (conversations_config::
+  // responses): false while a response on it (or another hold) has it. Let go by the
+  // answer (ok, refuse), or when the call is gone.
+  bool hold(const std::string& key) {
+    if (!door->cfg.responses)
+      return true;
+    if (!door->cfg.responses->hold_key(key))
+      return false;
+    held_key = key;
+    return true;
+  }
+  void let_go() {
+    if (!held_key.empty() && door->cfg.responses)
+      door->cfg.responses->release_key(held_key);
+    held_key.clear();
+  }
+  // The refusal of a request whose key a response holds: nothing was changed.
+  void busy() {
+    fail(caf::make_error(errc::session_busy,
+                         "conversation '" + id
+                           + "' is answering a response; retry when it has been answered"));
+  }
 
   caf::event_based_actor* actor() const { return r->actor(); }
   const conversation_config& conv() const { return door->conv(); }
@@ -68,6 +97,7 @@ struct conversation_call {
     refuse(500, "internal", "internal error");
   }
   void refuse(int status, const std::string& code, const std::string& message) {
+    let_go();
     door->errors[static_cast<size_t>(op)].fetch_add(1);
     r->answer(openai_error_response(status, code, message));
   }
@@ -77,6 +107,7 @@ struct conversation_call {
   // mneme's error: another user's session is an unknown id; a key served by another
   // node is forwarded there.
   void fail(const caf::error& err) {
+    let_go();
     if (r->forward_elsewhere(err))
       return;
     if (hidden_from(r->scope(), err))
@@ -89,7 +120,10 @@ struct conversation_call {
                       log_quoted(id), status, log_quoted(render_error(err)));
     refuse(status, error_code_of(err), error_message_of(err));
   }
-  void ok(const nlohmann::json& body) { r->answer(openai_json_response(200, body)); }
+  void ok(const nlohmann::json& body) {
+    let_go();
+    r->answer(openai_json_response(200, body));
+  }
 };
 using conversation_call_ptr = std::shared_ptr<conversation_call>;
 

@@ -510,6 +510,8 @@ void responses_door::create(const door_request_ptr& r) {
   });
 }
 
+door_conversations responses_door::conversations() const { return s_->conversations; }
+
 std::string responses_door::metrics_text() const {
   const auto& n = s_->count;
   const auto& h = s_->conversations.counts();

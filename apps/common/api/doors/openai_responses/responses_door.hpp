@@ -71,6 +71,9 @@ class responses_door {
   // 400 as OpenAI answers a response that was not created in the background.
   void cancel(const door_request_ptr& r, const std::string& id);
   std::string metrics_text() const;
+  // The door's conversations (a copy sharing their key holds): the Conversations API
+  // holds a key against them while it changes the key's rows.
+  door_conversations conversations() const;
 
   struct counters {
     std::atomic<int64_t> stateless{0}, branched{0}, errors{0};
