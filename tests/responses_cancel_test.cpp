@@ -1,11 +1,13 @@
 // In-process tests of POST /v1/responses/{id}/cancel (issue 43 item 3,
 // apps/common/api/doors/openai_responses/responses_lookup.cpp) and of the doors'
 // `door`-labelled counters in /metrics (item 6): a stream stalled upstream is stopped
-// and ends with response.cancelled, stored as cancelled (cancelled again: the same
-// object); a finished response is a 400, an unknown id a 404; each door's requests count
-// under mneme_door_requests_total{door=...}, one family beside the old per-door names.
+// and ends with its begun items done `incomplete` and response.incomplete (the object
+// `cancelled`), stored so (cancelled again: the same object); a finished response is a
+// 400, an unknown id a 404; each door's requests count under
+// mneme_door_requests_total{door=...}, one family beside the old per-door names.
 #include <boost/test/unit_test.hpp>
 
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -119,13 +121,40 @@ BOOST_AUTO_TEST_CASE(a_stalled_stream_is_cancelled_and_ends_cancelled) {
   client.join();
   auto events = events_of(reader.snapshot());
   BOOST_REQUIRE(!events.empty());
-  BOOST_TEST(events.back()["type"] == "response.cancelled");
+  // OpenAI's terminal event of a response that stopped short, the object cancelled
+  BOOST_TEST(events.back()["type"] == "response.incomplete");
   BOOST_TEST(events.back()["response"]["status"] == "cancelled");
+  // every item the stream added is done, incomplete, as streamed: what the cancel
+  // answered, the last event carries and GET answers
+  std::map<int64_t, json> added, done;
+  std::string deltas;
+  for (const auto& e : events) {
+    if (e["type"] == "response.output_item.added")
+      added[e["output_index"].get<int64_t>()] = e["item"];
+    if (e["type"] == "response.output_item.done")
+      done[e["output_index"].get<int64_t>()] = e["item"];
+    if (e["type"] == "response.output_text.delta")
+      deltas += e["delta"].get<std::string>();
+  }
+  BOOST_REQUIRE(!added.empty());
+  BOOST_TEST(added.size() == done.size());
+  auto done_items = json::array();
+  for (const auto& [index, item] : done) {
+    BOOST_TEST(added.count(index) == 1u);
+    BOOST_TEST(item["status"] == "incomplete");
+    done_items.push_back(item);
+  }
+  BOOST_TEST(done_items[0]["type"] == "message");
+  BOOST_TEST(!deltas.empty());
+  BOOST_TEST(done_items[0]["content"][0]["text"] == deltas);
+  BOOST_TEST(events.back()["response"]["output"] == done_items);
+  BOOST_TEST(cancel.body["output"] == done_items);
   llm.clear_faults();
   BOOST_TEST(metric("mneme_responses_cancelled_total") == 1);
   auto stored = get("/v1/responses/" + id);
   BOOST_TEST(stored.status == 200);
   BOOST_TEST(stored.body["status"] == "cancelled");
+  BOOST_TEST(stored.body["output"] == done_items);
   auto again = post("/v1/responses/" + id + "/cancel", std::string{});
   BOOST_TEST(again.status == 200);
   BOOST_TEST(again.body["status"] == "cancelled");
