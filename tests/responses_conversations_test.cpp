@@ -11,6 +11,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "apps/common/api/http_api.hpp"
@@ -242,7 +243,6 @@ BOOST_AUTO_TEST_CASE(a_deleted_conversation_is_unknown_and_its_rows_stay) {
   auto id = create({{"items", {user_item("keep me")}}, {"metadata", {{"k", "v"}}}});
   auto same = post("/v1/conversations/" + id, json{{"metadata", {{"k", "v"}}}});
   BOOST_TEST(same.status == 200);
-  BOOST_TEST(post("/v1/conversations/" + id, json{{"metadata", {{"k", "w"}}}}).status == 400);
   auto sid = snapshot(id).record.id;
   auto del = send("DELETE", "/v1/conversations/" + id, "");
   BOOST_REQUIRE_MESSAGE(del.status == 200, del.text);
@@ -266,6 +266,63 @@ BOOST_AUTO_TEST_CASE(a_deleted_conversation_is_unknown_and_its_rows_stay) {
   BOOST_TEST(seen.body["metadata"].empty());
   BOOST_TEST(item_texts("plain-k").size() == 2u);
   BOOST_TEST(send("DELETE", "/v1/conversations/plain-k", "").status == 400);
+  // a deleted conversation takes no metadata
+  BOOST_TEST(post("/v1/conversations/" + id, json{{"metadata", {{"k", "w"}}}}).status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(an_update_replaces_the_metadata_and_a_bad_one_is_refused_naming_the_field) {
+  serve();
+  auto id = create({{"metadata", {{"a", "1"}, {"b", "2"}}}});
+  auto made = get("/v1/conversations/" + id).body;
+  auto up = post("/v1/conversations/" + id, json{{"metadata", {{"c", "3"}}}});
+  BOOST_REQUIRE_MESSAGE(up.status == 200, up.text);
+  BOOST_TEST(up.body["metadata"] == (json{{"c", "3"}})); // replaced, not merged
+  BOOST_TEST(up.body["id"] == id);
+  BOOST_TEST(up.body["created_at"] == made["created_at"]);
+  BOOST_TEST(get("/v1/conversations/" + id).body == up.body);
+  BOOST_TEST(post("/v1/conversations/" + id, json{{"metadata", json::object()}}).body["metadata"]
+             == json::object());
+  BOOST_TEST(post("/v1/conversations/" + id, json{{"metadata", {{"c", "3"}}}}).status == 200);
+
+  json many = json::object();
+  for (int i = 0; i < 17; ++i)
+    many["k" + std::to_string(i)] = "v";
+  json sixteen = many;
+  sixteen.erase("k16");
+  const std::vector<std::pair<json, std::string>> refused{
+    {json{{"metadata", many}}, "'metadata'"},
+    {json{{"metadata", {{std::string(65, 'k'), "v"}}}}, "'metadata." + std::string(65, 'k') + "'"},
+    {json{{"metadata", {{"long", std::string(513, 'v')}}}}, "'metadata.long'"},
+    {json{{"metadata", {{"n", 5}}}}, "'metadata.n'"},
+    {json{{"metadata", "text"}}, "'metadata'"},
+    {json{{"title", "x"}}, "'title'"},
+    {json::object(), "'metadata'"},
+  };
+  for (const auto& [body, field] : refused) {
+    auto no = post("/v1/conversations/" + id, body);
+    BOOST_TEST(no.status == 400, body.dump());
+    BOOST_TEST(no.body["error"]["type"] == "invalid_request_error");
+    BOOST_TEST(no.body["error"]["message"].get<std::string>().find(field) != std::string::npos,
+               no.text);
+  }
+  BOOST_TEST(get("/v1/conversations/" + id).body["metadata"] == (json{{"c", "3"}})); // kept
+  // the limits themselves are accepted
+  auto full = post("/v1/conversations/" + id, json{{"metadata", sixteen}});
+  BOOST_TEST(full.status == 200, full.text);
+  auto edge = post("/v1/conversations/" + id,
+                   json{{"metadata", {{std::string(64, 'k'), std::string(512, 'v')}}}});
+  BOOST_TEST(edge.status == 200, edge.text);
+  BOOST_TEST(get("/v1/conversations/" + id).body == edge.body);
+  // a plain session key has no record for metadata
+  auto plain = post("/v1/responses", json{{"input", "hello"}, {"prompt_cache_key", "plain-m"}});
+  BOOST_REQUIRE_MESSAGE(plain.status == 200, plain.text);
+  BOOST_TEST(post("/v1/conversations/plain-m", json{{"metadata", json::object()}}).status == 200);
+  auto keyed = post("/v1/conversations/plain-m", json{{"metadata", {{"k", "v"}}}});
+  BOOST_TEST(keyed.status == 400);
+  BOOST_TEST(keyed.body["error"]["message"].get<std::string>().find("'metadata'")
+             != std::string::npos);
+  BOOST_TEST(post("/v1/conversations/conv_unknown", json{{"metadata", json::object()}}).status
+             == 404);
 }
 
 BOOST_AUTO_TEST_CASE(the_input_items_of_a_chained_response_are_its_own_input) {

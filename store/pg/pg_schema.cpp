@@ -335,6 +335,31 @@ CREATE INDEX messages_by_idempotency_key ON messages(idempotency_key, session_id
 WHERE idempotency_key <> '';
 )sql";
 
+// Conversation metadata, as SQLite's version 13 (store/conversation_rewrite.hpp): the
+// guard lets a conversation record ("conv_…") not deleted have its body rewritten (its
+// `conversation` object with new metadata), and nothing else; responses stay as v8 keeps
+// them. The trigger calls the function by identity, so replacing it is enough.
+constexpr const char* pg_v11_sql = R"sql(
+CREATE OR REPLACE FUNCTION mneme_response_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    RAISE EXCEPTION 'mneme never deletes responses; it marks them deleted';
+  END IF;
+  IF NEW.id IS DISTINCT FROM OLD.id OR NEW.user_id IS DISTINCT FROM OLD.user_id
+     OR NEW.session_key IS DISTINCT FROM OLD.session_key
+     OR NEW.session_id IS DISTINCT FROM OLD.session_id
+     OR NEW.last_row_id IS DISTINCT FROM OLD.last_row_id
+     OR NEW.previous_id IS DISTINCT FROM OLD.previous_id
+     OR NEW.created_at_ms IS DISTINCT FROM OLD.created_at_ms
+     OR (NEW.body IS DISTINCT FROM OLD.body
+         AND (left(OLD.id, 5) <> 'conv_' OR NEW.deleted_at_ms <> 0))
+     OR OLD.deleted_at_ms <> 0 THEN
+    RAISE EXCEPTION 'mneme never rewrites a response; it only marks it deleted once (a conversation: also its metadata)';
+  END IF;
+  RETURN NEW;
+END $$;
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -350,6 +375,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {8, "the Responses door: each response's session and last row", pg_v8_sql},
     {9, "session keys in their user's namespace", pg_v9_sql},
     {10, "idempotent writes: the Idempotency-Key stored with its row", pg_v10_sql},
+    {11, "conversation metadata: a live conversation record's body rewritable", pg_v11_sql},
   };
   return list;
 }

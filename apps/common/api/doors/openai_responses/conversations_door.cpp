@@ -4,9 +4,10 @@
 // Decisions where the issue is silent:
 //   - the owner of a conversation is the user token's user, else gateway.default_user
 //     (OpenAI's API names no user here);
-//   - a conversation's metadata is kept as created: its record, like a response's, is
-//     never rewritten (store/response_records.hpp), so POST /v1/conversations/{id} answers
-//     the object when the metadata sent is the one stored and refuses a change (400);
+//   - POST /v1/conversations/{id} replaces the metadata object as OpenAI does (the
+//     record's body is the one thing of it rewritten: store/conversation_rewrite.hpp);
+//     a plain session key has no record to keep metadata in: the object again for `{}`,
+//     a 400 for any other metadata;
 //   - initial items that the session refuses (e.g. a function_call_output without its
 //     call) answer the refusal and mark the new conversation deleted: its id is never
 //     handed out half made (the rows appended before the refused one stay, as every row).
@@ -73,6 +74,7 @@ void with_conversation(const conversation_call_ptr& c,
         return c->unknown();
       }
       v.has_record = true;
+      v.record = *rec;
       v.owner = rec->user_id;
       v.stored_key = stored_key(rec->user_id, v.id); // its owner's, whoever asks
       v.created_at_s = rec->created_at_ms / 1000;
@@ -212,11 +214,25 @@ void conversations_door::update(const door_request_ptr& r, const std::string& id
     if (!md)
       return c->refuse(400, "bad_request", error_message_of(md.error()));
     with_conversation(c, [c, md = std::move(*md)](conversation_view& v) {
-      if (md != v.metadata)
+      auto object = conversation_object(v.id, v.created_at_s, md);
+      if (md == v.metadata)
+        return c->ok(object);
+      if (!v.has_record)
         return c->refuse(400, "bad_request",
-                         "field 'metadata': a conversation keeps the metadata it was created "
-                         "with; mneme does not change it");
-      c->ok(conversation_object(v.id, v.created_at_s, v.metadata));
+                         "field 'metadata': conversation '" + v.id
+                           + "' is a session key not made by POST /v1/conversations: it has "
+                             "no record to keep metadata in");
+      auto rec = v.record;
+      rec.body = object.dump(-1, ' ', false, json::error_handler_t::replace);
+      ask<caf::ok_atom>(c, c->conv().storage, c->conv().turn_timeout, st_resp_put_atom_v,
+                        std::move(rec))
+        .then([c, object, pairs = md.size()](caf::expected<caf::ok_atom> put) {
+          if (!put)
+            return c->fail(put.error());
+          c->door->log->info("conversation={} event=conversation_metadata_updated pairs={}",
+                             log_quoted(c->id), pairs);
+          c->ok(object);
+        });
     });
   });
 }

@@ -49,6 +49,7 @@ struct conversation_view {
   int64_t created_at_s = 0;
   nlohmann::json metadata = nlohmann::json::object();
   bool has_record = false;         // made by POST /v1/conversations
+  response_record record;          // its record, when has_record
   std::string session_id;          // "" while the key has no session (no item yet)
 };
 
