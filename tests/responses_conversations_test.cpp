@@ -81,6 +81,13 @@ struct conversations_fixture : test::http_api_fixture {
     return a;
   }
 
+  // The `error.code` of an answer's body ("" when it has none).
+  static std::string code_in(const json& body) {
+    if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
+      return "";
+    return body["error"].value("code", "");
+  }
+
   template <class Pred>
   static bool wait_until(Pred held) {
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -400,7 +407,7 @@ BOOST_AUTO_TEST_CASE(item_deletes_sent_with_responses_never_lose_an_answered_que
     BOOST_REQUIRE(!items.empty());
     std::string target = items[0]["id"].get<std::string>();
     for (const auto& item : items)
-      if (item["role"] == "assistant") {
+      if (item.value("role", "") == "assistant") {
         target = item["id"].get<std::string>();
         break;
       }
@@ -416,7 +423,7 @@ BOOST_AUTO_TEST_CASE(item_deletes_sent_with_responses_never_lose_an_answered_que
       if (x->status == 200)
         continue;
       BOOST_TEST(x->status == 429, "try " << t << ": " << x->status << " " << x->text);
-      BOOST_TEST(x->body["error"]["code"] == "session_busy");
+      BOOST_TEST(code_in(x->body) == "session_busy");
       ++refused;
     }
     BOOST_TEST((r.status == 200 || d.status == 200), "try " << t << ": neither was served");
