@@ -456,6 +456,45 @@ BOOST_AUTO_TEST_CASE(item_deletes_sent_with_responses_never_lose_an_answered_que
                                                  << refused << " refused session_busy");
 }
 
+BOOST_AUTO_TEST_CASE(a_conversation_continued_in_a_child_session_lists_its_earlier_items_once) {
+  rc.compression.in_place = false; // a compaction continues the key in a child session
+  rc.compression.threshold_tokens = 5000;
+  serve();
+  auto id = create(json::object());
+  texts_t sent;
+  for (int batch = 0; batch < 3; ++batch) { // 60 items of ~100 tokens: past the threshold
+    json items = json::array();
+    for (int i = 0; i < 20; ++i) {
+      auto n = batch * 20 + i;
+      auto text = std::to_string(n) + " " + std::string(400, 'a');
+      items.push_back(n % 2 == 0 ? user_item(text) : assistant_item(text));
+      sent.push_back(text);
+    }
+    auto added = post("/v1/conversations/" + id + "/items", json{{"items", items}});
+    BOOST_REQUIRE_MESSAGE(added.status == 200, added.text);
+  }
+  auto parent = snapshot(id).record.id;
+  auto r = post("/v1/responses", json{{"conversation", id}, {"input", "what did we decide?"}});
+  BOOST_REQUIRE_MESSAGE(r.status == 200, r.text);
+  auto child = snapshot(id).record;
+  BOOST_REQUIRE_MESSAGE(child.id != parent, "the turn did not continue in a child session");
+  BOOST_REQUIRE(child.parent_id == parent);
+  // every item once, in order: the parent's, then the child's own (not its copies)
+  auto want = sent;
+  want.push_back("what did we decide?");
+  want.push_back(r.body["output"][0]["content"][0]["text"].get<std::string>());
+  BOOST_TEST(item_texts(id) == want, boost::test_tools::per_element());
+  // an earlier session's item is fetched, but not deleted
+  auto first = get("/v1/conversations/" + id + "/items?order=asc&limit=1").body["data"][0];
+  auto first_id = first["id"].get<std::string>();
+  BOOST_TEST(get("/v1/conversations/" + id + "/items/" + first_id).status == 200);
+  auto no = send("DELETE", "/v1/conversations/" + id + "/items/" + first_id, "");
+  BOOST_TEST(no.status == 400);
+  BOOST_TEST(no.body["error"]["message"].get<std::string>().find("earlier session")
+             != std::string::npos);
+  BOOST_TEST(item_texts(id).size() == want.size());
+}
+
 BOOST_AUTO_TEST_CASE(every_route_counts_its_requests_and_errors_labelled_by_door_and_op) {
   serve();
   const char* requests = "mneme_door_conversation_requests_total";

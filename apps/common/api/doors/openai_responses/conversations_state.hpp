@@ -51,6 +51,7 @@ struct conversation_view {
   bool has_record = false;         // made by POST /v1/conversations
   response_record record;          // its record, when has_record
   std::string session_id;          // "" while the key has no session (no item yet)
+  std::string parent_id;           // that session's parent ("" for none)
 };
 
 // One request of the Conversations API on its way (the context of its asks).
@@ -146,9 +147,13 @@ inline conversation_call_ptr conversation_call_of(
 void with_conversation(const conversation_call_ptr& c,
                        std::function<void(conversation_view&)> then);
 
-// Every row of the conversation's session (every state, ascending), then `then`.
-void with_session_rows(const conversation_call_ptr& c, const conversation_view& v,
-                       std::function<void(std::vector<message>&)> then);
+// The conversation's rows across the key's continuations (policies/history_match.hpp
+// "Continuations": a child session, an exhaustion reset), every state, ascending: the
+// rows of the parents it continues, then its current session's own rows (the copies a
+// continuation starts with left out); `conv.own` every row of the current session. Then
+// `then`. A session that continues none: its own rows.
+void with_conversation_rows(const conversation_call_ptr& c, const conversation_view& v,
+                            std::function<void(conversation_rows&)> then);
 
 // Appends `rows` to the conversation's session in order (its owner's), then
 // `then(ids)`; the first refusal ends it (the rows before it stay appended) in
