@@ -14,10 +14,8 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/pg/pg_schema.hpp"
 #include "store/response_records.hpp"
-#include "store/sqlite/fts_tokenizers.hpp"
-#include "store/sqlite/migrations.hpp"
+#include "tests/schema_at_version.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -203,53 +201,27 @@ namespace {
 constexpr int sqlite_before_rewrite = 12;
 constexpr int pg_before_rewrite = 10;
 
-// A response and a conversation an older binary wrote.
+// A response and a conversation an older binary wrote (one SQL text for both backends).
+constexpr const char* records_before_sql =
+  "INSERT INTO responses(id, user_id, session_key, session_id, last_row_id, created_at_ms,"
+  " body) VALUES ('resp_old', 'alice', 'k', 's-1', 4, 10, 'response body'),"
+  " ('conv_old', 'alice', 'conv_old', '', 0, 20, 'conversation body')";
+
 void write_sqlite_before_rewrite(const std::string& path) {
-  sqlite3* raw = nullptr;
-  BOOST_REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-  BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
-  for (const auto& m : schema_migrations())
-    if (m.version <= sqlite_before_rewrite)
-      BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
-  auto pragma = "PRAGMA user_version = " + std::to_string(sqlite_before_rewrite);
-  BOOST_REQUIRE(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-  BOOST_REQUIRE_MESSAGE(
-    sqlite3_exec(raw,
-                 "INSERT INTO responses(id, user_id, session_key, session_id, last_row_id,"
-                 " created_at_ms, body) VALUES"
-                 " ('resp_old', 'alice', 'k', 's-1', 4, 10, 'response body'),"
-                 " ('conv_old', 'alice', 'conv_old', '', 0, 20, 'conversation body');",
-                 nullptr, nullptr, nullptr)
-      == SQLITE_OK,
-    sqlite3_errmsg(raw));
+  auto db = test::sqlite_at_version(path, sqlite_before_rewrite);
+  test::sqlite_exec_required(db.get(), records_before_sql);
   // the schema of that version keeps the conversation's body too
-  BOOST_REQUIRE(sqlite3_exec(raw, "UPDATE responses SET body = 'x' WHERE id = 'conv_old'",
+  BOOST_REQUIRE(sqlite3_exec(db.get(), "UPDATE responses SET body = 'x' WHERE id = 'conv_old'",
                              nullptr, nullptr, nullptr)
                 != SQLITE_OK);
-  sqlite3_close(raw);
 }
 
 void write_pg_before_rewrite(const std::string& url) {
-  pqxx::connection c{url};
-  pqxx::work w{c};
-  w.exec0("CREATE TABLE mneme_schema_versions(version integer PRIMARY KEY,"
-          " description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-  for (const auto& m : pg_schema_migrations()) {
-    if (m.version > pg_before_rewrite)
-      continue;
-    w.exec0(m.sql);
-    if (m.backfill != nullptr)
-      m.backfill(w);
-    w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
-                  m.version, std::string{m.description});
-  }
-  w.exec0("INSERT INTO responses(id, user_id, session_key, session_id, last_row_id,"
-          " created_at_ms, body) VALUES"
-          " ('resp_old', 'alice', 'k', 's-1', 4, 10, 'response body'),"
-          " ('conv_old', 'alice', 'conv_old', '', 0, 20, 'conversation body')");
-  w.commit();
+  test::write_pg_at_version(url, pg_before_rewrite,
+                            [](pqxx::work& w) { w.exec0(records_before_sql); });
   bool refused = false; // the schema of that version keeps the conversation's body too
   try {
+    pqxx::connection c{url};
     pqxx::work u{c};
     u.exec0("UPDATE responses SET body = 'x'::bytea WHERE id = 'conv_old'");
     u.commit();
@@ -273,11 +245,7 @@ BOOST_DATA_TEST_CASE_F(fixture, a_database_of_the_version_before_keeps_its_recor
     BOOST_REQUIRE_MESSAGE(s, err_of(s));
     store = std::move(*s);
   }
-  if (backend == store_backend::sqlite)
-    BOOST_TEST(testing::store_scalar(store, "PRAGMA user_version") == latest_schema_version());
-  else
-    BOOST_TEST(testing::store_scalar(store, "SELECT max(version) FROM mneme_schema_versions")
-               == pg_latest_schema_version());
+  BOOST_TEST(test::at_latest_schema(store, backend));
   BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM responses") == 2);
   auto old = store->response("resp_old");
   BOOST_REQUIRE_MESSAGE(old, err_of(old));

@@ -15,6 +15,7 @@
 
 #include "apps/common/api/http_api.hpp"
 #include "tests/http_api_fixture.hpp"
+#include "tests/sse_events.hpp"
 
 BOOST_AUTO_TEST_SUITE(responses_cancel_test)
 
@@ -35,18 +36,7 @@ struct cancel_fixture : test::http_api_fixture {
   };
 
   static std::vector<json> events_of(const std::string& text) {
-    std::vector<json> out;
-    size_t at = 0;
-    while ((at = text.find("data: ", at)) != std::string::npos) {
-      auto end = text.find("\n\n", at);
-      if (end == std::string::npos)
-        break;
-      auto payload = text.substr(at + 6, end - at - 6);
-      at = end;
-      if (payload != "[DONE]")
-        out.push_back(json::parse(payload));
-    }
-    return out;
+    return test::sse_data_events(text);
   }
 
   // POSTs a streamed request on its own connection, appending what arrives to `into`.
@@ -66,23 +56,7 @@ struct cancel_fixture : test::http_api_fixture {
     own.send(req);
   }
 
-  template <class Pred>
-  static bool wait_until(Pred held) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!held()) {
-      if (std::chrono::steady_clock::now() > end)
-        return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-  }
 
-  int64_t metric(const std::string& line_prefix) {
-    auto text = get("/metrics").text;
-    auto at = text.find("\n" + line_prefix + " ");
-    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
-    return std::stoll(text.substr(at + line_prefix.size() + 2));
-  }
 };
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "apps/common/api/doors/openai_responses/responses_stream.hpp"
 #include "apps/common/api/doors/openai_responses/responses_wire.hpp"
 #include "messages/errc.hpp"
+#include "tests/sse_events.hpp"
 #include "tests/store_test_util.hpp"
 
 BOOST_AUTO_TEST_SUITE(responses_wire_test)
@@ -51,20 +52,6 @@ struct kept_sink final : api::reply_sink {
   }
 };
 
-// The events of `bytes` ("event: T\ndata: JSON\n\n" each), in order.
-std::vector<json> events_of(const std::string& bytes) {
-  std::vector<json> out;
-  size_t at = 0;
-  while ((at = bytes.find("data: ", at)) != std::string::npos) {
-    auto end = bytes.find("\n\n", at);
-    auto payload = bytes.substr(at + 6, end - at - 6);
-    at = end;
-    if (payload != "[DONE]")
-      out.push_back(json::parse(payload));
-  }
-  return out;
-}
-
 api::responses_answer head_of(const char* id) {
   api::responses_answer h;
   h.id = id;
@@ -101,7 +88,7 @@ BOOST_AUTO_TEST_CASE(a_stopped_stream_ends_every_item_it_began_incomplete_then_r
   cancelled.status = "cancelled";
   relay->finish(cancelled);
   BOOST_TEST(sink->stream->ended);
-  auto events = events_of(sink->stream->bytes);
+  auto events = test::sse_data_events(sink->stream->bytes);
   BOOST_REQUIRE(events.size() >= 3u);
   std::vector<std::string> types;
   for (const auto& e : events)
@@ -158,7 +145,7 @@ BOOST_AUTO_TEST_CASE(a_stream_whose_client_left_stops_its_answer) {
   a.content = "done";
   whole->finish(a);
   BOOST_TEST(!whole->cancelled());
-  auto events = events_of(sink2->stream->bytes);
+  auto events = test::sse_data_events(sink2->stream->bytes);
   BOOST_REQUIRE(!events.empty());
   BOOST_TEST(events.back()["type"] == "response.completed");
   BOOST_TEST(events.back()["response"]["output"][0]["status"] == "completed");

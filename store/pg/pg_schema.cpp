@@ -336,28 +336,20 @@ WHERE idempotency_key <> '';
 )sql";
 
 // Conversation metadata, as SQLite's version 13 (store/conversation_rewrite.hpp): the
-// guard lets a conversation record ("conv_…") not deleted have its body rewritten (its
-// `conversation` object with new metadata), and nothing else; responses stay as v8 keeps
-// them. The trigger calls the function by identity, so replacing it is enough.
+// guard is not asked about an update of a conversation record ("conv_…") not deleted
+// that changes its body alone (its `conversation` object with new metadata); every
+// other update and every DELETE is asked as before, so responses stay as v8 keeps them.
 constexpr const char* pg_v11_sql = R"sql(
-CREATE OR REPLACE FUNCTION mneme_response_guard() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN
-    RAISE EXCEPTION 'mneme never deletes responses; it marks them deleted';
-  END IF;
-  IF NEW.id IS DISTINCT FROM OLD.id OR NEW.user_id IS DISTINCT FROM OLD.user_id
-     OR NEW.session_key IS DISTINCT FROM OLD.session_key
-     OR NEW.session_id IS DISTINCT FROM OLD.session_id
-     OR NEW.last_row_id IS DISTINCT FROM OLD.last_row_id
-     OR NEW.previous_id IS DISTINCT FROM OLD.previous_id
-     OR NEW.created_at_ms IS DISTINCT FROM OLD.created_at_ms
-     OR (NEW.body IS DISTINCT FROM OLD.body
-         AND (left(OLD.id, 5) <> 'conv_' OR NEW.deleted_at_ms <> 0))
-     OR OLD.deleted_at_ms <> 0 THEN
-    RAISE EXCEPTION 'mneme never rewrites a response; it only marks it deleted once (a conversation: also its metadata)';
-  END IF;
-  RETURN NEW;
-END $$;
+DROP TRIGGER responses_are_kept ON responses;
+CREATE TRIGGER responses_are_never_deleted BEFORE DELETE ON responses
+  FOR EACH ROW EXECUTE FUNCTION mneme_response_guard();
+CREATE TRIGGER responses_are_kept BEFORE UPDATE ON responses FOR EACH ROW
+  WHEN (NOT (left(OLD.id, 5) = 'conv_' AND OLD.deleted_at_ms = 0 AND NEW.deleted_at_ms = 0
+             AND (NEW.id, NEW.user_id, NEW.session_key, NEW.session_id, NEW.last_row_id,
+                  NEW.previous_id, NEW.created_at_ms)
+                 IS NOT DISTINCT FROM (OLD.id, OLD.user_id, OLD.session_key, OLD.session_id,
+                                       OLD.last_row_id, OLD.previous_id, OLD.created_at_ms)))
+  EXECUTE FUNCTION mneme_response_guard();
 )sql";
 
 } // namespace
@@ -397,7 +389,7 @@ caf::expected<int> pg_schema_version(pqxx::connection& conn) {
   }
 }
 
-caf::error pg_apply_migrations(pqxx::connection& conn) {
+caf::error pg_apply_migrations(pqxx::connection& conn, int target) {
   try {
     {
       pqxx::work w{conn};
@@ -406,6 +398,8 @@ caf::error pg_apply_migrations(pqxx::connection& conn) {
       w.commit();
     }
     for (const auto& m : pg_schema_migrations()) {
+      if (m.version > target)
+        continue;
       pqxx::work w{conn};
       // Serialises nodes migrating at once; the version is read under the lock.
       w.exec_params("SELECT pg_advisory_xact_lock($1)", migration_lock_key);

@@ -86,53 +86,15 @@ void with_conversation(const conversation_call_ptr& c,
     });
 }
 
-namespace {
-
-// Beyond this many continuations back, older sessions are left out of the list.
-constexpr int conversation_max_ancestors = 1000;
-
-// Session `sid`'s rows after the conversation of the parents it continues under
-// `stored_key` (door_conversation.cpp reads a door's conversation the same way).
-void read_conversation_rows(const conversation_call_ptr& c, const std::string& stored_key,
-                            const std::string& sid, std::string parent_id, int depth,
-                            std::function<void(conversation_rows&)> then) {
-  ask<std::vector<message>>(c, c->conv().storage, c->conv().read_timeout, st_range_atom_v, sid,
-                            int64_t{1}, std::numeric_limits<int64_t>::max())
-    .then([c, stored_key, parent_id, depth, then](caf::expected<std::vector<message>> rows) {
-      if (!rows)
-        return c->fail(rows.error());
-      auto own = std::make_shared<std::vector<message>>(std::move(*rows));
-      auto alone = [own, then] {
-        auto conv = conversation_of(std::move(*own));
-        then(conv);
-      };
-      if (parent_id.empty() || depth >= conversation_max_ancestors)
-        return alone();
-      ask<session_record>(c, c->conv().storage, c->conv().read_timeout, st_session_atom_v,
-                          parent_id)
-        .then([c, stored_key, own, depth, then, alone](caf::expected<session_record> parent) {
-          if (!parent || parent->session_key != stored_key
-              || !is_continuation_end(parent->end_reason))
-            return alone(); // unreadable, or a reset that began a new conversation
-          read_conversation_rows(c, stored_key, parent->id, parent->parent_id, depth + 1,
-                                 [own, then](conversation_rows& up) {
-                                   auto conv = continued_conversation(std::move(up),
-                                                                      std::move(*own));
-                                   then(conv);
-                                 });
-        });
-    });
-}
-
-} // namespace
-
 void with_conversation_rows(const conversation_call_ptr& c, const conversation_view& v,
                             std::function<void(conversation_rows&)> then) {
   if (v.session_id.empty()) {
     auto none = conversation_of({});
     return then(none);
   }
-  read_conversation_rows(c, v.stored_key, v.session_id, v.parent_id, 0, std::move(then));
+  read_key_conversation(c, c->conv().storage, c->conv().read_timeout, v.stored_key,
+                        v.session_id, v.parent_id, std::move(then),
+                        [c](const caf::error& err) { c->fail(err); });
 }
 
 namespace {
