@@ -358,6 +358,9 @@ const door_conversations::counters& door_conversations::counts() const { return 
 
 bool door_conversations::hold_key(const std::string& key) { return s_->claim(key); }
 
-void door_conversations::release_key(const std::string& key) { s_->release(key); }
+void door_conversations::release_key(const std::string& key) {
+  s_->drop_print(key); // the hold may have rolled back rows before the print's end
+  s_->release(key);
+}
 
 } // namespace mneme::api

@@ -195,8 +195,9 @@ class door_conversations {
   // The key held as a conversation holds it (see "One conversation per key" above), by
   // another request that changes the key's rows outside a conversation (the
   // Conversations API's item delete and add): false, and nothing held, while a
-  // conversation or another hold has it. REQUIRES: release_key(key) once after a true.
-  // Copies of this object share the holds (and prints).
+  // conversation or another hold has it. REQUIRES: release_key(key) once after a true;
+  // it drops the key's print (rebuilt from the store by the next request). Copies of
+  // this object share the holds and prints.
   bool hold_key(const std::string& key);
   void release_key(const std::string& key);
 
