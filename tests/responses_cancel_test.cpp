@@ -100,21 +100,21 @@ BOOST_AUTO_TEST_CASE(a_stalled_stream_is_cancelled_and_ends_cancelled) {
   BOOST_TEST(events.back()["response"]["status"] == "cancelled");
   // every item the stream added is done, incomplete, as streamed: what the cancel
   // answered, the last event carries and GET answers
-  std::map<int64_t, json> added, done;
+  std::map<int64_t, json> began, ended;
   std::string deltas;
   for (const auto& e : events) {
     if (e["type"] == "response.output_item.added")
-      added[e["output_index"].get<int64_t>()] = e["item"];
+      began[e["output_index"].get<int64_t>()] = e["item"];
     if (e["type"] == "response.output_item.done")
-      done[e["output_index"].get<int64_t>()] = e["item"];
+      ended[e["output_index"].get<int64_t>()] = e["item"];
     if (e["type"] == "response.output_text.delta")
       deltas += e["delta"].get<std::string>();
   }
-  BOOST_REQUIRE(!added.empty());
-  BOOST_TEST(added.size() == done.size());
+  BOOST_REQUIRE(!began.empty());
+  BOOST_TEST(began.size() == ended.size());
   auto done_items = json::array();
-  for (const auto& [index, item] : done) {
-    BOOST_TEST(added.count(index) == 1u);
+  for (const auto& [index, item] : ended) {
+    BOOST_TEST(began.count(index) == 1u);
     BOOST_TEST(item["status"] == "incomplete");
     done_items.push_back(item);
   }
