@@ -128,7 +128,8 @@ BOOST_DATA_TEST_CASE_F(fixture, a_conversation_record_needs_no_session_and_is_ke
   BOOST_REQUIRE_MESSAGE(back, err_of(back));
   BOOST_TEST(back->session_id.empty());
   BOOST_TEST(back->body == conv.body);
-  BOOST_TEST(static_cast<bool>(store->put_response(conv))); // one id, one record
+  BOOST_TEST(!store->put_response(conv)); // the same record again: one id, one record
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM responses") == 1);
   auto gone = store->delete_response("conv_1", 7000);
   BOOST_REQUIRE_MESSAGE(gone, err_of(gone));
   BOOST_TEST(store->response("conv_1")->deleted_at_ms == 7000);
