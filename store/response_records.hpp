@@ -12,12 +12,12 @@
 //
 // The same table holds the door's conversation records (docs/api.md "Conversations
 // API"): id "conv_…" (the session key of the conversation), session_id "" (the key's
-// session is the conversation's), body the `conversation` object with its metadata;
-// never rewritten either, so its metadata stays as created.
+// session is the conversation's), body the `conversation` object with its metadata: of
+// this table only that body may be rewritten, while live (store/conversation_rewrite.hpp).
 //
 // Contracts (message_store):
-//   put_response     inserts the record; errc::bad_request for what check_response_record
-//                    refuses; an id stored already fails as a storage error;
+//   put_response     inserts the record (a stored conv_ id: its body replaced, as checked
+//                    by conversation_rewrite.hpp); bad_request as check_response_record;
 //   response         the record (deleted ones too: the caller decides); errc::not_found;
 //   delete_response  sets deleted_at_ms = now once; the record after it; errc::not_found
 //                    for an unknown id or one deleted already.

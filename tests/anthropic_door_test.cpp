@@ -71,12 +71,6 @@ struct messages_fixture : test::http_api_fixture {
     return out;
   }
 
-  int64_t metric(const std::string& line_prefix) {
-    auto text = get("/metrics").text;
-    auto at = text.find("\n" + line_prefix + " ");
-    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
-    return std::stoll(text.substr(at + line_prefix.size() + 2));
-  }
 
   // The events of a stream body: (event name, payload).
   static std::vector<std::pair<std::string, json>> events_of(const std::string& text) {

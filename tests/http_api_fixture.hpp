@@ -1,12 +1,15 @@
 // The fixture of the in-process HTTP API tests (http_api_test, http_facts_test,
-// http_strict_test, http_concurrency_test): serve_runtime_fixture's runtime behind the
-// daemon's HTTP server on an ephemeral loopback port, and an httplib client with the
-// bearer token of the options, if any. Answers are read into {status, body (JSON when
-// the answer is JSON), text, content_type}. Used from the test thread only.
+// http_strict_test, http_concurrency_test, the doors' tests): serve_runtime_fixture's
+// runtime behind the daemon's HTTP server on an ephemeral loopback port, and an httplib
+// client with the bearer token of the options, if any. Answers are read into {status,
+// body (JSON when the answer is JSON), text, content_type}. Used from the test thread
+// only, but send_apart() and wait_until() (any thread, no assertion in them).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -74,6 +77,53 @@ struct http_api_fixture : serve_runtime_fixture {
     return read(client->Post(path.c_str(), body, "application/json"));
   }
   answer post(const std::string& path, const json& body) { return post(path, body.dump()); }
+
+  // The value of the sample `line_prefix` (name and labels) in GET /metrics.
+  int64_t metric(const std::string& line_prefix) {
+    auto text = get("/metrics").text;
+    auto at = text.find("\n" + line_prefix + " ");
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
+    return std::stoll(text.substr(at + line_prefix.size() + 2));
+  }
+
+  // Polls `held` every 10 ms for at most 60 s (a bound, never the test's verdict).
+  template <class Pred>
+  static bool wait_until(Pred held) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!held()) {
+      if (std::chrono::steady_clock::now() > end)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+  // An answer read on a connection of its own: for requests on other threads (no
+  // assertion in it; status 0: no answer; body null unless the answer is JSON).
+  struct apart_answer {
+    int status = 0;
+    json body;
+    std::string text;
+    httplib::Headers headers;
+  };
+  apart_answer send_apart(const std::string& method, const std::string& path,
+                          const json& body = nullptr, const httplib::Headers& headers = {}) {
+    httplib::Client own("127.0.0.1", port);
+    own.set_read_timeout(600, 0);
+    if (!token.empty())
+      own.set_bearer_token_auth(token.c_str());
+    auto r = method == "DELETE" ? own.Delete(path.c_str(), headers)
+                                : own.Post(path.c_str(), headers, body.dump(), "application/json");
+    apart_answer a;
+    if (!r)
+      return a;
+    a.status = r->status;
+    a.text = r->body;
+    a.headers = r->headers;
+    if (r->get_header_value("Content-Type") == "application/json")
+      a.body = json::parse(r->body, nullptr, false);
+    return a;
+  }
 };
 
 } // namespace mneme::test

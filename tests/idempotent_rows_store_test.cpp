@@ -14,9 +14,7 @@
 #include <sqlite3.h>
 
 #include "messages/mneme_types.hpp"
-#include "store/pg/pg_schema.hpp"
-#include "store/sqlite/fts_tokenizers.hpp"
-#include "store/sqlite/migrations.hpp"
+#include "tests/schema_at_version.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -148,49 +146,23 @@ INSERT INTO sessions(id, user_id, session_key, started_at_ms)
 )sql";
 
 void write_sqlite_before_idem(const std::string& path) {
-  sqlite3* raw = nullptr;
-  BOOST_REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-  BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
-  for (const auto& m : schema_migrations())
-    if (m.version <= sqlite_before_idem)
-      BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
-  auto pragma = "PRAGMA user_version = " + std::to_string(sqlite_before_idem);
-  BOOST_REQUIRE(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-  BOOST_REQUIRE_MESSAGE(sqlite3_exec(raw, idem_rows_before_sql, nullptr, nullptr, nullptr)
-                          == SQLITE_OK,
-                        sqlite3_errmsg(raw));
-  BOOST_REQUIRE_MESSAGE(
-    sqlite3_exec(raw,
-                 "INSERT INTO messages(session_id, role, content, timestamp_ms)"
-                 " VALUES ('s-old', 'user', 'before', 2);", // a trigger adds its state row
-                 nullptr, nullptr, nullptr)
-      == SQLITE_OK,
-    sqlite3_errmsg(raw));
-  sqlite3_close(raw);
+  auto db = test::sqlite_at_version(path, sqlite_before_idem);
+  test::sqlite_exec_required(db.get(), idem_rows_before_sql);
+  test::sqlite_exec_required(db.get(), // a trigger adds its state row
+                             "INSERT INTO messages(session_id, role, content, timestamp_ms)"
+                             " VALUES ('s-old', 'user', 'before', 2);");
 }
 
 void write_pg_before_idem(const std::string& url) {
-  pqxx::connection c{url};
-  pqxx::work w{c};
-  w.exec0("CREATE TABLE mneme_schema_versions(version integer PRIMARY KEY,"
-          " description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-  for (const auto& m : pg_schema_migrations()) {
-    if (m.version > pg_before_idem)
-      continue;
-    w.exec0(m.sql);
-    if (m.backfill != nullptr)
-      m.backfill(w);
-    w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
-                  m.version, std::string{m.description});
-  }
-  w.exec0("INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
-          " VALUES ('s-old', 'alice', 'alice'::bytea || '\\x1f'::bytea || 'inbox'::bytea, 1)");
-  w.exec0("WITH m AS (INSERT INTO messages(session_id, role, content, timestamp_ms,"
-          " search_words, search_text, search_unicode61)"
-          " VALUES ('s-old', 'user', 'before', 2, '', 'before', '')"
-          " RETURNING id, session_id)"
-          " INSERT INTO message_state(id, session_id) SELECT id, session_id FROM m");
-  w.commit();
+  test::write_pg_at_version(url, pg_before_idem, [](pqxx::work& w) {
+    w.exec0("INSERT INTO sessions(id, user_id, session_key, started_at_ms)"
+            " VALUES ('s-old', 'alice', 'alice'::bytea || '\\x1f'::bytea || 'inbox'::bytea, 1)");
+    w.exec0("WITH m AS (INSERT INTO messages(session_id, role, content, timestamp_ms,"
+            " search_words, search_text, search_unicode61)"
+            " VALUES ('s-old', 'user', 'before', 2, '', 'before', '')"
+            " RETURNING id, session_id)"
+            " INSERT INTO message_state(id, session_id) SELECT id, session_id FROM m");
+  });
 }
 
 } // namespace
@@ -216,11 +188,7 @@ BOOST_DATA_TEST_CASE_F(idem_fixture,
   auto id = append("s-old", msg_role::user, "after", 10, "req-1");
   auto found = rows(idem_key, "req-1", 0);
   BOOST_TEST(ids_of(found) == std::vector<int64_t>{id}, boost::test_tools::per_element());
-  if (backend == store_backend::sqlite)
-    BOOST_TEST(testing::store_scalar(store, "PRAGMA user_version") == latest_schema_version());
-  else
-    BOOST_TEST(testing::store_scalar(store, "SELECT max(version) FROM mneme_schema_versions")
-               == pg_latest_schema_version());
+  BOOST_TEST(test::at_latest_schema(store, backend));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

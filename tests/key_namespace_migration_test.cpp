@@ -19,6 +19,7 @@
 #include "store/pg/pg_schema.hpp"
 #include "store/sqlite/fts_tokenizers.hpp"
 #include "store/sqlite/migrations.hpp"
+#include "tests/schema_at_version.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -54,38 +55,16 @@ INSERT INTO responses(id, user_id, session_key, session_id, last_row_id, created
 )sql";
 
 void write_sqlite_before(const std::string& path) {
-  sqlite3* raw = nullptr;
-  BOOST_REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
-  BOOST_REQUIRE(register_fts_tokenizers(raw) == SQLITE_OK);
-  for (const auto& m : schema_migrations())
-    if (m.version <= sqlite_version_before)
-      BOOST_REQUIRE(sqlite3_exec(raw, m.sql, nullptr, nullptr, nullptr) == SQLITE_OK);
-  auto pragma = "PRAGMA user_version = " + std::to_string(sqlite_version_before);
-  BOOST_REQUIRE(sqlite3_exec(raw, pragma.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-  BOOST_REQUIRE_MESSAGE(sqlite3_exec(raw, rows_before_sql, nullptr, nullptr, nullptr)
-                          == SQLITE_OK,
-                        sqlite3_errmsg(raw));
-  sqlite3_close(raw);
+  auto db = test::sqlite_at_version(path, sqlite_version_before);
+  test::sqlite_exec_required(db.get(), rows_before_sql);
 }
 
 void write_pg_before(const std::string& url) {
-  pqxx::connection c{url};
-  pqxx::work w{c};
-  w.exec0("CREATE TABLE mneme_schema_versions(version integer PRIMARY KEY,"
-          " description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-  for (const auto& m : pg_schema_migrations()) {
-    if (m.version > pg_version_before)
-      continue;
-    w.exec0(m.sql);
-    if (m.backfill != nullptr)
-      m.backfill(w);
-    w.exec_params("INSERT INTO mneme_schema_versions(version, description) VALUES ($1, $2)",
-                  m.version, std::string{m.description});
-  }
-  w.exec0(rows_before_sql);
-  w.exec0("INSERT INTO mneme_leases(session_key, owner_node, advertise_url, token, expires_at)"
-          " VALUES ('inbox', 'node-a', 'http://a', 7, now() + interval '1 hour')");
-  w.commit();
+  test::write_pg_at_version(url, pg_version_before, [](pqxx::work& w) {
+    w.exec0(rows_before_sql);
+    w.exec0("INSERT INTO mneme_leases(session_key, owner_node, advertise_url, token, expires_at)"
+            " VALUES ('inbox', 'node-a', 'http://a', 7, now() + interval '1 hour')");
+  });
 }
 
 std::vector<std::string> ids_under(const testing::test_store& store, const std::string& key) {

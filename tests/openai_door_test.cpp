@@ -50,32 +50,10 @@ struct door_fixture : test::http_api_fixture {
   door_answer chat_on(const std::string& key, const json& body) {
     return chat(body, {{"X-Mneme-Session", key}});
   }
-  // Polls `held` every 10 ms for at most 60 s.
-  template <class Pred>
-  static bool wait_until(Pred held) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!held()) {
-      if (std::chrono::steady_clock::now() > end)
-        return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-  }
   // chat_on through a client of its own (for requests on other threads).
   door_answer chat_apart(const std::string& key, const json& body) {
-    httplib::Client own("127.0.0.1", port);
-    own.set_read_timeout(600, 0);
-    auto r = own.Post("/v1/chat/completions", {{"X-Mneme-Session", key}}, body.dump(),
-                      "application/json");
-    door_answer a;
-    if (!r)
-      return a; // status 0: no answer
-    a.status = r->status;
-    a.text = r->body;
-    a.headers = r->headers;
-    if (r->get_header_value("Content-Type") == "application/json")
-      a.body = json::parse(r->body, nullptr, false);
-    return a;
+    auto a = send_apart("POST", "/v1/chat/completions", body, {{"X-Mneme-Session", key}});
+    return {a.status, std::move(a.body), std::move(a.text), std::move(a.headers)};
   }
 
   static json msg(const std::string& role, const std::string& content) {
@@ -96,12 +74,6 @@ struct door_fixture : test::http_api_fixture {
     return out;
   }
 
-  int64_t metric(const std::string& line_prefix) {
-    auto text = get("/metrics").text;
-    auto at = text.find("\n" + line_prefix + " ");
-    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
-    return std::stoll(text.substr(at + line_prefix.size() + 2));
-  }
 };
 
 json weather_tools() {

@@ -1,13 +1,21 @@
 // Tests of the Responses door's records (store/response_records.hpp; SQLite schema v10,
 // PostgreSQL schema v8): a response is stored with its session and answer row, read
 // back byte for byte, marked deleted once (then unknown to a second delete) and never
-// lost: the schema refuses a DELETE and a rewrite of what was recorded. Every case runs
-// on both backends (tests/store_backends.hpp).
+// lost: the schema refuses a DELETE and a rewrite of what was recorded. A live
+// conversation record's body alone may be replaced (store/conversation_rewrite.hpp;
+// SQLite v13, PostgreSQL v11), also in a database migrated from the version before.
+// Every case runs on both backends (tests/store_backends.hpp).
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <string>
+
+#include <pqxx/pqxx>
+#include <sqlite3.h>
+
 #include "messages/mneme_types.hpp"
 #include "store/response_records.hpp"
+#include "tests/schema_at_version.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
 #include "tests/test_print.hpp"
@@ -120,7 +128,8 @@ BOOST_DATA_TEST_CASE_F(fixture, a_conversation_record_needs_no_session_and_is_ke
   BOOST_REQUIRE_MESSAGE(back, err_of(back));
   BOOST_TEST(back->session_id.empty());
   BOOST_TEST(back->body == conv.body);
-  BOOST_TEST(static_cast<bool>(store->put_response(conv))); // one id, one record
+  BOOST_TEST(!store->put_response(conv)); // the same record again: one id, one record
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM responses") == 1);
   auto gone = store->delete_response("conv_1", 7000);
   BOOST_REQUIRE_MESSAGE(gone, err_of(gone));
   BOOST_TEST(store->response("conv_1")->deleted_at_ms == 7000);
@@ -128,6 +137,131 @@ BOOST_DATA_TEST_CASE_F(fixture, a_conversation_record_needs_no_session_and_is_ke
   auto orphan = record("resp_5");
   orphan.session_id.clear();
   BOOST_TEST((store->put_response(orphan) == errc::bad_request));
+}
+
+namespace {
+
+response_record conversation_record(const std::string& id, const std::string& body) {
+  auto conv = fixture::record(id);
+  conv.session_key = id;
+  conv.session_id.clear();
+  conv.last_row_id = 0;
+  conv.previous_id.clear();
+  conv.body = body;
+  return conv;
+}
+
+// `UPDATE responses SET body = 'new' WHERE id = ID` straight to the schema.
+std::string set_body_sql(store_backend b, const std::string& id) {
+  return std::string{"UPDATE responses SET body = "}
+         + (b == store_backend::sqlite ? "'new'" : "'new'::bytea") + " WHERE id = '" + id + "'";
+}
+
+} // namespace
+
+BOOST_DATA_TEST_CASE_F(fixture, a_live_conversation_record_has_its_body_replaced_and_nothing_else,
+                       data::make(testing::all_store_backends()), backend) {
+  open(backend);
+  BOOST_REQUIRE(!store->put_response(conversation_record("conv_m", R"({"metadata":{}})")));
+  auto next = conversation_record("conv_m", R"({"metadata":{"k":"v"}})");
+  BOOST_REQUIRE_MESSAGE(!store->put_response(next), "rewrite");
+  auto back = store->response("conv_m");
+  BOOST_REQUIRE_MESSAGE(back, err_of(back));
+  BOOST_TEST(back->body == next.body);
+  BOOST_TEST(back->created_at_ms == next.created_at_ms);
+  // any other field differing: refused, the body kept
+  auto moved = conversation_record("conv_m", "{}");
+  moved.user_id = "bob";
+  auto renamed = conversation_record("conv_m", "{}");
+  renamed.session_key = "other";
+  auto older = conversation_record("conv_m", "{}");
+  older.created_at_ms = 1;
+  for (const auto& r : {moved, renamed, older})
+    BOOST_TEST((store->put_response(r) == errc::bad_request));
+  BOOST_TEST(store->response("conv_m")->body == next.body);
+  // a response is never rewritten, by a put or by the schema
+  BOOST_REQUIRE(!store->put_response(record("resp_m")));
+  auto again = record("resp_m");
+  again.body = "{}";
+  BOOST_TEST(static_cast<bool>(store->put_response(again)));
+  BOOST_TEST(store->response("resp_m")->body == record("resp_m").body);
+  BOOST_TEST(!testing::store_exec_ok(store, set_body_sql(backend, "resp_m")));
+  BOOST_TEST(testing::store_exec_ok(store, set_body_sql(backend, "conv_m")));
+  BOOST_TEST(!testing::store_exec_ok(store, "UPDATE responses SET last_row_id = 3"
+                                            " WHERE id = 'conv_m'"));
+  // a deleted one: unknown to a put, and kept by the schema
+  BOOST_REQUIRE(store->delete_response("conv_m", 9000));
+  BOOST_TEST((store->put_response(next) == errc::not_found));
+  BOOST_TEST(!testing::store_exec_ok(store, set_body_sql(backend, "conv_m")));
+  BOOST_TEST(store->response("conv_m")->body == "new");
+  BOOST_TEST(!testing::store_exec_ok(store, "DELETE FROM responses WHERE id = 'conv_m'"));
+}
+
+namespace {
+
+constexpr int sqlite_before_rewrite = 12;
+constexpr int pg_before_rewrite = 10;
+
+// A response and a conversation an older binary wrote (one SQL text for both backends).
+constexpr const char* records_before_sql =
+  "INSERT INTO responses(id, user_id, session_key, session_id, last_row_id, created_at_ms,"
+  " body) VALUES ('resp_old', 'alice', 'k', 's-1', 4, 10, 'response body'),"
+  " ('conv_old', 'alice', 'conv_old', '', 0, 20, 'conversation body')";
+
+void write_sqlite_before_rewrite(const std::string& path) {
+  auto db = test::sqlite_at_version(path, sqlite_before_rewrite);
+  test::sqlite_exec_required(db.get(), records_before_sql);
+  // the schema of that version keeps the conversation's body too
+  BOOST_REQUIRE(sqlite3_exec(db.get(), "UPDATE responses SET body = 'x' WHERE id = 'conv_old'",
+                             nullptr, nullptr, nullptr)
+                != SQLITE_OK);
+}
+
+void write_pg_before_rewrite(const std::string& url) {
+  test::write_pg_at_version(url, pg_before_rewrite,
+                            [](pqxx::work& w) { w.exec0(records_before_sql); });
+  bool refused = false; // the schema of that version keeps the conversation's body too
+  try {
+    pqxx::connection c{url};
+    pqxx::work u{c};
+    u.exec0("UPDATE responses SET body = 'x'::bytea WHERE id = 'conv_old'");
+    u.commit();
+  } catch (const std::exception&) {
+    refused = true;
+  }
+  BOOST_REQUIRE(refused);
+}
+
+} // namespace
+
+BOOST_DATA_TEST_CASE_F(fixture, a_database_of_the_version_before_keeps_its_records_and_takes_metadata,
+                       data::make(testing::all_store_backends()), backend) {
+  testing::use_backend(backend, params, dir);
+  if (backend == store_backend::sqlite)
+    write_sqlite_before_rewrite(params.path);
+  else
+    write_pg_before_rewrite(params.url);
+  {
+    auto s = testing::open_test_store(params); // opening migrates
+    BOOST_REQUIRE_MESSAGE(s, err_of(s));
+    store = std::move(*s);
+  }
+  BOOST_TEST(test::at_latest_schema(store, backend));
+  BOOST_TEST(testing::store_scalar(store, "SELECT count(*) FROM responses") == 2);
+  auto old = store->response("resp_old");
+  BOOST_REQUIRE_MESSAGE(old, err_of(old));
+  BOOST_TEST(old->body == "response body");
+  BOOST_TEST(old->last_row_id == 4);
+  auto conv = store->response("conv_old");
+  BOOST_REQUIRE_MESSAGE(conv, err_of(conv));
+  BOOST_TEST(conv->body == "conversation body");
+  // the conversation takes new metadata; the response stays as written
+  auto next = *conv;
+  next.body = R"({"metadata":{"k":"v"}})";
+  BOOST_REQUIRE_MESSAGE(!store->put_response(next), "rewrite after the migration");
+  BOOST_TEST(store->response("conv_old")->body == next.body);
+  BOOST_TEST(!testing::store_exec_ok(store, set_body_sql(backend, "resp_old")));
+  BOOST_TEST(store->response("resp_old")->body == "response body");
 }
 
 BOOST_AUTO_TEST_SUITE_END() // response_records_test

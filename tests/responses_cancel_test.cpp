@@ -1,11 +1,13 @@
 // In-process tests of POST /v1/responses/{id}/cancel (issue 43 item 3,
 // apps/common/api/doors/openai_responses/responses_lookup.cpp) and of the doors'
 // `door`-labelled counters in /metrics (item 6): a stream stalled upstream is stopped
-// and ends with response.cancelled, stored as cancelled (cancelled again: the same
-// object); a finished response is a 400, an unknown id a 404; each door's requests count
-// under mneme_door_requests_total{door=...}, one family beside the old per-door names.
+// and ends with its begun items done `incomplete` and response.incomplete (the object
+// `cancelled`), stored so (cancelled again: the same object); a finished response is a
+// 400, an unknown id a 404; each door's requests count under
+// mneme_door_requests_total{door=...}, one family beside the old per-door names.
 #include <boost/test/unit_test.hpp>
 
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -13,6 +15,7 @@
 
 #include "apps/common/api/http_api.hpp"
 #include "tests/http_api_fixture.hpp"
+#include "tests/sse_events.hpp"
 
 BOOST_AUTO_TEST_SUITE(responses_cancel_test)
 
@@ -33,18 +36,7 @@ struct cancel_fixture : test::http_api_fixture {
   };
 
   static std::vector<json> events_of(const std::string& text) {
-    std::vector<json> out;
-    size_t at = 0;
-    while ((at = text.find("data: ", at)) != std::string::npos) {
-      auto end = text.find("\n\n", at);
-      if (end == std::string::npos)
-        break;
-      auto payload = text.substr(at + 6, end - at - 6);
-      at = end;
-      if (payload != "[DONE]")
-        out.push_back(json::parse(payload));
-    }
-    return out;
+    return test::sse_data_events(text);
   }
 
   // POSTs a streamed request on its own connection, appending what arrives to `into`.
@@ -64,23 +56,7 @@ struct cancel_fixture : test::http_api_fixture {
     own.send(req);
   }
 
-  template <class Pred>
-  static bool wait_until(Pred held) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!held()) {
-      if (std::chrono::steady_clock::now() > end)
-        return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-  }
 
-  int64_t metric(const std::string& line_prefix) {
-    auto text = get("/metrics").text;
-    auto at = text.find("\n" + line_prefix + " ");
-    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
-    return std::stoll(text.substr(at + line_prefix.size() + 2));
-  }
 };
 
 } // namespace
@@ -119,13 +95,40 @@ BOOST_AUTO_TEST_CASE(a_stalled_stream_is_cancelled_and_ends_cancelled) {
   client.join();
   auto events = events_of(reader.snapshot());
   BOOST_REQUIRE(!events.empty());
-  BOOST_TEST(events.back()["type"] == "response.cancelled");
+  // OpenAI's terminal event of a response that stopped short, the object cancelled
+  BOOST_TEST(events.back()["type"] == "response.incomplete");
   BOOST_TEST(events.back()["response"]["status"] == "cancelled");
+  // every item the stream added is done, incomplete, as streamed: what the cancel
+  // answered, the last event carries and GET answers
+  std::map<int64_t, json> began, ended;
+  std::string deltas;
+  for (const auto& e : events) {
+    if (e["type"] == "response.output_item.added")
+      began[e["output_index"].get<int64_t>()] = e["item"];
+    if (e["type"] == "response.output_item.done")
+      ended[e["output_index"].get<int64_t>()] = e["item"];
+    if (e["type"] == "response.output_text.delta")
+      deltas += e["delta"].get<std::string>();
+  }
+  BOOST_REQUIRE(!began.empty());
+  BOOST_TEST(began.size() == ended.size());
+  auto done_items = json::array();
+  for (const auto& [index, item] : ended) {
+    BOOST_TEST(began.count(index) == 1u);
+    BOOST_TEST(item["status"] == "incomplete");
+    done_items.push_back(item);
+  }
+  BOOST_TEST(done_items[0]["type"] == "message");
+  BOOST_TEST(!deltas.empty());
+  BOOST_TEST(done_items[0]["content"][0]["text"] == deltas);
+  BOOST_TEST(events.back()["response"]["output"] == done_items);
+  BOOST_TEST(cancel.body["output"] == done_items);
   llm.clear_faults();
   BOOST_TEST(metric("mneme_responses_cancelled_total") == 1);
   auto stored = get("/v1/responses/" + id);
   BOOST_TEST(stored.status == 200);
   BOOST_TEST(stored.body["status"] == "cancelled");
+  BOOST_TEST(stored.body["output"] == done_items);
   auto again = post("/v1/responses/" + id + "/cancel", std::string{});
   BOOST_TEST(again.status == 200);
   BOOST_TEST(again.body["status"] == "cancelled");

@@ -11,6 +11,7 @@
 
 #include "apps/common/api/http_api.hpp"
 #include "tests/http_api_fixture.hpp"
+#include "tests/sse_events.hpp"
 
 BOOST_AUTO_TEST_SUITE(responses_door_test)
 
@@ -58,16 +59,7 @@ struct responses_fixture : test::http_api_fixture {
 
   // The events of a streamed answer, in order ("data: [DONE]" left out).
   static std::vector<json> events_of(const std::string& text) {
-    std::vector<json> out;
-    size_t at = 0;
-    while ((at = text.find("data: ", at)) != std::string::npos) {
-      auto end = text.find("\n\n", at);
-      auto payload = text.substr(at + 6, end - at - 6);
-      at = end;
-      if (payload != "[DONE]")
-        out.push_back(json::parse(payload));
-    }
-    return out;
+    return test::sse_data_events(text);
   }
 
   std::string session_of(const std::string& key) { return snapshot(key).record.id; }
@@ -81,12 +73,6 @@ struct responses_fixture : test::http_api_fixture {
     return out;
   }
 
-  int64_t metric(const std::string& line_prefix) {
-    auto text = get("/metrics").text;
-    auto at = text.find("\n" + line_prefix + " ");
-    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no metric " + line_prefix);
-    return std::stoll(text.substr(at + line_prefix.size() + 2));
-  }
 };
 
 json weather_tool() {

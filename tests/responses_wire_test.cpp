@@ -1,15 +1,20 @@
 // Table tests of the Responses door's wire codec
 // (apps/common/api/doors/openai_responses/responses_wire.hpp): input items into session
 // messages, the request's tools and sampling fields into the chat shape mneme's turns
-// carry, refusals naming the field, and the `response` object built from an answer.
+// carry, refusals naming the field, the `response` object built from an answer, and the
+// stream's events of a stopped response (responses_stream.hpp) over a stand-in
+// connection.
 #include <boost/test/unit_test.hpp>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "apps/common/api/doors/openai_responses/responses_stream.hpp"
 #include "apps/common/api/doors/openai_responses/responses_wire.hpp"
 #include "messages/errc.hpp"
+#include "tests/sse_events.hpp"
 #include "tests/store_test_util.hpp"
 
 BOOST_AUTO_TEST_SUITE(responses_wire_test)
@@ -25,7 +30,126 @@ std::vector<message> items_of(const char* text) {
   return *r;
 }
 
+// A connection that keeps what a stream wrote; `gone` is its client having left.
+struct kept_stream final : api::event_stream {
+  std::string bytes;
+  bool gone = false;
+  bool ended = false;
+  bool push(std::string b) override {
+    if (gone || ended)
+      return false;
+    bytes += b;
+    return true;
+  }
+  void end() override { ended = true; }
+  bool open() const override { return !gone && !ended; }
+};
+struct kept_sink final : api::reply_sink {
+  std::shared_ptr<kept_stream> stream = std::make_shared<kept_stream>();
+  void deliver(api::http_response) override {}
+  std::shared_ptr<api::event_stream> open_stream(int, std::string, api::header_list) override {
+    return stream;
+  }
+};
+
+api::responses_answer head_of(const char* id) {
+  api::responses_answer h;
+  h.id = id;
+  h.created_at = 1;
+  h.model = "m";
+  return h;
+}
+
 } // namespace
+
+BOOST_AUTO_TEST_CASE(a_stopped_stream_ends_every_item_it_began_incomplete_then_response_incomplete) {
+  auto sink = std::make_shared<kept_sink>();
+  auto relay = std::make_shared<api::responses_event_relay>(api::http_reply{sink},
+                                                           head_of("resp_ab"),
+                                                           std::vector<std::string>{"memory"});
+  answer_stream& s = *relay;
+  s.text("Hel");
+  s.text("lo");
+  s.tool_call(0, "call_1", "get_weather", "{\"ci");
+  s.tool_call(1, "call_2", "memory", "{}"); // a built-in call: never the client's
+  s.tool_call(0, "", "", "ty\":");
+  auto output = relay->stopped_output();
+  BOOST_TEST(relay->cancelled());
+  s.text(" more"); // a piece after the stop is not relayed
+  s.tool_call(0, "", "", "\"Oslo\"}");
+  const json want = json::parse(R"([
+    {"type":"message","id":"msg_ab","status":"incomplete","role":"assistant",
+     "content":[{"type":"output_text","text":"Hello","annotations":[]}]},
+    {"type":"function_call","id":"fc_ab_0","call_id":"call_1","name":"get_weather",
+     "arguments":"{\"city\":","status":"incomplete"}])");
+  BOOST_TEST(output == want, output.dump());
+  BOOST_TEST(relay->stopped_output() == want); // the same from then on
+  auto cancelled = head_of("resp_ab");
+  cancelled.status = "cancelled";
+  relay->finish(cancelled);
+  BOOST_TEST(sink->stream->ended);
+  auto events = test::sse_data_events(sink->stream->bytes);
+  BOOST_REQUIRE(events.size() >= 3u);
+  std::vector<std::string> types;
+  for (const auto& e : events)
+    types.push_back(e["type"].get<std::string>());
+  const std::vector<std::string> want_types{
+    "response.created", "response.in_progress", "response.output_item.added",
+    "response.content_part.added", "response.output_text.delta", "response.output_text.delta",
+    "response.output_item.added", "response.function_call_arguments.delta",
+    "response.function_call_arguments.delta", "response.output_text.done",
+    "response.content_part.done", "response.output_item.done",
+    "response.function_call_arguments.done", "response.output_item.done",
+    "response.incomplete"};
+  BOOST_TEST(types == want_types, boost::test_tools::per_element());
+  // every item added is done, at its output index, as stopped_output() gave it
+  std::vector<json> done;
+  for (const auto& e : events)
+    if (e["type"] == "response.output_item.done") {
+      BOOST_TEST(e["item"] == want[e["output_index"].get<size_t>()]);
+      done.push_back(e["item"]);
+    }
+  BOOST_TEST(done.size() == 2u);
+  for (size_t i = 0; i < events.size(); ++i)
+    BOOST_TEST(events[i]["sequence_number"] == static_cast<int64_t>(i));
+  const auto& last = events.back();
+  BOOST_TEST(last["response"]["status"] == "cancelled");
+  BOOST_TEST(last["response"]["output"] == want);
+  BOOST_TEST(events[9]["text"] == "Hello");
+  BOOST_TEST(events[12]["arguments"] == "{\"city\":");
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_whose_client_left_stops_its_answer) {
+  auto sink = std::make_shared<kept_sink>();
+  auto relay = std::make_shared<api::responses_event_relay>(api::http_reply{sink},
+                                                           head_of("resp_cd"),
+                                                           std::vector<std::string>{});
+  answer_stream& s = *relay;
+  s.text("a");
+  BOOST_TEST(!relay->cancelled());
+  sink->stream->gone = true; // the client closed the connection
+  BOOST_TEST(!relay->cancelled()); // seen at the next event
+  s.text("b");
+  BOOST_TEST(relay->cancelled()); // the turn's model call is asked to stop
+  auto output = relay->stopped_output();
+  BOOST_REQUIRE(output.size() == 1u);
+  BOOST_TEST(output[0]["content"][0]["text"] == "ab"); // what was sent before it was seen
+  BOOST_TEST(output[0]["status"] == "incomplete");
+  // A stream nothing stopped ends completed, its items completed.
+  auto sink2 = std::make_shared<kept_sink>();
+  auto whole = std::make_shared<api::responses_event_relay>(api::http_reply{sink2},
+                                                           head_of("resp_ef"),
+                                                           std::vector<std::string>{});
+  static_cast<answer_stream&>(*whole).text("done");
+  auto a = head_of("resp_ef");
+  a.content = "done";
+  whole->finish(a);
+  BOOST_TEST(!whole->cancelled());
+  auto events = test::sse_data_events(sink2->stream->bytes);
+  BOOST_REQUIRE(!events.empty());
+  BOOST_TEST(events.back()["type"] == "response.completed");
+  BOOST_TEST(events.back()["response"]["output"][0]["status"] == "completed");
+}
 
 BOOST_AUTO_TEST_CASE(a_string_input_is_one_user_message) {
   auto m = items_of(R"("hello")");

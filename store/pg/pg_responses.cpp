@@ -3,6 +3,7 @@
 
 #include <pqxx/pqxx>
 
+#include "store/conversation_rewrite.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/store_errors.hpp"
 
@@ -35,6 +36,19 @@ caf::error pg_put_response(pqxx::connection& conn, const response_record& r) {
     return err;
   return pg::guarded("put response", [&]() -> caf::error {
     pqxx::work w{conn};
+    if (is_conversation_record_id(r.id)) { // a stored one: its body replaced, or refused
+      auto rows = w.exec_params(std::string{"SELECT "} + pg_response_columns
+                                  + " FROM responses WHERE id = $1 FOR UPDATE",
+                                r.id);
+      if (!rows.empty()) {
+        if (auto err = check_conversation_rewrite(pg_decode_response(r.id, rows[0]), r))
+          return err;
+        w.exec_params("UPDATE responses SET body = $2 WHERE id = $1 AND deleted_at_ms = 0",
+                      r.id, pg::bytes(r.body));
+        w.commit();
+        return {};
+      }
+    }
     w.exec_params("INSERT INTO responses(id, user_id, session_key, session_id, last_row_id,"
                   " previous_id, created_at_ms, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                   r.id, pg::bytes(r.user_id), pg::bytes(r.session_key), r.session_id,

@@ -335,6 +335,23 @@ CREATE INDEX messages_by_idempotency_key ON messages(idempotency_key, session_id
 WHERE idempotency_key <> '';
 )sql";
 
+// Conversation metadata, as SQLite's version 13 (store/conversation_rewrite.hpp): the
+// guard is not asked about an update of a conversation record ("conv_…") not deleted
+// that changes its body alone (its `conversation` object with new metadata); every
+// other update and every DELETE is asked as before, so responses stay as v8 keeps them.
+constexpr const char* pg_v11_sql = R"sql(
+DROP TRIGGER responses_are_kept ON responses;
+CREATE TRIGGER responses_are_never_deleted BEFORE DELETE ON responses
+  FOR EACH ROW EXECUTE FUNCTION mneme_response_guard();
+CREATE TRIGGER responses_are_kept BEFORE UPDATE ON responses FOR EACH ROW
+  WHEN (NOT (left(OLD.id, 5) = 'conv_' AND OLD.deleted_at_ms = 0 AND NEW.deleted_at_ms = 0
+             AND (NEW.id, NEW.user_id, NEW.session_key, NEW.session_id, NEW.last_row_id,
+                  NEW.previous_id, NEW.created_at_ms)
+                 IS NOT DISTINCT FROM (OLD.id, OLD.user_id, OLD.session_key, OLD.session_id,
+                                       OLD.last_row_id, OLD.previous_id, OLD.created_at_ms)))
+  EXECUTE FUNCTION mneme_response_guard();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -350,6 +367,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {8, "the Responses door: each response's session and last row", pg_v8_sql},
     {9, "session keys in their user's namespace", pg_v9_sql},
     {10, "idempotent writes: the Idempotency-Key stored with its row", pg_v10_sql},
+    {11, "conversation metadata: a live conversation record's body rewritable", pg_v11_sql},
   };
   return list;
 }
@@ -371,7 +389,7 @@ caf::expected<int> pg_schema_version(pqxx::connection& conn) {
   }
 }
 
-caf::error pg_apply_migrations(pqxx::connection& conn) {
+caf::error pg_apply_migrations(pqxx::connection& conn, int target) {
   try {
     {
       pqxx::work w{conn};
@@ -380,6 +398,8 @@ caf::error pg_apply_migrations(pqxx::connection& conn) {
       w.commit();
     }
     for (const auto& m : pg_schema_migrations()) {
+      if (m.version > target)
+        continue;
       pqxx::work w{conn};
       // Serialises nodes migrating at once; the version is read under the lock.
       w.exec_params("SELECT pg_advisory_xact_lock($1)", migration_lock_key);

@@ -37,9 +37,10 @@ int pg_latest_schema_version();
 // The highest applied version (0 for an empty database).
 caf::expected<int> pg_schema_version(pqxx::connection& conn);
 
-// Applies every missing version up to the latest, each in its own transaction.
-// Errors: storage_schema_too_new when the database is newer than this binary;
+// Applies every missing version up to `target` (the latest; a test writes a database
+// of an older version with a lower one), each in its own transaction.
+// REQUIRES: 0 <= target <= pg_latest_schema_version(). Errors: storage_schema_too_new when the database is newer than this binary;
 // storage_failed with PostgreSQL's message otherwise.
-caf::error pg_apply_migrations(pqxx::connection& conn);
+caf::error pg_apply_migrations(pqxx::connection& conn, int target = pg_latest_schema_version());
 
 } // namespace mneme

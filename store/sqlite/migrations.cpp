@@ -20,7 +20,7 @@
 //   facts          per-user facts (§7); see v6 below.
 //   session_tools  the tools of agent turns per session key (§8.1); see v8 below.
 //   compaction_log one row per compaction attempt (issue 45); see v9 below.
-//   responses      the Responses door's responses (issue 43); see v10 below.
+//   responses      the Responses door's responses (issue 43); see v10 and v13 below.
 // Session keys are stored in their user's namespace (USER U+001F KEY) since v11.
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
@@ -365,6 +365,22 @@ CREATE INDEX messages_by_idempotency_key ON messages(idempotency_key, session_id
 WHERE idempotency_key != '';
 )sql";
 
+// Conversation metadata (issue 43; store/conversation_rewrite.hpp): a conversation
+// record ("conv_…") not deleted may have its body rewritten (its `conversation` object
+// with new metadata), and nothing else of it; every other row and column of responses
+// stays as v10 keeps it (a response is never rewritten; deleted_at_ms is set once).
+constexpr const char* v13_sql = R"sql(
+DROP TRIGGER responses_are_never_rewritten;
+CREATE TRIGGER responses_are_never_rewritten BEFORE UPDATE ON responses
+WHEN NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id
+  OR NEW.session_key IS NOT OLD.session_key OR NEW.session_id IS NOT OLD.session_id
+  OR NEW.last_row_id IS NOT OLD.last_row_id OR NEW.previous_id IS NOT OLD.previous_id
+  OR NEW.created_at_ms IS NOT OLD.created_at_ms
+  OR (NEW.body IS NOT OLD.body AND (substr(OLD.id, 1, 5) != 'conv_' OR NEW.deleted_at_ms != 0))
+  OR OLD.deleted_at_ms != 0
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a response; it only marks it deleted once (a conversation: also its metadata)'); END;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -388,6 +404,7 @@ const std::vector<migration>& schema_migrations() {
     {10, "the Responses door: each response's session and last row", v10_sql},
     {11, "session keys in their user's namespace", v11_sql},
     {12, "idempotent writes: the Idempotency-Key stored with its row", v12_sql},
+    {13, "conversation metadata: a live conversation record's body rewritable", v13_sql},
   };
   return list;
 }

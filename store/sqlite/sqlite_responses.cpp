@@ -3,11 +3,32 @@
 
 #include <sqlite3.h>
 
+#include "store/conversation_rewrite.hpp"
 #include "store/sqlite/db_connection.hpp"
 #include "store/sqlite/sqlite_error.hpp"
 #include "store/store_errors.hpp"
 
 namespace mneme {
+
+namespace {
+
+// A stored conversation record's body replaced (conversation_rewrite.hpp), in `txn`.
+caf::error rewrite_conversation(db_connection& db, const response_record& stored,
+                                const response_record& r) {
+  if (auto err = check_conversation_rewrite(stored, r))
+    return err;
+  auto stmt = db.prepare("UPDATE responses SET body = ?2 WHERE id = ?1 AND deleted_at_ms = 0");
+  if (!stmt)
+    return std::move(stmt.error());
+  statement_scope s{**stmt};
+  s->bind(1, r.id);
+  s->bind(2, r.body);
+  if (auto rc = s->step(); rc != SQLITE_DONE)
+    return db.failure(rc, "rewrite conversation");
+  return {};
+}
+
+} // namespace
 
 caf::error put_response(db_connection& db, const response_record& r) {
   if (auto err = check_response_record(r))
@@ -15,6 +36,16 @@ caf::error put_response(db_connection& db, const response_record& r) {
   write_transaction txn{db};
   if (auto err = txn.begin())
     return err;
+  if (is_conversation_record_id(r.id)) {
+    auto stored = response_of(db, r.id);
+    if (stored) {
+      if (auto err = rewrite_conversation(db, *stored, r))
+        return err;
+      return txn.commit();
+    }
+    if (stored.error() != errc::not_found)
+      return std::move(stored.error());
+  }
   auto stmt = db.prepare("INSERT INTO responses(id, user_id, session_key, session_id,"
                          " last_row_id, previous_id, created_at_ms, body)"
                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");

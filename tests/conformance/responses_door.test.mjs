@@ -5,9 +5,11 @@
 // in between, a branch from an older response (X-Mneme-Rebased), and a client that keeps
 // its own transcript, sends it whole with `store: false` and names its conversation by a
 // `session-id` header (the stored rows are exactly the unique messages); a conversation of
-// the Conversations API used by responses.create, its items and a response's input items;
+// the Conversations API used by responses.create, its metadata replaced, its items and a
+// response's input items;
 // `responses.compact` answering a window whose compaction item is mneme's readable
-// summary, resent as input without a rollback, and `responses.cancel` stopping a stream.
+// summary, resent as input without a rollback, and `responses.cancel` stopping a stream
+// read by the client's stream helper (its begun items done incomplete, response.incomplete).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -111,6 +113,9 @@ test('the official client through the Responses door', async (t) => {
     assert.match(conv.id, /^conv_[0-9a-f]{32}$/);
     assert.deepEqual(conv.metadata, { topic: 'rivers' });
     assert.equal((await client.conversations.retrieve(conv.id)).id, conv.id);
+    const updated = await client.conversations.update(conv.id, { metadata: { topic: 'lakes' } });
+    assert.deepEqual(updated.metadata, { topic: 'lakes' });
+    assert.deepEqual((await client.conversations.retrieve(conv.id)).metadata, { topic: 'lakes' });
     const { data: first, response } = await client.responses.create({
       model: 'mneme', conversation: conv.id, input: 'Which river?',
     }).withResponse();
@@ -302,23 +307,38 @@ test('the official client through the Responses door', async (t) => {
                                                  silence_ms: 60000, max_count: 1 }] }),
     });
     assert.equal(faults.status, 200);
-    const stream = await client.responses.create({
-      model: 'mneme', input: 'Tell a very long story.', stream: true,
-    });
+    // the client's stream helper, which accepts only OpenAI's own stream events
+    const stream = client.responses.stream({ model: 'mneme', input: 'Tell a very long story.' });
     const types = [];
+    const added = new Map();
+    const done = new Map();
     let id;
+    let cancelled;
     for await (const event of stream) {
       types.push(event.type);
       if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.output_item.added') added.set(event.output_index, event.item);
+      if (event.type === 'response.output_item.done') done.set(event.output_index, event.item);
       if (event.type === 'response.output_text.delta' && !types.includes('cancel asked')) {
         types.push('cancel asked');
-        const cancelled = await client.responses.cancel(id);
+        cancelled = await client.responses.cancel(id);
         assert.equal(cancelled.status, 'cancelled');
       }
     }
     assert.ok(types.includes('cancel asked'));
-    assert.equal(types.at(-1), 'response.cancelled');
-    assert.equal((await client.responses.retrieve(id)).status, 'cancelled');
+    assert.equal(types.at(-1), 'response.incomplete');
+    // every item begun is done, incomplete, as streamed; the same in every view of it
+    assert.ok(added.size > 0);
+    assert.deepEqual([...done.keys()], [...added.keys()]);
+    for (const item of done.values()) assert.equal(item.status, 'incomplete');
+    const final = await stream.finalResponse(); // the helper parses it (adds `parsed`)
+    assert.equal(final.status, 'cancelled');
+    assert.equal(final.output.length, done.size);
+    assert.equal(final.output_text, done.get(0).content[0].text);
+    assert.deepEqual(cancelled.output, [...done.values()]);
+    const stored = await client.responses.retrieve(id);
+    assert.equal(stored.status, 'cancelled');
+    assert.deepEqual(stored.output, [...done.values()]);
     await assert.rejects(client.responses.cancel((await client.responses.create({
       model: 'mneme', input: 'A short one.' })).id),
     (e) => e instanceof OpenAI.BadRequestError);

@@ -59,9 +59,6 @@ namespace {
 
 using conversations_ptr = std::shared_ptr<door_conversations::shared>;
 constexpr int64_t conversation_last_row = std::numeric_limits<int64_t>::max();
-// Beyond this many continuations back, older sessions are left out of the conversation
-// (their rows then match as a branch would).
-constexpr int conversation_max_ancestors = 1000;
 
 // One conversation on its way (the context of its asks, plumbing/ask.hpp).
 struct conversation_call {
@@ -211,42 +208,17 @@ void follow(const conversation_ptr& c, const history_plan& plan) {
 
 using conversation_then = std::function<void(conversation_rows&)>;
 
-// Reads session `sid` and, while its parent is continued by it under the key, the
-// parent's conversation before it; then `then`.
-void read_conversation(const conversation_ptr& c, const std::string& sid, std::string parent_id,
-                       int depth, conversation_then then) {
-  ask<std::vector<message>>(c, c->cfg().storage, c->cfg().read_timeout, st_range_atom_v, sid,
-                            int64_t{1}, conversation_last_row)
-    .then([c, parent_id, depth, then](caf::expected<std::vector<message>> rows) {
-      if (!rows)
-        return failed(c, rows.error());
-      auto own = std::make_shared<std::vector<message>>(std::move(*rows));
-      auto alone = [own, then] {
-        auto conv = conversation_of(std::move(*own));
-        then(conv);
-      };
-      if (parent_id.empty() || depth >= conversation_max_ancestors)
-        return alone();
-      ask<session_record>(c, c->cfg().storage, c->cfg().read_timeout, st_session_atom_v,
-                          parent_id)
-        .then([c, own, depth, then, alone](caf::expected<session_record> parent) {
-          if (!parent) // unreadable: this one alone
-            return alone();
-          if (parent->session_key != c->rq.key || !is_continuation_end(parent->end_reason))
-            return alone();
-          read_conversation(c, parent->id, parent->parent_id, depth + 1,
-                            [own, then](conversation_rows& up) {
-                              auto conv = continued_conversation(std::move(up), std::move(*own));
-                              then(conv);
-                            });
-        });
-    });
+// The conversation rows of the request's session and the parents it continues.
+void read_conversation(const conversation_ptr& c, conversation_then then) {
+  read_key_conversation(c, c->cfg().storage, c->cfg().read_timeout, c->rq.key, c->session_id,
+                        c->parent_id, std::move(then),
+                        [c](const caf::error& err) { failed(c, err); });
 }
 
 // The slow path: every conversation row, matched one by one.
 void match_rows(const conversation_ptr& c) {
   c->conv->count.history_reads.fetch_add(1);
-  read_conversation(c, c->session_id, c->parent_id, 0, [c](conversation_rows& conv) {
+  read_conversation(c, [c](conversation_rows& conv) {
     // The print folded anew: one kept from before a rollback by another route would send
     // every later request here again.
     c->conv->keep_print(c->rq.key, print_of_conversation(conv, c->rules(), c->session_id));
@@ -450,5 +422,12 @@ void door_conversations::check_key(const door_request_ptr& r,
 }
 
 const door_conversations::counters& door_conversations::counts() const { return s_->count; }
+
+bool door_conversations::hold_key(const std::string& key) { return s_->claim(key); }
+
+void door_conversations::release_key(const std::string& key) {
+  s_->drop_print(key); // the hold may have rolled back rows before the print's end
+  s_->release(key);
+}
 
 } // namespace mneme::api

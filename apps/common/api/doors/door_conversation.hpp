@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,7 @@
 #include "actors/gateway/gateway_actor.hpp"
 #include "actors/storage/storage_actor.hpp"
 #include "apps/common/api/doors/door_request.hpp"
+#include "apps/common/api/plumbing/ask.hpp"
 #include "messages/agent_turn.hpp"
 #include "messages/errc.hpp"
 #include "policies/history_match.hpp"
@@ -92,6 +94,48 @@ inline constexpr std::string_view builtin_tools_header = "X-Mneme-Builtin-Tools"
 bool is_true_flag(std::string_view v);
 // "0", "false" and "off" (any case).
 bool is_off_flag(std::string_view v);
+
+// Beyond this many continuations back, older sessions are left out of a conversation
+// (their rows then match as a branch would, and are not listed).
+inline constexpr int conversation_max_ancestors = 1000;
+
+// The conversation rows of session `sid` under the stored key `key`: its rows after the
+// conversation of the parent it continues (policies/history_match.hpp "Continuations";
+// a parent of another key, ended otherwise, unreadable, or past
+// conversation_max_ancestors is left out), read from `storage` in c's actor
+// (plumbing/ask.hpp); then `then(conv)`, or `failed(err)` when a read of `sid` fails.
+template <class C>
+void read_key_conversation(const std::shared_ptr<C>& c, const storage_actor& storage,
+                           std::chrono::milliseconds timeout, const std::string& key,
+                           const std::string& sid, const std::string& parent_id,
+                           std::function<void(conversation_rows&)> then,
+                           std::function<void(const caf::error&)> failed, int depth = 0) {
+  ask<std::vector<message>>(c, storage, timeout, st_range_atom_v, sid, int64_t{1},
+                            std::numeric_limits<int64_t>::max())
+    .then([=](caf::expected<std::vector<message>> rows) {
+      if (!rows)
+        return failed(rows.error());
+      auto own = std::make_shared<std::vector<message>>(std::move(*rows));
+      auto alone = [own, then] {
+        auto conv = conversation_of(std::move(*own));
+        then(conv);
+      };
+      if (parent_id.empty() || depth >= conversation_max_ancestors)
+        return alone();
+      ask<session_record>(c, storage, timeout, st_session_atom_v, parent_id)
+        .then([=](caf::expected<session_record> parent) {
+          if (!parent || parent->session_key != key || !is_continuation_end(parent->end_reason))
+            return alone();
+          read_key_conversation(c, storage, timeout, key, parent->id, parent->parent_id,
+                                [own, then](conversation_rows& up) {
+                                  auto conv = continued_conversation(std::move(up),
+                                                                     std::move(*own));
+                                  then(conv);
+                                },
+                                failed, depth + 1);
+        });
+    });
+}
 
 struct api_state; // plumbing/api_state.hpp
 // The runtime's side of every door's conversations: its gateway and store, the API's
@@ -190,6 +234,15 @@ class door_conversations {
     std::atomic<int64_t> history_reads{0};             // conversations read row by row
   };
   const counters& counts() const;
+
+  // The key held as a conversation holds it (see "One conversation per key" above), by
+  // another request that changes the key's rows outside a conversation (the
+  // Conversations API's item delete and add): false, and nothing held, while a
+  // conversation or another hold has it. REQUIRES: release_key(key) once after a true;
+  // it drops the key's print (rebuilt from the store by the next request). Copies of
+  // this object share the holds and prints.
+  bool hold_key(const std::string& key);
+  void release_key(const std::string& key);
 
   // The prints and counters shared with the conversations' continuations.
   struct shared;

@@ -34,6 +34,9 @@ class sse_channel {
   void end();                   // [DONE] and the end, when open and not ended
   void end_with(std::string last); // `last` (a wire's own final event) and the end, likewise
   bool opened() const { return stream_ != nullptr; }
+  // The stream opened and can no longer be written, before end(): its client closed the
+  // connection, the front dropped it for reading too slowly, or a shutdown cut it.
+  bool client_gone() const { return stream_ && !ended_ && !stream_->open(); }
   // Headers sent when the stream opens (only before the first push).
   void add_header(std::string name, std::string value) {
     headers_.emplace_back(std::move(name), std::move(value));

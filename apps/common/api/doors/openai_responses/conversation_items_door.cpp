@@ -2,10 +2,16 @@
 // stored response; see conversations_door.hpp and policies/conversation_items.hpp.
 //
 // Decisions where the issue is silent:
-//   - a list reads every row of the session (the key's current one: a continuation in a
-//     child session lists the child's rows);
+//   - a list reads every row of the conversation: the key's current session and the
+//     sessions it continues (a child session, an exhaustion reset; not a reset that began
+//     anew), each row once (policies/history_match.hpp "Continuations"); only an item of
+//     the current session's own rows can be deleted (an earlier session's is a 400);
 //   - an unknown `after` is a 400 naming it; an item id that names no item of the
 //     conversation is a 404;
+//   - a delete or an add while a response on the conversation is on its way is refused
+//     at once with that door's own busy refusal (session_busy, 429 + Retry-After), not
+//     queued: the rule of the door's concurrent requests, which the SDKs retry; reads
+//     (list, fetch) are never held;
 //   - the input items of a response: the rows after its previous response's answer (a
 //     chain), after the conversation's last answer before it (`conversation`), or its
 //     whole transcript (neither), up to its own answer (policies/conversation_items.hpp).
@@ -40,22 +46,26 @@ std::vector<message> item_rows(const conversation_call_ptr& c, const std::vector
   return visible_rows(rows, c->conv().visibility, nullptr);
 }
 
-// The item `item_id` of the conversation's rows, then `then(list, index, rows)`; else 404.
-void with_item(const conversation_call_ptr& c, const std::string& item_id,
+// The item `item_id` of the conversation's rows, then `then(list, index, conv)`; else 404.
+// `hold`: the rows are read under the key's hold (conversation_call::hold), refused busy
+// while a response has it.
+void with_item(const conversation_call_ptr& c, const std::string& item_id, bool hold,
                std::function<void(const conversation_view&, const item_list&, size_t,
-                                  std::vector<message>&)> then) {
+                                  conversation_rows&)> then) {
   auto missing = [c, item_id] {
     c->refuse(404, "not_found",
               "No item found with id '" + item_id + "' in conversation '" + c->id + "'.");
   };
   if (!parse_conversation_item_id(item_id))
     return with_conversation(c, [missing](conversation_view&) { missing(); });
-  with_conversation(c, [c, item_id, then, missing](conversation_view& v) {
-    with_session_rows(c, v, [c, v, item_id, then, missing](std::vector<message>& rows) {
-      auto list = items_of_rows(item_rows(c, rows));
+  with_conversation(c, [c, item_id, hold, then, missing](conversation_view& v) {
+    if (hold && !c->hold(v.stored_key))
+      return c->busy();
+    with_conversation_rows(c, v, [c, v, item_id, then, missing](conversation_rows& conv) {
+      auto list = items_of_rows(item_rows(c, conv.rows));
       for (size_t i = 0; i < list.ids.size(); ++i)
         if (list.ids[i] == item_id)
-          return then(v, list, i, rows);
+          return then(v, list, i, conv);
       missing();
     });
   });
@@ -64,23 +74,25 @@ void with_item(const conversation_call_ptr& c, const std::string& item_id,
 } // namespace
 
 void conversations_door::list_items(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::items_list);
   guarded(c, [&] {
     with_conversation(c, [c](conversation_view& v) {
-      with_session_rows(c, v, [c](std::vector<message>& rows) {
-        answer_page(c, items_of_rows(item_rows(c, rows)));
+      with_conversation_rows(c, v, [c](conversation_rows& conv) {
+        answer_page(c, items_of_rows(item_rows(c, conv.rows)));
       });
     });
   });
 }
 
 void conversations_door::add_items(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::items_add);
   guarded(c, [&] {
     auto items = decode_conversation_items(r->request().body);
     if (!items)
       return c->refuse(400, "bad_request", error_message_of(items.error()));
     with_conversation(c, [c, items = std::move(*items)](conversation_view& v) {
+      if (!c->hold(v.stored_key)) // never appended between a response's question and answer
+        return c->busy();
       append_rows(c, v, items, [c, items](std::vector<int64_t>& ids) {
         auto rows = items;
         for (size_t i = 0; i < rows.size(); ++i)
@@ -100,23 +112,29 @@ void conversations_door::add_items(const door_request_ptr& r, const std::string&
 
 void conversations_door::fetch_item(const door_request_ptr& r, const std::string& id,
                                     const std::string& item) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::item_get);
   guarded(c, [&] {
-    with_item(c, item,
+    with_item(c, item, false,
               [c](const conversation_view&, const item_list& list, size_t i,
-                  std::vector<message>&) { c->ok(list.items[i]); });
+                  conversation_rows&) { c->ok(list.items[i]); });
   });
 }
 
 void conversations_door::remove_item(const door_request_ptr& r, const std::string& id,
                                      const std::string& item) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::item_delete);
   guarded(c, [&] {
     auto ref = parse_conversation_item_id(item);
-    with_item(c, item, [c, ref](const conversation_view& v, const item_list&, size_t,
-                                std::vector<message>& rows) {
+    with_item(c, item, true, [c, ref](const conversation_view& v, const item_list&, size_t,
+                                      conversation_rows& conv) {
+      if (ref->row_id <= conv.boundary_id)
+        return c->refuse(400, "bad_request",
+                         "item '" + conversation_item_id(*ref)
+                           + "' cannot be deleted: it is of an earlier session of this "
+                             "conversation (before a continuation); only the current "
+                             "session's items can be");
       std::vector<message> from;
-      for (auto& m : rows)
+      for (auto& m : conv.own)
         if (m.id >= ref->row_id)
           from.push_back(std::move(m));
       auto plan = plan_item_deletion(from);
@@ -141,7 +159,7 @@ void conversations_door::remove_item(const door_request_ptr& r, const std::strin
 }
 
 void conversations_door::input_items(const door_request_ptr& r, const std::string& response_id) {
-  auto c = conversation_call_of(s_, r, response_id);
+  auto c = conversation_call_of(s_, r, response_id, op::input_items);
   guarded(c, [&] {
     auto unknown = [c] {
       c->refuse(404, "not_found", "No response found with id '" + c->id + "'.");

@@ -4,9 +4,10 @@
 // Decisions where the issue is silent:
 //   - the owner of a conversation is the user token's user, else gateway.default_user
 //     (OpenAI's API names no user here);
-//   - a conversation's metadata is kept as created: its record, like a response's, is
-//     never rewritten (store/response_records.hpp), so POST /v1/conversations/{id} answers
-//     the object when the metadata sent is the one stored and refuses a change (400);
+//   - POST /v1/conversations/{id} replaces the metadata object as OpenAI does (the
+//     record's body is the one thing of it rewritten: store/conversation_rewrite.hpp);
+//     a plain session key has no record to keep metadata in: the object again for `{}`,
+//     a 400 for any other metadata;
 //   - initial items that the session refuses (e.g. a function_call_output without its
 //     call) answer the refusal and mark the new conversation deleted: its id is never
 //     handed out half made (the rows appended before the refused one stay, as every row).
@@ -36,6 +37,7 @@ void with_conversation(const conversation_call_ptr& c,
           return then(v); // a conversation without items yet
         }
         v.session_id = snap->record.id;
+        v.parent_id = snap->record.parent_id;
         if (!v.has_record) {
           v.owner = snap->record.user_id;
           v.created_at_s = snap->record.started_at_ms / 1000;
@@ -73,6 +75,7 @@ void with_conversation(const conversation_call_ptr& c,
         return c->unknown();
       }
       v.has_record = true;
+      v.record = *rec;
       v.owner = rec->user_id;
       v.stored_key = stored_key(rec->user_id, v.id); // its owner's, whoever asks
       v.created_at_s = rec->created_at_ms / 1000;
@@ -83,19 +86,15 @@ void with_conversation(const conversation_call_ptr& c,
     });
 }
 
-void with_session_rows(const conversation_call_ptr& c, const conversation_view& v,
-                       std::function<void(std::vector<message>&)> then) {
+void with_conversation_rows(const conversation_call_ptr& c, const conversation_view& v,
+                            std::function<void(conversation_rows&)> then) {
   if (v.session_id.empty()) {
-    std::vector<message> none;
+    auto none = conversation_of({});
     return then(none);
   }
-  ask<std::vector<message>>(c, c->conv().storage, c->conv().read_timeout, st_range_atom_v,
-                            v.session_id, int64_t{1}, std::numeric_limits<int64_t>::max())
-    .then([c, then](caf::expected<std::vector<message>> rows) {
-      if (!rows)
-        return c->fail(rows.error());
-      then(*rows);
-    });
+  read_key_conversation(c, c->conv().storage, c->conv().read_timeout, v.stored_key,
+                        v.session_id, v.parent_id, std::move(then),
+                        [c](const caf::error& err) { c->fail(err); });
 }
 
 namespace {
@@ -138,8 +137,27 @@ void append_rows(const conversation_call_ptr& c, const conversation_view& v,
 conversations_door::conversations_door(conversations_config cfg)
   : s_(std::make_shared<shared>(std::move(cfg))) {}
 
+std::string conversations_door::metrics_text() const {
+  static constexpr const char* op_names[op_count] = {
+    "create",   "get",      "update",      "delete",     "items_list",
+    "items_add", "item_get", "item_delete", "input_items"};
+  std::string out;
+  auto family = [&](const char* name, const char* help,
+                    const std::array<std::atomic<int64_t>, op_count>& n) {
+    out += std::string{"# HELP "} + name + " " + help + "\n# TYPE " + name + " counter\n";
+    for (size_t i = 0; i < op_count; ++i)
+      out += std::string{name} + "{door=\"responses\",op=\"" + op_names[i] + "\"} "
+             + std::to_string(n[i].load()) + "\n";
+  };
+  family("mneme_door_conversation_requests_total",
+         "Requests of the Conversations API routes by route", s_->requests);
+  family("mneme_door_conversation_errors_total",
+         "Conversations API requests answered with an error, by route", s_->errors);
+  return out;
+}
+
 void conversations_door::create(const door_request_ptr& r) {
-  auto c = conversation_call_of(s_, r, os_random_id("conv_"));
+  auto c = conversation_call_of(s_, r, os_random_id("conv_"), op::create);
   guarded(c, [&] {
     auto in = decode_conversation_create(r->request().body);
     if (!in)
@@ -178,7 +196,7 @@ void conversations_door::create(const door_request_ptr& r) {
 }
 
 void conversations_door::fetch(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::get);
   guarded(c, [&] {
     with_conversation(c, [c](conversation_view& v) {
       c->ok(conversation_object(v.id, v.created_at_s, v.metadata));
@@ -187,23 +205,37 @@ void conversations_door::fetch(const door_request_ptr& r, const std::string& id)
 }
 
 void conversations_door::update(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::update);
   guarded(c, [&] {
     auto md = decode_conversation_update(r->request().body);
     if (!md)
       return c->refuse(400, "bad_request", error_message_of(md.error()));
     with_conversation(c, [c, md = std::move(*md)](conversation_view& v) {
-      if (md != v.metadata)
+      auto object = conversation_object(v.id, v.created_at_s, md);
+      if (md == v.metadata)
+        return c->ok(object);
+      if (!v.has_record)
         return c->refuse(400, "bad_request",
-                         "field 'metadata': a conversation keeps the metadata it was created "
-                         "with; mneme does not change it");
-      c->ok(conversation_object(v.id, v.created_at_s, v.metadata));
+                         "field 'metadata': conversation '" + v.id
+                           + "' is a session key not made by POST /v1/conversations: it has "
+                             "no record to keep metadata in");
+      auto rec = v.record;
+      rec.body = object.dump(-1, ' ', false, json::error_handler_t::replace);
+      ask<caf::ok_atom>(c, c->conv().storage, c->conv().turn_timeout, st_resp_put_atom_v,
+                        std::move(rec))
+        .then([c, object, pairs = md.size()](caf::expected<caf::ok_atom> put) {
+          if (!put)
+            return c->fail(put.error());
+          c->door->log->info("conversation={} event=conversation_metadata_updated pairs={}",
+                             log_quoted(c->id), pairs);
+          c->ok(object);
+        });
     });
   });
 }
 
 void conversations_door::remove(const door_request_ptr& r, const std::string& id) {
-  auto c = conversation_call_of(s_, r, id);
+  auto c = conversation_call_of(s_, r, id, op::remove);
   guarded(c, [&] {
     with_conversation(c, [c](conversation_view& v) {
       if (!v.has_record)

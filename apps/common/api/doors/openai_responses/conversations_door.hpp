@@ -17,12 +17,26 @@
 // delete (400).
 // Scopes: a user token reaches only its user's conversations and responses; another
 // user's is answered exactly like an unknown id (404).
+// Concurrency: an item delete or add holds the conversation's key as a response on it
+// does (doors/door_conversation.hpp "One conversation per key"): while a response is on
+// its way it is refused at once, changing nothing (errc::session_busy: 429
+// rate_limit_error + Retry-After, as the door answers a second response), and a response
+// arriving meanwhile is refused so; the rows it reads to plan are read under the hold.
 //
-// Threads: every member runs in the request's actor.
+// Counters (GET /metrics, docs/api.md): every request of these routes once, by route
+// (`op`), and those answered with an error (4xx/5xx in OpenAI's shape; a request
+// forwarded to the node serving its key is counted there as an error only if it fails
+// there): mneme_door_conversation_requests_total{door="responses",op} and
+// mneme_door_conversation_errors_total{door="responses",op}, every op rendered from 0.
+//
+// Threads: every member but metrics_text() runs in the request's actor; metrics_text()
+// from any thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/logger.h>
@@ -37,6 +51,10 @@ struct conversations_config {
   std::string default_user = "default"; // the owner of a conversation an admin creates
   std::function<time_ms()> clock = system_clock_ms;
   std::shared_ptr<spdlog::logger> log;  // null = no logging
+  // The Responses door's conversations: an item delete or add holds its key against
+  // them (door_conversations::hold_key), so it never runs beside a response on the key.
+  // nullopt: not held (tests of this door alone).
+  std::optional<door_conversations> responses;
 };
 
 class conversations_door {
@@ -53,6 +71,13 @@ class conversations_door {
   void remove_item(const door_request_ptr& r, const std::string& id, const std::string& item);
   // GET /v1/responses/{id}/input_items
   void input_items(const door_request_ptr& r, const std::string& response_id);
+  std::string metrics_text() const;
+
+  // The routes as counted (the `op` label; conversation_op_names).
+  enum class op : uint8_t {
+    create, get, update, remove, items_list, items_add, item_get, item_delete, input_items
+  };
+  static constexpr size_t op_count = 9;
 
   struct shared; // conversations_state.hpp
 
@@ -63,7 +88,8 @@ class conversations_door {
 class route_registry; // plumbing/route_registry.hpp
 struct api_state;     // plumbing/api_state.hpp
 // Adds the rows of this API (conversations_routes.cpp); called by the Responses door's
-// routes (responses_routes.cpp).
-void add_openai_conversations_routes(route_registry& r, const api_state& s);
+// routes (responses_routes.cpp) with that door's conversations.
+void add_openai_conversations_routes(route_registry& r, const api_state& s,
+                                     const door_conversations& responses);
 
 } // namespace mneme::api

@@ -1,7 +1,8 @@
 // The routes of the Conversations API and of GET /v1/responses/{id}/input_items
 // (docs/api.md "Conversations API"), added beside the Responses door's own rows
 // (responses_routes.cpp calls add_openai_conversations_routes). Every row but the create
-// answers another user's id as unknown (the door checks the owner), in OpenAI's shape.
+// answers another user's id as unknown (the door checks the owner), in OpenAI's shape;
+// the API's counters in GET /metrics.
 #include "apps/common/api/doors/openai_responses/conversations_door.hpp"
 #include "apps/common/api/doors/openai_shape.hpp"
 #include "apps/common/api/plumbing/api_state.hpp"
@@ -10,8 +11,10 @@
 
 namespace mneme::api {
 
-void add_openai_conversations_routes(route_registry& r, const api_state& s) {
+void add_openai_conversations_routes(route_registry& r, const api_state& s,
+                                     const door_conversations& responses) {
   conversations_config cfg;
+  cfg.responses = responses;
   cfg.conversation = conversation_config_of(s);
   cfg.default_user = s.rt.config().gateway.default_user;
   cfg.clock = s.clock;
@@ -40,6 +43,7 @@ void add_openai_conversations_routes(route_registry& r, const api_state& s) {
       [door](const call_ptr& c) { door->remove_item(c, c->path.at(0), c->path.at(1)); });
   row("GET", "/v1/responses/{}/input_items",
       [door](const call_ptr& c) { door->input_items(c, c->path.at(0)); });
+  r.add_metrics([door] { return door->metrics_text(); });
 }
 
 } // namespace mneme::api

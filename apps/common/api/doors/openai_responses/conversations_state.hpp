@@ -7,6 +7,8 @@
 // actor.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +29,8 @@ namespace mneme::api {
 struct conversations_door::shared {
   conversations_config cfg;
   std::shared_ptr<spdlog::logger> log;
+  // By conversations_door::op (metrics_text).
+  std::array<std::atomic<int64_t>, op_count> requests{}, errors{};
 
   explicit shared(conversations_config c)
     : cfg(std::move(c)),
@@ -45,7 +49,9 @@ struct conversation_view {
   int64_t created_at_s = 0;
   nlohmann::json metadata = nlohmann::json::object();
   bool has_record = false;         // made by POST /v1/conversations
+  response_record record;          // its record, when has_record
   std::string session_id;          // "" while the key has no session (no item yet)
+  std::string parent_id;           // that session's parent ("" for none)
 };
 
 // One request of the Conversations API on its way (the context of its asks).
@@ -53,6 +59,36 @@ struct conversation_call {
   std::shared_ptr<conversations_door::shared> door;
   door_request_ptr r;
   std::string id; // the conversation (or response) id of the path
+  conversations_door::op op = conversations_door::op::get; // the route, for the counters
+  std::string held_key; // held against the Responses door's conversations ("" = none)
+
+  conversation_call() = default;
+  conversation_call(const conversation_call&) = delete;
+  conversation_call& operator=(const conversation_call&) = delete;
+  ~conversation_call() { let_go(); }
+
+  // Holds `key` against the Responses door's conversations (conversations_config::
+  // responses): false while a response on it (or another hold) has it. Let go by the
+  // answer (ok, refuse), or when the call is gone.
+  bool hold(const std::string& key) {
+    if (!door->cfg.responses)
+      return true;
+    if (!door->cfg.responses->hold_key(key))
+      return false;
+    held_key = key;
+    return true;
+  }
+  void let_go() {
+    if (!held_key.empty() && door->cfg.responses)
+      door->cfg.responses->release_key(held_key);
+    held_key.clear();
+  }
+  // The refusal of a request whose key a response holds: nothing was changed.
+  void busy() {
+    fail(caf::make_error(errc::session_busy,
+                         "conversation '" + id
+                           + "' is answering a response; retry when it has been answered"));
+  }
 
   caf::event_based_actor* actor() const { return r->actor(); }
   const conversation_config& conv() const { return door->conv(); }
@@ -60,9 +96,11 @@ struct conversation_call {
   void on_exception(const std::exception& e) {
     door->log->error("conversation={} event=exception what={}", log_quoted(id),
                      log_quoted(e.what()));
-    r->answer(openai_error_response(500, "internal", "internal error"));
+    refuse(500, "internal", "internal error");
   }
   void refuse(int status, const std::string& code, const std::string& message) {
+    let_go();
+    door->errors[static_cast<size_t>(op)].fetch_add(1);
     r->answer(openai_error_response(status, code, message));
   }
   void unknown() {
@@ -71,6 +109,7 @@ struct conversation_call {
   // mneme's error: another user's session is an unknown id; a key served by another
   // node is forwarded there.
   void fail(const caf::error& err) {
+    let_go();
     if (r->forward_elsewhere(err))
       return;
     if (hidden_from(r->scope(), err))
@@ -83,17 +122,23 @@ struct conversation_call {
                       log_quoted(id), status, log_quoted(render_error(err)));
     refuse(status, error_code_of(err), error_message_of(err));
   }
-  void ok(const nlohmann::json& body) { r->answer(openai_json_response(200, body)); }
+  void ok(const nlohmann::json& body) {
+    let_go();
+    r->answer(openai_json_response(200, body));
+  }
 };
 using conversation_call_ptr = std::shared_ptr<conversation_call>;
 
+// A request of route `op`, counted.
 inline conversation_call_ptr conversation_call_of(
   const std::shared_ptr<conversations_door::shared>& door, const door_request_ptr& r,
-  const std::string& id) {
+  const std::string& id, conversations_door::op op) {
   auto c = std::make_shared<conversation_call>();
   c->door = door;
   c->r = r;
   c->id = id;
+  c->op = op;
+  door->requests[static_cast<size_t>(op)].fetch_add(1);
   return c;
 }
 
@@ -102,9 +147,13 @@ inline conversation_call_ptr conversation_call_of(
 void with_conversation(const conversation_call_ptr& c,
                        std::function<void(conversation_view&)> then);
 
-// Every row of the conversation's session (every state, ascending), then `then`.
-void with_session_rows(const conversation_call_ptr& c, const conversation_view& v,
-                       std::function<void(std::vector<message>&)> then);
+// The conversation's rows across the key's continuations (policies/history_match.hpp
+// "Continuations": a child session, an exhaustion reset), every state, ascending: the
+// rows of the parents it continues, then its current session's own rows (the copies a
+// continuation starts with left out); `conv.own` every row of the current session. Then
+// `then`. A session that continues none: its own rows.
+void with_conversation_rows(const conversation_call_ptr& c, const conversation_view& v,
+                            std::function<void(conversation_rows&)> then);
 
 // Appends `rows` to the conversation's session in order (its owner's), then
 // `then(ids)`; the first refusal ends it (the rows before it stay appended) in

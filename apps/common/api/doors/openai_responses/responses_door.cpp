@@ -139,9 +139,10 @@ struct response_call final : conversation_events,
   // summary).
   void finish(responses_answer a, header_list headers, std::string sid, int64_t row_id);
 
-  // A stream stopped by POST /v1/responses/{id}/cancel: recorded (status cancelled, its
-  // last row the question) unless `store: false` or no session was opened, then the
-  // stream ends with response.cancelled.
+  // A stream stopped (POST /v1/responses/{id}/cancel, or its client gone): recorded
+  // (status cancelled, the items it began as streamed, incomplete; its last row the
+  // question) unless `store: false` or no session was opened, then the stream ends with
+  // those items' closing events and response.incomplete (responses_stream.hpp).
   void end_cancelled() {
     cancel_ending = true;
     door->count.cancelled.fetch_add(1);
@@ -149,6 +150,7 @@ struct response_call final : conversation_events,
                     session_id, head.id);
     auto a = head;
     a.status = "cancelled";
+    a.partial_output = relay->stopped_output();
     if (!in.store || key.empty())
       return respond(a, {});
     if (!session_id.empty())
@@ -557,6 +559,8 @@ void responses_door::create(const door_request_ptr& r) {
   });
 }
 
+door_conversations responses_door::conversations() const { return s_->conversations; }
+
 std::string responses_door::metrics_text() const {
   const auto& n = s_->count;
   const auto& h = s_->conversations.counts();
@@ -586,7 +590,9 @@ std::string responses_door::metrics_text() const {
           "POST /v1/responses/compact requests answered with the compacted window",
           n.compacted.load());
   counter("mneme_responses_cancelled_total",
-          "Streamed responses stopped by POST /v1/responses/{id}/cancel", n.cancelled.load());
+          "Streamed responses stopped by POST /v1/responses/{id}/cancel or by their client "
+          "leaving",
+          n.cancelled.load());
   out += door_label_metrics_text("responses", n.stateless.load(), n.errors.load(), h);
   return out;
 }

@@ -67,15 +67,19 @@ class responses_door {
   void remove(const door_request_ptr& r, const std::string& id); // DELETE /v1/responses/{id}
   void compact(const door_request_ptr& r); // POST /v1/responses/compact (responses_compact.cpp)
   // POST /v1/responses/{id}/cancel (responses_lookup.cpp): a streamed response in flight
-  // stops (its turn's model call is aborted) and ends `cancelled`; a finished one is a
-  // 400 as OpenAI answers a response that was not created in the background.
+  // stops (its turn's model call is aborted) and ends `cancelled`, the items it began
+  // `incomplete`; a finished one is a 400 as OpenAI answers a response that was not
+  // created in the background. A stream whose client is gone stops the same way.
   void cancel(const door_request_ptr& r, const std::string& id);
   std::string metrics_text() const;
+  // The door's conversations (a copy sharing their key holds): the Conversations API
+  // holds a key against them while it changes the key's rows.
+  door_conversations conversations() const;
 
   struct counters {
     std::atomic<int64_t> stateless{0}, branched{0}, errors{0};
     std::atomic<int64_t> compacted{0}; // POST /v1/responses/compact answered
-    std::atomic<int64_t> cancelled{0}; // streams stopped by POST /v1/responses/{id}/cancel
+    std::atomic<int64_t> cancelled{0}; // streams stopped by a cancel or their client gone
   };
 
   // The door's state shared with its requests' continuations (responses_door.cpp).

@@ -33,7 +33,8 @@ class responses_inflight {
     map_.erase(id);
   }
   // The entry of `id` when it is in flight and `scope` may see it (an admin, or the user
-  // that started it); the stream is asked to stop. False otherwise.
+  // that started it): the stream is stopped and `head` gets the items it began
+  // (responses_event_relay::stopped_output). False otherwise.
   bool cancel(const std::string& id, const access_scope& scope, responses_answer& head) {
     std::shared_ptr<responses_event_relay> relay;
     {
@@ -46,7 +47,7 @@ class responses_inflight {
     }
     if (!relay)
       return false;
-    relay->cancel();
+    head.partial_output = relay->stopped_output();
     return true;
   }
 

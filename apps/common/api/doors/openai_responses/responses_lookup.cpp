@@ -2,7 +2,9 @@
 // door"): a stored response answered again as it was, or marked deleted — no longer
 // fetched nor continued; the session's rows stay (nothing is erased). POST
 // /v1/responses/{id}/cancel: a stream in flight is stopped (responses_inflight.hpp) and
-// answered as a `cancelled` response at once (its stream ends so too); a stored one
+// answered as a `cancelled` response at once, its output the items the stream began,
+// each `incomplete` as streamed (the stream ends with the same, and the record keeps
+// them); a stored one
 // that was cancelled is answered again; a stored one that finished is a 400 (OpenAI
 // cancels only background responses; mneme has none).
 #include <nlohmann/json.hpp>

@@ -34,7 +34,9 @@ void add_openai_responses_routes(route_registry& r, const api_state& s) {
   auto cancel = [door](const call_ptr& c) { door->cancel(c, c->path.at(0)); };
   r.add("POST", "/v1/responses/{}/cancel", cancel, route_access::open, route_kind::actor, refusal);
   r.add_metrics([door] { return door->metrics_text(); });
-  add_openai_conversations_routes(r, s); // /v1/conversations..., /v1/responses/{id}/input_items
+  // /v1/conversations..., /v1/responses/{id}/input_items; an item delete or add holds its
+  // key against this door's conversations
+  add_openai_conversations_routes(r, s, door->conversations());
 }
 
 } // namespace mneme::api

@@ -2,6 +2,8 @@
 #include "apps/common/api/doors/openai_responses/responses_stream.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace mneme::api {
 
@@ -35,6 +37,12 @@ void responses_event_relay::add_header(std::string name, std::string value) {
 void responses_event_relay::emit_locked(json event) {
   event["sequence_number"] = sequence_++;
   channel_.push(response_event_bytes(event));
+  check_client_locked();
+}
+
+void responses_event_relay::check_client_locked() {
+  if (!cancelled() && channel_.client_gone())
+    cancel();
 }
 
 void responses_event_relay::open_locked() {
@@ -86,7 +94,10 @@ void responses_event_relay::close_message_locked(const std::string& text) {
 
 void responses_event_relay::on_text(std::string_view delta) {
   std::lock_guard lock{mu_};
+  if (cancelled()) // stopped: nothing more is relayed
+    return;
   open_message_locked();
+  text_.append(delta);
   emit_locked({{"type", "response.output_text.delta"},
                {"item_id", response_message_id(head_.id)},
                {"output_index", message_index_},
@@ -98,6 +109,8 @@ void responses_event_relay::on_text(std::string_view delta) {
 void responses_event_relay::on_tool_call(size_t index, std::string_view id, std::string_view name,
                                          std::string_view arguments_delta) {
   std::lock_guard lock{mu_};
+  if (cancelled())
+    return;
   if (slots_.size() <= index)
     slots_.resize(index + 1);
   auto& slot = slots_[index];
@@ -110,6 +123,8 @@ void responses_event_relay::on_tool_call(size_t index, std::string_view id, std:
     open_locked();
     slot.output_index = next_output_++;
     slot.item_id = response_call_id(head_.id, static_cast<size_t>(visible_calls_++));
+    slot.call_id = std::string{id};
+    slot.name = std::string{name};
     call_outputs_.push_back(slot.output_index);
     emit_locked({{"type", "response.output_item.added"},
                  {"output_index", slot.output_index},
@@ -123,6 +138,7 @@ void responses_event_relay::on_tool_call(size_t index, std::string_view id, std:
   }
   if (slot.hidden || slot.output_index < 0 || arguments_delta.empty())
     return;
+  slot.arguments.append(arguments_delta);
   emit_locked({{"type", "response.function_call_arguments.delta"},
                {"item_id", slot.item_id},
                {"output_index", slot.output_index},
@@ -132,11 +148,8 @@ void responses_event_relay::on_tool_call(size_t index, std::string_view id, std:
 void responses_event_relay::finish(const responses_answer& whole) {
   std::lock_guard lock{mu_};
   open_locked();
-  if (whole.status == "cancelled") { // items begun stay unfinished, as the answer is
-    emit_locked({{"type", "response.cancelled"}, {"response", to_response_object(whole)}});
-    channel_.end();
-    return;
-  }
+  if (whole.status == "cancelled")
+    return end_stopped_locked(whole);
   if (!whole.content.empty() || whole.tool_calls.empty()) {
     open_message_locked();
     close_message_locked(whole.content);
@@ -165,6 +178,64 @@ void responses_event_relay::finish(const responses_answer& whole) {
   }
   auto type = whole.status == "incomplete" ? "response.incomplete" : "response.completed";
   emit_locked({{"type", type}, {"response", to_response_object(whole)}});
+  channel_.end();
+}
+
+std::vector<std::pair<int64_t, json>> responses_event_relay::partial_items_locked() const {
+  std::vector<std::pair<int64_t, json>> items;
+  if (message_index_ >= 0)
+    items.emplace_back(message_index_,
+                       json{{"type", "message"},
+                            {"id", response_message_id(head_.id)},
+                            {"status", "incomplete"},
+                            {"role", "assistant"},
+                            {"content", json::array({text_part(text_)})}});
+  for (const auto& slot : slots_)
+    if (!slot.hidden && slot.output_index >= 0)
+      items.emplace_back(slot.output_index, json{{"type", "function_call"},
+                                                 {"id", slot.item_id},
+                                                 {"call_id", slot.call_id},
+                                                 {"name", slot.name},
+                                                 {"arguments", slot.arguments},
+                                                 {"status", "incomplete"}});
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return items;
+}
+
+namespace {
+
+json items_only(std::vector<std::pair<int64_t, json>> items) {
+  auto out = json::array();
+  for (auto& entry : items)
+    out.push_back(std::move(entry.second));
+  return out;
+}
+
+} // namespace
+
+json responses_event_relay::stopped_output() {
+  cancel(); // before the lock: a piece waiting for it finds the stream stopped
+  std::lock_guard lock{mu_};
+  return items_only(partial_items_locked());
+}
+
+void responses_event_relay::end_stopped_locked(const responses_answer& whole) {
+  auto items = partial_items_locked();
+  for (const auto& [index, item] : items) {
+    if (index == message_index_) {
+      close_message_locked(text_);
+    } else {
+      emit_locked({{"type", "response.function_call_arguments.done"},
+                   {"item_id", item["id"]},
+                   {"output_index", index},
+                   {"arguments", item["arguments"]}});
+    }
+    emit_locked({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
+  }
+  auto stopped = whole;
+  stopped.partial_output = items_only(std::move(items));
+  emit_locked({{"type", "response.incomplete"}, {"response", to_response_object(stopped)}});
   channel_.end();
 }
 

@@ -427,8 +427,12 @@ json to_response_object(const responses_answer& a) {
     r["incomplete_details"] = {{"reason", "max_output_tokens"}};
   for (auto it = a.echo.begin(); it != a.echo.end(); ++it)
     r[it.key()] = it.value();
-  r["output"] = a.status == "completed" || a.status == "incomplete" ? response_output(a)
-                                                                    : json::array();
+  if (a.status == "completed" || a.status == "incomplete")
+    r["output"] = response_output(a);
+  else if (a.status == "cancelled" && a.partial_output.is_array())
+    r["output"] = a.partial_output;
+  else
+    r["output"] = json::array();
   r["previous_response_id"] =
     a.previous_response_id.empty() ? json(nullptr) : json(a.previous_response_id);
   r["conversation"] = a.conversation.empty() ? json(nullptr) : json{{"id", a.conversation}};

@@ -79,7 +79,8 @@ struct responses_answer {
   std::string id;                  // "resp_..."
   int64_t created_at = 0;          // Unix seconds
   std::string model;
-  std::string status = "completed"; // in_progress | completed | incomplete | failed
+  std::string status = "completed"; // in_progress | completed | incomplete | failed |
+                                    // cancelled
   std::string content;             // the assistant's text ("" = no message item)
   std::vector<tool_call> tool_calls;
   bool incomplete_by_length = false; // finish_reason "length"
@@ -87,6 +88,9 @@ struct responses_answer {
   std::string previous_response_id; // "" = null
   std::string conversation;         // "" = null
   nlohmann::json error;             // null, or {"code","message"} of a failed response
+  // A cancelled response's output: the items its stream began, each as streamed with
+  // status "incomplete" (responses_stream.hpp stopped_output()); null: none.
+  nlohmann::json partial_output;
   nlohmann::json echo = nlohmann::json::object(); // responses_request::echo
 };
 
