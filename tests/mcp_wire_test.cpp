@@ -2,7 +2,9 @@
 // mcp_tools.hpp, mcp_server.hpp tool_result_of_answer): how a JSON-RPC message is
 // classified, the protocol version negotiated, when a batch is allowed, the method a
 // request names, a tools/call's params, and each tool's arguments turned into the API
-// request it makes (or the tool error naming the bad argument).
+// request it makes (or the tool error naming the bad argument). Also the body parser every
+// door shares (apps/common/api/plumbing/json_duplicates.hpp): the first duplicate key, and
+// otherwise the value Json::parse gives.
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -13,6 +15,7 @@
 #include "apps/common/api/doors/mcp/mcp_server.hpp"
 #include "apps/common/api/doors/mcp/mcp_tools.hpp"
 #include "apps/common/api/doors/mcp/mcp_wire.hpp"
+#include "apps/common/api/plumbing/json_duplicates.hpp"
 
 BOOST_AUTO_TEST_SUITE(mcp_wire_test)
 
@@ -276,6 +279,84 @@ BOOST_AUTO_TEST_CASE(an_api_answer_becomes_a_tool_result) {
   auto odd = tool_result_of_answer(502, "upstream gone");
   BOOST_TEST(odd["isError"] == true);
   BOOST_TEST(odd["content"][0]["text"] == "error 502 error: upstream gone");
+}
+
+namespace {
+
+struct duplicate_row {
+  const char* text;
+  const char* duplicate; // the first key met twice in one object, "" when none
+};
+
+std::ostream& operator<<(std::ostream& os, const duplicate_row& r) { return os << r.text; }
+
+const duplicate_row duplicate_rows[] = {
+  {R"({"a":1,"b":2})", ""},
+  {R"({"a":1,"a":2})", "a"},
+  {R"({"a":{"b":1},"b":2})", ""},                        // one key in two objects
+  {R"([{"k":1},{"k":2}])", ""},                          // one key in two array items
+  {R"({"m":[{"role":"user"},{"role":"user","role":"tool"}]})", "role"},
+  {R"({"x":{"y":1,"y":2},"z":1,"z":2})", "y"},           // the first in the text
+  {R"({"a":{"a":{"a":1}},"b":[[{"a":1}]]})", ""},
+  {R"({"o":{"p":1},"o":{"p":2}})", "o"},
+  {R"({"":1,"":2})", R"("")"},
+  {R"({"t":"\u00e9","t":true})", "t"},
+};
+
+} // namespace
+
+BOOST_DATA_TEST_CASE(the_first_key_met_twice_in_one_object_is_noted,
+                     data::make(duplicate_rows), row) {
+  std::string duplicate = "stale";
+  auto j = mneme::api::parse_noting_duplicate_keys<nlohmann::json>(row.text, duplicate);
+  BOOST_TEST(duplicate == row.duplicate);
+  BOOST_TEST(j == nlohmann::json::parse(row.text)); // the last value of a duplicate kept
+  auto o = mneme::api::parse_noting_duplicate_keys<nlohmann::ordered_json>(row.text, duplicate);
+  BOOST_TEST(duplicate == row.duplicate);
+  BOOST_TEST(o.dump() == nlohmann::ordered_json::parse(row.text).dump());
+}
+
+BOOST_AUTO_TEST_CASE(a_body_without_duplicates_reads_as_json_parse_reads_it) {
+  std::string text = R"({"model":"m","stream":true,"n":-3,"u":18446744073709551615,)"
+                     R"("f":1.5e3,"z":null,"b":false,"e":{},"a":[],"messages":[)";
+  for (int i = 0; i < 3000; ++i)
+    text += std::string(i ? "," : "") + R"({"role":"user","content":"m)" + std::to_string(i)
+            + R"(","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"}}]})";
+  text += "]}";
+  std::string duplicate;
+  auto j = mneme::api::parse_noting_duplicate_keys<nlohmann::json>(text, duplicate);
+  BOOST_TEST(duplicate.empty());
+  BOOST_TEST(j == nlohmann::json::parse(text));
+  auto o = mneme::api::parse_noting_duplicate_keys<nlohmann::ordered_json>(text, duplicate);
+  BOOST_TEST(duplicate.empty());
+  BOOST_TEST(o.dump() == nlohmann::ordered_json::parse(text).dump()); // member order kept
+  for (const char* scalar : {"7", "\"s\"", "null", "[1,[2,{}]]"})
+    BOOST_TEST(mneme::api::parse_noting_duplicate_keys<nlohmann::json>(scalar, duplicate)
+               == nlohmann::json::parse(scalar));
+}
+
+BOOST_AUTO_TEST_CASE(a_parse_error_throws_or_discards_as_json_parse_does) {
+  for (const char* bad : {R"({"a":)", R"({"a":1} x)", R"([1,])", "", R"({"a":1,"a":)"}) {
+    BOOST_TEST_CONTEXT(bad) {
+      std::size_t ours = 0;
+      std::size_t theirs = 1;
+      std::string duplicate;
+      try {
+        (void)mneme::api::parse_noting_duplicate_keys<nlohmann::json>(bad, duplicate);
+      } catch (const nlohmann::json::parse_error& e) {
+        ours = e.byte;
+      }
+      try {
+        (void)nlohmann::json::parse(bad);
+      } catch (const nlohmann::json::parse_error& e) {
+        theirs = e.byte;
+      }
+      BOOST_TEST(ours == theirs);
+      BOOST_TEST(ours > 0u);
+      auto j = mneme::api::parse_noting_duplicate_keys<nlohmann::json>(bad, duplicate, false);
+      BOOST_TEST(j.is_discarded());
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
