@@ -25,7 +25,6 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -41,7 +40,6 @@ namespace mneme::bench {
 namespace {
 
 using json = nlohmann::json;
-using steady = std::chrono::steady_clock;
 
 // The door a run measures beside the chat door.
 struct door_under_test {
@@ -64,33 +62,20 @@ struct door_options {
 };
 
 int run_door(const door_under_test& d, const door_options& o) {
-  raise_file_limit();
-  inprocess_daemon::settings rig;
-  rig.name = d.name;
-  rig.scenario = chat_delay_scenario(o.rig.llm_delay_ms);
-  rig.concurrency = o.clients;
-  rig.io_threads = o.rig.io_threads;
-  rig.adjust = [](runtime_config& rc) { rc.model.name = "fake-chat"; };
-  auto daemon = inprocess_daemon::start(rig);
-  if (!daemon) {
-    std::cerr << render_error(daemon.error()) << "\n";
+  auto daemon = start_door_rig(d.name, o.clients, o.rig);
+  if (!daemon)
     return exit_failure;
-  }
-  auto settle = [&d = **daemon] {
-    auto until = steady::now() + std::chrono::seconds{300};
-    while (d.unindexed_rows() > 0 && steady::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds{50});
-  };
+  auto settle = [&rig = *daemon] { wait_until_indexed(rig); };
   proxy_pass_spec spec{proxy_target::direct, o.clients, o.history, o.requests,
-                       o.rig.max_seconds, (*daemon)->llm_url(), settle};
+                       o.rig.max_seconds, daemon->llm_url(), settle};
   auto direct = run_proxy_pass(spec);
   spec.target = proxy_target::chat_door;
-  spec.url = (*daemon)->mneme_url() + "/v1/chat/completions";
+  spec.url = daemon->mneme_url() + "/v1/chat/completions";
   auto chat = run_proxy_pass(spec);
   spec.target = d.target;
-  spec.url = (*daemon)->mneme_url() + d.path;
+  spec.url = daemon->mneme_url() + d.path;
   auto door = run_proxy_pass(spec);
-  daemon->reset(); // the daemon's shutdown; nothing is in flight
+  daemon.reset(); // the daemon's shutdown; nothing is in flight
 
   const int64_t expected = int64_t{o.clients} * o.requests;
   bool all_ok = clean(direct, expected) && clean(chat, expected) && clean(door, expected);

@@ -101,28 +101,15 @@ double matching_us(int history) {
 }
 
 int run_proxy(const proxy_options& o) {
-  raise_file_limit();
-  inprocess_daemon::settings rig;
-  rig.name = "proxy";
-  rig.scenario = chat_delay_scenario(o.rig.llm_delay_ms);
-  rig.concurrency = std::max(o.clients, o.cpu_clients);
-  rig.io_threads = o.rig.io_threads;
-  rig.adjust = [](runtime_config& rc) { rc.model.name = "fake-chat"; };
-  auto daemon = inprocess_daemon::start(rig);
-  if (!daemon) {
-    std::cerr << render_error(daemon.error()) << "\n";
+  auto daemon = start_door_rig("proxy", std::max(o.clients, o.cpu_clients), o.rig);
+  if (!daemon)
     return exit_failure;
-  }
-  const auto door_url = (*daemon)->mneme_url() + "/v1/chat/completions";
-  const auto llm_url = (*daemon)->llm_url();
+  const auto door_url = daemon->mneme_url() + "/v1/chat/completions";
+  const auto llm_url = daemon->llm_url();
 
   // The history stored by the first requests is indexed before the measured ones, so
   // the writer's idle indexing is not counted as their CPU time.
-  auto settle = [&d = **daemon] {
-    auto until = steady::now() + std::chrono::seconds{300};
-    while (d.unindexed_rows() > 0 && steady::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds{50});
-  };
+  auto settle = [&rig = *daemon] { wait_until_indexed(rig); };
   auto pair_of = [&](int clients, int history) {
     proxy_pass_spec spec{proxy_target::direct, clients, history, o.requests, o.rig.max_seconds,
                          llm_url, settle};
@@ -155,7 +142,7 @@ int run_proxy(const proxy_options& o) {
   }
   report["cpu_by_history"] = by_history;
   report["cpu_clients"] = o.cpu_clients;
-  daemon->reset(); // the daemon's shutdown; nothing is in flight
+  daemon.reset(); // the daemon's shutdown; nothing is in flight
   report["ok"] = all_ok;
   if (o.rig.json_out) {
     std::cout << report.dump() << "\n";

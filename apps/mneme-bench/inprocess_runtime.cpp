@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
+#include <iostream>
 
 #include "actors/llm/llm_endpoint.hpp"
 #include "actors/scheduler_tuning.hpp"
@@ -54,6 +56,29 @@ void add_rig_flags(CLI::App& cmd, rig_flags& f) {
   cmd.add_option("--max-seconds", f.max_seconds, "deadline of each pass")
     ->check(integer_range(1, 86400))->capture_default_str();
   cmd.add_flag("--json", f.json_out, "one JSON object on stdout");
+}
+
+std::unique_ptr<inprocess_daemon> start_door_rig(const std::string& name, int64_t concurrency,
+                                                 const rig_flags& rig) {
+  raise_file_limit();
+  inprocess_daemon::settings s;
+  s.name = name;
+  s.scenario = chat_delay_scenario(rig.llm_delay_ms);
+  s.concurrency = concurrency;
+  s.io_threads = rig.io_threads;
+  s.adjust = [](runtime_config& rc) { rc.model.name = "fake-chat"; };
+  auto daemon = inprocess_daemon::start(s);
+  if (!daemon) {
+    std::cerr << render_error(daemon.error()) << "\n";
+    return nullptr;
+  }
+  return std::move(*daemon);
+}
+
+void wait_until_indexed(const inprocess_daemon& d) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{300};
+  while (d.unindexed_rows() > 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
 }
 
 fakellm::scenario chat_delay_scenario(int delay_ms) {

@@ -89,4 +89,14 @@ class inprocess_daemon {
   bool down_ = false;
 };
 
+// The rig of the door benchmarks (proxy, responses, anthropic): chat answered after
+// rig.llm_delay_ms, the model named "fake-chat", `concurrency` sessions. nullptr after
+// printing why it did not start.
+std::unique_ptr<inprocess_daemon> start_door_rig(const std::string& name, int64_t concurrency,
+                                                 const rig_flags& rig);
+
+// Waits (at most 300 s) until every stored row is indexed, so the writer's idle indexing
+// of a pass's unmeasured first sends is not counted as its measured requests' CPU.
+void wait_until_indexed(const inprocess_daemon& d);
+
 } // namespace mneme::bench

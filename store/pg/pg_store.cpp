@@ -15,6 +15,7 @@
 #include "store/pg/pg_jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_schema.hpp"
+#include "store/range_checks.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_checks.hpp"
 #include "store/session_tools.hpp"
@@ -568,10 +569,8 @@ caf::expected<std::vector<message>> pg_store::live_context(const std::string& se
 caf::expected<std::vector<message>> pg_store::range(const std::string& session_id,
                                                     int64_t first_id, int64_t last_id,
                                                     int64_t limit) {
-  if (first_id <= 0 || last_id < first_id || limit < 1)
-    return bad_request("load range: need 0 < first_id <= last_id and a limit of at least 1, "
-                       "got " + std::to_string(first_id) + ".." + std::to_string(last_id)
-                       + " limit " + std::to_string(limit));
+  if (auto err = check_range_request(first_id, last_id, limit))
+    return err;
   return pg::guarded("load range", [&]() -> caf::expected<std::vector<message>> {
     pqxx::read_transaction r{*conn_};
     if (auto err = pg::require_session(r, session_id))

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include "store/range_checks.hpp"
 #include "store/sqlite/db_connection.hpp"
 #include "store/sqlite/message_rows.hpp"
 #include "store/sqlite/sqlite_error.hpp"
@@ -188,10 +189,8 @@ caf::expected<std::vector<message>> load_live_context(db_connection& db,
 caf::expected<std::vector<message>> load_range(db_connection& db, const std::string& session_id,
                                                int64_t first_id, int64_t last_id,
                                                int64_t limit) {
-  if (first_id <= 0 || last_id < first_id || limit < 1)
-    return bad_request("load range: need 0 < first_id <= last_id and a limit of at least 1, "
-                       "got " + std::to_string(first_id) + ".." + std::to_string(last_id)
-                       + " limit " + std::to_string(limit));
+  if (auto err = check_range_request(first_id, last_id, limit))
+    return err;
   if (auto err = require_session(db, session_id))
     return err;
   auto stmt = db.prepare("SELECT " MNEME_MESSAGE_COLUMNS " FROM message_rows"
