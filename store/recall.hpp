@@ -21,6 +21,10 @@
 //     and the bookends; only the user's own rows are ever scored or returned.
 //   - Order inside a session: position (a summary sits where the first row it
 //     archived was), then id.
+//   - Unindexed tail: rows not yet in a backend's indexes are scanned (newest
+//     tail_scan_rows of the user, the substring matcher's rules) after the full-text
+//     routes and before the last-resort scan, so an acknowledged row is findable at
+//     once; those hits rank after the full-text hits, newest first, score 0.
 //   - Bookends skip summary messages and every row already in the window, so a
 //     hit carries at most 11 + 3 + 3 = 17 messages and never one twice.
 // Pure declarations and one pure check; any thread.
@@ -29,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "caf/error.hpp"
 
@@ -41,6 +46,11 @@ inline constexpr int32_t recall_window_radius = 5;      // hit ± 5 (SPEC §4)
 inline constexpr int32_t recall_bookend_count = 3;      // first 3 and last 3 (SPEC §4)
 inline constexpr int32_t recall_max_messages_per_hit = 17;
 inline constexpr int64_t substring_scan_rows = 20000;
+// A backend that indexes behind its appends (SQLite's FTS5 indexer, PostgreSQL's
+// recall columns) scans the rows its indexes lack after the full-text routes: at most
+// this many of the user's, newest first. Its hits carry the route below.
+inline constexpr int64_t tail_scan_rows = 20000;
+inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
 
 inline constexpr std::size_t recall_max_user_id_bytes = 128;
 
@@ -52,7 +62,7 @@ struct recall_candidate {
   double score = 0;
   std::string snippet;
   recall_route route = recall_route::unicode61;
-  bool from_tail = false; // found by SQLite's unindexed tail scan
+  bool from_tail = false; // found by the unindexed tail scan (route unindexed_tail_route)
 };
 
 // bad_request for an empty or oversized user id or max_sessions outside 1..10 (every

@@ -1,5 +1,5 @@
-// Tests of the recall columns the PostgreSQL store writes with each message
-// (store/pg/pg_search_columns.hpp): mneme's own tokens as a tsvector, so PostgreSQL
+// Tests of the recall columns the PostgreSQL store's indexer writes for each message
+// (store/pg/pg_search_columns.hpp, store/pg/pg_indexer.hpp): mneme's own tokens as a tsvector, so PostgreSQL
 // matches exactly what SQLite's CJK bigram index would (Latin glued to CJK splits,
 // CJK bigrams match), and a UTF-8-clean copy of the text for pg_trgm.
 #include <boost/test/unit_test.hpp>
@@ -82,7 +82,9 @@ struct pg_search_fixture {
     sid = created->id;
   }
 
+  // Rows matching `where` once the indexer has filled every row's recall columns.
   int64_t count(const std::string& where) {
+    testing::index_for_recall(*store);
     return testing::store_scalar(store, "SELECT count(*) FROM messages WHERE " + where);
   }
 };

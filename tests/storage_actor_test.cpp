@@ -185,8 +185,7 @@ BOOST_DATA_TEST_CASE_F(actor_fixture, appends_arriving_during_a_commit_share_one
   BOOST_TEST(metrics->group_commits.load() >= 7);
   BOOST_TEST(metrics->group_commits.load() <= 8);
   BOOST_TEST(metrics->appended_rows.load() == 100);
-  if (backend == testing::store_backend::postgres) // indexed in the append transaction
-    BOOST_TEST(metrics->unindexed_rows.load() == 0);
+  BOOST_TEST(metrics->unindexed_rows.load() <= 100); // both backends index behind
   auto live = call<std::vector<message>>(st_live_atom_v, sid);
   BOOST_REQUIRE(live.size() == 100u);
   for (int i = 0; i < 100; ++i)

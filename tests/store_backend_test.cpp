@@ -1,7 +1,7 @@
 // Tests of store_backend (store/store_backend.hpp): the names of the configuration's
 // database.backend, and which backend needs maintenance from the storage actor
-// (store/store_maintenance.hpp: SQLite's idle-time indexing, WAL checkpoints and cold
-// copies; nothing on PostgreSQL).
+// (store/store_maintenance.hpp): both index behind their appends; only SQLite copies its
+// log back or keeps cold copies.
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -33,14 +33,18 @@ BOOST_AUTO_TEST_CASE(only_the_two_names_are_backends) {
     BOOST_TEST(!parse_store_backend(other).has_value(), other);
 }
 
-BOOST_DATA_TEST_CASE(only_sqlite_asks_its_owner_for_maintenance,
+BOOST_DATA_TEST_CASE(each_backend_asks_its_owner_to_index_only_sqlite_for_its_log,
                      data::make(testing::all_store_backends()), backend) {
   testing::temp_dir dir{"mneme-backend"};
   store_params params;
   testing::use_backend(backend, params, dir);
   auto store = testing::open_test_store(params);
   BOOST_REQUIRE_MESSAGE(store, err_of(store));
-  BOOST_TEST(((*store)->maintenance() != nullptr) == (backend == store_backend::sqlite));
+  auto* maintenance = (*store)->maintenance();
+  BOOST_REQUIRE(maintenance != nullptr);
+  BOOST_TEST(maintenance->open_log_checkpointer().has_value()
+             == (backend == store_backend::sqlite));
+  BOOST_TEST(maintenance->cold_copy_folder().empty());
   BOOST_TEST(std::string{(*store)->backend_name()} == to_string(backend));
 }
 

@@ -17,6 +17,7 @@
 #include "store/pg/pg_error.hpp"
 #include "store/pg/pg_rows.hpp"
 #include "store/pg/pg_schema.hpp"
+#include "store/pg/pg_search_columns.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall.hpp"
 #include "store/word_tokens.hpp"
@@ -50,15 +51,26 @@ constexpr const char* pg_recall_statements[][2] = {
   // from message_state_by_session: the work is bounded by the user's own rows in any
   // plan. (A plain top-$4 of the user's rows by id ran, as the prepared statement's
   // generic plan, as a walk of every user's newer rows: docs/benchmarks.md.)
+  // A row not indexed yet (search_text NULL) is read with its content and matched in
+  // C++ (pg_search_text of it is what search_text will hold).
   {"recall_scan",
-   "SELECT m.id, st.session_id, m.search_text FROM messages m"
+   "SELECT m.id, st.session_id, m.search_text, m.content FROM messages m"
    " JOIN message_state st ON st.id = m.id"
    " WHERE m.id IN (SELECT r.id FROM sessions se CROSS JOIN LATERAL"
    "                  (SELECT s2.id FROM message_state s2"
    "                   WHERE s2.session_id = se.id AND " MNEME_PG_VISIBLE("s2.")
    "                   ORDER BY s2.id DESC LIMIT $4) r"
    "                WHERE se.user_id = $2 ORDER BY r.id DESC LIMIT $4)"
-   " AND m.search_text ILIKE $1 ORDER BY m.id DESC"},
+   " AND (m.search_text ILIKE $1 OR m.search_text IS NULL) ORDER BY m.id DESC"},
+  // The unindexed tail: the newest $3 visible rows of user $1 whose recall columns
+  // are still NULL ($2 include_inactive), from the partial index messages_unindexed
+  // (schema v12). Read in the search's snapshot, so a row is either indexed (and
+  // found by the routes) or here.
+  {"recall_tail",
+   "SELECT m.id, st.session_id, NULL::text, m.content FROM messages m"
+   " JOIN message_state st ON st.id = m.id JOIN sessions se ON se.id = st.session_id"
+   " WHERE m.search_text IS NULL AND se.user_id = $1"
+   " AND ($2 OR st.active = 1 OR st.compacted = 1) ORDER BY m.id DESC LIMIT $3"},
   {"recall_parent", "SELECT parent_id FROM sessions WHERE id = $1 AND user_id = $2"},
   {"recall_hit", "SELECT " MNEME_PG_WINDOW_COLUMNS " FROM message_rows WHERE id = $1"},
   {"recall_before",
@@ -260,20 +272,36 @@ std::string scan_pattern(const parsed_query& q) {
   return "%";
 }
 
-void run_substring_scan(search_state& s) {
-  auto result = s.t.exec_prepared("recall_scan", scan_pattern(s.q), pg::bytes(s.req.user_id),
-                                  s.req.include_inactive, substring_scan_rows);
+// Rows (id, session, search_text or NULL, content) matched by the substring rules,
+// newest first; a NULL search_text is computed from the content.
+void take_scanned(search_state& s, const pqxx::result& result, bool from_tail) {
   for (const auto& r : result) {
     if (s.full())
       break;
-    auto text = r[2].as<std::string>();
+    auto text = r[2].is_null() ? pg_search_text(pg::text_of(r[3])) : r[2].as<std::string>();
     auto lower = ascii_lower(text);
     if (!text_matches_query(lower, s.q))
       continue;
     if (auto* c = s.take(r[0].as<int64_t>(), r[1].as<std::string>(),
-                         recall_route::substring_scan, 0))
+                         recall_route::substring_scan, 0)) {
       c->snippet = scan_snippet(text, lower, s.q);
+      c->from_tail = from_tail;
+    }
   }
+}
+
+void run_substring_scan(search_state& s) {
+  take_scanned(s,
+               s.t.exec_prepared("recall_scan", scan_pattern(s.q), pg::bytes(s.req.user_id),
+                                 s.req.include_inactive, substring_scan_rows),
+               false);
+}
+
+void run_tail_scan(search_state& s) {
+  take_scanned(s,
+               s.t.exec_prepared("recall_tail", pg::bytes(s.req.user_id),
+                                 s.req.include_inactive, tail_scan_rows),
+               true);
 }
 
 struct positioned {
@@ -300,7 +328,7 @@ caf::expected<recall_hit> anchor(read_tx& t, const candidate& c, bool include_in
   recall_hit out;
   out.conversation_id = c.conversation_id;
   out.kind = kind_of(hit.m);
-  out.route = std::string{to_string(c.route)};
+  out.route = c.from_tail ? std::string{unindexed_tail_route} : std::string{to_string(c.route)};
   out.score = c.score;
   out.snippet = c.snippet;
   auto before = load_rows(t, "recall_before", hit, include_inactive, recall_window_radius);
@@ -374,7 +402,18 @@ caf::expected<recall_result> pg_recall_source::search(const recall_request& req)
     result.query_truncated = q.truncated;
     read_tx t{*conn_};
     search_state s{t, req, q, pg_conversations(t, req.user_id), {}, {}};
+    bool tail_scanned = false;
     for (auto route : plan_routes(q)) {
+      // As on SQLite: the unindexed rows rank after every full-text hit and before the
+      // last-resort scan (which covers them too and skips their conversations).
+      // plan_routes() plans routes only for a query with a positive clause.
+      if (route == recall_route::substring_scan && !tail_scanned) {
+        tail_scanned = true;
+        if (!s.full()) {
+          result.routes_tried.emplace_back(unindexed_tail_route);
+          run_tail_scan(s);
+        }
+      }
       if (s.full())
         break;
       if (route == recall_route::substring_scan && !s.found.empty())

@@ -16,7 +16,10 @@
 //   trigram    search_text ILIKE each term (pg_trgm GIN), as FTS5's trigram MATCH;
 //   substring_scan  the newest substring_scan_rows visible rows of the user.
 // A term is a phrase of its tokens (`<->`); `prefix*` marks its last token (`:*`).
-// No unindexed tail: PostgreSQL indexes a row in its append transaction.
+// Unindexed tail (schema v12, store/pg/pg_indexer.hpp): rows whose recall columns the
+// indexer has not filled yet are scanned after the full-text routes (the newest
+// tail_scan_rows of the user, substring rules, route "unindexed_tail"), in the
+// search's snapshot, as on SQLite; the last-resort scan reads them by content too.
 //
 // Ranking (bm25 has no PostgreSQL twin: ts_rank has no IDF and another curve):
 // mneme ranks the user's visible matches of a route itself with FTS5's BM25

@@ -3,7 +3,6 @@
 
 #include <pqxx/pqxx>
 
-#include "store/pg/pg_search_columns.hpp"
 #include "store/row_codec.hpp"
 #include "store/session_ids.hpp"
 #include "store/store_errors.hpp"
@@ -112,9 +111,8 @@ int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t 
                            bytes(m.content), bytes(m.tool_call_id),
                            bytes(encode_tool_calls(m.tool_calls)), bytes(m.tool_name),
                            m.timestamp_ms, m.token_estimate, int64_t{m.is_summary ? 1 : 0},
-                           m.replaced_first_id, m.replaced_last_id, position,
-                           pg_tsvector_literal(m.content), pg_search_text(m.content),
-                           pg_unicode61_literal(m.content), fence_token, m.idempotency_key);
+                           m.replaced_first_id, m.replaced_last_id, position, fence_token,
+                           m.idempotency_key);
   return r[0][0].as<int64_t>();
 }
 

@@ -64,7 +64,8 @@ caf::expected<std::vector<message>> live_rows(pqxx::transaction_base& t,
 bool insert_session(pqxx::transaction_base& t, const session_record& rec);
 
 // Inserts one message row and its live state row inside `t` (the prepared
-// "message_insert", recall columns included); position 0 means "= id". Returns the
+// "message_insert"; the recall columns are left to the indexer, pg_indexer.hpp);
+// position 0 means "= id". Returns the
 // new id. `fence_token` is the lease the row is written under (0: none, outside node
 // mode; stored as NULL). REQUIRES: `m` validated, its session open.
 int64_t insert_message_row(pqxx::transaction_base& t, const message& m, int64_t position,

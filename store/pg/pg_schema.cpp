@@ -26,8 +26,8 @@ CREATE TABLE IF NOT EXISTS mneme_schema_versions(
 );
 )sql";
 
-// Recall columns (store/pg/pg_search_columns.hpp) are written with the message row
-// in the append's transaction (no indexing backlog, unlike SQLite's schema v5):
+// Recall columns (store/pg/pg_search_columns.hpp) were written with the message row
+// in the append's transaction until v12 (deferred indexing since):
 // search_words is mneme's own token list as a tsvector (GIN), search_text the text
 // as valid UTF-8 for pg_trgm substring search (GIN, gin_trgm_ops). pg_trgm is a
 // trusted extension: the database owner may create it.
@@ -352,6 +352,40 @@ CREATE TRIGGER responses_are_kept BEFORE UPDATE ON responses FOR EACH ROW
   EXECUTE FUNCTION mneme_response_guard();
 )sql";
 
+// Deferred recall indexing (issue 46; store/pg/pg_indexer.hpp), as SQLite's fts_state:
+// an append writes the row alone; the indexer fills the three recall columns later,
+// in transactions of its own. A row's columns are all NULL (not indexed yet) or all
+// set, and once set never change: the rewrite trigger now refuses every UPDATE that
+// names another column, and one of the recall columns unless all three go from NULL
+// to a value. messages_unindexed lists the rows the indexer and recall's tail scan
+// read. recall_index_state.indexed_through: every row at or below it has its columns;
+// rows stored before v12 all do (the columns were NOT NULL), so it starts at the
+// highest id.
+constexpr const char* pg_v12_sql = R"sql(
+ALTER TABLE messages ALTER COLUMN search_words DROP NOT NULL,
+  ALTER COLUMN search_text DROP NOT NULL, ALTER COLUMN search_unicode61 DROP NOT NULL;
+CREATE INDEX messages_unindexed ON messages(id) WHERE search_text IS NULL;
+CREATE TABLE recall_index_state(
+  only_row        boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  indexed_through bigint NOT NULL
+);
+INSERT INTO recall_index_state(indexed_through) SELECT coalesce(max(id), 0) FROM messages;
+CREATE TRIGGER recall_index_state_is_never_deleted BEFORE DELETE ON recall_index_state
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+DROP TRIGGER messages_are_never_rewritten ON messages;
+CREATE TRIGGER messages_are_never_rewritten
+  BEFORE UPDATE OF id, session_id, role, timestamp_ms, token_estimate, is_summary,
+    replaced_first_id, replaced_last_id, tool_call_id, tool_name, tool_calls, content,
+    fence_token, idempotency_key ON messages
+  FOR EACH ROW EXECUTE FUNCTION mneme_refuse();
+CREATE TRIGGER messages_are_indexed_once
+  BEFORE UPDATE OF search_words, search_text, search_unicode61 ON messages FOR EACH ROW
+  WHEN (OLD.search_words IS NOT NULL OR OLD.search_text IS NOT NULL
+        OR OLD.search_unicode61 IS NOT NULL OR NEW.search_words IS NULL
+        OR NEW.search_text IS NULL OR NEW.search_unicode61 IS NULL)
+  EXECUTE FUNCTION mneme_refuse();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -368,6 +402,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {9, "session keys in their user's namespace", pg_v9_sql},
     {10, "idempotent writes: the Idempotency-Key stored with its row", pg_v10_sql},
     {11, "conversation metadata: a live conversation record's body rewritable", pg_v11_sql},
+    {12, "deferred recall indexing: recall columns filled behind the appends", pg_v12_sql},
   };
   return list;
 }

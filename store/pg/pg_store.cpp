@@ -11,6 +11,7 @@
 #include "store/jsonl_export.hpp"
 #include "store/pg/pg_error.hpp"
 #include "store/pg/pg_facts.hpp"
+#include "store/pg/pg_indexer.hpp"
 #include "store/pg/pg_responses.hpp"
 #include "store/pg/pg_jsonl_import.hpp"
 #include "store/pg/pg_rows.hpp"
@@ -44,14 +45,13 @@ constexpr const char* pg_statements[][2] = {
    "UPDATE sessions SET cooldown_until_ms = $2, cooldown_reason = $3,"
    " anti_thrash_strikes = $4, lock_until_ms = $5, probe_pending = $6,"
    " fallback_streak = $7, compaction_count = $8, last_prompt_tokens = $9 WHERE id = $1"},
-  // One statement inserts the message and its live state row (position NULL = id).
+  // One statement inserts the message and its live state row (position NULL = id);
+  // the recall columns stay NULL for the indexer (store/pg/pg_indexer.hpp).
   {"message_insert",
    "WITH m AS (INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls,"
    " tool_name, timestamp_ms, token_estimate, is_summary, replaced_first_id,"
-   " replaced_last_id, search_words, search_text, search_unicode61, fence_token,"
-   " idempotency_key)"
-   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $13::tsvector, $14, $15::tsvector,"
-   " NULLIF($16::bigint, 0), $17)"
+   " replaced_last_id, fence_token, idempotency_key)"
+   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($13::bigint, 0), $14)"
    " RETURNING id, session_id)"
    " INSERT INTO message_state(id, session_id, position)"
    " SELECT id, session_id, NULLIF($12::bigint, 0) FROM m RETURNING id"},
@@ -133,7 +133,12 @@ caf::expected<std::unique_ptr<pqxx::connection>> pg_connect(const store_params& 
 }
 
 pg_store::pg_store(store_params params, std::unique_ptr<pqxx::connection> conn)
-  : params_(std::move(params)), conn_(std::move(conn)) {}
+  : params_(std::move(params)), conn_(std::move(conn)),
+    maintenance_(std::make_unique<pg_maintenance>(*this)) {}
+
+store_maintenance* pg_store::maintenance() {
+  return maintenance_.get();
+}
 
 pg_store::~pg_store() {
   group_.reset(); // an open group rolls back before the connection closes

@@ -7,7 +7,8 @@
 // inside it through a savepoint), live context, range, the atomic compaction commit,
 // row replacement, child continuation, reset, checkpoints and rollback (flag flips in
 // message_state only: the schema refuses any UPDATE of a message row), JSONL export.
-// Each message's recall columns are written in its insert (pg_search_columns.hpp).
+// Each message's recall columns are filled behind the appends by the store's indexer
+// (maintenance(): store/pg/pg_indexer.hpp), which the storage actor drives when idle.
 // Session tools (schema v2). Facts (schema v4, store/pg/pg_facts.hpp) and JSONL import
 // (store/pg/pg_jsonl_import.hpp). Recall search is the recall readers' own
 // connection's (store/pg/pg_recall.hpp).
@@ -32,6 +33,8 @@
 
 namespace mneme {
 
+class pg_maintenance;
+
 // The URL of params: `url`, or the first line of `url_file` (errc::config_invalid
 // naming the key when neither or both are set, or the file cannot be read).
 caf::expected<std::string> pg_database_url(const store_params& params);
@@ -55,6 +58,8 @@ public:
   pg_store& operator=(const pg_store&) = delete;
 
   const char* backend_name() const override { return "postgres"; }
+  // The recall indexer (pg_indexer.hpp).
+  store_maintenance* maintenance() override;
   const store_params& params() const override { return params_; }
 
   caf::expected<session_record> create_session(session_record rec, time_ms now) override;
@@ -153,6 +158,8 @@ private:
   // The primitives of the session commits (store/session_writer.hpp), in
   // pg_store_commits.cpp.
   friend class pg_session_writer;
+  // The indexer writes on this connection, between groups, under the same writer lock.
+  friend class pg_maintenance;
 
   pg_store(store_params params, std::unique_ptr<pqxx::connection> conn);
 
@@ -198,6 +205,7 @@ private:
   std::unordered_map<std::string, int64_t> fences_;    // session key -> lease token
   // Sessions fenced in the current transaction (a group: since begin_group) -> token.
   std::unordered_map<std::string, int64_t> fenced_now_;
+  std::unique_ptr<pg_maintenance> maintenance_;
 };
 
 } // namespace mneme

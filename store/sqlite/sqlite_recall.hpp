@@ -49,11 +49,9 @@ class db_connection;
 // this count is about where the two break even (figures:
 // docs/benchmarks.md#recall-shapes).
 inline constexpr int64_t fts_member_filter_matches = 1000;
-// Rows above the index watermark that one search examines (newest first). The
-// storage actor keeps the backlog near zero while idle; see store/sqlite/fts_indexer.hpp.
-inline constexpr int64_t tail_scan_rows = 20000;
-// recall_hit::route of a hit found among the not yet indexed rows.
-inline constexpr std::string_view unindexed_tail_route = "unindexed_tail";
+// Rows above the index watermark that one search examines (newest first):
+// tail_scan_rows (store/recall.hpp). The storage actor keeps the backlog near zero
+// while idle; see store/sqlite/fts_indexer.hpp.
 
 // How a full-text route reads a frequent query (policies/fts_candidates.hpp):
 // newest_first ranks the user's newest matching rows only (the product's plan);

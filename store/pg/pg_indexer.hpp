@@ -1,0 +1,100 @@
+// Deferred recall indexing on PostgreSQL (issue 46; schema v12, store/pg/pg_schema.cpp):
+// an append writes its row with the three recall columns NULL (pg_search_columns.hpp
+// says what they hold); this indexer fills them in bounded batches, each batch in a
+// transaction of its own on the writer's connection, when the storage actor is idle
+// (the store_maintenance hooks it drives for SQLite's FTS5 indexer). Recall reads the
+// rows still NULL by a scan (store/pg/pg_recall.hpp, route "unindexed_tail"), so an
+// acknowledged row is findable at once.
+//
+// Invariants:
+//   - A row's recall columns are all NULL or all set, and once set never change (the
+//     schema's triggers refuse anything else); one UPDATE sets all three.
+//   - recall_index_state.indexed_through = W: every row with id <= W had its columns
+//     when W was written (W never goes down). With one writer, rows commit in id
+//     order and W is exact. With several nodes writing one database, a row may commit
+//     below a W another node's indexer wrote meanwhile; the indexer and the tail scan
+//     therefore read the rows whose columns are NULL (the partial index
+//     messages_unindexed), not the rows above W, and nothing is skipped.
+//   - Several indexers (nodes) never fill the same row twice: a batch locks its rows
+//     (FOR NO KEY UPDATE SKIP LOCKED, which an append's foreign-key check does not wait
+//     for) and sets only rows still NULL.
+//
+// The PostgreSQL store owns one (pg_store::maintenance()); the log and cold-copy hooks
+// are SQLite's and do nothing here (the server copies its own log back; no cold copies).
+// Thread: the store's owner (the storage actor, detached).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include <pqxx/transaction_base>
+
+#include "store/store_maintenance.hpp"
+
+namespace mneme {
+
+class pg_store;
+
+// Rows one indexing transaction fills at most, and their text bytes (at least one row
+// whatever its size): a request waiting behind a batch waits for one row's columns
+// (should_yield is asked after each), one UPDATE and the COMMIT.
+inline constexpr int64_t pg_index_batch_rows = 256;
+inline constexpr int64_t pg_index_batch_bytes = 4 * 1024 * 1024;
+
+struct pg_index_fill {
+  int64_t rows = 0;       // rows whose columns this batch set
+  int64_t bytes = 0;      // their content bytes
+  bool caught_up = false; // no unindexed row was left unread by this batch
+  bool yielded = false;   // should_yield() stopped it after a row
+  int64_t indexed_through = 0; // recall_index_state.indexed_through after the batch
+};
+
+// Inside `t` (a write transaction of its own): the lowest unindexed rows, up to
+// `max_rows` and `max_bytes` of content (at least one row), get their recall columns,
+// stopping after any row after which should_yield() answers true; then the watermark
+// moves up to below the lowest row still unindexed (or to the highest id when none).
+// REQUIRES: schema v12; max_rows >= 1.
+pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows,
+                                     int64_t max_bytes,
+                                     const std::function<bool()>& should_yield = {});
+
+// Rows whose recall columns are NULL, and the watermark, inside `t`.
+int64_t pg_unindexed_rows(pqxx::transaction_base& t);
+int64_t pg_indexed_through(pqxx::transaction_base& t);
+
+class pg_maintenance final : public store_maintenance {
+public:
+  explicit pg_maintenance(pg_store& store) : store_(store) {}
+
+  bool in_transaction() const override;
+  // The same figure for the three indexes: one batch fills all three columns.
+  caf::expected<fts_index_figures> index_backlogs() override;
+  // One batch: plan.run / plan.max_* bounded by pg_index_batch_*; large rows need no
+  // pacing here (no log of ours to spill), so none waits.
+  caf::expected<index_progress> index_tick(const index_tick_plan& plan,
+                                           const std::function<bool()>& should_yield) override;
+  caf::expected<int64_t> index_all() override;
+
+  caf::expected<int64_t> page_bytes() override { return int64_t{8192}; }
+  void watch_log() override {}
+  int64_t log_pages() const override { return 0; }
+  bool take_log_commit() override { return false; }
+  void mark_log_commit() override {}
+  caf::expected<wal_checkpoint_result> checkpoint_log() override {
+    return wal_checkpoint_result{};
+  }
+  caf::expected<std::unique_ptr<log_checkpointer>> open_log_checkpointer() override;
+
+  std::string cold_copy_folder() const override { return {}; }
+  cold_sweep_result sweep_cold_copies(const std::string&, int64_t, time_ms) override {
+    return {};
+  }
+
+private:
+  caf::expected<pg_index_fill> fill(int64_t max_rows, int64_t max_bytes,
+                                    const std::function<bool()>& should_yield);
+
+  pg_store& store_;
+};
+
+} // namespace mneme
