@@ -91,6 +91,9 @@ public:
   // (or abort_group). The rows of a group commit together, in one transaction.
   // REQUIRES: no group is open for begin_group; one is open for the others.
   virtual caf::error begin_group() = 0;
+  // After begin_group: about how many rows the group's inserts will hold (a backend may
+  // reserve their ids in one round trip). A hint only: any number may follow.
+  virtual void expect_group_rows(int64_t rows) { (void)rows; }
   // As append, inside the group. A refused row changes nothing of the group (its
   // statement is atomic) unless the backend rolled the whole group back, which
   // group_open() then reports as false: the group is lost and commit_group fails.

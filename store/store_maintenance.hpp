@@ -1,8 +1,8 @@
 // The background work a backend may need from the owner of its writer, offered as an
 // optional capability of the store (message_store::maintenance(): null when the backend
-// needs none). SQLite offers it (store/sqlite/sqlite_maintenance.hpp); PostgreSQL does
-// not: it writes its recall columns in the append's transaction, copies its own log
-// back and keeps no cold copies.
+// needs none). SQLite offers all of it (store/sqlite/sqlite_maintenance.hpp); PostgreSQL
+// the deferred indexing only (store/pg/pg_indexer.hpp: its recall columns, one batch
+// filling all three; it copies its own log back and keeps no cold copies).
 //
 //   - Deferred recall indexing: appends do not fill the full-text indexes. The owner
 //     runs paced ticks when idle (policies/index_pacing.hpp), each filling one index

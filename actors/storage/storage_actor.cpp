@@ -34,8 +34,9 @@ struct pending_append {
 struct storage_state {
   static inline const char* name = "storage";
   std::shared_ptr<message_store> store;
-  // The background work the store needs (indexing ticks, log checkpoints, cold
-  // copies: store/store_maintenance.hpp); null when it needs none (PostgreSQL).
+  // The background work the store needs (indexing ticks on both backends; log
+  // checkpoints and cold copies on SQLite: store/store_maintenance.hpp); null when it
+  // needs none.
   store_maintenance* maintenance = nullptr;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<storage_metrics> metrics;
@@ -141,7 +142,7 @@ void fail_all(storage_state& st, std::vector<pending_append>& group, const caf::
 void checkpoint_wal(storage_pointer self) {
   auto& st = self->state;
   if (!st.maintenance)
-    return; // the backend copies its own log back (PostgreSQL)
+    return; // the backend copies its own log back
   auto& m = *st.maintenance;
   if (!m.take_log_commit())
     return; // the log has not grown since the last plan
@@ -204,6 +205,10 @@ group_attempt try_group(storage_state& st, const std::vector<pending_append>& gr
     a.fatal = std::move(err);
     return a;
   }
+  int64_t expected = 0;
+  for (const auto& p : group)
+    expected += static_cast<int64_t>(p.rows.size());
+  store.expect_group_rows(expected);
   for (const auto& p : group) {
     caf::error last;
     if (p.single) {
@@ -284,7 +289,7 @@ void flush(storage_pointer self) {
   auto rows = attempt.rows;
   auto last_id = attempt.last_id;
   checkpoint_wal(self);
-  if (st.maintenance) // a backend that indexes in the append's transaction has no backlog
+  if (st.maintenance) // a backend without maintenance indexes in the append's transaction
     st.indexing.committed(rows, last_id, steady_ms());
   if (st.metrics) {
     st.metrics->commit_latency.observe_us(
@@ -333,7 +338,7 @@ void arm_index_timer(storage_pointer self, int64_t now_ms, int64_t due_ms) {
 // Sets the backlogs from the file (at start, after an import). False when there is none.
 bool read_backlogs(storage_state& st) {
   if (!st.maintenance)
-    return false; // the backend indexes in the append's transaction (PostgreSQL)
+    return false; // the backend indexes in the append's transaction
   auto backlogs = st.maintenance->index_backlogs();
   if (!backlogs)
     return false;
@@ -355,7 +360,7 @@ bool read_backlogs(storage_state& st) {
 void index_when_idle(storage_pointer self) {
   auto& st = self->state;
   if (!st.maintenance)
-    return; // the backend indexes in the append's transaction (PostgreSQL)
+    return; // the backend indexes in the append's transaction
   auto now = steady_ms();
   auto step = st.indexing.next(now);
   if (step.what == index_step::kind::idle)

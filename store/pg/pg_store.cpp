@@ -390,20 +390,45 @@ caf::error pg_store::begin_group() {
     group_ = std::make_unique<pqxx::work>(*conn_, "group");
     group_broken_ = false;
     group_last_id_ = 0;
+    group_rows_.clear();
+    reserved_ids_.clear();
+    expected_rows_ = 0;
     fenced_now_.clear(); // each group share-locks the leases it writes under
     return {};
   });
+}
+
+void pg_store::expect_group_rows(int64_t rows) {
+  expected_rows_ = std::max<int64_t>(0, rows);
 }
 
 bool pg_store::group_open() const {
   return group_ != nullptr && !group_broken_;
 }
 
+std::vector<int64_t> pg_store::take_group_ids(int64_t n) {
+  auto have = static_cast<int64_t>(reserved_ids_.size());
+  if (have < n) {
+    auto more = pg::reserve_message_ids(*group_, std::max(n, expected_rows_) - have);
+    reserved_ids_.insert(reserved_ids_.end(), more.begin(), more.end());
+  }
+  std::vector<int64_t> ids(reserved_ids_.begin(), reserved_ids_.begin() + n);
+  reserved_ids_.erase(reserved_ids_.begin(), reserved_ids_.begin() + n);
+  expected_rows_ = std::max<int64_t>(0, expected_rows_ - n);
+  return ids;
+}
+
+// A row of the group is checked (and its session fenced) when it arrives; its id is
+// reserved then, and the row itself is sent with the others at commit_group.
 caf::expected<int64_t> pg_store::insert_in_group(const message& m) {
   try {
-    auto id = insert_message(*group_, m, 0, true);
-    if (id)
-      group_last_id_ = *id;
+    if (auto err = validate_new_message(m, params_))
+      return err;
+    if (auto err = require_open(*group_, m.session_id, true))
+      return err;
+    auto id = take_group_ids(1).front();
+    group_rows_.add(id, m, 0, fence_token_of(m.session_id));
+    group_last_id_ = id;
     return id;
   } catch (const std::exception& e) {
     group_broken_ = true; // PostgreSQL aborted the whole transaction
@@ -411,45 +436,26 @@ caf::expected<int64_t> pg_store::insert_in_group(const message& m) {
   }
 }
 
+// Every row is checked before any joins the group, so a refused batch adds nothing (a
+// lease it share-locked stays locked until the group ends, as fenced_now_ records).
 caf::expected<message_ids> pg_store::insert_batch_in_group(const std::vector<message>& batch) {
-  auto& g = *group_;
-  // The savepoint keeps a failed batch out and the rest of the group in.
-  auto undo = [&] {
-    // Row locks taken after the savepoint go with it: fence again next time.
-    fenced_now_.clear();
-    g.exec0("ROLLBACK TO SAVEPOINT batch_append");
-    g.exec0("RELEASE SAVEPOINT batch_append");
-  };
   try {
-    g.exec0("SAVEPOINT batch_append");
-  } catch (const std::exception& e) {
-    group_broken_ = true;
-    return pg_failure(e, "append batch");
-  }
-  try {
-    message_ids out;
-    out.ids.reserve(batch.size());
     for (const auto& m : batch) {
-      auto id = insert_message(g, m, 0, true);
-      if (!id) {
-        // A session remembered open by this batch stays open: nothing ended it.
-        undo();
-        return std::move(id.error());
-      }
-      out.ids.push_back(*id);
+      if (auto err = validate_new_message(m, params_))
+        return err;
+      if (auto err = require_open(*group_, m.session_id, true))
+        return err;
     }
-    g.exec0("RELEASE SAVEPOINT batch_append");
+    message_ids out;
+    out.ids = take_group_ids(static_cast<int64_t>(batch.size()));
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      group_rows_.add(out.ids[i], batch[i], 0, fence_token_of(batch[i].session_id));
     if (!out.ids.empty())
       group_last_id_ = out.ids.back();
     return out;
   } catch (const std::exception& e) {
-    auto err = pg_failure(e, "append batch");
-    try {
-      undo(); // PostgreSQL keeps the group usable after ROLLBACK TO
-    } catch (const std::exception&) {
-      group_broken_ = true;
-    }
-    return err;
+    group_broken_ = true;
+    return pg_failure(e, "append batch");
   }
 }
 
@@ -458,6 +464,7 @@ caf::error pg_store::commit_group() {
   auto err = pg::guarded_once("commit group", [&]() -> caf::error {
     if (group_broken_)
       return caf::make_error(errc::storage_failed, "postgres: the group was rolled back");
+    group_rows_.insert(*group_); // every row of the group in one statement
     try {
       group_->commit();
     } catch (const pqxx::in_doubt_error&) {
@@ -466,6 +473,8 @@ caf::error pg_store::commit_group() {
     return {};
   });
   group_.reset(); // an uncommitted group rolls back here
+  group_rows_.clear();
+  reserved_ids_.clear();
   if (in_doubt)
     err = settle_interrupted_commit();
   if (err)
@@ -492,6 +501,8 @@ caf::error pg_store::settle_interrupted_commit() {
 }
 
 void pg_store::abort_group() {
+  group_rows_.clear();
+  reserved_ids_.clear();
   try {
     group_.reset();
   } catch (...) { // NOLINT: a failed rollback leaves nothing committed

@@ -3,8 +3,9 @@
 // (libpqxx blocks).
 //
 // Operations: sessions (create, end, list, load, stats, trigger state), appends
-// (single, batch, group commit: many appends in one transaction, a batch atomic
-// inside it through a savepoint), live context, range, the atomic compaction commit,
+// (single, batch, group commit: many appends in one transaction, each checked as it
+// arrives, a batch all or nothing, and every row of the group sent in one statement
+// at its commit: pg_group_rows.hpp), live context, range, the atomic compaction commit,
 // row replacement, child continuation, reset, checkpoints and rollback (flag flips in
 // message_state only: the schema refuses any UPDATE of a message row), JSONL export.
 // Each message's recall columns are filled behind the appends by the store's indexer
@@ -20,12 +21,14 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "store/message_store.hpp"
+#include "store/pg/pg_group_rows.hpp"
 #include "store/session_ids.hpp"
 
 #include <pqxx/connection>
@@ -71,6 +74,7 @@ public:
   caf::expected<message_ids> append_batch(const std::vector<message>& batch) override;
 
   caf::error begin_group() override;
+  void expect_group_rows(int64_t rows) override;
   caf::expected<int64_t> insert_in_group(const message& m) override;
   caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch) override;
   caf::error commit_group() override;
@@ -181,6 +185,9 @@ private:
   caf::error keep_writer_lock(pqxx::transaction_base& t);
   // The token the rows of `session_id` are written under in this transaction (0: none).
   int64_t fence_token_of(const std::string& session_id) const;
+  // The next `n` reserved ids of the group, reserving more (at least the rows still
+  // expected) when too few are left.
+  std::vector<int64_t> take_group_ids(int64_t n);
   // Validates and inserts one message of an open session inside `t`; position 0
   // means "= id".
   caf::expected<int64_t> insert_message(pqxx::transaction_base& t, const message& m,
@@ -206,6 +213,11 @@ private:
   // Sessions fenced in the current transaction (a group: since begin_group) -> token.
   std::unordered_map<std::string, int64_t> fenced_now_;
   std::unique_ptr<pg_maintenance> maintenance_;
+  // The group's rows, sent in one statement by commit_group (pg_group_rows.hpp), the
+  // ids reserved for it and not used yet, and the rows still expected (the hint).
+  pg::group_rows group_rows_;
+  std::deque<int64_t> reserved_ids_;
+  int64_t expected_rows_ = 0;
 };
 
 } // namespace mneme
