@@ -114,6 +114,10 @@ caf::expected<pg_index_fill> pg_maintenance::fill(int64_t max_rows, int64_t max_
     if (store_.node_id_.empty())
       if (auto err = store_.keep_writer_lock(w))
         return err;
+    // The columns derive from rows already durable: a batch lost in a crash is filled
+    // again (columns and watermark roll back together), so its COMMIT need not wait for
+    // the disk, and an append queued behind it waits less.
+    w.exec0("SET LOCAL synchronous_commit = off");
     auto done = pg_fill_recall_columns(w, max_rows, max_bytes, should_yield);
     w.commit();
     return done;

@@ -15,6 +15,9 @@
 //     below a W another node's indexer wrote meanwhile; the indexer and the tail scan
 //     therefore read the rows whose columns are NULL (the partial index
 //     messages_unindexed), not the rows above W, and nothing is skipped.
+//   - A batch commits without waiting for the disk (synchronous_commit off): it only
+//     derives columns from rows already durable, and a batch lost in a crash leaves
+//     its rows NULL and the watermark where it was, so they are filled again.
 //   - Several indexers (nodes) never fill the same row twice: a batch locks its rows
 //     (FOR NO KEY UPDATE SKIP LOCKED, which an append's foreign-key check does not wait
 //     for) and sets only rows still NULL.
