@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <limits>
 #include <thread>
 
 #include <pqxx/pqxx>
@@ -73,6 +74,7 @@ index_tick_plan plan_of(int64_t rows) {
   plan.max_bytes = int64_t{1} << 30;
   plan.run = {rows, int64_t{1} << 30};
   plan.max_run = plan.run;
+  plan.large_rows_through = std::numeric_limits<int64_t>::max(); // the writer is quiet
   return plan;
 }
 
@@ -116,6 +118,17 @@ BOOST_FIXTURE_TEST_CASE(the_indexer_fills_bounded_batches_and_moves_the_watermar
   auto backlog = m->index_backlogs();
   BOOST_REQUIRE(backlog);
   BOOST_TEST((*backlog)[0] == total);
+
+  // While appends keep coming, a row committed too recently waits (and the rows behind
+  // it): nothing is filled, the tick names it.
+  auto busy = plan_of(100000);
+  busy.large_rows_through = ids->ids.front() - 1;
+  auto waiting = m->index_tick(busy, [] { return false; });
+  BOOST_REQUIRE_MESSAGE(waiting, err_of(waiting));
+  BOOST_TEST(waiting->rows == 0);
+  BOOST_TEST((waiting->stop == index_stop::large_row_due));
+  BOOST_TEST(waiting->deferred_id == ids->ids.front());
+  BOOST_TEST(unindexed() == total);
 
   // A run longer than a batch still commits one bounded batch.
   auto first = m->index_tick(plan_of(100000), [] { return false; });

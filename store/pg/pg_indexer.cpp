@@ -2,6 +2,7 @@
 #include "store/pg/pg_indexer.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ void add_array_element(std::string& array, const std::string& value) {
 } // namespace
 
 pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows,
-                                     int64_t max_bytes,
+                                     int64_t max_bytes, int64_t through,
                                      const std::function<bool()>& should_yield) {
   auto rows = t.exec_params("SELECT id, content FROM messages WHERE search_text IS NULL"
                             " ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED",
@@ -45,6 +46,11 @@ pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows
   std::string unicode61 = "{";
   bool budget = false;
   for (const auto& r : rows) {
+    auto id = r[0].as<int64_t>();
+    if (id > through) { // may not go yet: it and the rows behind it wait
+      out.deferred_id = id;
+      break;
+    }
     auto content = pg::text_of(r[1]);
     auto size = static_cast<int64_t>(content.size());
     if (out.rows > 0 && out.bytes + size > max_bytes) {
@@ -53,7 +59,7 @@ pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows
     }
     if (out.rows > 0)
       ids += ',';
-    ids += r[0].c_str();
+    ids += std::to_string(id);
     add_array_element(words, pg_tsvector_literal(content));
     add_array_element(texts, pg_search_text(content));
     add_array_element(unicode61, pg_unicode61_literal(content));
@@ -65,7 +71,8 @@ pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows
       break;
     }
   }
-  out.caught_up = !budget && !out.yielded && static_cast<int64_t>(rows.size()) < max_rows;
+  out.caught_up = !budget && !out.yielded && out.deferred_id == 0
+                  && static_cast<int64_t>(rows.size()) < max_rows;
   if (out.rows > 0)
     t.exec_params("UPDATE messages m SET search_words = u.w::tsvector, search_text = u.t,"
                   " search_unicode61 = u.u::tsvector"
@@ -105,6 +112,7 @@ caf::expected<fts_index_figures> pg_maintenance::index_backlogs() {
 }
 
 caf::expected<pg_index_fill> pg_maintenance::fill(int64_t max_rows, int64_t max_bytes,
+                                                  int64_t through,
                                                   const std::function<bool()>& should_yield) {
   // One attempt: a lost connection fails the batch (the storage actor retries it
   // later; the next write reconnects) rather than holding the writer in reconnect waits.
@@ -118,7 +126,7 @@ caf::expected<pg_index_fill> pg_maintenance::fill(int64_t max_rows, int64_t max_
     // again (columns and watermark roll back together), so its COMMIT need not wait for
     // the disk, and an append queued behind it waits less.
     w.exec0("SET LOCAL synchronous_commit = off");
-    auto done = pg_fill_recall_columns(w, max_rows, max_bytes, should_yield);
+    auto done = pg_fill_recall_columns(w, max_rows, max_bytes, through, should_yield);
     w.commit();
     return done;
   });
@@ -129,7 +137,10 @@ caf::expected<index_progress> pg_maintenance::index_tick(
   auto rows = std::clamp<int64_t>(std::min(plan.run.rows, plan.max_rows), 1, pg_index_batch_rows);
   auto bytes = std::clamp<int64_t>(std::min(plan.run.bytes, plan.max_bytes), 1,
                                    pg_index_batch_bytes);
-  auto done = fill(rows, bytes, should_yield);
+  // Every row counts as large (policies/index_pacing): filling its columns costs the
+  // server more than its append did, so while appends keep coming only rows committed
+  // large_row_max_wait_ms ago go; all go once the writer is quiet.
+  auto done = fill(rows, bytes, plan.large_rows_through, should_yield);
   if (!done)
     return std::move(done.error());
   index_progress p;
@@ -138,8 +149,11 @@ caf::expected<index_progress> pg_maintenance::index_tick(
   p.bytes = done->bytes;
   p.index_watermark = done->indexed_through;
   p.watermark = done->indexed_through;
-  p.stop = done->caught_up ? index_stop::caught_up
-                           : done->yielded ? index_stop::yielded : index_stop::budget;
+  p.stop = done->caught_up      ? index_stop::caught_up
+           : done->yielded      ? index_stop::yielded
+           : done->deferred_id  ? index_stop::large_row_due
+                                : index_stop::budget;
+  p.deferred_id = done->deferred_id;
   p.all_caught_up = done->caught_up;
   p.waited = done->yielded;
   p.next_run = done->yielded ? plan.run : next_index_run(plan.run, plan.max_run);
@@ -149,7 +163,8 @@ caf::expected<index_progress> pg_maintenance::index_tick(
 caf::expected<int64_t> pg_maintenance::index_all() {
   int64_t total = 0;
   for (;;) {
-    auto done = fill(pg_index_batch_rows, pg_index_batch_bytes, {});
+    auto done = fill(pg_index_batch_rows, pg_index_batch_bytes,
+                     std::numeric_limits<int64_t>::max(), {});
     if (!done)
       return std::move(done.error());
     total += done->rows;

@@ -49,16 +49,18 @@ struct pg_index_fill {
   int64_t bytes = 0;      // their content bytes
   bool caught_up = false; // no unindexed row was left unread by this batch
   bool yielded = false;   // should_yield() stopped it after a row
+  int64_t deferred_id = 0; // the first row above `through`, where it stopped (0: none)
   int64_t indexed_through = 0; // recall_index_state.indexed_through after the batch
 };
 
 // Inside `t` (a write transaction of its own): the lowest unindexed rows, up to
 // `max_rows` and `max_bytes` of content (at least one row), get their recall columns,
-// stopping after any row after which should_yield() answers true; then the watermark
+// stopping before the first row above `through` and after any row after which
+// should_yield() answers true; then the watermark
 // moves up to below the lowest row still unindexed (or to the highest id when none).
 // REQUIRES: schema v12; max_rows >= 1.
 pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows,
-                                     int64_t max_bytes,
+                                     int64_t max_bytes, int64_t through,
                                      const std::function<bool()>& should_yield = {});
 
 // Rows whose recall columns are NULL, and the watermark, inside `t`.
@@ -72,8 +74,11 @@ public:
   bool in_transaction() const override;
   // The same figure for the three indexes: one batch fills all three columns.
   caf::expected<fts_index_figures> index_backlogs() override;
-  // One batch: plan.run / plan.max_* bounded by pg_index_batch_*; large rows need no
-  // pacing here (no log of ours to spill), so none waits.
+  // One batch: plan.run / plan.max_* bounded by pg_index_batch_*. Every row counts as
+  // large (its columns cost the server more than its append): only rows up to
+  // plan.large_rows_through go (all once the writer is quiet; otherwise those waiting
+  // longer than policies/index_pacing's large_row_max_wait_ms), so indexing does not
+  // take the writer from appends arriving; stop large_row_due names the row that waits.
   caf::expected<index_progress> index_tick(const index_tick_plan& plan,
                                            const std::function<bool()>& should_yield) override;
   caf::expected<int64_t> index_all() override;
@@ -94,7 +99,7 @@ public:
   }
 
 private:
-  caf::expected<pg_index_fill> fill(int64_t max_rows, int64_t max_bytes,
+  caf::expected<pg_index_fill> fill(int64_t max_rows, int64_t max_bytes, int64_t through,
                                     const std::function<bool()>& should_yield);
 
   pg_store& store_;
