@@ -10,6 +10,7 @@
 #include "store/pg/pg_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
 
 BOOST_AUTO_TEST_SUITE(pg_group_rows_test)
 

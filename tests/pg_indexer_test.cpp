@@ -15,11 +15,13 @@
 
 #include "actors/storage/storage_actor.hpp"
 #include "store/pg/pg_indexer.hpp"
+#include "store/recall.hpp"
 #include "store/pg/pg_schema.hpp"
 #include "store/pg/pg_search_columns.hpp"
 #include "store/pg/pg_store.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
 
 BOOST_AUTO_TEST_SUITE(pg_indexer_test)
 

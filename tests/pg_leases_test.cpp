@@ -14,6 +14,7 @@
 #include "tests/message_builders.hpp"
 #include "tests/store_backends.hpp"
 #include "tests/store_test_util.hpp"
+#include "tests/test_print.hpp"
 
 BOOST_AUTO_TEST_SUITE(pg_leases_test)
 
