@@ -476,9 +476,9 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     free_space = [m] { return m->free_space_bytes(); };
   self->state.space = index_space_gate{std::move(free_space),
                                        self->state.store->params().index_free_space_reserve_bytes};
-  publish_index_cap(self->state.indexing, self->state.metrics.get());
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
+  publish_index_cap(self->state.indexing, self->state.metrics.get());
   if (checkpointer && self->state.maintenance) {
     // The writer's bound is in bytes; the log is counted in the file's pages.
     auto page = self->state.maintenance->page_bytes();
