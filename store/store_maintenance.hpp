@@ -133,6 +133,13 @@ public:
   virtual void mark_log_commit() = 0;
   // A PASSIVE checkpoint on the writer: copies what no reader still needs, never waits.
   virtual caf::expected<wal_checkpoint_result> checkpoint_log() = 0;
+  // After the disk refused a write: copies the whole log back and cuts its file to
+  // zero bytes (waits for readers up to the busy timeout), so the log's space returns.
+  virtual caf::expected<wal_checkpoint_result> truncate_log() = 0;
+  // The free space, in bytes, of the filesystem that holds the database (statvfs of
+  // its folder, as an unprivileged process may use it); -1 when unknown (in memory,
+  // or the call failed).
+  virtual int64_t free_space_bytes() const = 0;
   // A checkpointer connection of its own. Fails for a database no second connection
   // can open (an in-memory one): the owner then checkpoints inline.
   virtual caf::expected<std::unique_ptr<log_checkpointer>> open_log_checkpointer() = 0;

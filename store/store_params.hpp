@@ -20,6 +20,10 @@ struct store_params {
   int64_t readers = 2;                 // read-only connections for recall/export
   std::string cold_storage_dir = "cold"; // JSONL of ended sessions (SPEC §7)
   int64_t max_content_bytes = 32 << 20; // larger message contents are refused (bad_request)
+  // SQLite: no idle-time index tick runs while the database's filesystem has less free
+  // space than this, so space that returns after a full disk serves appends first
+  // (policies/index_space.hpp says why 64 MiB); 0 turns the check off.
+  int64_t index_free_space_reserve_bytes = 64LL << 20;
   // gateway.node_id (PostgreSQL only): non-empty = node mode, writes fenced by session-key
   // leases (store/pg/pg_leases.hpp) instead of one writer per database.
   std::string node_id;

@@ -180,6 +180,7 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(database.synchronous_full);
   SAME(database.readers);
   SAME(database.cold_storage_dir);
+  SAME(database.index_free_space_reserve_bytes);
   SAME(gateway.host);
   SAME(gateway.port);
   SAME(gateway.auth_token);
@@ -638,6 +639,7 @@ const std::vector<int_bounds> integer_ranges = {
   {"database.busy_timeout_ms", 0, 600000},
   {"database.max_batch", 1, 100000},
   {"database.readers", 1, 64},
+  {"database.index_free_space_reserve_bytes", 0, 1099511627776},
   {"gateway.port", 1, 65535},
   {"gateway.max_body_bytes", 1024, 1073741824},
   {"gateway.idle_evict_seconds", 1, 2592000},

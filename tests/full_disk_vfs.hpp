@@ -1,6 +1,8 @@
 // A test seam for a full disk under SQLite: a VFS that wraps the default one and, once
 // armed, answers SQLITE_FULL to every write of a file whose path starts with a prefix
 // (the test's temporary directory), the way a filesystem without free space does.
+// limit_wal_bytes() makes a smaller disk: only the write-ahead log's writes past an
+// offset fail, so large transactions are refused and small ones commit.
 // Reads, syncs, locks and shared memory pass through, so a connection keeps working for
 // reads and recovers by itself once disarmed (space returned).
 //
@@ -26,6 +28,11 @@ class full_disk_vfs {
   // now on.
   static void arm() { state().armed.store(true); }
   static void disarm() { state().armed.store(false); }
+  // A disk with room for `bytes` of write-ahead log (< 0: no limit, the default): a
+  // write to a watched "-wal" file that would reach past that offset fails with
+  // SQLITE_FULL, so a transaction whose log is longer is refused and shorter ones
+  // (after the log restarts from its start) go through. Independent of arm().
+  static void limit_wal_bytes(long bytes) { state().wal_limit.store(bytes); }
   // Writes refused since the process started.
   static long refused_writes() { return state().refused.load(); }
 
@@ -53,6 +60,7 @@ class full_disk_vfs {
   // connections still open through it.
   static void restore_default() {
     disarm();
+    limit_wal_bytes(-1);
     sqlite3_vfs_register(state().real, 1);
   }
 
@@ -61,6 +69,7 @@ class full_disk_vfs {
     sqlite3_file base;
     sqlite3_file* real;  // lives right after this struct in the same allocation
     bool watched;        // the path starts with the prefix
+    bool wal;            // watched, and a write-ahead log ("-wal")
   };
   struct shared_state {
     std::once_flag registered;
@@ -69,6 +78,7 @@ class full_disk_vfs {
     sqlite3_io_methods methods{};
     std::atomic<bool> armed{false};
     std::atomic<long> refused{0};
+    std::atomic<long> wal_limit{-1};
     std::mutex mutex;
     std::string prefix;
   };
@@ -80,7 +90,9 @@ class full_disk_vfs {
 
   static int write(sqlite3_file* f, const void* data, int amount, sqlite3_int64 offset) {
     auto* shim = reinterpret_cast<shim_file*>(f);
-    if (shim->watched && state().armed.load()) {
+    auto wal_limit = state().wal_limit.load();
+    if (shim->watched
+        && (state().armed.load() || (shim->wal && wal_limit >= 0 && offset + amount > wal_limit))) {
       state().refused.fetch_add(1);
       return SQLITE_FULL;
     }
@@ -164,6 +176,8 @@ class full_disk_vfs {
       std::lock_guard<std::mutex> lock(s.mutex);
       shim->watched = path && !s.prefix.empty()
                       && std::strncmp(path, s.prefix.c_str(), s.prefix.size()) == 0;
+      auto n = shim->watched ? std::strlen(path) : 0;
+      shim->wal = n > 4 && std::strcmp(path + n - 4, "-wal") == 0;
     }
     int rc = s.real->xOpen(s.real, path, shim->real, flags, out_flags);
     if (shim->real->pMethods)
@@ -183,6 +197,7 @@ struct full_disk_vfs_scope {
   full_disk_vfs_scope& operator=(const full_disk_vfs_scope&) = delete;
   void arm() { full_disk_vfs::arm(); }
   void disarm() { full_disk_vfs::disarm(); }
+  void limit_wal_bytes(long bytes) { full_disk_vfs::limit_wal_bytes(bytes); }
   std::string prefix;
 };
 

@@ -138,4 +138,51 @@ BOOST_AUTO_TEST_CASE(a_failed_tick_waits_a_doubling_delay_and_a_finished_one_end
   BOOST_TEST(s.failed(8002).due_ms == 9002);    // a new series starts at 1 s
 }
 
+BOOST_AUTO_TEST_CASE(a_refused_tick_halves_the_cap_to_its_floor_and_committed_ones_double_it_back) {
+  index_pacing_params pacing;
+  pacing.batch_rows = 1024;
+  pacing.batch_bytes = 1 << 20;
+  index_schedule s{pacing};
+  s.committed(5000, 5000, 1000);
+  auto plan = s.next(1000).plan;
+  BOOST_TEST(plan.max_rows == 1024);
+  BOOST_TEST(plan.max_bytes == 1 << 20);
+  BOOST_TEST(!s.refused_last());
+
+  auto retry = s.refused(1000); // the disk refused the transaction
+  BOOST_TEST(s.refused_last());
+  BOOST_TEST(s.cap().rows == 512);
+  BOOST_TEST(s.cap().bytes == 512 * 1024);
+  BOOST_TEST(retry.due_ms == 2000);
+  plan = s.next(2000).plan; // the next tick is half as long
+  BOOST_TEST(plan.max_rows == 512);
+  BOOST_TEST(plan.max_bytes == 512 * 1024);
+  // While the cap still shrinks, each retry comes after the first delay.
+  BOOST_TEST(s.refused(2000).due_ms == 3000);
+  BOOST_TEST(s.refused(3000).due_ms == 4000);
+  BOOST_TEST(s.cap().rows == 128);
+  for (int64_t t = 4000; s.cap().rows > index_cap_floor.rows || s.cap().bytes > index_cap_floor.bytes;
+       t += 1000)
+    s.refused(t);
+  BOOST_TEST(s.cap().rows == index_cap_floor.rows);
+  BOOST_TEST(s.cap().bytes == index_cap_floor.bytes);
+  // At the floor, the delay doubles again.
+  auto at_floor = s.refused(20000);
+  auto later = s.refused(at_floor.due_ms);
+  BOOST_TEST(later.due_ms - at_floor.due_ms == 2 * (at_floor.due_ms - 20000));
+
+  s.finished(tick(fts_index::words, 16, index_stop::budget, 0), 100000); // a tick commits
+  BOOST_TEST(!s.refused_last());
+  BOOST_TEST(s.cap().rows == 32);
+  BOOST_TEST(s.cap().bytes == 128 * 1024);
+  plan = s.next(100000).plan;
+  BOOST_TEST(plan.max_rows == 32);
+  for (int i = 0; i < 20; ++i)
+    s.finished(tick(fts_index::words, 1, index_stop::budget, 0), 100001 + i);
+  BOOST_TEST(s.cap().rows == 1024); // back to the pacing's cap, not beyond
+  BOOST_TEST(s.cap().bytes == 1 << 20);
+  s.finished(tick(fts_index::words, 0, index_stop::caught_up, 0), 200000);
+  BOOST_TEST(s.cap().rows == 1024);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // index_schedule_test

@@ -49,6 +49,8 @@ index_step index_schedule::next(int64_t now_ms) {
   }
   step.what = index_step::kind::run;
   step.plan.run = run_;
+  step.plan.max_rows = std::max<int64_t>(1, std::min(step.plan.max_rows, cap_.rows));
+  step.plan.max_bytes = std::max<int64_t>(1, std::min(step.plan.max_bytes, cap_.bytes));
   return step;
 }
 
@@ -61,9 +63,22 @@ index_step index_schedule::failed(int64_t now_ms) {
   return step;
 }
 
+index_step index_schedule::refused(int64_t now_ms) {
+  auto smaller = shrink_index_cap(cap_);
+  if (smaller.rows != cap_.rows || smaller.bytes != cap_.bytes)
+    failures_in_a_row_ = 0; // a smaller transaction may fit: try it after the first delay
+  cap_ = smaller;
+  refused_last_ = true;
+  return failed(now_ms);
+}
+
 index_step index_schedule::finished(const index_progress& done, int64_t now_ms) {
   failures_in_a_row_ = 0;
   retry_due_ms_ = 0;
+  if (done.rows > 0) { // a transaction committed: the cap grows back
+    cap_ = grow_index_cap(cap_, max_cap());
+    refused_last_ = false;
+  }
   auto& left = backlogs_[static_cast<std::size_t>(done.index)];
   left = done.stop == index_stop::caught_up ? 0 : std::max<int64_t>(0, left - done.rows);
   if (done.all_caught_up)

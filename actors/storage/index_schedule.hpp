@@ -14,6 +14,7 @@
 #include <deque>
 
 #include "policies/index_pacing.hpp"
+#include "policies/index_space.hpp"
 #include "store/store_maintenance.hpp"
 
 namespace mneme {
@@ -28,7 +29,7 @@ struct index_step {
 class index_schedule {
  public:
   explicit index_schedule(index_pacing_params pacing = {})
-    : pacing_(pacing), run_(first_index_run(pacing_)) {}
+    : pacing_(pacing), run_(first_index_run(pacing_)), cap_(max_cap()) {}
 
   // An append arrived: the next tick is a first (short) run.
   void appended(int64_t now_ms);
@@ -52,6 +53,18 @@ class index_schedule {
   // policies/index_retry's delay, which doubles with each failure in a row; the answer
   // is that wait. A tick that finishes ends the series.
   index_step failed(int64_t now_ms);
+  // A tick whose transaction the disk refused (storage_disk_full): the cap of the
+  // ticks after it is halved (policies/index_space shrink_index_cap) until ticks commit
+  // again, each of which doubles it back; the next tick waits as after failed(), but
+  // only the first retry delay while the cap could still shrink (a smaller
+  // transaction may fit), the doubling delay once it is at the floor.
+  index_step refused(int64_t now_ms);
+
+  // The cap of the next tick's transaction (rows, text bytes): the pacing's batch
+  // figures, less after refusals.
+  const index_cap& cap() const { return cap_; }
+  // The last tick's transaction was refused and none has committed since.
+  bool refused_last() const { return refused_last_; }
 
   // True when a timer for `due_ms` must be armed (none is pending for that time or
   // earlier); the caller then arms it. Records it as pending until next() runs at or
@@ -60,6 +73,7 @@ class index_schedule {
 
  private:
   int64_t large_row_due(int64_t now_ms) const;
+  index_cap max_cap() const { return {pacing_.batch_rows, pacing_.batch_bytes}; }
 
   index_pacing_params pacing_;
   fts_index_figures backlogs_{};
@@ -72,6 +86,8 @@ class index_schedule {
   // first_index_run after an append or a waiting request, next_index_run while
   // nothing waits (policies/index_pacing).
   index_run_limit run_;
+  index_cap cap_;                   // the next tick's cap (policies/index_space)
+  bool refused_last_ = false;       // the last tick was refused, none committed since
 };
 
 } // namespace mneme

@@ -11,9 +11,11 @@
 #include "caf/all.hpp"
 
 #include "actors/storage/index_schedule.hpp"
+#include "actors/storage/index_space_gate.hpp"
 #include "actors/storage/storage_cold.hpp"
 #include "actors/storage/wal_checkpointer.hpp"
 #include "policies/index_pacing.hpp"
+#include "policies/index_space.hpp"
 #include "policies/client_text.hpp"
 #include "policies/wal_checkpoint.hpp"
 #include "store/open_store.hpp"
@@ -47,6 +49,8 @@ struct storage_state {
   // The committed rows each recall index lacks and when the next idle-time tick
   // runs (steady-clock milliseconds).
   index_schedule indexing;
+  // No index tick below the reserve of free space (policies/index_space).
+  index_space_gate space;
   // Write-ahead log checkpoints (policies/wal_checkpoint): the thresholds for this
   // file's page size, the checkpointer thread when the file has one, and whether
   // it is working on a request.
@@ -353,7 +357,8 @@ bool read_backlogs(storage_state& st) {
 // (store/sqlite/fts_indexer), so an append waits for one row plus the tick's COMMIT.
 // Another tick follows while a
 // backlog remains, except when every index waits behind a large row that must
-// wait: then a timer brings the tick back when the row is due.
+// wait: then a timer brings the tick back when the row is due. No tick runs while the
+// database's filesystem has less free space than the reserve (index_space_gate).
 // An index failure is logged, counted and retried after policies/index_retry's delay
 // (a timer: no new append is needed); it never fails an append (recall finds
 // unindexed rows by its tail scan).
@@ -373,17 +378,29 @@ void index_when_idle(storage_pointer self) {
     queue_tick(self);
     return;
   }
+  if (!st.space.admit(step.plan, st.indexing, st.metrics.get(), st.log.get())) {
+    arm_index_timer(self, now, now + index_space_poll_ms); // look again then
+    return;
+  }
   auto done = st.maintenance->index_tick(step.plan, [self] { return !self->mailbox().empty(); });
   if (!done) { // e.g. a full disk: try again after policies/index_retry's delay
     count_failure(st, storage_op::index, done.error());
-    auto retry = st.indexing.failed(now);
-    log_warn(st, "session=- event=index_failed backlog={} retry_in_ms={} error={}",
-             st.unindexed(), retry.due_ms - now, log_quoted(render_error(done.error())));
+    bool refused = done.error().category() == caf::atom("mneme")
+                   && done.error().code() == static_cast<uint8_t>(errc::storage_disk_full);
+    auto retry = refused ? st.indexing.refused(now) : st.indexing.failed(now);
+    publish_index_cap(st.indexing, st.metrics.get());
+    log_warn(st, "session=- event=index_failed backlog={} retry_in_ms={} cap_rows={} "
+                 "cap_bytes={} error={}",
+             st.unindexed(), retry.due_ms - now, st.indexing.cap().rows,
+             st.indexing.cap().bytes, log_quoted(render_error(done.error())));
+    if (refused) // the refused transaction's log pages: back to the filesystem
+      truncate_log_after_refusal(*st.maintenance, st.log.get());
     arm_index_timer(self, now, retry.due_ms);
     return;
   }
   checkpoint_wal(self);
   auto after = st.indexing.finished(*done, now);
+  publish_index_cap(st.indexing, st.metrics.get());
   if (st.metrics) {
     st.metrics->indexed_rows.fetch_add(done->rows, std::memory_order_relaxed);
     if (done->rows > 0)
@@ -456,11 +473,17 @@ void sweep_cold(storage_state& st, int64_t now) {
 storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<message_store> store,
                                           std::shared_ptr<spdlog::logger> log,
                                           std::shared_ptr<storage_metrics> metrics,
-                                          std::optional<wal_checkpointer> checkpointer) {
+                                          std::optional<wal_checkpointer> checkpointer,
+                                          free_space_probe free_space) {
   self->state.store = std::move(store);
   self->state.maintenance = self->state.store->maintenance();
+  if (auto* m = self->state.maintenance; m && !free_space)
+    free_space = [m] { return m->free_space_bytes(); };
+  self->state.space = index_space_gate{std::move(free_space),
+                                       self->state.store->params().index_free_space_reserve_bytes};
   self->state.log = std::move(log);
   self->state.metrics = std::move(metrics);
+  publish_index_cap(self->state.indexing, self->state.metrics.get());
   if (checkpointer && self->state.maintenance) {
     // The writer's bound is in bytes; the log is counted in the file's pages.
     auto page = self->state.maintenance->page_bytes();
@@ -690,17 +713,19 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
                                            std::shared_ptr<message_store> store,
                                            std::shared_ptr<spdlog::logger> log,
-                                           std::shared_ptr<storage_metrics> metrics) {
+                                           std::shared_ptr<storage_metrics> metrics,
+                                           free_space_probe free_space) {
   if (log)
     log->info("session=- event=opened backend={} max_batch={}", store->backend_name(),
               store->params().max_batch);
   return sys.spawn<caf::detached>(storage_impl, std::move(store), std::move(log),
-                                  std::move(metrics), std::nullopt);
+                                  std::move(metrics), std::nullopt, std::move(free_space));
 }
 
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
-                                           std::shared_ptr<storage_metrics> metrics) {
+                                           std::shared_ptr<storage_metrics> metrics,
+                                           free_space_probe free_space) {
   const bool postgres = params.backend == store_backend::postgres;
   auto opened = open_writer_store(params);
   if (!opened) {
@@ -714,7 +739,8 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
   }
   std::shared_ptr<message_store> store{std::move(*opened)};
   if (postgres)
-    return spawn_storage(sys, std::move(store), std::move(log), std::move(metrics));
+    return spawn_storage(sys, std::move(store), std::move(log), std::move(metrics),
+                         std::move(free_space));
   // Another connection to the (now migrated) file checkpoints its log; an
   // in-memory file has none and keeps SQLite's automatic checkpoint.
   std::optional<wal_checkpointer> checkpointer;
@@ -730,7 +756,8 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
               params.path, params.max_batch, params.synchronous_full ? "FULL" : "NORMAL",
               checkpointer ? "background" : "inline");
   return sys.spawn<caf::detached>(storage_impl, std::move(store), std::move(log),
-                                  std::move(metrics), std::move(checkpointer));
+                                  std::move(metrics), std::move(checkpointer),
+                                  std::move(free_space));
 }
 
 } // namespace mneme

@@ -24,6 +24,11 @@
 // backlog remains, so any request that arrived meanwhile is handled first. The
 // backlog (rows missing from at least one index) is storage_metrics::unindexed_rows; the actor indexes everything left
 // when it terminates cleanly, and a backlog found at open is indexed in ticks.
+// Appends come first on a nearly full disk (policies/index_space): no tick runs while
+// the database's filesystem has less free space than
+// store_params::index_free_space_reserve_bytes, a tick takes no more text than the
+// space above it holds, and a transaction the disk refused halves the next ones' cap
+// and has the log file cut back (a TRUNCATE checkpoint).
 // The write-ahead log is copied back into the file by a second connection on its
 // own thread (actors/storage/wal_checkpointer, policies/wal_checkpoint), so a commit
 // never waits for a checkpoint; past a bound, or for an in-memory file, the writer
@@ -35,6 +40,8 @@
 // Thread: handlers run on the actor's own thread; talk to it only by messages.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +52,7 @@
 #include "caf/typed_actor.hpp"
 #include "caf/replies_to.hpp"
 
+#include "actors/storage/index_space_gate.hpp" // free_space_probe
 #include "actors/storage/storage_metrics.hpp"
 #include "messages/mneme_types.hpp"
 #include "store/message_store.hpp"
@@ -140,7 +148,8 @@ using storage_actor = caf::typed_actor<
 // nobody references terminates. `metrics` may be null; `log` may be null (no logs).
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_params& params,
                                            std::shared_ptr<spdlog::logger> log,
-                                           std::shared_ptr<storage_metrics> metrics = nullptr);
+                                           std::shared_ptr<storage_metrics> metrics = nullptr,
+                                           free_space_probe free_space = {});
 
 // The same over an opened store of any backend (store/message_store.hpp). A store
 // with a log to copy back (store/store_maintenance.hpp) spawned this way lets the
@@ -148,6 +157,7 @@ caf::expected<storage_actor> spawn_storage(caf::actor_system& sys, const store_p
 caf::expected<storage_actor> spawn_storage(caf::actor_system& sys,
                                            std::shared_ptr<message_store> store,
                                            std::shared_ptr<spdlog::logger> log,
-                                           std::shared_ptr<storage_metrics> metrics = nullptr);
+                                           std::shared_ptr<storage_metrics> metrics = nullptr,
+                                           free_space_probe free_space = {});
 
 } // namespace mneme

@@ -33,6 +33,13 @@ struct storage_metrics {
   std::atomic<int64_t> indexed_rows{0};
   std::atomic<int64_t> index_batches{0};
   std::atomic<int64_t> ticks{0};
+  // The cap of the next index transaction (policies/index_space: halved after the disk
+  // refused one, doubled back after each that committed; 0 until the first tick is
+  // planned), and the index ticks not run because the database's filesystem had less
+  // free space than database.index_free_space_reserve_bytes.
+  std::atomic<int64_t> index_cap_rows{0};
+  std::atomic<int64_t> index_cap_bytes{0};
+  std::atomic<int64_t> index_ticks_skipped_for_space{0};
   latency_histogram commit_latency;  // one group commit, BEGIN to durable COMMIT
   // Write-ahead log (policies/wal_checkpoint): its length after the writer's last
   // commit, checkpoints the checkpointer thread finished, and those the writer ran

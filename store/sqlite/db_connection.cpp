@@ -319,6 +319,16 @@ caf::expected<wal_checkpoint_result> db_connection::checkpoint_passive() {
   return wal_checkpoint_result{log < 0 ? 0 : log, done < 0 ? 0 : done, rc != SQLITE_OK};
 }
 
+caf::expected<wal_checkpoint_result> db_connection::checkpoint_truncate() {
+  assert(mode_ == open_mode::writer);
+  int log = 0;
+  int done = 0;
+  auto rc = sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+  if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+    return failure(rc, "truncate the write-ahead log");
+  return wal_checkpoint_result{log < 0 ? 0 : log, done < 0 ? 0 : done, rc != SQLITE_OK};
+}
+
 // --- write_transaction
 
 write_transaction::~write_transaction() {

@@ -153,6 +153,11 @@ public:
   // lock. SQLITE_BUSY (another checkpoint runs) is not an error: the result says
   // busy. Writer or checkpointer only.
   caf::expected<wal_checkpoint_result> checkpoint_passive();
+  // A TRUNCATE checkpoint on the writer: copies the whole log back, waiting for
+  // readers up to the busy timeout, and cuts the log file to zero bytes, so its
+  // space returns to the filesystem (after a refused write: a full disk). Busy (a
+  // reader or another checkpoint kept it from finishing) is not an error.
+  caf::expected<wal_checkpoint_result> checkpoint_truncate();
 
   open_mode mode() const { return mode_; }
   const std::string& path() const { return path_; }

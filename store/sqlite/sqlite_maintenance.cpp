@@ -1,6 +1,11 @@
 // SQLite's maintenance capability; see sqlite_maintenance.hpp.
 #include "store/sqlite/sqlite_maintenance.hpp"
 
+#include <sys/statvfs.h>
+
+#include <filesystem>
+#include <system_error>
+
 #include "store/sqlite/cold_storage.hpp"
 #include "store/sqlite/fts_indexer.hpp"
 
@@ -23,6 +28,19 @@ private:
 };
 
 } // namespace
+
+int64_t filesystem_free_bytes(const std::string& db_path) {
+  if (db_path.empty() || db_path == ":memory:" || db_path.rfind("file:", 0) == 0)
+    return -1;
+  std::error_code ec;
+  auto folder = std::filesystem::absolute(db_path, ec).parent_path();
+  if (ec)
+    return -1;
+  struct statvfs fs {};
+  if (::statvfs(folder.c_str(), &fs) != 0)
+    return -1;
+  return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+}
 
 bool sqlite_maintenance::in_transaction() const {
   return db_.in_transaction();
@@ -66,6 +84,14 @@ void sqlite_maintenance::mark_log_commit() {
 
 caf::expected<wal_checkpoint_result> sqlite_maintenance::checkpoint_log() {
   return db_.checkpoint_passive();
+}
+
+caf::expected<wal_checkpoint_result> sqlite_maintenance::truncate_log() {
+  return db_.checkpoint_truncate();
+}
+
+int64_t sqlite_maintenance::free_space_bytes() const {
+  return filesystem_free_bytes(params_.path);
 }
 
 caf::expected<std::unique_ptr<log_checkpointer>> sqlite_maintenance::open_log_checkpointer() {

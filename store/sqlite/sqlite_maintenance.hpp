@@ -5,11 +5,19 @@
 // Thread: the store's owner.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "store/sqlite/db_connection.hpp"
 #include "store/store_maintenance.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
+
+// The free space of the filesystem holding the file at `db_path` (statvfs of its
+// folder: the blocks an unprivileged process may use), in bytes; -1 for an in-memory
+// or URI path, or when the call fails.
+int64_t filesystem_free_bytes(const std::string& db_path);
 
 class sqlite_maintenance final : public store_maintenance {
 public:
@@ -28,6 +36,8 @@ public:
   bool take_log_commit() override;
   void mark_log_commit() override;
   caf::expected<wal_checkpoint_result> checkpoint_log() override;
+  caf::expected<wal_checkpoint_result> truncate_log() override;
+  int64_t free_space_bytes() const override;
   caf::expected<std::unique_ptr<log_checkpointer>> open_log_checkpointer() override;
   std::string cold_copy_folder() const override;
   cold_sweep_result sweep_cold_copies(const std::string& folder, int64_t limit,

@@ -235,6 +235,15 @@ void add_runtime_counters(families& f, const runtime_metrics& rm) {
             "One group commit, BEGIN to durable COMMIT.", s.commit_latency);
   f.gauge("mneme_index_backlog_rows", "Committed rows not yet in the full-text indexes.",
           static_cast<double>(s.unindexed_rows.load(std::memory_order_relaxed)));
+  f.gauge("mneme_index_tick_cap_bytes",
+          "Text bytes the next full-text index transaction may take (less after a full disk).",
+          static_cast<double>(s.index_cap_bytes.load(std::memory_order_relaxed)));
+  f.gauge("mneme_index_tick_cap_rows",
+          "Rows the next full-text index transaction may take (less after a full disk).",
+          static_cast<double>(s.index_cap_rows.load(std::memory_order_relaxed)));
+  f.counter("mneme_index_ticks_skipped_for_space_total",
+            "Index ticks not run: free space below database.index_free_space_reserve_bytes.",
+            static_cast<double>(s.index_ticks_skipped_for_space.load(std::memory_order_relaxed)));
   f.gauge("mneme_wal_pages", "Write-ahead log length after the writer's last commit, in pages.",
           static_cast<double>(s.wal_pages.load(std::memory_order_relaxed)));
   f.counter("mneme_wal_checkpoints_total", "Write-ahead log checkpoints by who ran them.",

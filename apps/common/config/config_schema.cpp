@@ -166,6 +166,8 @@ std::vector<config_field> database_fields() {
     boolean("database.synchronous_full", d, &p::synchronous_full),
     integer("database.readers", d, &p::readers, {1, 64}),
     text("database.cold_storage_dir", d, &p::cold_storage_dir, non_empty()),
+    integer("database.index_free_space_reserve_bytes", d, &p::index_free_space_reserve_bytes,
+            {0, 1LL << 40}),
   };
 }
 
