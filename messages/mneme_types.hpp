@@ -198,6 +198,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_ATOM(mneme, mneme, st_resp_put_atom, "st_respput")
   CAF_ADD_ATOM(mneme, mneme, st_resp_get_atom, "st_respget")
   CAF_ADD_ATOM(mneme, mneme, st_resp_del_atom, "st_respdel")
+  // --- embeddings and vector recall (issue 48): add below this line
+  CAF_ADD_TYPE_ID(mneme, (std::vector<float>))
+  CAF_ADD_ATOM(mneme, mneme, em_query_atom, "em_query")
   // --- idempotent writes (issue 47 item 8): add below this line
   CAF_ADD_TYPE_ID(mneme, (mneme::idempotent_append))
   CAF_ADD_ATOM(mneme, mneme, st_idem_atom, "st_idem")
