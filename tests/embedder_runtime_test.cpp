@@ -57,6 +57,16 @@ struct embed_runtime_fixture : test::serve_runtime_fixture {
     }
   }
 
+  recall_result search(const std::string& q) {
+    BOOST_REQUIRE(rt->recall());
+    recall_request req;
+    req.user_id = "u";
+    req.query = q;
+    auto r = call<recall_result>(rt->recall(), rc_search_atom_v, req);
+    BOOST_REQUIRE_MESSAGE(r, testing::err_of(r));
+    return *r;
+  }
+
   uint64_t embedded(int source) {
     return metrics().embedded_rows[static_cast<size_t>(source)].load();
   }
@@ -177,7 +187,7 @@ BOOST_FIXTURE_TEST_CASE(a_failing_provider_is_backed_off_while_appends_and_full_
   BOOST_TEST(metrics().query_failures.load() >= 1u);
   // Appends and full-text search are not affected.
   seed("k2", 2, text_of);
-  auto found = search("sourdough", false);
+  auto found = search("sourdough");
   BOOST_TEST(!found.hits.empty());
   auto text = api::render_counters_text(*rt->metrics());
   BOOST_TEST(text.find("mneme_embedding_failures_total{kind=\"server_error\"}")

@@ -11,6 +11,7 @@
 #include "actors/llm/embedding_wire.hpp"
 #include "messages/errc.hpp"
 #include "messages/llm_errc.hpp"
+#include "tests/test_print.hpp"
 
 BOOST_AUTO_TEST_SUITE(embedding_wire_test)
 
@@ -136,7 +137,7 @@ BOOST_AUTO_TEST_CASE(failures_are_classified_as_for_chat_and_never_show_the_key)
   BOOST_TEST_REQUIRE(!r);
   BOOST_TEST(r.error() == errc::llm_rate_limited);
   BOOST_TEST(render_error(r.error()).find("sk-secret-key") == std::string::npos);
-  BOOST_TEST(upstream_retry_after_of(r.error()) == std::optional<int64_t>{7});
+  BOOST_TEST((upstream_retry_after_of(r.error()) == std::optional<int64_t>{7}));
 
   http_outcome down;
   down.status = 503;
