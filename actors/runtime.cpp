@@ -78,9 +78,18 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   rt->summarizer_ = llm::spawn_llm_pool(sys, rt->cfg_.summarizer, rt->cfg_.log);
   if (rt->cfg_.hygiene)
     rt->hygiene_ = llm::spawn_llm_pool(sys, *rt->cfg_.hygiene, rt->cfg_.log);
+  recall_vectors vectors;
+  if (rt->cfg_.embeddings) {
+    if (auto err = rt->start_embeddings(sys))
+      return err;
+    vectors.index = rt->vectors_;
+    vectors.embedder = caf::actor_cast<query_embedder>(rt->embedder_);
+    vectors.query_timeout = std::chrono::milliseconds{rt->cfg_.embeddings->params.query_timeout_ms};
+  }
   if (rt->cfg_.database.backend == store_backend::postgres
       || rt->cfg_.database.path != ":memory:") {
-    auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log);
+    auto recall = spawn_recall(sys, rt->cfg_.database, rt->cfg_.log, recall_pool_params{},
+                               std::move(vectors));
     if (!recall)
       return std::move(recall.error());
     rt->recall_ = *recall;
@@ -106,12 +115,30 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   return rt;
 }
 
+caf::error runtime::start_embeddings(caf::actor_system& sys) {
+  const auto& ec = *cfg_.embeddings;
+  auto dims = static_cast<int32_t>(ec.endpoint.dimensions);
+  vectors_ = std::make_shared<vector_index>(ec.endpoint.dimensions);
+  auto loaded = rebuild_vector_index(sys, storage_, ec.endpoint.model, dims, *vectors_,
+                                     std::chrono::minutes{5});
+  if (!loaded)
+    return std::move(loaded.error());
+  auto log = cfg_.log ? cfg_.log->clone("embed") : nullptr;
+  if (log)
+    log->info("session=- event=vector_index_rebuilt model={} dims={} vectors={} bytes={}",
+              ec.endpoint.model, dims, *loaded, vectors_->memory_bytes());
+  embedder_ = spawn_embedder(sys, ec, storage_, vectors_, cfg_.metrics->embeddings,
+                             std::move(log));
+  return {};
+}
+
 void runtime::stop() {
   if (stopped_)
     return;
   stopped_ = true;
   caf::scoped_actor self{sys_};
   for (auto a : {caf::actor_cast<caf::actor>(gateway_), caf::actor_cast<caf::actor>(recall_),
+                 caf::actor_cast<caf::actor>(embedder_),
                  caf::actor_cast<caf::actor>(supervisor_),
                  caf::actor_cast<caf::actor>(chat_), caf::actor_cast<caf::actor>(summarizer_),
                  caf::actor_cast<caf::actor>(hygiene_)}) {
@@ -133,6 +160,7 @@ void runtime::stop() {
   }
   gateway_ = nullptr;
   recall_ = nullptr;
+  embedder_ = nullptr;
   supervisor_ = nullptr;
   chat_ = nullptr;
   summarizer_ = nullptr;

@@ -18,6 +18,7 @@
 
 #include "caf/all.hpp"
 
+#include "actors/embed/embedder_actor.hpp"
 #include "actors/gateway/gateway_actor.hpp"
 #include "actors/gateway_params.hpp"
 #include "actors/llm/llm_endpoint.hpp"
@@ -41,6 +42,10 @@ struct runtime_config {
   std::optional<llm::llm_pool_config> hygiene;
   store_params database;
   gateway_params gateway;
+  // Semantic recall (issue 48): set while `embeddings:` is on (its URL and key resolved:
+  // apps/common/host/runtime_host.hpp). Empty: no vector index, no embedder, and every
+  // search is full text.
+  std::optional<embedder_config> embeddings;
   std::function<time_ms()> clock = system_clock_ms; // test seam
   std::shared_ptr<spdlog::logger> log;              // null = no logging
   std::shared_ptr<runtime_metrics> metrics;         // null = start() creates one
@@ -48,8 +53,9 @@ struct runtime_config {
 
 class runtime {
  public:
-  // Opens the store (errors such as storage_cant_open come back here) and spawns the
-  // actors. REQUIRES: the pools' configs are valid (see llm::spawn_llm_pool).
+  // Opens the store (errors such as storage_cant_open come back here), loads the stored
+  // vectors into the index when embeddings are on (a storage error comes back here),
+  // and spawns the actors. REQUIRES: the pools' configs are valid (see llm::spawn_llm_pool).
   static caf::expected<std::unique_ptr<runtime>> start(caf::actor_system& sys,
                                                        runtime_config cfg);
   ~runtime();
@@ -72,12 +78,18 @@ class runtime {
   const std::shared_ptr<runtime_metrics>& metrics() const { return cfg_.metrics; }
   // The recall pool; null with an in-memory database.
   const recall_actor& recall() const { return recall_; }
+  // Semantic recall: the vector index (filled from the stored vectors before start()
+  // returned) and the embedder; both null while runtime_config::embeddings is empty.
+  const std::shared_ptr<vector_index>& vectors() const { return vectors_; }
+  const embedder_actor& embedder() const { return embedder_; }
 
   // The request timeout a caller of the gateway should use.
   std::chrono::milliseconds turn_timeout() const;
 
  private:
   runtime(caf::actor_system& sys, runtime_config cfg) : sys_(sys), cfg_(std::move(cfg)) {}
+  // The index from the stored vectors, then the embedder (runtime_config::embeddings).
+  caf::error start_embeddings(caf::actor_system& sys);
 
   caf::actor_system& sys_;
   runtime_config cfg_;
@@ -89,6 +101,8 @@ class runtime {
   gateway_actor gateway_;
   lease_actor leases_; // node mode only
   recall_actor recall_;        // null with an in-memory database (no second connection)
+  std::shared_ptr<vector_index> vectors_; // semantic recall only
+  embedder_actor embedder_;               // semantic recall only
   bool stopped_ = false;
 };
 

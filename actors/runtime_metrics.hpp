@@ -20,6 +20,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "actors/embed/embed_metrics.hpp"
 #include "actors/latency_histogram.hpp"
 #include "actors/retention_histogram.hpp"
 #include "store/compaction_log.hpp"
@@ -249,6 +250,8 @@ struct runtime_metrics {
 
   // Storage: group commits, batch sizes, indexing backlog (written by the storage actor).
   std::shared_ptr<storage_metrics> storage = std::make_shared<storage_metrics>();
+  // Semantic recall (issue 48): the embedder's counters (actors/embed).
+  std::shared_ptr<embed_metrics> embeddings = std::make_shared<embed_metrics>();
 
   void record_compaction(trigger by, compaction_outcome_label outcome, int64_t before,
                          int64_t after) {

@@ -39,6 +39,7 @@
 #include "caf/error.hpp"
 #include "caf/expected.hpp"
 
+#include "messages/embedding_rows.hpp"
 #include "messages/recall_types.hpp"
 #include "messages/storage_types.hpp"
 #include "messages/transcript.hpp"
@@ -235,6 +236,17 @@ public:
   // One transaction; the new session's record.
   virtual caf::expected<session_record> import_jsonl(std::string_view jsonl, session_record into,
                                                      time_ms now) = 0;
+
+  // --- semantic recall (issue 48): stored vectors and the embedder's watermarks; the
+  // contract of each is in store/embeddings.hpp
+  virtual caf::expected<embed_candidates> rows_to_embed(int32_t source, int64_t after_id,
+                                                        int64_t limit) = 0;
+  virtual caf::error store_vectors(const embed_write& w) = 0;
+  virtual caf::expected<embed_progress> embed_progress_of(const std::string& model,
+                                                          int32_t dims) = 0;
+  virtual caf::expected<std::vector<stored_vector>>
+  stored_vectors(const std::string& model, int32_t dims, int32_t source, int64_t after_id,
+                 int64_t limit) = 0;
 
   // --- node mode (PostgreSQL only: the configuration refuses gateway.node_id on
   // another backend, which ignores this): the lease token this node holds on a

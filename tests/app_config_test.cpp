@@ -212,6 +212,20 @@ void expect_same_config(const app_config& a, const app_config& b) {
   SAME(gateway.lease_seconds);
   SAME(logging.level);
   SAME(logging.file);
+  SAME(embeddings.enabled);
+  SAME(embeddings.base_url);
+  SAME(embeddings.model);
+  SAME(embeddings.dimensions);
+  SAME(embeddings.send_dimensions);
+  SAME(embeddings.batch_size);
+  SAME(embeddings.timeout_seconds);
+  SAME(embeddings.total_ceiling_seconds);
+  SAME(embeddings.query_timeout_ms);
+  SAME(embeddings.api_key_env);
+  SAME(embeddings.max_input_chars);
+  SAME(embeddings.backoff_initial_ms);
+  SAME(embeddings.backoff_max_ms);
+  SAME(embeddings.idle_poll_ms);
 #undef SAME
 }
 
@@ -654,6 +668,15 @@ const std::vector<int_bounds> integer_ranges = {
   {"gateway.keep_alive_seconds", 1, 86400},
   {"gateway.stream_buffer_bytes", 4096, 1073741824},
   {"gateway.shutdown_drain_seconds", 0, 3600},
+  {"embeddings.dimensions", 1, 4096},
+  {"embeddings.batch_size", 1, 2048},
+  {"embeddings.timeout_seconds", 1, 3600},
+  {"embeddings.total_ceiling_seconds", 1, 3600},
+  {"embeddings.query_timeout_ms", 50, 60000},
+  {"embeddings.max_input_chars", 16, 1000000},
+  {"embeddings.backoff_initial_ms", 10, 3600000},
+  {"embeddings.backoff_max_ms", 10, 86400000},
+  {"embeddings.idle_poll_ms", 10, 3600000},
 };
 
 // True when `r` holds a range error for exactly `path` (other keys' cross checks may
@@ -983,6 +1006,42 @@ BOOST_AUTO_TEST_CASE(config_check_without_a_file_is_a_usage_error_with_exit_2) {
   auto r = run_mneme({"config", "check"});
   BOOST_TEST(r.code == 2);
   BOOST_TEST(r.err.find("FILE is required") != std::string::npos, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(embeddings_are_off_by_default_and_their_keys_are_checked) {
+  BOOST_TEST(!default_config().embeddings.enabled);
+  auto ok = load_config_text("embeddings:\n  enabled: true\n  base_url: builtin\n"
+                             "  api_key_env: MY_EMBED_KEY_2\n",
+                             "x");
+  BOOST_TEST_REQUIRE(ok.ok(), ok.describe_errors());
+  BOOST_TEST(ok.config->embeddings.enabled);
+  BOOST_TEST(ok.config->embeddings.base_url == "builtin");
+  BOOST_TEST(ok.config->embeddings.api_key_env == "MY_EMBED_KEY_2");
+  auto bad_url = load_config_text(setting("embeddings.base_url", "ftp://x"), "x");
+  BOOST_TEST(!bad_url.ok());
+  BOOST_TEST(bad_url.describe_errors().find("embeddings.base_url") != std::string::npos);
+  for (const char* name : {"2KEY", "MY-KEY", "sk-abc123 secret"}) {
+    auto bad_env = load_config_text(setting("embeddings.api_key_env", "\"" + std::string{name}
+                                                                        + "\""),
+                                    "x");
+    BOOST_TEST(!bad_env.ok(), name);
+    BOOST_TEST(bad_env.describe_errors().find("embeddings.api_key_env") != std::string::npos);
+  }
+  auto unknown = load_config_text(setting("embeddings.dimension", "8"), "x");
+  BOOST_TEST(!unknown.ok());
+}
+
+BOOST_AUTO_TEST_CASE(embedding_ceilings_below_their_timeouts_are_rejected) {
+  auto r = load_config_text("embeddings:\n  timeout_seconds: 60\n  total_ceiling_seconds: 30\n"
+                            "  backoff_initial_ms: 5000\n  backoff_max_ms: 1000\n",
+                            "x");
+  BOOST_TEST(!r.ok());
+  BOOST_TEST(has_error(r, "embeddings.total_ceiling_seconds: 30 is below "
+                          "embeddings.timeout_seconds (60)"),
+             r.describe_errors());
+  BOOST_TEST(has_error(r, "embeddings.backoff_max_ms: 1000 is below "
+                          "embeddings.backoff_initial_ms (5000)"),
+             r.describe_errors());
 }
 
 BOOST_AUTO_TEST_SUITE_END() // app_config_test

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "policies/idempotency.hpp"
+#include "tests/print_vocabulary.hpp"
 
 BOOST_AUTO_TEST_SUITE(idempotency_policy_test)
 

@@ -121,7 +121,9 @@ recall_actor::behavior_type pool_impl(pool_pointer self,
 
 caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_params& params,
                                          std::shared_ptr<spdlog::logger> log,
-                                         recall_pool_params pool) {
+                                         recall_pool_params pool,
+                                         recall_vectors vectors) {
+  (void)vectors; // semantic recall: not used yet
   if (pool.readers < 1 || pool.readers > max_readers)
     return caf::make_error(errc::bad_request,
                            "recall: readers must be 1.." + std::to_string(max_readers)

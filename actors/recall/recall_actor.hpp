@@ -23,7 +23,9 @@
 #include "caf/replies_to.hpp"
 #include "caf/typed_actor.hpp"
 
+#include "messages/embedding_types.hpp"
 #include "messages/mneme_types.hpp"
+#include "store/vector_index.hpp"
 #include "store/store_params.hpp"
 
 namespace mneme {
@@ -38,6 +40,15 @@ struct recall_pool_params {
   std::chrono::milliseconds reader_timeout{30000}; // one search on a reader
 };
 
+// Semantic recall (issue 48): the process's vector index and the embedder that turns a
+// search query into a vector. Both empty while embeddings are off: every search is then
+// full text, exactly as without them.
+struct recall_vectors {
+  std::shared_ptr<vector_index> index;
+  query_embedder embedder;
+  std::chrono::milliseconds query_timeout{2000}; // one query embedding
+};
+
 // Opens `params.readers` read-only connections of `params.backend` on the calling
 // thread (so a missing or foreign file, or an unreachable or unmigrated PostgreSQL,
 // fails here with its errc) and spawns the pool. Keep the handle:
@@ -46,6 +57,7 @@ struct recall_pool_params {
 // open_recall_source.
 caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_params& params,
                                          std::shared_ptr<spdlog::logger> log,
-                                         recall_pool_params pool = {});
+                                         recall_pool_params pool = {},
+                                         recall_vectors vectors = {});
 
 } // namespace mneme

@@ -692,6 +692,27 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
     [=](st_facts_atom, const fact_query& q) {
       return run_op(self, "facts", [&] { return self->state.store->query_facts(q); });
     },
+    [=](st_emrows_atom, int32_t source, int64_t after, int64_t limit) {
+      return run_op(self, "embed_rows",
+                    [&] { return self->state.store->rows_to_embed(source, after, limit); });
+    },
+    [=](st_emput_atom, const embed_write& w) {
+      return run_op(self, "embed_put", [&]() -> caf::expected<int64_t> {
+        if (auto err = self->state.store->store_vectors(w))
+          return err;
+        return w.through;
+      });
+    },
+    [=](st_emstate_atom, const std::string& model, int32_t dims) {
+      return run_op(self, "embed_state",
+                    [&] { return self->state.store->embed_progress_of(model, dims); });
+    },
+    [=](st_emload_atom, const std::string& model, int32_t dims, int32_t source, int64_t after,
+        int64_t limit) {
+      return run_op(self, "embed_load", [&] {
+        return self->state.store->stored_vectors(model, dims, source, after, limit);
+      });
+    },
     [=](st_fence_atom, const std::string& key, int64_t token) {
       self->state.store->set_fence(key, token);
     },

@@ -136,6 +136,15 @@ using storage_actor = caf::typed_actor<
   caf::replies_to<st_fact_del_atom, std::string, std::string, int64_t>::with<fact_record>,
   caf::replies_to<st_facts_atom, fact_query>::with<std::vector<fact_record>>,
   caf::replies_to<st_import_atom, std::string, session_record, int64_t>::with<session_record>,
+  // Semantic recall (issue 48; store/embeddings.hpp): rows above a watermark (source,
+  // after id, limit); a batch of vectors with its watermark, one transaction -> the
+  // watermark; a model's progress (model, dims); stored vectors, paged (model, dims,
+  // source, after id, limit). Only the embedder (actors/embed) and the runtime's start.
+  caf::replies_to<st_emrows_atom, int32_t, int64_t, int64_t>::with<embed_candidates>,
+  caf::replies_to<st_emput_atom, embed_write>::with<int64_t>,
+  caf::replies_to<st_emstate_atom, std::string, int32_t>::with<embed_progress>,
+  caf::replies_to<st_emload_atom, std::string, int32_t, int32_t, int64_t,
+                  int64_t>::with<std::vector<stored_vector>>,
   // Node mode (PostgreSQL, gateway.node_id): registers the lease token this node holds
   // on a session key (key, token), or drops it (token 0); writes of that key's sessions
   // are fenced by it (store/pg/pg_store.hpp). The gateway sends it before the key's

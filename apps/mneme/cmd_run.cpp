@@ -96,6 +96,8 @@ int run_runtime(const run_options& opt) {
   cfg.model.base_url = server.base_url();
   if (cfg.summarizer.base_url.empty() || cfg.summarizer.base_url == "builtin")
     cfg.summarizer.base_url = server.base_url();
+  if (cfg.embeddings.base_url == "builtin")
+    cfg.embeddings.base_url = server.base_url();
   auto made = runtime_config_of(cfg);
   if (!made) {
     std::cerr << render_error(made.error()) << "\n";

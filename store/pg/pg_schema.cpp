@@ -386,6 +386,32 @@ CREATE TRIGGER messages_are_indexed_once
   EXECUTE FUNCTION mneme_refuse();
 )sql";
 
+// Semantic recall (issue 48), as SQLite's version 14 (store/embeddings.hpp): the stored
+// vectors and the embedder's watermark per (model, dims, source); vectors are never
+// rewritten nor deleted.
+constexpr const char* pg_v13_sql = R"sql(
+CREATE TABLE embeddings(
+  model   bytea NOT NULL,
+  dims    integer NOT NULL,
+  source  smallint NOT NULL CHECK (source IN (0, 1)),
+  row_id  bigint NOT NULL,
+  user_id bytea NOT NULL,
+  vector  bytea NOT NULL,
+  PRIMARY KEY (model, dims, source, row_id)
+);
+CREATE TABLE embed_state(
+  model   bytea NOT NULL,
+  dims    integer NOT NULL,
+  source  smallint NOT NULL CHECK (source IN (0, 1)),
+  through bigint NOT NULL,
+  PRIMARY KEY (model, dims, source)
+);
+CREATE FUNCTION mneme_vector_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'mneme never rewrites nor deletes a stored vector'; END $$;
+CREATE TRIGGER embeddings_are_kept BEFORE UPDATE OR DELETE ON embeddings
+  FOR EACH ROW EXECUTE FUNCTION mneme_vector_guard();
+)sql";
+
 } // namespace
 
 const std::vector<pg_migration>& pg_schema_migrations() {
@@ -403,6 +429,7 @@ const std::vector<pg_migration>& pg_schema_migrations() {
     {10, "idempotent writes: the Idempotency-Key stored with its row", pg_v10_sql},
     {11, "conversation metadata: a live conversation record's body rewritable", pg_v11_sql},
     {12, "deferred recall indexing: recall columns filled behind the appends", pg_v12_sql},
+    {13, "semantic recall: stored vectors and the embedder's watermarks", pg_v13_sql},
   };
   return list;
 }

@@ -10,6 +10,7 @@
 
 #include "store/jsonl_export.hpp"
 #include "store/pg/pg_error.hpp"
+#include "store/pg/pg_embeddings.hpp"
 #include "store/pg/pg_facts.hpp"
 #include "store/pg/pg_indexer.hpp"
 #include "store/pg/pg_responses.hpp"
@@ -653,6 +654,27 @@ caf::expected<fact_record> pg_store::remove_fact(const std::string& user_id,
 
 caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query& q) {
   return pg_query_facts(*conn_, q);
+}
+
+// Stored vectors: store/pg/pg_embeddings.cpp.
+caf::expected<embed_candidates> pg_store::rows_to_embed(int32_t source, int64_t after_id,
+                                                         int64_t limit) {
+  return pg_rows_to_embed(*conn_, source, after_id, limit);
+}
+
+caf::error pg_store::store_vectors(const embed_write& w) {
+  return pg_store_vectors(*conn_, w);
+}
+
+caf::expected<embed_progress> pg_store::embed_progress_of(const std::string& model,
+                                                          int32_t dims) {
+  return pg_embed_progress(*conn_, model, dims);
+}
+
+caf::expected<std::vector<stored_vector>>
+pg_store::stored_vectors(const std::string& model, int32_t dims, int32_t source,
+                         int64_t after_id, int64_t limit) {
+  return pg_stored_vectors(*conn_, model, dims, source, after_id, limit);
 }
 
 caf::error pg_store::put_session_tools(const std::string& session_key,

@@ -39,6 +39,17 @@ void statement::bind_unowned(int index, std::string_view text) {
                       SQLITE_STATIC, SQLITE_UTF8);
 }
 
+void statement::bind_blob(int index, std::string_view bytes) {
+  sqlite3_bind_blob64(stmt_, index, bytes.empty() ? "" : bytes.data(), bytes.size(),
+                      SQLITE_TRANSIENT);
+}
+
+std::string_view statement::column_blob(int index) const {
+  auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, index));
+  auto n = sqlite3_column_bytes(stmt_, index);
+  return p == nullptr ? std::string_view{} : std::string_view(p, static_cast<size_t>(n));
+}
+
 void statement::bind_null(int index) {
   sqlite3_bind_null(stmt_, index);
 }

@@ -55,6 +55,7 @@ public:
   // statement is reset (a statement_scope around the step is enough).
   void bind_unowned(int index, std::string_view text);
   void bind_null(int index);
+  void bind_blob(int index, std::string_view bytes); // a BLOB, byte for byte
   // Runs one step: SQLITE_ROW, SQLITE_DONE or an error code.
   int step();
   // Resets the statement and clears its bindings; safe to call at any time.
@@ -67,6 +68,8 @@ public:
   // reset() or destruction (SQLite's own lifetime for a column's text).
   std::string_view column_view(int index) const;
   bool column_is_null(int index) const;
+  // A BLOB column's bytes without a copy (lifetime as column_view).
+  std::string_view column_blob(int index) const;
 
 private:
   sqlite3* db_;

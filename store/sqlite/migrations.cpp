@@ -21,6 +21,7 @@
 //   session_tools  the tools of agent turns per session key (§8.1); see v8 below.
 //   compaction_log one row per compaction attempt (issue 45); see v9 below.
 //   responses      the Responses door's responses (issue 43); see v10 and v13 below.
+//   embeddings     stored vectors of semantic recall (issue 48); see v14 below.
 // Session keys are stored in their user's namespace (USER U+001F KEY) since v11.
 // Invariants enforced by the schema: every message has exactly one state row,
 // created live by the insert trigger in the same statement; no message or state row
@@ -381,6 +382,33 @@ WHEN NEW.id IS NOT OLD.id OR NEW.user_id IS NOT OLD.user_id
 BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a response; it only marks it deleted once (a conversation: also its metadata)'); END;
 )sql";
 
+// Semantic recall (issue 48; store/embeddings.hpp): the stored vectors and the
+// embedder's watermark per (model, dims, source). A vector row is never rewritten nor
+// deleted; a new model or dimension count gets rows of its own beside the old ones.
+// source: 0 = messages.id, 1 = facts.id. vector: dims float32, little-endian.
+constexpr const char* v14_sql = R"sql(
+CREATE TABLE embeddings(
+  model   TEXT NOT NULL,
+  dims    INTEGER NOT NULL,
+  source  INTEGER NOT NULL CHECK (source IN (0, 1)),
+  row_id  INTEGER NOT NULL,
+  user_id TEXT NOT NULL,
+  vector  BLOB NOT NULL,
+  PRIMARY KEY (model, dims, source, row_id)
+);
+CREATE TABLE embed_state(
+  model   TEXT NOT NULL,
+  dims    INTEGER NOT NULL,
+  source  INTEGER NOT NULL CHECK (source IN (0, 1)),
+  through INTEGER NOT NULL,
+  PRIMARY KEY (model, dims, source)
+) WITHOUT ROWID;
+CREATE TRIGGER embeddings_are_never_deleted BEFORE DELETE ON embeddings
+BEGIN SELECT RAISE(ABORT, 'mneme never deletes a stored vector'); END;
+CREATE TRIGGER embeddings_are_never_rewritten BEFORE UPDATE ON embeddings
+BEGIN SELECT RAISE(ABORT, 'mneme never rewrites a stored vector'); END;
+)sql";
+
 // PRAGMA takes no bound parameters; the statement text is built from an int only.
 caf::error set_user_version(db_connection& db, int version) {
   auto sql = "PRAGMA user_version = " + std::to_string(version);
@@ -405,6 +433,7 @@ const std::vector<migration>& schema_migrations() {
     {11, "session keys in their user's namespace", v11_sql},
     {12, "idempotent writes: the Idempotency-Key stored with its row", v12_sql},
     {13, "conversation metadata: a live conversation record's body rewritable", v13_sql},
+    {14, "semantic recall: stored vectors and the embedder's watermarks", v14_sql},
   };
   return list;
 }

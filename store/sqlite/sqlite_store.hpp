@@ -96,6 +96,15 @@ public:
   caf::expected<fact_record> remove_fact(const std::string& user_id, const std::string& key,
                                          time_ms now) override;
   caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override;
+  caf::expected<embed_candidates> rows_to_embed(int32_t source, int64_t after_id,
+                                                int64_t limit) override;
+  caf::error store_vectors(const embed_write& w) override;
+  caf::expected<embed_progress> embed_progress_of(const std::string& model,
+                                                  int32_t dims) override;
+  caf::expected<std::vector<stored_vector>> stored_vectors(const std::string& model,
+                                                           int32_t dims, int32_t source,
+                                                           int64_t after_id,
+                                                           int64_t limit) override;
   caf::error put_session_tools(const std::string& session_key, const std::string& session_id,
                                const std::string& tools, time_ms now) override;
   caf::expected<std::string> session_tools(const std::string& session_key) override;

@@ -2,6 +2,7 @@
 // the free functions of store/facts, store/session_tools, store/jsonl_import and the
 // response records (sqlite_responses.hpp) on
 // the writer connection. Thread: the store's owner.
+#include "store/sqlite/sqlite_embeddings.hpp"
 #include "store/sqlite/sqlite_facts.hpp"
 #include "store/sqlite/sqlite_jsonl_import.hpp"
 #include "store/sqlite/sqlite_responses.hpp"
@@ -21,6 +22,26 @@ caf::expected<fact_record> sqlite_store::remove_fact(const std::string& user_id,
 
 caf::expected<std::vector<fact_record>> sqlite_store::query_facts(const fact_query& q) {
   return mneme::query_facts(*db_, q);
+}
+
+caf::expected<embed_candidates> sqlite_store::rows_to_embed(int32_t source, int64_t after_id,
+                                                             int64_t limit) {
+  return sqlite_rows_to_embed(*db_, source, after_id, limit);
+}
+
+caf::error sqlite_store::store_vectors(const embed_write& w) {
+  return store_sqlite_vectors(*db_, w);
+}
+
+caf::expected<embed_progress> sqlite_store::embed_progress_of(const std::string& model,
+                                                              int32_t dims) {
+  return sqlite_embed_progress(*db_, model, dims);
+}
+
+caf::expected<std::vector<stored_vector>>
+sqlite_store::stored_vectors(const std::string& model, int32_t dims, int32_t source,
+                             int64_t after_id, int64_t limit) {
+  return sqlite_stored_vectors(*db_, model, dims, source, after_id, limit);
 }
 
 caf::error sqlite_store::put_session_tools(const std::string& session_key,

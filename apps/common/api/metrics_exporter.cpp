@@ -335,6 +335,45 @@ void add_path_counters(families& f, const runtime_metrics& rm) {
             value(s.fact_removes));
 }
 
+
+// Semantic recall (issue 48): only while the embeddings block is on.
+void add_embedding_counters(families& f, const embed_metrics& e) {
+  if (!e.enabled.load(std::memory_order_relaxed))
+    return;
+  const char* rows_help = "Rows embedded and stored, by source (message, fact).";
+  f.counter("mneme_embedded_rows_total", rows_help, value(e.embedded_rows[0]),
+            {{"source", "message"}});
+  f.counter("mneme_embedded_rows_total", rows_help, value(e.embedded_rows[1]),
+            {{"source", "fact"}});
+  f.counter("mneme_embedding_skipped_rows_total",
+            "Rows the provider refused even alone; found by full text only.",
+            value(e.skipped_rows));
+  f.counter("mneme_embedding_calls_total", "Provider calls of the background embedder.",
+            value(e.provider_calls));
+  const char* fail_help = "Failed provider calls of the background embedder, by kind.";
+  f.family("mneme_embedding_failures_total", fail_help, MetricType::Counter);
+  for (size_t k = 0; k < embed_metrics::kind_slots; ++k) {
+    auto n = e.provider_failures[k].load(std::memory_order_relaxed);
+    if (n != 0)
+      f.counter("mneme_embedding_failures_total", fail_help, static_cast<double>(n),
+                {{"kind", std::string{to_string(static_cast<llm_error_kind>(k))}}});
+  }
+  f.counter("mneme_embedding_store_failures_total",
+            "Batches of vectors the storage actor refused (retried).", value(e.store_failures));
+  f.gauge("mneme_embedding_backlog_rows", "Rows above the embedder's watermarks.",
+          static_cast<double>(e.backlog.load(std::memory_order_relaxed)));
+  f.gauge("mneme_embedding_backing_off", "1 while the embedder waits out a failing provider.",
+          static_cast<double>(e.backing_off.load(std::memory_order_relaxed)));
+  f.gauge("mneme_vector_index_vectors", "Vectors in the in-process index.",
+          static_cast<double>(e.index_vectors.load(std::memory_order_relaxed)));
+  f.gauge("mneme_vector_index_bytes", "Memory of the in-process vector index.",
+          static_cast<double>(e.index_bytes.load(std::memory_order_relaxed)));
+  f.counter("mneme_query_embeds_total", "Search queries embedded.", value(e.query_embeds));
+  f.counter("mneme_query_embed_failures_total",
+            "Search queries whose embedding failed (searched by full text only).",
+            value(e.query_failures));
+}
+
 void add_supervisor(families& f, const supervisor_stats& s) {
   f.gauge("mneme_sessions_hosted", "Session actors resident now.",
           static_cast<double>(s.hosted));
@@ -389,6 +428,8 @@ std::string render_counters_text(const runtime_metrics& rm) {
   families f;
   add_runtime_counters(f, rm);
   add_path_counters(f, rm);
+  if (rm.embeddings)
+    add_embedding_counters(f, *rm.embeddings);
   std::ostringstream out;
   prometheus::TextSerializer{}.Serialize(out, f.all());
   return out.str();
@@ -403,6 +444,8 @@ std::string render_metrics_text(caf::actor_system& sys, const mneme::runtime& rt
   if (rt.metrics()) {
     add_runtime_counters(f, *rt.metrics());
     add_path_counters(f, *rt.metrics());
+    if (rt.metrics()->embeddings)
+      add_embedding_counters(f, *rt.metrics()->embeddings);
   }
   if (auto chat = ask<llm_pool_stats>(sys, rt.chat_pool(), llm_stats_atom_v, ask_timeout))
     add_pool(f, "chat", *chat);

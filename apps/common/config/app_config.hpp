@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "actors/embedding_params.hpp"
 #include "actors/gateway_params.hpp"
 #include "actors/llm_params.hpp"
 #include "policies/compression_params.hpp"
@@ -35,6 +36,7 @@ struct app_config {
   store_params database;           // `database:`
   gateway_params gateway;          // `gateway:`
   logging_params logging;          // `logging:`
+  embedding_params embeddings;     // `embeddings:` (issue 48)
 };
 
 // One rejected setting.

@@ -82,6 +82,17 @@ std::vector<config_error> check_config_consistency(const app_config& cfg,
                 "compression.hygiene_total_ceiling_seconds",
                 fmt::format("{} is below hygiene_timeout_seconds ({})",
                             z.hygiene_total_ceiling_seconds, z.hygiene_timeout_seconds));
+  const auto& e = cfg.embeddings;
+  c.require_not(e.total_ceiling_seconds < e.timeout_seconds,
+                {"embeddings.total_ceiling_seconds", "embeddings.timeout_seconds"},
+                "embeddings.total_ceiling_seconds",
+                fmt::format("{} is below embeddings.timeout_seconds ({})",
+                            e.total_ceiling_seconds, e.timeout_seconds));
+  c.require_not(e.backoff_max_ms < e.backoff_initial_ms,
+                {"embeddings.backoff_max_ms", "embeddings.backoff_initial_ms"},
+                "embeddings.backoff_max_ms",
+                fmt::format("{} is below embeddings.backoff_initial_ms ({})", e.backoff_max_ms,
+                            e.backoff_initial_ms));
   c.require_not(z.context_total_ceiling_seconds < z.context_timeout_seconds,
                 {"compression.context_total_ceiling_seconds",
                  "compression.context_timeout_seconds"},

@@ -3,6 +3,7 @@
 #include "apps/common/config/config_schema.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "apps/common/config/config_field_builders.hpp"
@@ -214,6 +215,52 @@ std::vector<config_field> gateway_fields() {
   };
 }
 
+// embeddings.api_key_env: the name of an environment variable, never its value.
+string_check env_var_name() {
+  return {[](const std::string& v) {
+            if (v.empty())
+              return std::string{};
+            bool ok = v.size() <= 128 && !(v[0] >= '0' && v[0] <= '9');
+            for (unsigned char c : v)
+              ok = ok && (std::isalnum(c) || c == '_');
+            return ok ? std::string{}
+                      : "\"" + v + "\" is not an environment variable name (letters, digits, "
+                        "'_', not starting with a digit)";
+          },
+          "the name of an environment variable, or \"\""};
+}
+
+// embeddings.base_url: a URL, "builtin", or "" (the model block's base_url).
+string_check url_builtin_or_unset() {
+  auto url = http_url_or("builtin");
+  return {[url](const std::string& v) {
+            auto why = v.empty() ? std::string{} : url.check(v);
+            return why.empty() ? why : why + " (or \"\" for model.base_url)";
+          },
+          url.accepts + " or \"\" (model.base_url)"};
+}
+
+std::vector<config_field> embedding_fields() {
+  auto e = &app_config::embeddings;
+  using p = embedding_params;
+  return {
+    boolean("embeddings.enabled", e, &p::enabled),
+    text("embeddings.base_url", e, &p::base_url, url_builtin_or_unset()),
+    text("embeddings.model", e, &p::model, non_empty()),
+    integer("embeddings.dimensions", e, &p::dimensions, {1, 4096}),
+    boolean("embeddings.send_dimensions", e, &p::send_dimensions),
+    integer("embeddings.batch_size", e, &p::batch_size, {1, 2048}),
+    integer("embeddings.timeout_seconds", e, &p::timeout_seconds, {1, one_hour_s}),
+    integer("embeddings.total_ceiling_seconds", e, &p::total_ceiling_seconds, {1, one_hour_s}),
+    integer("embeddings.query_timeout_ms", e, &p::query_timeout_ms, {50, 60000}),
+    text("embeddings.api_key_env", e, &p::api_key_env, env_var_name()),
+    integer("embeddings.max_input_chars", e, &p::max_input_chars, {16, 1000000}),
+    integer("embeddings.backoff_initial_ms", e, &p::backoff_initial_ms, {10, 3600000}),
+    integer("embeddings.backoff_max_ms", e, &p::backoff_max_ms, {10, one_day_s * 1000}),
+    integer("embeddings.idle_poll_ms", e, &p::idle_poll_ms, {10, 3600000}),
+  };
+}
+
 std::vector<config_field> logging_fields() {
   auto l = &app_config::logging;
   return {
@@ -226,7 +273,8 @@ std::vector<config_field> logging_fields() {
 std::vector<config_field> build_table() {
   std::vector<config_field> all;
   for (auto part : {compression_fields(), summarizer_fields(), model_fields(),
-                    database_fields(), gateway_fields(), logging_fields()})
+                    database_fields(), gateway_fields(), logging_fields(),
+                    embedding_fields()})
     for (auto& f : part)
       all.push_back(std::move(f));
   return all;

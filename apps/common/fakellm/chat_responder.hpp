@@ -20,6 +20,7 @@
 #include "apps/common/fakellm/fault_plan.hpp"
 #include "apps/common/fakellm/server_compaction.hpp"
 #include "apps/common/fakellm/wire_format.hpp"
+#include "policies/fake_embedding.hpp"
 
 namespace mneme::fakellm {
 
@@ -38,6 +39,8 @@ struct answer_settings {
   uint64_t seed = 1;
   // Model-name substrings that compact server-side when asked (server_compaction.hpp).
   std::vector<std::string> native_compaction_models = default_native_compaction_models;
+  // The vectors of POST /v1/embeddings (policies/fake_embedding.hpp).
+  fake_embedding_mode embedding_mode = fake_embedding_mode::bag_of_words;
 };
 
 struct response_plan {

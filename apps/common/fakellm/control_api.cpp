@@ -19,6 +19,7 @@ std::string stats_json(const fake_llm_stats& s, double elapsed_s) {
     injected[std::string(to_string(static_cast<fault_kind>(k)))] = s.injected[static_cast<size_t>(k)];
   json doc = {{"requests", {{"chat", s.chat_requests}, {"summary", s.summary_requests},
                             {"compaction", s.compaction_requests},
+                            {"embedding", s.embedding_requests},
                             {"messages", s.messages_requests},
                             {"control", s.control_requests}, {"bad", s.bad_requests}}},
               {"server_compactions", s.server_compactions},

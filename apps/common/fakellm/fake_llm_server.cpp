@@ -61,6 +61,7 @@ answer_settings fake_llm_server::impl::settings_locked() const {
   if (scn.native_compaction_models) settings.native_compaction_models = *scn.native_compaction_models;
   if (scn.tool_call_fraction) settings.tool_call_fraction = *scn.tool_call_fraction;
   if (scn.tool_rounds) settings.tool_rounds = *scn.tool_rounds;
+  if (scn.embedding_mode) settings.embedding_mode = *scn.embedding_mode;
   settings.seed = scn.plan.seed;
   return settings;
 }
@@ -89,6 +90,12 @@ response_plan fake_llm_server::impl::route(const http_request& req) {
       return json_plan(405, error_body("use POST", "invalid_request_error", "method_not_allowed"),
                        req.keep_alive);
     return handle_compaction(req);
+  }
+  if (path == "/v1/embeddings" || path == "/embeddings") {
+    if (req.method != "POST")
+      return json_plan(405, error_body("use POST", "invalid_request_error", "method_not_allowed"),
+                       req.keep_alive);
+    return handle_embeddings(req);
   }
   if (path == "/health" || path.substr(0, 9) == "/control/") {
     auto plan = handle_control(req);

@@ -3,7 +3,8 @@
 // a context window, and the faults of a scenario (fault_plan.hpp); OpenAI's
 // compaction endpoint `POST /v1/responses/compact` (compaction_wire.hpp) and
 // server-side compaction of chat requests that carry a compact threshold for the
-// models configured as native (server_compaction.hpp); Anthropic's Messages API
+// models configured as native (server_compaction.hpp); OpenAI's `POST /v1/embeddings`
+// with deterministic vectors (embeddings_wire.hpp, the scenario's embedding_mode); Anthropic's Messages API
 // `POST /v1/messages` (JSON and its named SSE events, messages_responder.hpp) with the
 // same answers, tool calls and faults; plus its control API:
 //
@@ -67,6 +68,8 @@ struct fake_llm_stats {
   int64_t chat_requests = 0;             // valid chat-completions requests, by purpose
   int64_t summary_requests = 0;
   int64_t compaction_requests = 0;       // valid POST /v1/responses/compact requests
+  int64_t embedding_requests = 0;        // valid POST /v1/embeddings requests
+  int64_t embedded_inputs = 0;           // texts they carried
   int64_t messages_requests = 0;         // of chat + summary: valid POST /v1/messages
                                          // (Anthropic's Messages API) requests
   // The last valid POST /v1/messages: its body and its anthropic-version and

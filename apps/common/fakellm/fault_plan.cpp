@@ -29,9 +29,11 @@ bool targets_match(const fault_rule& r, int index, const fault_plan& plan,
                    const request_facts& f, const std::vector<int64_t>& injected) {
   if (!in_window(r, f.elapsed_s)) return false;
   if (!r.model.empty() && f.model.find(r.model) == std::string_view::npos) return false;
-  if (r.purpose == purpose_filter::chat && (f.is_summary || f.is_compaction)) return false;
+  if (r.purpose == purpose_filter::chat && (f.is_summary || f.is_compaction || f.is_embedding))
+    return false;
   if (r.purpose == purpose_filter::summary && !f.is_summary) return false;
   if (r.purpose == purpose_filter::compaction && !f.is_compaction) return false;
+  if (r.purpose == purpose_filter::embedding && !f.is_embedding) return false;
   if (f.prompt_tokens < r.min_prompt_tokens) return false;
   if (r.kind == fault_kind::payload_too_large && f.body_bytes <= r.max_body_bytes) return false;
   auto done = static_cast<size_t>(index) < injected.size() ? injected[index] : 0;
@@ -60,6 +62,7 @@ std::string_view to_string(purpose_filter p) {
     case purpose_filter::chat: return "chat";
     case purpose_filter::summary: return "summary";
     case purpose_filter::compaction: return "compaction";
+    case purpose_filter::embedding: return "embedding";
   }
   return "unknown";
 }
@@ -69,6 +72,7 @@ std::optional<purpose_filter> parse_purpose_filter(std::string_view s) {
   if (s == "chat") return purpose_filter::chat;
   if (s == "summary") return purpose_filter::summary;
   if (s == "compaction") return purpose_filter::compaction;
+  if (s == "embedding") return purpose_filter::embedding;
   return std::nullopt;
 }
 

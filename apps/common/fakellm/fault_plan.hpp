@@ -40,7 +40,8 @@
 // Targets (all must hold): fraction of requests (0..1, decided by hashing the seed,
 // the request's sequence number and the rule's index), model (substring of the
 // request's model; empty = any), purpose (any | chat | summary | compaction: the
-// compaction endpoint, see compaction_responder.hpp), time window
+// compaction endpoint, see compaction_responder.hpp | embedding: POST /v1/embeddings,
+// embeddings_wire.hpp), time window
 // [start_s, end_s) in seconds since the scenario started (end_s absent = open),
 // min_prompt_tokens (request's prompt estimate at least this), max_count (inject
 // at most this many times; 0 = unlimited).
@@ -82,7 +83,7 @@ std::string_view to_string(fault_kind k);
 std::optional<fault_kind> parse_fault_kind(std::string_view s);
 inline std::ostream& operator<<(std::ostream& os, fault_kind k) { return os << to_string(k); }
 
-enum class purpose_filter : uint8_t { any, chat, summary, compaction };
+enum class purpose_filter : uint8_t { any, chat, summary, compaction, embedding };
 std::string_view to_string(purpose_filter p);
 std::optional<purpose_filter> parse_purpose_filter(std::string_view s);
 inline std::ostream& operator<<(std::ostream& os, purpose_filter p) { return os << to_string(p); }
@@ -119,6 +120,7 @@ struct request_facts {
   int64_t prompt_tokens = 0;
   double elapsed_s = 0;         // seconds since the scenario started
   bool is_compaction = false;   // POST /v1/responses/compact
+  bool is_embedding = false;    // POST /v1/embeddings
 };
 
 struct fault_decision {

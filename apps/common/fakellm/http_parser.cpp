@@ -15,7 +15,7 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_spaces(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -114,7 +114,7 @@ parse_result parse_request(std::string_view buffer, const http_limits& limits,
     for (char c : name)
       if (!is_token_char(c)) return fail(parse_status::bad_request, "invalid header name");
     auto key = lower(name);
-    auto value = std::string(trim(line.substr(colon + 1)));
+    auto value = std::string(trim_spaces(line.substr(colon + 1)));
     if (key == "content-length") {
       size_t n = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);

@@ -1,6 +1,8 @@
 // Implementation of scenario parsing (see scenario.hpp).
 #include "apps/common/fakellm/scenario.hpp"
 
+#include "apps/common/fakellm/embeddings_wire.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -73,7 +75,7 @@ caf::expected<fault_rule> parse_rule(const json& j, const std::string& path) {
   }
   if (auto p = j.find("purpose"); p != j.end()) {
     auto pf = p->is_string() ? parse_purpose_filter(p->get<std::string>()) : std::nullopt;
-    if (!pf) return invalid(path + ".purpose", "must be any, chat, summary or compaction");
+    if (!pf) return invalid(path + ".purpose", "must be any, chat, summary, compaction or embedding");
     r.purpose = *pf;
   }
   struct dfield { const char* key; double* out; };
@@ -140,7 +142,8 @@ caf::expected<scenario> parse_scenario(const json& doc, const std::string& root)
   if (!doc.is_object()) return invalid(root, "must be a mapping");
   if (auto bad_key = check_keys(doc, {"seed", "window_tokens", "answer_tokens",
                                          "report_usage", "native_compaction_models",
-                                         "tool_call_fraction", "tool_rounds", "faults"}, root);
+                                         "tool_call_fraction", "tool_rounds", "embedding_mode",
+                                         "faults"}, root);
       !bad_key.empty())
     return invalid(bad_key, "unknown key");
   scenario s;
@@ -162,6 +165,12 @@ caf::expected<scenario> parse_scenario(const json& doc, const std::string& root)
     if (!it->is_number_integer() || it->get<int64_t>() < 1)
       return invalid(root + "." + key, "must be a positive integer");
     *out = it->get<int64_t>();
+  }
+  if (auto it = doc.find("embedding_mode"); it != doc.end()) {
+    fake_embedding_mode mode{};
+    if (!it->is_string() || !parse_fake_embedding_mode(it->get<std::string>(), mode))
+      return invalid(root + ".embedding_mode", "must be bag_of_words or paraphrase");
+    s.embedding_mode = mode;
   }
   if (auto it = doc.find("report_usage"); it != doc.end()) {
     if (!it->is_boolean()) return invalid(root + ".report_usage", "must be true or false");
@@ -223,6 +232,7 @@ json to_json(const scenario& s) {
   if (s.native_compaction_models) doc["native_compaction_models"] = *s.native_compaction_models;
   if (s.tool_call_fraction) doc["tool_call_fraction"] = *s.tool_call_fraction;
   if (s.tool_rounds) doc["tool_rounds"] = *s.tool_rounds;
+  if (s.embedding_mode) doc["embedding_mode"] = std::string(to_string(*s.embedding_mode));
   auto faults = json::array();
   const fault_rule defaults;
   for (const auto& r : s.plan.rules) {

@@ -12,6 +12,8 @@
 //   tool_call_fraction: 0.5  # optional: share of answers to requests offering tools
 //                            # that call them (fake_tool_calls.hpp), 0..1
 //   tool_rounds: 3           # optional: tool rounds per user message, then text
+//   embedding_mode: paraphrase # optional: bag_of_words (default) | paraphrase, the
+//                            # vectors of POST /v1/embeddings (policies/fake_embedding.hpp)
 //   faults:                  # rules in priority order, see fault_plan.hpp
 //     - kind: unavailable
 //       fraction: 0.25
@@ -33,6 +35,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apps/common/fakellm/fault_plan.hpp"
+#include "policies/fake_embedding.hpp"
 #include "caf/expected.hpp"
 
 namespace mneme::fakellm {
@@ -45,6 +48,7 @@ struct scenario {
   std::optional<std::vector<std::string>> native_compaction_models;
   std::optional<double> tool_call_fraction; // answers to requests offering tools that call them
   std::optional<int64_t> tool_rounds;       // tool rounds per user message, then text
+  std::optional<fake_embedding_mode> embedding_mode; // POST /v1/embeddings' vectors
 };
 
 // `root` names the document in error paths (e.g. "scenario" or the file name).

@@ -100,6 +100,7 @@ struct fake_llm_server::impl {
   // A parsed call of either wire: counted, decided, answered in that wire's format.
   response_plan answer_call(const http_request& req, const chat_call& call, bool messages_api);
   response_plan handle_compaction(const http_request& req);  // compaction_endpoint.cpp
+  response_plan handle_embeddings(const http_request& req);  // embeddings_endpoint.cpp
   answer_settings settings_locked() const;  // REQUIRES: mtx held
   // The fault plan's verdict on one request, counted in the injection counters; a
   // request while the listener is refused (an outage window) is reset. `rule` gets

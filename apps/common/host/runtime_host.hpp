@@ -25,11 +25,16 @@ namespace mneme {
 // "builtin" (point_builtin_at first).
 caf::expected<runtime_config> runtime_config_of(const app_config& cfg);
 
-// Replaces the base_url "builtin" of the model and of auxiliary.compression with `url`
+// With `embeddings:` on, the embedder's endpoint too: its base_url (or the model's when
+// unset) and its key (the environment variable embeddings.api_key_env names, read here;
+// unset or empty: config_invalid; none named and no base_url of its own: the model's).
+//
+// Replaces the base_url "builtin" of the model, auxiliary.compression and embeddings with `url`
 // (the in-process fake LLM the caller started).
 void point_builtin_at(app_config& cfg, const std::string& url);
 
-// True when the model or the summarizer asks for the built-in fake LLM.
+// True when the model, the summarizer or (enabled) the embeddings ask for the built-in
+// fake LLM.
 bool wants_builtin(const app_config& cfg);
 
 // Owns the actor system and the runtime on it. Destruction stops the runtime, then the

@@ -97,6 +97,8 @@ int run_soak(soak_scenario sc, const soak_options& opt, std::ostream& out, std::
   cfg.model.base_url = server->base_url();
   if (cfg.summarizer.base_url.empty() || cfg.summarizer.base_url == "builtin")
     cfg.summarizer.base_url = server->base_url();
+  if (cfg.embeddings.base_url == "builtin")
+    cfg.embeddings.base_url = server->base_url();
   auto made = runtime_config_of(cfg);
   if (!made) {
     err << render_error(made.error()) << "\n";

@@ -1,0 +1,120 @@
+// `mneme serve` with `embeddings:` on and the builtin fake LLM (issue 48): appended rows
+// are embedded in the background (GET /metrics counts them), the index is rebuilt from
+// the database at a restart with no provider call; a configuration naming an unset key
+// variable is refused at start naming the variable; with embeddings off /metrics shows
+// none of their families.
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <httplib.h>
+
+#include "apps/common/api/json_codec.hpp"
+#include "tests/child_program.hpp"
+#include "tests/temp_dir.hpp"
+
+BOOST_AUTO_TEST_SUITE(serve_embeddings_test)
+
+using json = mneme::api::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string write_config(const std::string& dir, const std::string& embeddings) {
+  auto path = dir + "/mneme.yaml";
+  std::ofstream{path} << "model:\n"
+                         "  base_url: builtin\n"
+                         "  timeout: 10\n"
+                         "logging:\n"
+                         "  level: warn\n"
+                      << embeddings;
+  return path;
+}
+
+const std::string embeddings_on = "embeddings:\n"
+                                  "  enabled: true\n"
+                                  "  base_url: builtin\n"
+                                  "  model: fake-embed\n"
+                                  "  dimensions: 64\n"
+                                  "  idle_poll_ms: 50\n";
+
+std::string metrics(int port) {
+  httplib::Client c{"127.0.0.1", port};
+  auto r = c.Get("/metrics");
+  BOOST_REQUIRE(r);
+  return r->body;
+}
+
+void append(int port, const std::string& text) {
+  httplib::Client c{"127.0.0.1", port};
+  json body{{"user", "u"}, {"role", "user"}, {"content", text}};
+  auto r = c.Post("/v1/sessions/k/messages", body.dump(), "application/json");
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_EQUAL(r->status, 201);
+}
+
+// Polls /metrics until it holds `line`; fails after a minute.
+void wait_for_metric(int port, const std::string& line) {
+  auto until = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    auto text = metrics(port);
+    if (text.find(line) != std::string::npos)
+      return;
+    BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < until,
+                          "no '" << line << "' in:\n" << text);
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(appends_are_embedded_and_a_restart_rebuilds_the_index_without_a_call) {
+  mneme::testing::temp_dir dir{"mneme-serve-embed"};
+  auto config = write_config(dir.path(), embeddings_on);
+  auto db = dir.file("t.db");
+  {
+    mneme::testing::mneme_daemon d{{"--config", config, "--db", db}};
+    append(d.port, "the deploy broke");
+    append(d.port, "rollout failed on node three");
+    append(d.port, "数据库卡住了");
+    wait_for_metric(d.port, "mneme_embedded_rows_total{source=\"message\"} 3");
+    wait_for_metric(d.port, "mneme_vector_index_vectors 3");
+    BOOST_TEST(d.process.stop(SIGTERM, 30s) == 0);
+  }
+  mneme::testing::mneme_daemon again{{"--config", config, "--db", db}};
+  auto text = metrics(again.port);
+  BOOST_TEST(text.find("mneme_vector_index_vectors 3") != std::string::npos, text);
+  BOOST_TEST(text.find("mneme_embedding_calls_total 0") != std::string::npos, text);
+  BOOST_TEST(text.find("mneme_embedded_rows_total{source=\"message\"} 0") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(an_unset_key_variable_stops_the_start_naming_it) {
+  mneme::testing::temp_dir dir{"mneme-serve-embed"};
+  ::unsetenv("MNEME_TEST_UNSET_EMBED_KEY");
+  auto config = write_config(dir.path(), "embeddings:\n"
+                                         "  enabled: true\n"
+                                         "  base_url: http://127.0.0.1:9\n"
+                                         "  api_key_env: MNEME_TEST_UNSET_EMBED_KEY\n");
+  auto r = mneme::testing::run_program(
+    "mneme", {"serve", "--port", "0", "--config", config, "--db", dir.file("t.db")},
+    mneme::testing::stderr_mode::merged, 60s);
+  BOOST_TEST(r.code == 2, r.out);
+  BOOST_TEST(r.out.find("MNEME_TEST_UNSET_EMBED_KEY") != std::string::npos, r.out);
+}
+
+BOOST_AUTO_TEST_CASE(with_embeddings_off_metrics_carry_none_of_their_families) {
+  mneme::testing::temp_dir dir{"mneme-serve-embed"};
+  auto config = write_config(dir.path(), "");
+  mneme::testing::mneme_daemon d{{"--config", config, "--db", dir.file("t.db")}};
+  append(d.port, "hello");
+  auto text = metrics(d.port);
+  BOOST_TEST(text.find("mneme_embedded_rows_total") == std::string::npos);
+  BOOST_TEST(text.find("mneme_vector_index") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
