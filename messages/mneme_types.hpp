@@ -99,6 +99,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(mneme, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(mneme, (mneme::recall_request))
   CAF_ADD_TYPE_ID(mneme, (mneme::recall_hit))
   CAF_ADD_TYPE_ID(mneme, (mneme::recall_result))
+  CAF_ADD_TYPE_ID(mneme, (mneme::recall_mode))
+  CAF_ADD_TYPE_ID(mneme, (mneme::vector_skip))
   CAF_ADD_ATOM(mneme, mneme, rc_search_atom, "rc_search")
 
   // --- LLM client, summarizer and chat pools (actors/llm): add below this line

@@ -131,12 +131,16 @@ std::string_view tool_schema_json(builtin_tool t) {
   switch (t) {
     case builtin_tool::session_search:
       return R"({"type":"function","function":{"name":"session_search","description":)"
-             R"("Search the user's earlier conversations (full text). Returns per conversation )"
+             R"("Search the user's earlier conversations (full text, and by meaning when )"
+             R"(embeddings are on). Returns per conversation )"
              R"(its first rows, the rows around the best hit and its last rows.",)"
              R"("parameters":{"type":"object","properties":{"query":{"type":"string",)"
              R"("description":"words to find; OR, NOT, \"phrases\" and prefix* work"},)"
              R"("limit":{"type":"integer","minimum":1,"maximum":10,"description":)"
-             R"("conversations, default 3"}},"required":["query"]}}})";
+             R"("conversations, default 3"},"mode":{"type":"string","enum":["automatic",)"
+             R"("fts","vector","hybrid"],"description":"fts: words only; vector: meaning )"
+             R"(only; hybrid: both fused, the default when embeddings are on"}},)"
+             R"("required":["query"]}}})";
     case builtin_tool::memory:
       return R"({"type":"function","function":{"name":"memory","description":)"
              R"("The user's long-lived facts (key -> value), kept across sessions: get, set, )"
@@ -192,6 +196,20 @@ builtin_request validate_builtin_call(builtin_tool t, const tool_args& args) {
           return r;
         }
         r.limit = static_cast<int32_t>(l->number);
+      }
+      if (const auto* m = find_arg(args, "mode")) {
+        bool known = m->type == tool_arg::kind::string
+                     && std::find(std::begin(builtin_search_modes), std::end(builtin_search_modes),
+                                  m->text)
+                          != std::end(builtin_search_modes);
+        if (!known) {
+          r.error = invalid(tool, "argument 'mode' must be one of automatic, fts, vector, hybrid"
+                                  " (got '" + one_line_excerpt(m->type == tool_arg::kind::string
+                                                                 ? m->text : std::string{"?"}, 40)
+                                    + "')");
+          return r;
+        }
+        r.mode = m->text;
       }
       return r;
     }

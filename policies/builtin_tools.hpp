@@ -114,6 +114,9 @@ struct builtin_request {
   std::string error;
   std::string query;        // session_search, memory search
   int32_t limit = builtin_search_default_limit;
+  // session_search: "" (the search's default, hybrid when embeddings are on) or one of
+  // builtin_search_modes, as GET /v1/search's `mode` spells it.
+  std::string mode;
   memory_action action = memory_action::search;
   std::string key;          // memory get/set/delete
   std::string value;        // memory set
@@ -121,8 +124,12 @@ struct builtin_request {
   bool ok() const { return error.empty(); }
 };
 
+// session_search's `mode` values (messages/recall_types.hpp recall_mode).
+inline constexpr std::string_view builtin_search_modes[] = {"automatic", "fts", "vector",
+                                                            "hybrid"};
+
 // Decision 4. Checks: arguments an object; session_search.query a non-empty string,
-// limit an integer 1..10; memory.action one of get/set/delete/search, key 1..256 bytes
+// limit an integer 1..10, mode one of builtin_search_modes; memory.action one of get/set/delete/search, key 1..256 bytes
 // for get/set/delete, value 1..65536 bytes for set, query a string; skill_view.name a
 // non-empty string.
 builtin_request validate_builtin_call(builtin_tool t, const tool_args& args);

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <ostream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,7 @@
 namespace mneme {
 
 class store_maintenance;
+class vector_index;
 
 // message_store::range's default limit: the whole range.
 inline constexpr int64_t range_unlimited = std::numeric_limits<int64_t>::max();
@@ -259,10 +261,16 @@ public:
 
 // The read side used by the recall readers (actors/recall): one search on a
 // connection of its own (SPEC §4; store/recall.hpp for what every backend shares).
+// With the process's vector index attached, a search may run the vector leg
+// (store/vector_recall.hpp); without it every search is full text.
 class recall_source {
 public:
   virtual ~recall_source() = default;
   virtual caf::expected<recall_result> search(const recall_request& req) = 0;
+  void use_vectors(std::shared_ptr<const vector_index> index) { vectors_ = std::move(index); }
+
+protected:
+  std::shared_ptr<const vector_index> vectors_;
 };
 
 } // namespace mneme

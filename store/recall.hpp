@@ -62,7 +62,8 @@ struct recall_candidate {
   double score = 0;
   std::string snippet;
   recall_route route = recall_route::unicode61;
-  bool from_tail = false; // found by the unindexed tail scan (route unindexed_tail_route)
+  bool from_tail = false;   // found by the unindexed tail scan (route unindexed_tail_route)
+  bool from_vector = false; // found by the vector leg only (store/vector_recall.hpp)
 };
 
 // bad_request for an empty or oversized user id or max_sessions outside 1..10 (every

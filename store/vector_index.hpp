@@ -15,6 +15,16 @@
 //     are best first; ties by id, newest first.
 //   - memory_bytes() is the index's own memory (vectors, graphs, maps), what
 //     /metrics and `mneme-bench recall --vectors` report.
+//
+// Layout: one tenant per (user id, source), each behind its own reader/writer lock.
+// A tenant holds its vectors in one flat array and answers by an exact scan until it
+// reaches graph_threshold vectors; then its vectors move into an HNSW graph
+// (hnswlib, inner-product space, M = 16, ef_construction = 100, ef = max(64, k)) and
+// the flat array is freed, so no vector is held twice. Replacement in a graph uses
+// hnswlib's update of an existing label (its links are repaired in place). Memory
+// per vector at 256 dims: flat 1,024 bytes + ~70 bytes of maps; in a graph ~1,250
+// bytes (data + level-0 links + lock + maps; docs/benchmarks.md measures it:
+// about 1.25 GB per million vectors).
 // Thread: every member may be called from any thread at any time (internally locked;
 // queries of different tenants do not wait for each other's adds).
 // Owned by the recall module; the embedder only adds.
@@ -38,10 +48,14 @@ struct vector_hit {
   float distance = 0; // 1 - cosine similarity
 };
 
+// Tenants from this many vectors up are searched through an HNSW graph (where the
+// graph answers faster than a scan at 256 dims: docs/benchmarks.md "Vector index").
+inline constexpr std::size_t vector_graph_threshold = 4096;
+
 class vector_index {
 public:
-  // REQUIRES: dims >= 1.
-  explicit vector_index(std::size_t dims);
+  // REQUIRES: dims >= 1, graph_threshold >= 1 (tests pass a small one).
+  explicit vector_index(std::size_t dims, std::size_t graph_threshold = vector_graph_threshold);
   ~vector_index();
   vector_index(const vector_index&) = delete;
   vector_index& operator=(const vector_index&) = delete;
@@ -58,6 +72,9 @@ public:
   void clear();
   std::size_t size() const;         // vectors held, all tenants
   std::size_t memory_bytes() const;
+  std::size_t graph_threshold() const;
+  // Tenants (user, source) currently searched through a graph.
+  std::size_t graph_tenants() const;
 
 private:
   struct impl;

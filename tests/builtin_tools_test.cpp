@@ -125,6 +125,10 @@ BOOST_AUTO_TEST_CASE(bad_arguments_become_an_error_text_naming_the_field) {
         "'limit'");
   check(builtin_tool::session_search, bt_args({{"query", bt_str("x")}, {"limit", bt_str("2")}}),
         "'limit'");
+  check(builtin_tool::session_search, bt_args({{"query", bt_str("x")}, {"mode", bt_str("meaning")}}),
+        "'mode' must be one of automatic, fts, vector, hybrid (got 'meaning')");
+  check(builtin_tool::session_search, bt_args({{"query", bt_str("x")}, {"mode", bt_int(1)}}),
+        "'mode' must be one of");
   check(builtin_tool::memory, bt_args({}), "'action' is missing");
   check(builtin_tool::memory, bt_args({{"action", bt_str("drop")}}), "'action' must be one of");
   check(builtin_tool::memory, bt_args({{"action", bt_str("get")}}), "'key' is missing");
@@ -145,6 +149,13 @@ BOOST_AUTO_TEST_CASE(good_arguments_are_read_with_their_defaults) {
   s = validate_builtin_call(builtin_tool::session_search,
                             bt_args({{"query", bt_str("deploy")}, {"limit", bt_int(10)}}));
   BOOST_TEST(s.limit == 10);
+  BOOST_TEST(s.mode.empty()); // the search's default
+  for (const char* mode : {"automatic", "fts", "vector", "hybrid"}) {
+    s = validate_builtin_call(builtin_tool::session_search,
+                              bt_args({{"query", bt_str("deploy")}, {"mode", bt_str(mode)}}));
+    BOOST_TEST(s.ok(), mode);
+    BOOST_TEST(s.mode == mode);
+  }
   auto m = validate_builtin_call(builtin_tool::memory, bt_args({{"action", bt_str("set")},
                                                                 {"key", bt_str("editor")},
                                                                 {"value", bt_str("vim")}}));

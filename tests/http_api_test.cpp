@@ -319,6 +319,27 @@ BOOST_AUTO_TEST_CASE(search_finds_the_users_session_and_metrics_render_as_text) 
   BOOST_TEST(m.text.find("# TYPE") != std::string::npos);
 }
 
+// The search modes (issue 48): without embeddings every mode runs on full text and the
+// answer names the mode that ran and why a wanted vector leg was skipped.
+BOOST_AUTO_TEST_CASE(search_modes_run_on_full_text_without_embeddings_and_say_so) {
+  serve();
+  append("s", "user", "the heliotrope protocol is due friday");
+  struct expect {
+    const char* query;
+    const char* skipped;
+  };
+  for (auto e : {expect{"", "embeddings_off"}, expect{"&mode=automatic", "embeddings_off"},
+                 expect{"&mode=fts", "none"}, expect{"&mode=vector", "embeddings_off"},
+                 expect{"&mode=hybrid", "embeddings_off"}}) {
+    auto found = get(std::string{"/v1/search?q=heliotrope&user=default"} + e.query);
+    BOOST_REQUIRE_MESSAGE(found.status == 200, found.text);
+    BOOST_TEST(found.body["hits"].size() == 1u, e.query);
+    BOOST_TEST(found.body["mode"] == "fts", e.query);
+    BOOST_TEST(found.body["vector_skipped"] == e.skipped, e.query);
+    BOOST_TEST(found.body["hits"][0]["route"] == "unicode61", e.query);
+  }
+}
+
 // A limit above 10 is clamped to 10 and the answer says so (issue 25 item 7).
 BOOST_AUTO_TEST_CASE(a_search_limit_above_10_is_clamped_and_the_answer_says_so) {
   serve();
@@ -418,6 +439,10 @@ const std::vector<error_case> error_cases{
    "'limit' must be within 1.."},
   {"a search limit that is not a number", "GET", "/v1/search?q=x&limit=many", "", 400,
    "bad_request", "'limit' must be an integer"},
+  {"an unknown search mode", "GET", "/v1/search?q=x&mode=semantic", "", 400, "bad_request",
+   "parameter 'mode' must be one of automatic, fts, vector, hybrid, got 'semantic'"},
+  {"a search mode in capitals", "GET", "/v1/search?q=x&mode=FTS", "", 400, "bad_request",
+   "got 'FTS'"},
 };
 
 BOOST_DATA_TEST_CASE_F(api_fixture, bad_requests_get_a_json_error_with_the_right_status,

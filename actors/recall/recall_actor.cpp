@@ -66,10 +66,14 @@ struct pool_state {
   struct job {
     recall_request req;
     caf::typed_response_promise<recall_result> rp;
+    vector_skip skipped = vector_skip::none; // the embedder's failure, reported in the result
   };
   std::vector<recall_actor> idle;
   std::deque<job> queue;
+  std::size_t embedding = 0; // searches waiting for their query vector
   recall_pool_params params;
+  recall_vectors vectors;
+  std::shared_ptr<spdlog::logger> log;
 };
 
 using pool_pointer = recall_actor::stateful_pointer<pool_state>;
@@ -87,31 +91,75 @@ void pump(pool_pointer self) {
       self->state.idle.push_back(reader);
       pump(self);
     };
+    auto skipped = j.skipped;
     then_forgetting(
       self, self->request(reader, st.params.reader_timeout, rc_search_atom_v, j.req),
-      [=](recall_result& r) mutable { finish(std::move(r)); },
+      [=](recall_result& r) mutable {
+        if (skipped != vector_skip::none)
+          r.vector_skipped = skipped;
+        finish(std::move(r));
+      },
       [=](caf::error& err) mutable { finish(std::move(err)); });
   }
+}
+
+// Whether `req` needs the query's vector before a reader can run it.
+bool wants_query_vector(const pool_state& st, const recall_request& req) {
+  return req.mode != recall_mode::fts && st.vectors.index && st.vectors.embedder
+         && req.query_vector.empty();
 }
 
 recall_actor::behavior_type pool_impl(pool_pointer self,
                                       std::vector<std::shared_ptr<recall_source>> readers,
                                       std::shared_ptr<spdlog::logger> log,
-                                      recall_pool_params params) {
+                                      recall_pool_params params, recall_vectors vectors) {
   auto& st = self->state;
   st.params = params;
-  for (auto& r : readers)
+  st.vectors = std::move(vectors);
+  st.log = log;
+  for (auto& r : readers) {
+    r->use_vectors(st.vectors.index);
     st.idle.push_back(self->spawn<caf::detached + caf::linked>(reader_impl, std::move(r), log));
+  }
   return {
     [=](rc_search_atom, recall_request& req) -> caf::result<recall_result> {
       auto& st = self->state;
-      if (st.queue.size() >= st.params.max_queued)
+      if (st.queue.size() + st.embedding >= st.params.max_queued)
         return caf::make_error(errc::overloaded,
-                               "recall: " + std::to_string(st.queue.size())
+                               "recall: " + std::to_string(st.queue.size() + st.embedding)
                                  + " searches already wait for a reader");
       auto rp = self->make_response_promise<recall_result>();
-      st.queue.push_back({std::move(req), rp});
-      pump(self);
+      if (!wants_query_vector(st, req)) {
+        st.queue.push_back({std::move(req), rp, vector_skip::none});
+        pump(self);
+        return rp;
+      }
+      // The query's vector first (asynchronously, bounded by query_timeout); a
+      // failure or timeout runs the search on full text and the result says so.
+      ++st.embedding;
+      auto text = req.query;
+      auto shared_req = std::make_shared<recall_request>(std::move(req));
+      then_forgetting(
+        self, self->request(st.vectors.embedder, st.vectors.query_timeout, em_query_atom_v, text),
+        [=](std::vector<float>& v) mutable {
+          --self->state.embedding;
+          shared_req->query_vector = std::move(v);
+          self->state.queue.push_back({std::move(*shared_req), rp, vector_skip::none});
+          pump(self);
+        },
+        [=](caf::error& err) mutable {
+          auto& st = self->state;
+          --st.embedding;
+          auto why = err == caf::sec::request_timeout ? vector_skip::timed_out
+                                                      : vector_skip::provider_failed;
+          if (st.log)
+            st.log->info("session=- user={} event=search_vector_skipped reason={} error={}",
+                         log_quoted(shared_req->user_id), to_string(why),
+                         log_quoted(render_error(err)));
+          shared_req->mode = recall_mode::fts;
+          st.queue.push_back({std::move(*shared_req), rp, why});
+          pump(self);
+        });
       return rp;
     },
   };
@@ -123,7 +171,6 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
                                          std::shared_ptr<spdlog::logger> log,
                                          recall_pool_params pool,
                                          recall_vectors vectors) {
-  (void)vectors; // semantic recall: not used yet
   if (pool.readers < 1 || pool.readers > max_readers)
     return caf::make_error(errc::bad_request,
                            "recall: readers must be 1.." + std::to_string(max_readers)
@@ -142,11 +189,12 @@ caf::expected<recall_actor> spawn_recall(caf::actor_system& sys, const store_par
     readers.emplace_back(std::move(*r));
   }
   if (log)
-    log->info("session=- event=recall_opened backend={} path={} readers={} max_queued={}",
+    log->info("session=- event=recall_opened backend={} path={} readers={} max_queued={}"
+              " vectors={}",
               to_string(params.backend),
               params.backend == store_backend::sqlite ? params.path : "-", pool.readers,
-              pool.max_queued);
-  return sys.spawn(pool_impl, std::move(readers), std::move(log), pool);
+              pool.max_queued, vectors.index ? "on" : "off");
+  return sys.spawn(pool_impl, std::move(readers), std::move(log), pool, std::move(vectors));
 }
 
 } // namespace mneme

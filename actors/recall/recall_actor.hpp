@@ -42,7 +42,12 @@ struct recall_pool_params {
 
 // Semantic recall (issue 48): the process's vector index and the embedder that turns a
 // search query into a vector. Both empty while embeddings are off: every search is then
-// full text, exactly as without them.
+// full text, exactly as without them. With them, a search whose mode is not fts first
+// asks the embedder for the query's vector (the front actor waits for it without
+// blocking, at most query_timeout; those searches count against max_queued), then
+// hands request and vector to a reader (store/vector_recall.hpp runs the legs). An
+// embedder error or timeout runs the search on full text; recall_result says
+// provider_failed or timed_out. A search is never failed for its vector leg.
 struct recall_vectors {
   std::shared_ptr<vector_index> index;
   query_embedder embedder;

@@ -129,6 +129,8 @@ void run_search(session_ptr self, builtin_request r, result_fn done) {
   req.query = r.query;
   // One more: the current session's own conversation may take a slot; it is left out.
   req.max_sessions = std::min<int32_t>(r.limit + 1, recall_max_sessions);
+  if (auto mode = parse_recall_mode(r.mode))
+    req.mode = *mode; // validated by the policy; "" keeps automatic
   then_forgetting(
     self, self->request(st.deps.recall, st.params.storage_timeout, rc_search_atom_v, std::move(req)),
     [self, r, done](recall_result& res) {

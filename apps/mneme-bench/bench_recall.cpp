@@ -58,6 +58,7 @@
 #include <sqlite3.h>
 
 #include "apps/mneme-bench/bench_checkpointer.hpp"
+#include "apps/mneme-bench/bench_recall_vectors.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
 #include "apps/mneme-bench/frequent_terms.hpp"
 #include "apps/mneme-bench/index_ways.hpp"
@@ -558,12 +559,15 @@ struct recall_options {
   std::string dir = "/tmp";
   bool json = false;
   bool search_only = false; // skip the indexing and append comparisons
+  bool vectors = false;     // hybrid against fts instead (bench_recall_vectors.hpp)
   frequent_shape_spec frequent;
   std::vector<frequent_term_plan> plans = {frequent_term_plan::newest_first,
                                            frequent_term_plan::rank_all};
 };
 
 int run_recall_bench(const recall_options& o) {
+  if (o.vectors)
+    return run_vector_recall_bench({o.messages, o.dir, o.json});
   const int64_t messages = o.messages;
   const std::string& dir = o.dir;
   const bool json = o.json;
@@ -763,6 +767,8 @@ MNEME_BENCH("recall", "full-text recall: latency, indexing vs FTS5 bulk, sizes, 
               cmd.add_flag("--search-only", o->search_only,
                            "stop after the search and quality figures");
               cmd.add_flag("--json", o->json, "one JSON object on stdout");
+              cmd.add_flag("--vectors", o->vectors,
+                           "hybrid against full-text search: latency, index, recall@3");
               cmd.add_option("--frequent-users", o->frequent.users,
                              "heavy users of the frequent-term shape (0: none)")
                 ->check(integer_range(int32_t{0}));

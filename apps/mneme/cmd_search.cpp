@@ -1,10 +1,13 @@
-// `mneme search QUERY [--user U] [--limit N] [--include-inactive] [--json]`: recall over
-// one user's sessions (SPEC §4), from a database file through a read-only connection or
-// from a running daemon (GET /v1/search). Prints one block per hit (session, kind,
+// `mneme search QUERY [--user U] [--limit N] [--include-inactive] [--mode M] [--json]`:
+// recall over one user's sessions (SPEC §4), from a database file through a read-only
+// connection or from a running daemon (GET /v1/search, which passes --mode on). A
+// database file has no embedder: its search is full text, and an explicit `--mode
+// vector` or `--mode hybrid` is refused (there is no query vector to search with). Prints one block per hit (session, kind,
 // time, snippet with the match highlighted on a terminal) or, with --json, the
 // recall_result document of the HTTP API.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "apps/common/api/json_codec.hpp"
 #include "apps/common/cli/daemon_client.hpp"
@@ -25,6 +28,7 @@ struct search_options {
   std::string user;     // empty = gateway.default_user
   int64_t limit = recall_default_sessions; // above the maximum: clamped, and said so
   bool include_inactive = false;
+  std::string mode;     // empty = automatic (the daemon: hybrid when embeddings are on)
 };
 
 maybe_failure search_file(const search_options& opt, api::json& out) {
@@ -40,6 +44,7 @@ maybe_failure search_file(const search_options& opt, api::json& out) {
   const auto clamped = clamp_recall_limit(opt.limit, recall_max_sessions);
   req.max_sessions = clamped.sessions;
   req.include_inactive = opt.include_inactive;
+  req.mode = recall_mode::fts; // no embedder here: run_search refused vector and hybrid
   // A recall reader of its own (store/recall_sources.hpp), on either backend.
   auto source = open_recall_source(cfg.database);
   if (!source)
@@ -57,6 +62,8 @@ maybe_failure search_daemon(const search_options& opt, api::json& out) {
   std::vector<std::pair<std::string, std::string>> q{
     {"q", opt.query}, {"limit", std::to_string(opt.limit)},
     {"include_inactive", opt.include_inactive ? "true" : "false"}};
+  if (!opt.mode.empty())
+    q.emplace_back("mode", opt.mode);
   if (!opt.user.empty())
     q.emplace_back("user", opt.user);
   return client.get_json("/v1/search" + query_string(q), out);
@@ -77,6 +84,10 @@ std::string render_hits(const api::json& result, bool terminal) {
     out += "   " + render_snippet(one_line(h.value("snippet", std::string{}), 400), terminal)
            + "\n";
   }
+  auto skipped = result.value("vector_skipped", std::string{"none"});
+  if (skipped != "none" && skipped != "embeddings_off")
+    out += "(searched by full text only: the query's embedding " + std::string{
+             skipped == "timed_out" ? "timed out" : "failed"} + ")\n";
   if (result.value("query_truncated", false))
     out += "(the query was cut to the search's length limit)\n";
   if (result.value("limit_clamped", false))
@@ -91,6 +102,16 @@ int run_search(const search_options& opt) {
                                                    + std::to_string(recall_max_sessions)
                                                    + " are lowered to "
                                                    + std::to_string(recall_max_sessions) + ")"));
+  auto mode = opt.mode.empty() ? std::optional<recall_mode>{recall_mode::automatic}
+                               : parse_recall_mode(opt.mode);
+  if (!mode)
+    return report_failure("search", failure::input("--mode must be one of automatic, fts, vector,"
+                                                   " hybrid (got '" + opt.mode + "')"));
+  if (!opt.source.remote() && (*mode == recall_mode::vector || *mode == recall_mode::hybrid))
+    return report_failure("search",
+                          failure::input("--mode " + opt.mode + " needs the daemon's embedder:"
+                                         " a database file is searched by full text only (use"
+                                         " --server, or --mode fts)"));
   api::json result;
   auto f = opt.source.remote() ? search_daemon(opt, result) : search_file(opt, result);
   if (f)
@@ -111,6 +132,9 @@ MNEME_COMMAND("search", "search a user's sessions (recall): snippet, session, ti
                 cmd.add_option("--limit", opt->limit, "at most N conversations (default 3; above 10: 10)");
                 cmd.add_flag("--include-inactive", opt->include_inactive,
                              "also rolled-back rows");
+                cmd.add_option("--mode", opt->mode,
+                               "fts, vector or hybrid (default: hybrid when the daemon has"
+                               " embeddings, else fts; a database file: fts only)");
                 add_source_options(cmd, opt->source);
                 return [opt] { return run_search(*opt); };
               });

@@ -20,6 +20,7 @@
 #include "store/pg/pg_search_columns.hpp"
 #include "store/pg/pg_store.hpp"
 #include "store/recall.hpp"
+#include "store/vector_recall.hpp"
 #include "store/word_tokens.hpp"
 
 namespace mneme {
@@ -72,6 +73,12 @@ constexpr const char* pg_recall_statements[][2] = {
    " WHERE m.search_text IS NULL AND se.user_id = $1"
    " AND ($2 OR st.active = 1 OR st.compacted = 1) ORDER BY m.id DESC LIMIT $3"},
   {"recall_parent", "SELECT parent_id FROM sessions WHERE id = $1 AND user_id = $2"},
+  // The rows the vector index named ($1 their ids; store/vector_recall.hpp checks
+  // owner and visibility).
+  {"recall_vector_rows",
+   "SELECT m.id, st.session_id, se.user_id, st.active, st.compacted, m.content"
+   " FROM messages m JOIN message_state st ON st.id = m.id"
+   " JOIN sessions se ON se.id = st.session_id WHERE m.id = ANY($1::bigint[])"},
   {"recall_hit", "SELECT " MNEME_PG_WINDOW_COLUMNS " FROM message_rows WHERE id = $1"},
   {"recall_before",
    "SELECT " MNEME_PG_WINDOW_COLUMNS " FROM message_rows WHERE session_id = $1 AND "
@@ -328,7 +335,9 @@ caf::expected<recall_hit> anchor(read_tx& t, const candidate& c, bool include_in
   recall_hit out;
   out.conversation_id = c.conversation_id;
   out.kind = kind_of(hit.m);
-  out.route = c.from_tail ? std::string{unindexed_tail_route} : std::string{to_string(c.route)};
+  out.route = c.from_vector ? std::string{vector_route}
+              : c.from_tail  ? std::string{unindexed_tail_route}
+                             : std::string{to_string(c.route)};
   out.score = c.score;
   out.snippet = c.snippet;
   auto before = load_rows(t, "recall_before", hit, include_inactive, recall_window_radius);
@@ -354,6 +363,50 @@ caf::expected<recall_hit> anchor(read_tx& t, const candidate& c, bool include_in
   assert(out.window.size() + out.first.size() + out.last.size()
          <= static_cast<std::size_t>(recall_max_messages_per_hit));
   return out;
+}
+
+std::vector<vector_row> read_vector_rows(read_tx& t, const std::vector<int64_t>& ids) {
+  std::vector<vector_row> rows;
+  for (const auto& r : t.exec_prepared("recall_vector_rows", pg::bigint_array(ids))) {
+    vector_row row;
+    row.id = r[0].as<int64_t>();
+    row.session_id = r[1].as<std::string>();
+    row.user_id = pg::text_of(r[2]);
+    row.active = r[3].as<int64_t>() != 0;
+    row.compacted = r[4].as<int64_t>() != 0;
+    row.text = pg::text_of(r[5]);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The full-text leg: the routes in order until s.req.max_sessions conversations are
+// found, their names in `routes_tried`.
+void full_text_leg(search_state& s, std::vector<std::string>& routes_tried) {
+  bool tail_scanned = false;
+  for (auto route : plan_routes(s.q)) {
+    // As on SQLite: the unindexed rows rank after every full-text hit and before the
+    // last-resort scan (which covers them too and skips their conversations).
+    // plan_routes() plans routes only for a query with a positive clause.
+    if (route == recall_route::substring_scan && !tail_scanned) {
+      tail_scanned = true;
+      if (!s.full()) {
+        routes_tried.emplace_back(unindexed_tail_route);
+        run_tail_scan(s);
+      }
+    }
+    if (s.full())
+      break;
+    if (route == recall_route::substring_scan && !s.found.empty())
+      break;
+    routes_tried.emplace_back(to_string(route));
+    switch (route) {
+      case recall_route::unicode61:
+      case recall_route::cjk_bigram: run_token_route(s, route); break;
+      case recall_route::trigram: run_trigram_route(s); break;
+      case recall_route::substring_scan: run_substring_scan(s); break;
+    }
+  }
 }
 
 } // namespace
@@ -401,31 +454,30 @@ caf::expected<recall_result> pg_recall_source::search(const recall_request& req)
     recall_result result;
     result.query_truncated = q.truncated;
     read_tx t{*conn_};
-    search_state s{t, req, q, pg_conversations(t, req.user_id), {}, {}};
-    bool tail_scanned = false;
-    for (auto route : plan_routes(q)) {
-      // As on SQLite: the unindexed rows rank after every full-text hit and before the
-      // last-resort scan (which covers them too and skips their conversations).
-      // plan_routes() plans routes only for a query with a positive clause.
-      if (route == recall_route::substring_scan && !tail_scanned) {
-        tail_scanned = true;
-        if (!s.full()) {
-          result.routes_tried.emplace_back(unindexed_tail_route);
-          run_tail_scan(s);
-        }
-      }
-      if (s.full())
-        break;
-      if (route == recall_route::substring_scan && !s.found.empty())
-        break;
-      result.routes_tried.emplace_back(to_string(route));
-      switch (route) {
-        case recall_route::unicode61:
-        case recall_route::cjk_bigram: run_token_route(s, route); break;
-        case recall_route::trigram: run_trigram_route(s); break;
-        case recall_route::substring_scan: run_substring_scan(s); break;
-      }
+    auto legs = plan_recall_legs(req, vectors_.get(), result);
+    // The full-text leg collects its own number of conversations (more than
+    // max_sessions when it is fused with the vector leg).
+    auto leg = req;
+    leg.max_sessions = static_cast<int32_t>(legs.full_text_conversations);
+    search_state s{t, leg, q, pg_conversations(t, req.user_id), {}, {}};
+    if (legs.full_text)
+      full_text_leg(s, result.routes_tried);
+    std::vector<candidate> near;
+    if (legs.vector) {
+      auto v = vector_leg(
+        *vectors_, req, legs.vector_conversations,
+        [&t](const std::vector<int64_t>& ids) -> caf::expected<std::vector<vector_row>> {
+          return read_vector_rows(t, ids);
+        },
+        [&s](const std::string& session) -> caf::expected<std::string> {
+          return s.conversations.root_of(session);
+        });
+      if (!v)
+        return std::move(v.error());
+      near = std::move(*v);
     }
+    s.found = merge_recall_legs(std::move(s.found), std::move(near), legs,
+                                static_cast<std::size_t>(req.max_sessions));
     for (auto& c : s.found) {
       auto hit = anchor(t, c, req.include_inactive);
       if (!hit)

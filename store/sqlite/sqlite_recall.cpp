@@ -20,6 +20,7 @@
 #include "policies/recall_text.hpp"
 #include "store/sqlite/db_connection.hpp"
 #include "store/sqlite/message_rows.hpp"
+#include "store/vector_recall.hpp"
 
 namespace mneme {
 
@@ -133,6 +134,13 @@ constexpr const char* tail_scan_sql =
   " AND se.user_id = ?1 AND (?2 OR st.active = 1 OR st.compacted = 1)"
   " AND m.content LIKE ?4 ESCAPE '\\'"
   " ORDER BY st.id DESC LIMIT ?3";
+
+// The rows the vector index named (store/vector_recall.hpp checks owner and
+// visibility): ?1 a row id.
+constexpr const char* vector_row_sql =
+  "SELECT m.id, st.session_id, se.user_id, st.active, st.compacted, m.content"
+  " FROM messages m JOIN message_state st ON st.id = m.id"
+  " JOIN sessions se ON se.id = st.session_id WHERE m.id = ?1";
 
 constexpr const char* hit_row_sql =
   "SELECT " MNEME_MESSAGE_COLUMNS ", position FROM message_rows WHERE id = ?1";
@@ -566,10 +574,12 @@ caf::expected<recall_hit> anchor(db_connection& db, const candidate& c, const pa
   recall_hit out;
   out.conversation_id = c.conversation_id;
   out.kind = kind_of(hit.m);
-  out.route = c.from_tail ? std::string{unindexed_tail_route} : std::string{to_string(c.route)};
+  out.route = c.from_vector ? std::string{vector_route}
+              : c.from_tail ? std::string{unindexed_tail_route}
+                            : std::string{to_string(c.route)};
   out.score = c.score;
   out.snippet = c.snippet;
-  if (c.route == recall_route::trigram) {
+  if (c.route == recall_route::trigram && !c.from_vector) {
     // FTS5 highlights whole trigrams, which can stop short of the match's last
     // character; the literal match is marked exactly when it can be found.
     auto exact = scan_snippet(hit.m.content, ascii_lower(hit.m.content), q);
@@ -604,6 +614,33 @@ caf::expected<recall_hit> anchor(db_connection& db, const candidate& c, const pa
   return out;
 }
 
+// The rows of `ids` that exist (the vector leg's lookup), one primary-key probe each.
+caf::expected<std::vector<vector_row>> read_vector_rows(db_connection& db,
+                                                        const std::vector<int64_t>& ids) {
+  std::vector<vector_row> rows;
+  auto stmt = db.prepare(vector_row_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  for (auto id : ids) {
+    statement_scope s{**stmt};
+    s->bind(1, id);
+    auto rc = s->step();
+    if (rc == SQLITE_DONE)
+      continue;
+    if (rc != SQLITE_ROW)
+      return db.failure(rc, "recall vector rows");
+    vector_row r;
+    r.id = s->column_int(0);
+    r.session_id = s->column_text(1);
+    r.user_id = s->column_text(2);
+    r.active = s->column_int(3) != 0;
+    r.compacted = s->column_int(4) != 0;
+    r.text = s->column_text(5);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 // One read transaction around a search, so the hits and their anchored views come
 // from the same snapshot of the database.
 class read_snapshot {
@@ -626,21 +663,12 @@ private:
   bool open_ = false;
 };
 
-} // namespace
-
-caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req,
-                                           frequent_term_plan plan) {
-  if (auto err = check_recall_request(req))
-    return err;
-  read_snapshot snapshot{db};
-  if (auto err = snapshot.begin())
-    return err;
-  recall_result result;
-  auto q = parse_user_query(req.query);
-  result.query_truncated = q.truncated;
-  conversation_map conversations{db, req.user_id};
+// The full-text leg: the routes of plan_routes() in order until req.max_sessions
+// conversations are found (store/recall.hpp), their names in result.routes_tried.
+caf::error full_text_leg(db_connection& db, const recall_request& req, const parsed_query& q,
+                         frequent_term_plan plan, conversation_map& conversations,
+                         recall_result& result, std::vector<candidate>& found) {
   std::unordered_set<std::string> seen; // conversation ids already holding a hit
-  std::vector<candidate> found;
   bool has_positive = false;
   for (auto& c : q.clauses)
     has_positive = has_positive || !c.negated;
@@ -673,6 +701,44 @@ caf::expected<recall_result> recall_search(db_connection& db, const recall_reque
     if (err)
       return err;
   }
+  return {};
+}
+
+} // namespace
+
+caf::expected<recall_result> recall_search(db_connection& db, const recall_request& req,
+                                           frequent_term_plan plan, const vector_index* index) {
+  if (auto err = check_recall_request(req))
+    return err;
+  read_snapshot snapshot{db};
+  if (auto err = snapshot.begin())
+    return err;
+  recall_result result;
+  auto q = parse_user_query(req.query);
+  result.query_truncated = q.truncated;
+  conversation_map conversations{db, req.user_id};
+  auto legs = plan_recall_legs(req, index, result);
+  std::vector<candidate> found;
+  if (legs.full_text) {
+    // The full-text leg collects its own number of conversations (more than
+    // max_sessions when it is fused with the vector leg).
+    auto leg = req;
+    leg.max_sessions = static_cast<int32_t>(legs.full_text_conversations);
+    if (auto err = full_text_leg(db, leg, q, plan, conversations, result, found))
+      return err;
+  }
+  std::vector<candidate> near;
+  if (legs.vector) {
+    auto v = vector_leg(
+      *index, req, legs.vector_conversations,
+      [&db](const std::vector<int64_t>& ids) { return read_vector_rows(db, ids); },
+      [&conversations](const std::string& session) { return conversations.root_of(session); });
+    if (!v)
+      return std::move(v.error());
+    near = std::move(*v);
+  }
+  found = merge_recall_legs(std::move(found), std::move(near), legs,
+                            static_cast<std::size_t>(req.max_sessions));
   for (auto& c : found) {
     auto hit = anchor(db, c, q, req.include_inactive);
     if (!hit)

@@ -42,6 +42,7 @@
 namespace mneme {
 
 class db_connection;
+class vector_index;
 
 // A full-text route with at least this many matches in the whole index (all
 // tenants) filters them by a list of the user's row ids instead of joining each
@@ -59,13 +60,15 @@ inline constexpr int64_t fts_member_filter_matches = 1000;
 // `mneme-bench recall --plan rank_all`, the baseline of the same run).
 enum class frequent_term_plan : uint8_t { newest_first, rank_all };
 
-// Runs one search. Errors: bad_request for an empty or oversized user id or
-// max_sessions outside 1..10; storage_* for SQLite failures. A query that
-// sanitizes to nothing (garbage, only operators, only NOT terms) is no error:
-// it finds nothing.
+// Runs one search: its full-text leg, and with `index` its vector leg
+// (store/vector_recall.hpp decides which run and merges them). Errors: bad_request
+// for an empty or oversized user id or max_sessions outside 1..10; storage_* for
+// SQLite failures. A query that sanitizes to nothing (garbage, only operators, only
+// NOT terms) is no error: its full-text leg finds nothing.
 // REQUIRES: db is at schema version >= 5.
 caf::expected<recall_result> recall_search(
   db_connection& db, const recall_request& req,
-  frequent_term_plan plan = frequent_term_plan::newest_first);
+  frequent_term_plan plan = frequent_term_plan::newest_first,
+  const vector_index* index = nullptr);
 
 } // namespace mneme

@@ -69,7 +69,7 @@ caf::expected<int64_t> store_reader::export_jsonl(const std::string& session_id,
 }
 
 caf::expected<recall_result> store_reader::search(const recall_request& req) {
-  return recall_search(*db_, req);
+  return recall_search(*db_, req, frequent_term_plan::newest_first, vectors_.get());
 }
 
 } // namespace mneme

@@ -159,7 +159,9 @@ json to_json(const recall_result& r) {
   return {{"hits", std::move(hits)},
           {"routes_tried", r.routes_tried},
           {"query_truncated", r.query_truncated},
-          {"limit_clamped", r.limit_clamped}};
+          {"limit_clamped", r.limit_clamped},
+          {"mode", std::string{to_string(r.mode)}},
+          {"vector_skipped", std::string{to_string(r.vector_skipped)}}};
 }
 
 json to_json(const supervisor_stats& s) {

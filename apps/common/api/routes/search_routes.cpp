@@ -1,5 +1,7 @@
 // Recall (docs/api.md "GET /v1/search"): the user's own sessions searched (SPEC §4)
-// through the recall actor; unavailable (404) with an in-memory database.
+// through the recall actor; unavailable (404) with an in-memory database. `mode`
+// (fts, vector, hybrid; default automatic) chooses the legs; the answer names the
+// mode that ran and why a wanted vector leg was skipped.
 #include <chrono>
 #include <limits>
 
@@ -9,6 +11,7 @@
 #include "apps/common/api/routes/route_groups.hpp"
 #include "policies/client_text.hpp"
 #include "policies/recall_grouping.hpp"
+#include "policies/row_replacement.hpp"
 
 namespace mneme::api {
 
@@ -37,6 +40,14 @@ void search_sessions(const call_ptr& c) {
   if (!int_param(c, "limit", 1, std::numeric_limits<int64_t>::max(), limit)
       || !bool_param(c, "include_inactive", rq.include_inactive))
     return;
+  if (const auto* mode = c->query.find("mode")) {
+    auto parsed = parse_recall_mode(*mode);
+    if (!parsed)
+      return send_error(c, 400, "bad_request",
+                        "parameter 'mode' must be one of automatic, fts, vector, hybrid, got '"
+                          + one_line_excerpt(*mode, 40) + "'");
+    rq.mode = *parsed;
+  }
   const auto clamped = clamp_recall_limit(limit, recall_max_sessions);
   rq.max_sessions = clamped.sessions;
   auto started = std::chrono::steady_clock::now();

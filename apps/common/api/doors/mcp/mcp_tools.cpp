@@ -37,6 +37,10 @@ json build_tools() {
                     {"description", "how many conversations (default 3)"}}},
          {"include_inactive", {{"type", "boolean"},
                                {"description", "also search rows compacted away"}}},
+         {"mode", {{"type", "string"},
+                   {"enum", {"automatic", "fts", "vector", "hybrid"}},
+                   {"description", "fts: words only; vector: meaning only; hybrid: both "
+                                   "fused (default: hybrid when mneme has embeddings)"}}},
          {"user", user_schema()}}},
        {"required", {"query"}}}}});
   tools.push_back(
@@ -202,12 +206,16 @@ tool_plan plan_search(argument_reader& in) {
   auto query = in.text("query", true);
   auto limit = in.integer("limit", 1, search_max_limit);
   auto inactive = in.flag("include_inactive");
+  auto mode = in.text("mode", false);
   auto user = in.text("user", false);
   if (!in.error.empty())
     return bad(in.error);
+  if (mode && *mode != "automatic" && *mode != "fts" && *mode != "vector" && *mode != "hybrid")
+    return bad("argument 'mode' must be one of automatic, fts, vector, hybrid");
   return request("GET", "/v1/search" + query_of({{"q", query},
                                                  {"limit", number_text(limit)},
                                                  {"include_inactive", flag_text(inactive)},
+                                                 {"mode", mode},
                                                  {"user", user}}));
 }
 

@@ -6,7 +6,7 @@
 // set. Pure functions; no I/O; safe from any thread; they never throw.
 //
 // The tools:
-//   session_search {query, limit?, user?, include_inactive?}  GET /v1/search
+//   session_search {query, limit?, user?, include_inactive?, mode?}  GET /v1/search
 //   memory {action: list|search|set|remove, key?, value?, query?, limit?, user?}
 //                                         GET|PUT|DELETE /v1/users/{user}/facts[/{key}]
 //   skills_list {}                        the skills of gateway.skills_dir
