@@ -25,7 +25,7 @@ constexpr const char* insert_vector_sql =
 constexpr const char* move_watermark_sql =
   "INSERT INTO embed_state(model, dims, source, through) VALUES (?1, ?2, ?3, ?4)"
   " ON CONFLICT(model, dims, source) DO UPDATE SET through = max(through, excluded.through)";
-constexpr const char* watermark_sql =
+constexpr const char* embed_watermark_sql =
   "SELECT through FROM embed_state WHERE model = ?1 AND dims = ?2 AND source = ?3";
 constexpr const char* messages_above_sql = "SELECT count(*) FROM messages WHERE id > ?1";
 constexpr const char* facts_above_sql = "SELECT count(*) FROM facts WHERE id > ?1";
@@ -130,7 +130,7 @@ caf::expected<embed_progress> sqlite_embed_progress(db_connection& db, const std
     return err;
   embed_progress p;
   for (int32_t source : {embed_source_message, embed_source_fact}) {
-    auto through = one_int(db, watermark_sql, "read the embedding watermark", [&](statement& s) {
+    auto through = one_int(db, embed_watermark_sql, "read the embedding watermark", [&](statement& s) {
       s.bind(1, model);
       s.bind(2, int64_t{dims});
       s.bind(3, int64_t{source});
