@@ -91,6 +91,12 @@ public:
   caf::expected<wal_checkpoint_result> checkpoint_log() override {
     return wal_checkpoint_result{};
   }
+  // PostgreSQL's log and disk are the server's: nothing to cut here, and the free space
+  // of the database's filesystem is unknown to a client (the indexer never waits on it).
+  caf::expected<wal_checkpoint_result> truncate_log() override {
+    return wal_checkpoint_result{};
+  }
+  int64_t free_space_bytes() const override { return -1; }
   caf::expected<std::unique_ptr<log_checkpointer>> open_log_checkpointer() override;
 
   std::string cold_copy_folder() const override { return {}; }
