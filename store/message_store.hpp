@@ -99,8 +99,7 @@ public:
   // group_open() then reports as false: the group is lost and commit_group fails.
   virtual caf::expected<int64_t> insert_in_group(const message& m) = 0;
   // As append_batch, inside the group: a refused batch leaves the group as it was
-  // before it (SQLite: a savepoint; PostgreSQL checks every row before any joins the
-  // group), unless group_open() turns false as above.
+  // before it (a savepoint), unless group_open() turns false as above.
   virtual caf::expected<message_ids> insert_batch_in_group(const std::vector<message>& batch) = 0;
   // Durable on return without error; on error nothing of the group is kept.
   virtual caf::error commit_group() = 0;
