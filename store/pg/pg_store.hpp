@@ -212,7 +212,7 @@ private:
   store_params params_;
   std::unique_ptr<pqxx::connection> conn_;
   std::unique_ptr<pqxx::dbtransaction> group_;
-  bool group_broken_ = false; // a statement failed outside a savepoint: the group is lost
+  bool group_broken_ = false; // a statement of the group failed: the group is lost
   int64_t group_last_id_ = 0; // the last row the group inserted and kept (0: none)
   std::unordered_set<std::string> open_sessions_;
   session_id_generator ids_;
