@@ -22,9 +22,10 @@ namespace mneme {
 // minute) find room while the operator frees more.
 inline constexpr int64_t default_index_free_space_reserve_bytes = 64LL * 1024 * 1024;
 
-// Disk bytes a catch-up tick writes per byte of row text, at most: the pages of the
-// three indexes written to the write-ahead log and, by the checkpoint, to the file,
-// measured for random words (the trigram index's worst case; docs/operations.md).
+// Disk bytes a catch-up tick may need per byte of row text: its index pages twice, once
+// in the write-ahead log and once in the file after the checkpoint, at the measured
+// worst case (random words: the database grows 6.5-6.7 bytes per indexed text byte,
+// natural text 4.7-4.9; docs/operations.md "Disk full"), rounded up.
 inline constexpr int64_t index_disk_bytes_per_text_byte = 16;
 
 // Free space is read again this often while ticks wait for it.

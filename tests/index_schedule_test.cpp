@@ -170,6 +170,8 @@ BOOST_AUTO_TEST_CASE(a_refused_tick_halves_the_cap_to_its_floor_and_committed_on
   auto at_floor = s.refused(20000);
   auto later = s.refused(at_floor.due_ms);
   BOOST_TEST(later.due_ms - at_floor.due_ms == 2 * (at_floor.due_ms - 20000));
+  // Unless the log was cut back after the refusal: its space returned, the first delay.
+  BOOST_TEST(s.refused(50000, true).due_ms == 51000);
 
   s.finished(tick(fts_index::words, 16, index_stop::budget, 0), 100000); // a tick commits
   BOOST_TEST(!s.refused_last());

@@ -180,6 +180,8 @@ BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlo
   disk.limit_wal_bytes(2 * MiB);
   auto refused_before = testing::full_disk_vfs::refused_writes();
   start();
+  new_session("after-start"); // answered after the actor read the backlog at its start
+  BOOST_TEST(backlog() == rows);
   BOOST_TEST(metrics->index_cap_bytes.load() == index_pacing_params{}.batch_bytes);
   int64_t smallest_cap = metrics->index_cap_bytes.load();
   BOOST_TEST_REQUIRE(eventually(

@@ -63,10 +63,11 @@ index_step index_schedule::failed(int64_t now_ms) {
   return step;
 }
 
-index_step index_schedule::refused(int64_t now_ms) {
+index_step index_schedule::refused(int64_t now_ms, bool log_cut) {
   auto smaller = shrink_index_cap(cap_);
-  if (smaller.rows != cap_.rows || smaller.bytes != cap_.bytes)
-    failures_in_a_row_ = 0; // a smaller transaction may fit: try it after the first delay
+  // A smaller transaction may fit, or the log's space came back: the first delay.
+  if (log_cut || smaller.rows != cap_.rows || smaller.bytes != cap_.bytes)
+    failures_in_a_row_ = 0;
   cap_ = smaller;
   refused_last_ = true;
   return failed(now_ms);

@@ -57,8 +57,9 @@ class index_schedule {
   // ticks after it is halved (policies/index_space shrink_index_cap) until ticks commit
   // again, each of which doubles it back; the next tick waits as after failed(), but
   // only the first retry delay while the cap could still shrink (a smaller
-  // transaction may fit), the doubling delay once it is at the floor.
-  index_step refused(int64_t now_ms);
+  // transaction may fit) or after `log_cut` (the log file was cut back to nothing: its
+  // space returned), the doubling delay otherwise.
+  index_step refused(int64_t now_ms, bool log_cut = false);
 
   // The cap of the next tick's transaction (rows, text bytes): the pacing's batch
   // figures, less after refusals.

@@ -40,13 +40,17 @@ void publish_index_cap(const index_schedule& schedule, storage_metrics* metrics)
   metrics->index_cap_bytes.store(schedule.cap().bytes, std::memory_order_relaxed);
 }
 
-void truncate_log_after_refusal(store_maintenance& maintenance, spdlog::logger* log) {
+bool truncate_log_after_refusal(store_maintenance& maintenance, spdlog::logger* log) {
   auto done = maintenance.truncate_log();
-  if (!done && log)
-    log->warn("session=- event=wal_truncate_failed error={}",
-              log_quoted(render_error(done.error())));
-  else if (done && log)
+  if (!done) {
+    if (log)
+      log->warn("session=- event=wal_truncate_failed error={}",
+                log_quoted(render_error(done.error())));
+    return false;
+  }
+  if (log)
     log->info("session=- event=wal_truncated log_pages={} busy={}", done->log_pages, done->busy);
+  return !done->busy;
 }
 
 } // namespace mneme

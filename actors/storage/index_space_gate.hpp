@@ -50,7 +50,7 @@ void publish_index_cap(const index_schedule& schedule, storage_metrics* metrics)
 // (store_maintenance::truncate_log), so the pages the refused transaction wrote to it
 // return to the filesystem. A failure (the copy may need space too; a reader may keep
 // it busy) is logged; a later commit after a background checkpoint cuts the file to
-// SQLite's journal_size_limit anyway.
-void truncate_log_after_refusal(store_maintenance& maintenance, spdlog::logger* log);
+// SQLite's journal_size_limit anyway. True when the whole log was copied back and cut.
+bool truncate_log_after_refusal(store_maintenance& maintenance, spdlog::logger* log);
 
 } // namespace mneme

@@ -387,14 +387,14 @@ void index_when_idle(storage_pointer self) {
     count_failure(st, storage_op::index, done.error());
     bool refused = done.error().category() == caf::atom("mneme")
                    && done.error().code() == static_cast<uint8_t>(errc::storage_disk_full);
-    auto retry = refused ? st.indexing.refused(now) : st.indexing.failed(now);
+    // The refused transaction's log pages go back to the filesystem first.
+    bool log_cut = refused && truncate_log_after_refusal(*st.maintenance, st.log.get());
+    auto retry = refused ? st.indexing.refused(now, log_cut) : st.indexing.failed(now);
     publish_index_cap(st.indexing, st.metrics.get());
     log_warn(st, "session=- event=index_failed backlog={} retry_in_ms={} cap_rows={} "
                  "cap_bytes={} error={}",
              st.unindexed(), retry.due_ms - now, st.indexing.cap().rows,
              st.indexing.cap().bytes, log_quoted(render_error(done.error())));
-    if (refused) // the refused transaction's log pages: back to the filesystem
-      truncate_log_after_refusal(*st.maintenance, st.log.get());
     arm_index_timer(self, now, retry.due_ms);
     return;
   }
