@@ -1,8 +1,8 @@
-// `mneme serve` with `embeddings:` on and the builtin fake LLM (issue 48): appended rows
-// are embedded in the background (GET /metrics counts them), the index is rebuilt from
-// the database at a restart with no provider call; a configuration naming an unset key
-// variable is refused at start naming the variable; with embeddings off /metrics shows
-// none of their families.
+// `mneme serve` (MNEME_BINARY_DIR/mneme) with `embeddings:` on and the builtin fake LLM
+// (issue 48): appended rows are embedded in the background (GET /metrics counts them),
+// the index is rebuilt from the database at a restart with no provider call; a
+// configuration naming an unset key variable is refused at start naming the variable;
+// with embeddings off /metrics shows none of their families.
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
