@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include "messages/errc.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
 #include "policies/fake_embedding.hpp"
 #include "policies/percentile.hpp"
