@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "apps/mneme-bench/recall_measure.hpp"
+#include "messages/errc.hpp"
 #include "policies/fake_embedding.hpp"
 #include "policies/percentile.hpp"
 #include "store/recall_sources.hpp"
