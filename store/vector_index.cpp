@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::size_t graph_m = 16;
 constexpr std::size_t graph_ef_construction = 100;
-constexpr std::size_t graph_ef_search = 64;
+constexpr std::size_t graph_ef_search = 256;
 
 using graph_t = hnswlib::HierarchicalNSW<float>;
 

@@ -16,6 +16,7 @@
 
 #include "messages/errc.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
+#include "messages/errc.hpp"
 #include "policies/fake_embedding.hpp"
 #include "policies/percentile.hpp"
 #include "store/recall_sources.hpp"
