@@ -117,4 +117,55 @@ BOOST_AUTO_TEST_CASE(with_embeddings_off_metrics_carry_none_of_their_families) {
   BOOST_TEST(text.find("mneme_vector_index") == std::string::npos);
 }
 
+// The synonym gap through the daemon (issue 48 item 5): a provider whose paraphrase
+// groups put 数据库卡住了 near "database is locked" (mneme-fakellm's paraphrase mode) lets
+// a Chinese query find the English row, which full text cannot.
+BOOST_AUTO_TEST_CASE(a_paraphrase_across_languages_is_found_by_hybrid_search_not_by_full_text) {
+  mneme::testing::temp_dir dir{"mneme-serve-embed"};
+  auto scenario = dir.file("fake.yaml");
+  std::ofstream{scenario} << "embedding_mode: paraphrase\n";
+  mneme::testing::child_program fake;
+  std::string said;
+  auto fake_port = mneme::testing::start_fakellm(fake, {"--scenario", scenario}, said,
+                                                 dir.file("fake.err"));
+  BOOST_REQUIRE_MESSAGE(fake_port > 0, said);
+  auto config = write_config(dir.path(), "embeddings:\n"
+                                         "  enabled: true\n"
+                                         "  base_url: http://127.0.0.1:"
+                                           + std::to_string(fake_port) + "\n"
+                                         "  model: fake-embed\n"
+                                         "  dimensions: 64\n"
+                                         "  idle_poll_ms: 50\n");
+  mneme::testing::mneme_daemon d{{"--config", config, "--db", dir.file("t.db")}};
+  httplib::Client c{"127.0.0.1", d.port};
+  auto post = [&](const std::string& key, const std::string& text) {
+    json body{{"user", "u"}, {"role", "user"}, {"content", text}};
+    auto r = c.Post("/v1/sessions/" + key + "/messages", body.dump(), "application/json");
+    BOOST_REQUIRE(r);
+    BOOST_REQUIRE_EQUAL(r->status, 201);
+  };
+  post("ops", "the database is locked again after the migration");
+  post("lunch", "lunch on friday at the noodle place");
+  wait_for_metric(d.port, "mneme_embedded_rows_total{source=\"message\"} 2");
+  auto search = [&](const std::string& mode) {
+    auto r = c.Get("/v1/search?user=u&q=%E6%95%B0%E6%8D%AE%E5%BA%93%E5%8D%A1%E4%BD%8F%E4%BA%86"
+                   "&mode=" + mode);
+    BOOST_REQUIRE(r);
+    BOOST_REQUIRE_EQUAL(r->status, 200);
+    return json::parse(r->body);
+  };
+  auto fts = search("fts");
+  BOOST_TEST(fts["hits"].size() == 0u, fts.dump());
+  auto hybrid = search("hybrid");
+  BOOST_TEST(hybrid["mode"] == "hybrid", hybrid.dump());
+  BOOST_REQUIRE_MESSAGE(!hybrid["hits"].empty(), hybrid.dump());
+  BOOST_TEST(hybrid["hits"][0]["route"] == "vector");
+  BOOST_TEST(hybrid["hits"][0]["hit"]["content"].get<std::string>().find("database is locked")
+             != std::string::npos, hybrid.dump());
+  // Another user sees none of it, whatever the mode.
+  auto other = c.Get("/v1/search?user=v&q=database&mode=hybrid");
+  BOOST_REQUIRE(other);
+  BOOST_TEST(json::parse(other->body)["hits"].size() == 0u, other->body);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

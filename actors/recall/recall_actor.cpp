@@ -153,7 +153,7 @@ recall_actor::behavior_type pool_impl(pool_pointer self,
           auto why = err == caf::sec::request_timeout ? vector_skip::timed_out
                                                       : vector_skip::provider_failed;
           if (st.log)
-            st.log->info("session=- user={} event=search_vector_skipped reason={} error={}",
+            st.log->debug("session=- user={} event=search_vector_skipped reason={} error={}",
                          log_quoted(shared_req->user_id), to_string(why),
                          log_quoted(render_error(err)));
           shared_req->mode = recall_mode::fts;
