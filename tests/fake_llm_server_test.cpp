@@ -224,7 +224,9 @@ BOOST_DATA_TEST_CASE(every_answer_fault_is_visible_to_a_plain_client,
       break;
     case fault_kind::latency:
       BOOST_TEST(r.status == 200);
-      BOOST_TEST(r.elapsed.count() >= 300);
+      // The injected 300 ms, less the millisecond a whole-millisecond timer and
+      // reading may each round away (a lower bound, never an upper one).
+      BOOST_TEST(r.elapsed.count() >= 298);
       break;
     default: BOOST_FAIL("kind not covered");
   }
