@@ -17,15 +17,8 @@ namespace mneme::fakellm {
 
 response_plan fake_llm_server::impl::handle_compaction(const http_request& req) {
   auto call = parse_compaction_call(req.body);
-  if (!call) {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      ++counters.bad_requests;
-    }
-    return json_plan(400, error_body(render_error(call.error()), "invalid_request_error",
-                                     "invalid_request"),
-                     req.keep_alive);
-  }
+  if (!call)
+    return refuse_unreadable(req, call.error());
   chat_facts facts;
   facts.prompt_tokens = estimate_messages_tokens(call->input);
   facts.body_bytes = static_cast<int64_t>(req.body.size());

@@ -19,15 +19,8 @@ namespace mneme::fakellm {
 
 response_plan fake_llm_server::impl::handle_embeddings(const http_request& req) {
   auto call = parse_embeddings_call(req.body);
-  if (!call) {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      ++counters.bad_requests;
-    }
-    return json_plan(400, error_body(render_error(call.error()), "invalid_request_error",
-                                     "invalid_request"),
-                     req.keep_alive);
-  }
+  if (!call)
+    return refuse_unreadable(req, call.error());
   chat_facts facts;
   for (const auto& text : call->input)
     facts.prompt_tokens += estimate_text_tokens(text);

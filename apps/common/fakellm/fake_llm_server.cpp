@@ -142,17 +142,20 @@ void fake_llm_server::impl::count_orphans_locked(const soak::pairing_audit& audi
             audit.orphan_calls, audit.orphan_results);
 }
 
+response_plan fake_llm_server::impl::refuse_unreadable(const http_request& req,
+                                                       const caf::error& why) {
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    ++counters.bad_requests;
+  }
+  return json_plan(400, error_body(render_error(why), "invalid_request_error", "invalid_request"),
+                   req.keep_alive);
+}
+
 response_plan fake_llm_server::impl::handle_chat(const http_request& req) {
   auto call = parse_chat_call(req.body);
-  if (!call) {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      ++counters.bad_requests;
-    }
-    return json_plan(400, error_body(render_error(call.error()), "invalid_request_error",
-                                     "invalid_request"),
-                     req.keep_alive);
-  }
+  if (!call)
+    return refuse_unreadable(req, call.error());
   return answer_call(req, *call, false);
 }
 

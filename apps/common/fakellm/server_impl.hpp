@@ -101,6 +101,9 @@ struct fake_llm_server::impl {
   response_plan answer_call(const http_request& req, const chat_call& call, bool messages_api);
   response_plan handle_compaction(const http_request& req);  // compaction_endpoint.cpp
   response_plan handle_embeddings(const http_request& req);  // embeddings_endpoint.cpp
+  // A request body the OpenAI-shaped endpoints could not read: counted in bad_requests,
+  // answered 400 invalid_request naming the defect.
+  response_plan refuse_unreadable(const http_request& req, const caf::error& why);
   answer_settings settings_locked() const;  // REQUIRES: mtx held
   // The fault plan's verdict on one request, counted in the injection counters; a
   // request while the listener is refused (an outage window) is reset. `rule` gets
