@@ -27,6 +27,8 @@ session_params session_params_of(const runtime_config& cfg) {
   p.builtin_tools =
     resolve_builtin_tools(parse_builtin_tools(cfg.gateway.builtin_tools).set, available);
   p.builtin_result_max_bytes = cfg.gateway.builtin_result_max_bytes;
+  if (cfg.embeddings)
+    p.query_embed_timeout = std::chrono::milliseconds{cfg.embeddings->params.query_timeout_ms};
   p.clock = cfg.clock;
   p.log = cfg.log;
   p.metrics = cfg.metrics;
@@ -70,6 +72,10 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
       return std::move(leases.error());
     rt->leases_ = *leases;
   }
+  if (rt->cfg_.embeddings) { // the storage actor's fact search reads it too
+    rt->vectors_ = std::make_shared<vector_index>(rt->cfg_.embeddings->endpoint.dimensions);
+    rt->cfg_.database.vectors = rt->vectors_;
+  }
   auto storage = spawn_storage(sys, rt->cfg_.database, rt->cfg_.log, rt->cfg_.metrics->storage);
   if (!storage)
     return std::move(storage.error());
@@ -85,6 +91,7 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
     vectors.index = rt->vectors_;
     vectors.embedder = caf::actor_cast<query_embedder>(rt->embedder_);
     vectors.query_timeout = std::chrono::milliseconds{rt->cfg_.embeddings->params.query_timeout_ms};
+    vectors.metrics = rt->cfg_.metrics->embeddings;
   }
   if (rt->cfg_.database.backend == store_backend::postgres
       || rt->cfg_.database.path != ":memory:") {
@@ -99,7 +106,9 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
   sp.log = rt->cfg_.log;
   rt->supervisor_ = spawn_supervisor(sys, sp,
                                      session_deps{rt->storage_, rt->chat_, rt->summarizer_, {},
-                                                  rt->hygiene_, rt->recall_});
+                                                  rt->hygiene_, rt->recall_,
+                                                  caf::actor_cast<query_embedder>(
+                                                    rt->embedder_)});
   gateway_config gc;
   gc.compression = rt->cfg_.compression;
   gc.model = rt->cfg_.model;
@@ -118,7 +127,6 @@ caf::expected<std::unique_ptr<runtime>> runtime::start(caf::actor_system& sys,
 caf::error runtime::start_embeddings(caf::actor_system& sys) {
   const auto& ec = *cfg_.embeddings;
   auto dims = static_cast<int32_t>(ec.endpoint.dimensions);
-  vectors_ = std::make_shared<vector_index>(ec.endpoint.dimensions);
   auto loaded = rebuild_vector_index(sys, storage_, ec.endpoint.model, dims, *vectors_,
                                      std::chrono::minutes{5});
   if (!loaded)

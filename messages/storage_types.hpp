@@ -167,12 +167,15 @@ struct fact_record {
 };
 
 // Which facts to list or search (st_facts_atom). An empty `text` lists the user's
-// facts (newest first); otherwise a full-text search with the recall syntax.
+// facts (newest first); otherwise a full-text search with the recall syntax, fused with
+// the user's nearest fact vectors when `query_vector` is set and the store has the
+// process's vector index (store/fact_vectors.hpp).
 struct fact_query {
   std::string user_id;                // required: a search sees only this user's facts
   std::string text;
   bool include_inactive = false;      // also replaced and removed versions
   int64_t limit = 50;                 // 1..1000
+  std::vector<float> query_vector;    // text's unit vector (issue 48); empty = words only
 };
 
 template <class Inspector>
@@ -236,7 +239,7 @@ typename Inspector::result_type inspect(Inspector& f, fact_record& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fact_query& x) {
   return f(caf::meta::type_name("mneme::fact_query"), x.user_id, x.text, x.include_inactive,
-           x.limit);
+           x.limit, x.query_vector);
 }
 
 } // namespace mneme

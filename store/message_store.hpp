@@ -226,6 +226,11 @@ public:
   virtual caf::expected<fact_record> remove_fact(const std::string& user_id,
                                                  const std::string& key, time_ms now) = 0;
   virtual caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) = 0;
+  // The versions among `ids` that belong to `user_id` (any state), in the order of `ids`;
+  // an id of another user or of no fact is left out. What the vector leg of a fact
+  // search (store/fact_vectors.hpp) reads its hits with.
+  virtual caf::expected<std::vector<fact_record>>
+  facts_by_id(const std::string& user_id, const std::vector<int64_t>& ids) = 0;
   virtual caf::error put_session_tools(const std::string& session_key,
                                        const std::string& session_id, const std::string& tools,
                                        time_ms now) = 0;

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "store/store_backend.hpp"
 
 namespace mneme {
+
+class vector_index;
 
 struct store_params {
   store_backend backend = store_backend::sqlite;
@@ -31,6 +34,11 @@ struct store_params {
   // (the node paused mid-write) is ended by the server, so it cannot hold a lease row
   // locked against a takeover.
   int64_t node_lease_ms = 10000;
+  // Semantic recall (issue 48): the process's vector index, set by the runtime while
+  // embeddings are on, never by the configuration. The storage actor's fact search
+  // then fuses the user's nearest fact vectors with full text when the query carries
+  // its vector (store/fact_vectors.hpp). Null: facts are searched by words only.
+  std::shared_ptr<const vector_index> vectors;
 };
 
 } // namespace mneme

@@ -70,6 +70,9 @@ BOOST_AUTO_TEST_CASE(the_builtin_tools_are_called_by_what_the_user_asks) {
   auto [n3, a3] = one("what is my editor?");
   BOOST_TEST(n3 == "memory");
   BOOST_TEST(a3 == json::parse(R"({"action":"get","key":"editor"})"));
+  auto [n5, a5] = one("What do you remember about the nightly backup?");
+  BOOST_TEST(n5 == "memory");
+  BOOST_TEST(a5 == json::parse(R"({"action":"search","query":"the nightly backup"})"));
   auto [n4, a4] = one("please deploy-app to staging");
   BOOST_TEST(n4 == "skill_view");
   BOOST_TEST(a4["name"] == "deploy-app");

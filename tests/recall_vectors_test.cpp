@@ -259,6 +259,7 @@ struct pool_vectors_fixture : vectors_fixture {
   caf::actor_system sys{make_config(cfg)};
   caf::scoped_actor self{sys};
   std::vector<caf::actor> to_stop;
+  std::shared_ptr<embed_metrics> metrics = std::make_shared<embed_metrics>();
 
   ~pool_vectors_fixture() {
     for (auto& a : to_stop)
@@ -269,7 +270,7 @@ struct pool_vectors_fixture : vectors_fixture {
     testing::index_for_recall(*store);
     auto embedder = sys.spawn(fake_embedder, how, locked);
     to_stop.push_back(caf::actor_cast<caf::actor>(embedder));
-    recall_vectors vectors{index, embedder, 300ms};
+    recall_vectors vectors{index, embedder, 300ms, metrics};
     auto pool = spawn_recall(sys, params, nullptr, recall_pool_params{}, vectors);
     BOOST_REQUIRE_MESSAGE(pool, err_of(pool));
     to_stop.push_back(caf::actor_cast<caf::actor>(*pool));
@@ -297,6 +298,8 @@ BOOST_DATA_TEST_CASE_F(pool_vectors_fixture, the_pool_embeds_the_query_and_falls
   BOOST_TEST(ok.vector_skipped == vector_skip::none);
   BOOST_REQUIRE_EQUAL(ok.hits.size(), 1u);
   BOOST_TEST(ok.hits[0].hit.id == row);
+  BOOST_TEST(metrics->vector_legs_skipped[0].load() + metrics->vector_legs_skipped[1].load()
+             == 0u);
   for (auto how : {embedder_answer::error, embedder_answer::never}) {
     auto r = pool_search(how, recall_mode::vector);
     BOOST_TEST(r.mode == recall_mode::fts);
@@ -305,10 +308,14 @@ BOOST_DATA_TEST_CASE_F(pool_vectors_fixture, the_pool_embeds_the_query_and_falls
     BOOST_REQUIRE_EQUAL(r.hits.size(), 1u); // the words still find it
     BOOST_TEST(r.hits[0].route != "vector");
   }
+  // each skipped leg counted once, under its reason (mneme_search_vector_skipped_total)
+  BOOST_TEST(metrics->vector_legs_skipped[0].load() == 1u);
+  BOOST_TEST(metrics->vector_legs_skipped[1].load() == 1u);
   // Mode fts never asks the embedder (one that never answers does not delay it).
   auto fts = pool_search(embedder_answer::never, recall_mode::fts);
   BOOST_TEST(fts.vector_skipped == vector_skip::none);
   BOOST_TEST(fts.hits.size() == 1u);
+  BOOST_TEST(metrics->vector_legs_skipped[1].load() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,7 +2,8 @@
 // (issue 48): appended rows are embedded in the background (GET /metrics counts them),
 // the index is rebuilt from the database at a restart with no provider call; a
 // configuration naming an unset key variable is refused at start naming the variable;
-// with embeddings off /metrics shows none of their families.
+// with embeddings off /metrics shows none of their families; an unreachable provider
+// leaves search on full text and counts the skipped vector leg.
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -117,6 +118,34 @@ BOOST_AUTO_TEST_CASE(with_embeddings_off_metrics_carry_none_of_their_families) {
   BOOST_TEST(text.find("mneme_vector_index") == std::string::npos);
 }
 
+// A provider that cannot be reached: appends and full-text search are unaffected, a
+// hybrid search runs on full text, says why, and /metrics counts the skipped leg.
+BOOST_AUTO_TEST_CASE(an_unreachable_provider_leaves_search_on_full_text_and_counts_it) {
+  mneme::testing::temp_dir dir{"mneme-serve-embed"};
+  auto config = write_config(dir.path(), "embeddings:\n"
+                                         "  enabled: true\n"
+                                         "  base_url: http://127.0.0.1:9\n"
+                                         "  model: fake-embed\n"
+                                         "  dimensions: 64\n"
+                                         "  idle_poll_ms: 50\n");
+  mneme::testing::mneme_daemon d{{"--config", config, "--db", dir.file("t.db")}};
+  append(d.port, "the nightly backup finished late");
+  httplib::Client c{"127.0.0.1", d.port};
+  auto r = c.Get("/v1/search?user=u&q=backup&mode=hybrid");
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_EQUAL(r->status, 200);
+  auto body = json::parse(r->body);
+  BOOST_TEST(body["mode"] == "fts", body.dump());
+  BOOST_TEST(body["vector_skipped"] == "provider_failed", body.dump());
+  BOOST_TEST(body["hits"].size() == 1u, body.dump());
+  wait_for_metric(d.port, "mneme_search_vector_skipped_total{reason=\"provider_failed\"} 1");
+  auto text = metrics(d.port);
+  BOOST_TEST(text.find("mneme_search_vector_skipped_total{reason=\"timed_out\"} 0")
+               != std::string::npos, text);
+  BOOST_TEST(text.find("mneme_embedded_rows_total{source=\"message\"} 0") != std::string::npos,
+             text);
+}
+
 // The synonym gap through the daemon (issue 48 item 5): a provider whose paraphrase
 // groups put 数据库卡住了 near "database is locked" (mneme-fakellm's paraphrase mode) lets
 // a Chinese query find the English row, which full text cannot.
@@ -166,6 +195,33 @@ BOOST_AUTO_TEST_CASE(a_paraphrase_across_languages_is_found_by_hybrid_search_not
   auto other = c.Get("/v1/search?user=v&q=database&mode=hybrid");
   BOOST_REQUIRE(other);
   BOOST_TEST(json::parse(other->body)["hits"].size() == 0u, other->body);
+  // Facts too: the Chinese words find the English fact by its meaning, for its user only.
+  auto put = c.Put("/v1/users/u/facts/incident",
+                   json{{"value", "the database is locked during the nightly backup"}}.dump(),
+                   "application/json");
+  BOOST_REQUIRE(put);
+  BOOST_REQUIRE_EQUAL(put->status, 200);
+  wait_for_metric(d.port, "mneme_embedded_rows_total{source=\"fact\"} 1");
+  const std::string stuck = "q=%E6%95%B0%E6%8D%AE%E5%BA%93%E5%8D%A1%E4%BD%8F%E4%BA%86";
+  auto facts = c.Get("/v1/users/u/facts?" + stuck);
+  BOOST_REQUIRE(facts);
+  BOOST_REQUIRE_EQUAL(facts->status, 200);
+  auto found = json::parse(facts->body)["facts"];
+  BOOST_REQUIRE_MESSAGE(found.size() == 1u, facts->body);
+  BOOST_TEST(found[0]["key"] == "incident");
+  auto others = c.Get("/v1/users/v/facts?" + stuck);
+  BOOST_REQUIRE(others);
+  BOOST_TEST(json::parse(others->body)["facts"].size() == 0u, others->body);
+  // The model's memory tool searches the same way: asked in Chinese, it reads the fact.
+  json turn{{"user", "u"}, {"content", "What do you remember about 数据库卡住了?"}};
+  auto t = c.Post("/v1/sessions/ask/turns", turn.dump(), "application/json");
+  BOOST_REQUIRE(t);
+  BOOST_REQUIRE_MESSAGE(t->status == 200, t->body);
+  auto answer = json::parse(t->body);
+  BOOST_REQUIRE_MESSAGE(answer["builtin_calls"].size() == 1u, t->body);
+  BOOST_TEST(answer["builtin_calls"][0]["name"] == "memory");
+  BOOST_TEST(answer["answer"].get<std::string>().find("nightly backup") != std::string::npos,
+             t->body);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

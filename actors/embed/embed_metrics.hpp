@@ -30,6 +30,9 @@ struct embed_metrics {
   std::atomic<int64_t> index_bytes{0};       // ... and its memory
   std::atomic<uint64_t> query_embeds{0};     // search queries embedded
   std::atomic<uint64_t> query_failures{0};   // ... that failed (overloaded included)
+  // Searches that wanted a vector leg and ran on full text only, written by the recall
+  // pool (actors/recall): 0 the embedder failed, 1 its answer came too late.
+  std::array<std::atomic<uint64_t>, 2> vector_legs_skipped{};
 
   void record_failure(llm_error_kind k) {
     auto i = static_cast<std::size_t>(k);

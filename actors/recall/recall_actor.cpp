@@ -152,6 +152,9 @@ recall_actor::behavior_type pool_impl(pool_pointer self,
           --st.embedding;
           auto why = err == caf::sec::request_timeout ? vector_skip::timed_out
                                                       : vector_skip::provider_failed;
+          if (st.vectors.metrics)
+            st.vectors.metrics->vector_legs_skipped[why == vector_skip::timed_out ? 1 : 0]
+              .fetch_add(1, std::memory_order_relaxed);
           if (st.log)
             st.log->debug("session=- user={} event=search_vector_skipped reason={} error={}",
                          log_quoted(shared_req->user_id), to_string(why),

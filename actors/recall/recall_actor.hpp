@@ -23,6 +23,7 @@
 #include "caf/replies_to.hpp"
 #include "caf/typed_actor.hpp"
 
+#include "actors/embed/embed_metrics.hpp"
 #include "messages/embedding_types.hpp"
 #include "messages/mneme_types.hpp"
 #include "store/vector_index.hpp"
@@ -52,6 +53,8 @@ struct recall_vectors {
   std::shared_ptr<vector_index> index;
   query_embedder embedder;
   std::chrono::milliseconds query_timeout{2000}; // one query embedding
+  // Counts the searches run on full text only for their vector leg; may be null.
+  std::shared_ptr<embed_metrics> metrics;
 };
 
 // Opens `params.readers` read-only connections of `params.backend` on the calling

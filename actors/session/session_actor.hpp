@@ -106,6 +106,8 @@ struct session_params {
   std::chrono::milliseconds chat_timeout{305000};    // > the chat pool's HTTP deadline
   std::chrono::milliseconds summary_timeout{305000}; // > the summarizer pool's deadline
   std::chrono::milliseconds hygiene_timeout{305000}; // > the hygiene pool's deadline
+  // The memory tool's search text to a vector (embeddings.query_timeout_ms; issue 48).
+  std::chrono::milliseconds query_embed_timeout{2000};
   size_t max_pending_turns = 64;
   int64_t max_tool_rounds = 64;             // gateway.max_tool_rounds (policies/tool_loop.hpp)
   int64_t max_tool_calls_per_message = 128; // gateway.max_tool_calls_per_message
@@ -129,6 +131,9 @@ struct session_deps {
   session_supervisor_actor supervisor;
   llm_pool_actor hygiene{};
   recall_actor recall{};
+  // Semantic recall (issue 48): the memory tool's fact search asks it for its text's
+  // vector first; null (embeddings off) = facts are searched by words only.
+  query_embedder embedder{};
 };
 
 // Spawns the session actor of the stored session `session_id` (rehydrates it).

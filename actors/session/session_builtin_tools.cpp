@@ -182,16 +182,35 @@ void run_memory(session_ptr self, builtin_request r, result_fn done) {
       q.user_id = st.record.user_id;
       q.text = r.action == memory_action::get ? r.key : r.query;
       q.limit = r.action == memory_action::get ? 1000 : builtin_facts_list_limit;
+      auto ask_storage = [self, r, done, fail](fact_query q) {
+        auto& st = self->state;
+        then_forgetting(
+          self, self->request(st.deps.storage, st.params.storage_timeout, st_facts_atom_v, q),
+          [r, done](std::vector<fact_record>& found) {
+            std::vector<fact_line> lines;
+            for (auto& f : found)
+              if (f.active && (r.action == memory_action::search || f.key == r.key))
+                lines.push_back({std::move(f.key), std::move(f.value)});
+            done(render_memory_result(r, lines));
+          },
+          fail);
+      };
+      // A search by meaning too when embeddings are on (store/fact_vectors.hpp); the
+      // embedder's failure or silence leaves it to the words.
+      if (r.action != memory_action::search || !st.deps.embedder || q.text.empty()) {
+        ask_storage(std::move(q));
+        return;
+      }
+      auto text = q.text;
+      auto shared_q = std::make_shared<fact_query>(std::move(q));
       then_forgetting(
-        self, self->request(st.deps.storage, st.params.storage_timeout, st_facts_atom_v, q),
-        [r, done](std::vector<fact_record>& found) {
-          std::vector<fact_line> lines;
-          for (auto& f : found)
-            if (f.active && (r.action == memory_action::search || f.key == r.key))
-              lines.push_back({std::move(f.key), std::move(f.value)});
-          done(render_memory_result(r, lines));
+        self, self->request(st.deps.embedder, st.params.query_embed_timeout, em_query_atom_v,
+                            std::move(text)),
+        [shared_q, ask_storage](std::vector<float>& v) {
+          shared_q->query_vector = std::move(v);
+          ask_storage(std::move(*shared_q));
         },
-        fail);
+        [shared_q, ask_storage](caf::error&) { ask_storage(std::move(*shared_q)); });
       return;
     }
   }

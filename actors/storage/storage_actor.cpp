@@ -18,6 +18,7 @@
 #include "policies/index_space.hpp"
 #include "policies/client_text.hpp"
 #include "policies/wal_checkpoint.hpp"
+#include "store/fact_vectors.hpp"
 #include "store/open_store.hpp"
 #include "store/store_maintenance.hpp"
 
@@ -690,7 +691,10 @@ storage_actor::behavior_type storage_impl(storage_pointer self, std::shared_ptr<
                     });
     },
     [=](st_facts_atom, const fact_query& q) {
-      return run_op(self, "facts", [&] { return self->state.store->query_facts(q); });
+      return run_op(self, "facts", [&] {
+        auto& store = *self->state.store;
+        return search_facts(store, store.params().vectors.get(), q);
+      });
     },
     [=](st_emrows_atom, int32_t source, int64_t after, int64_t limit) {
       return run_op(self, "embed_rows",

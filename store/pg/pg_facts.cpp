@@ -1,6 +1,9 @@
 // Semantic memory on PostgreSQL; see pg_facts.hpp.
 #include "store/pg/pg_facts.hpp"
 
+#include <string>
+#include <vector>
+
 #include <pqxx/pqxx>
 
 #include "policies/fts_query.hpp"
@@ -207,6 +210,29 @@ caf::expected<std::vector<fact_record>> pg_query_facts(pqxx::connection& conn,
         return hits;
     }
     return std::vector<fact_record>{};
+  });
+}
+
+caf::expected<std::vector<fact_record>> pg_facts_by_id(pqxx::connection& conn,
+                                                       const std::string& user_id,
+                                                       const std::vector<int64_t>& ids) {
+  if (ids.empty())
+    return std::vector<fact_record>{};
+  std::string array = "{";
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    array += (i == 0 ? "" : ",") + std::to_string(ids[i]);
+  array += "}";
+  return pg::guarded("facts by id", [&]() -> caf::expected<std::vector<fact_record>> {
+    pqxx::read_transaction r{conn};
+    auto found = decode_all(r.exec_params("SELECT " MNEME_PG_FACT_COLUMNS " FROM facts"
+                                          " WHERE user_id = $1 AND id = ANY($2::bigint[])",
+                                          pg::bytes(user_id), array));
+    std::vector<fact_record> out;
+    for (auto id : ids)
+      for (auto& f : found)
+        if (f.id == id)
+          out.push_back(f);
+    return out;
   });
 }
 

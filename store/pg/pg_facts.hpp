@@ -33,5 +33,9 @@ caf::expected<fact_record> pg_remove_fact(pqxx::connection& conn, const std::str
                                           const std::string& key, time_ms now);
 caf::expected<std::vector<fact_record>> pg_query_facts(pqxx::connection& conn,
                                                        const fact_query& q);
+// message_store::facts_by_id on PostgreSQL.
+caf::expected<std::vector<fact_record>> pg_facts_by_id(pqxx::connection& conn,
+                                                       const std::string& user_id,
+                                                       const std::vector<int64_t>& ids);
 
 } // namespace mneme

@@ -656,6 +656,11 @@ caf::expected<std::vector<fact_record>> pg_store::query_facts(const fact_query& 
   return pg_query_facts(*conn_, q);
 }
 
+caf::expected<std::vector<fact_record>> pg_store::facts_by_id(const std::string& user_id,
+                                                             const std::vector<int64_t>& ids) {
+  return pg_facts_by_id(*conn_, user_id, ids);
+}
+
 // Stored vectors: store/pg/pg_embeddings.cpp.
 caf::expected<embed_candidates> pg_store::rows_to_embed(int32_t source, int64_t after_id,
                                                          int64_t limit) {

@@ -116,6 +116,8 @@ public:
   caf::expected<fact_record> remove_fact(const std::string& user_id, const std::string& key,
                                          time_ms now) override;
   caf::expected<std::vector<fact_record>> query_facts(const fact_query& q) override;
+  caf::expected<std::vector<fact_record>> facts_by_id(const std::string& user_id,
+                                                      const std::vector<int64_t>& ids) override;
   caf::expected<embed_candidates> rows_to_embed(int32_t source, int64_t after_id,
                                                 int64_t limit) override;
   caf::error store_vectors(const embed_write& w) override;

@@ -23,6 +23,8 @@ constexpr const char* active_fact_sql =
   "SELECT " MNEME_FACT_COLUMNS("") " FROM facts WHERE user_id = ?1 AND key = ?2 AND active = 1";
 constexpr const char* fact_by_id_sql =
   "SELECT " MNEME_FACT_COLUMNS("") " FROM facts WHERE id = ?1";
+constexpr const char* user_fact_by_id_sql =
+  "SELECT " MNEME_FACT_COLUMNS("") " FROM facts WHERE id = ?1 AND user_id = ?2";
 constexpr const char* insert_fact_sql =
   "INSERT INTO facts(user_id, key, value, source_session, created_at_ms, updated_at_ms)"
   " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -257,6 +259,25 @@ caf::expected<std::vector<fact_record>> query_facts(db_connection& db, const fac
       return hits;
   }
   return std::vector<fact_record>{};
+}
+
+caf::expected<std::vector<fact_record>> facts_by_id(db_connection& db, const std::string& user_id,
+                                                    const std::vector<int64_t>& ids) {
+  std::vector<fact_record> out;
+  auto stmt = db.prepare(user_fact_by_id_sql);
+  if (!stmt)
+    return std::move(stmt.error());
+  for (auto id : ids) {
+    statement_scope s{**stmt};
+    s->bind(1, id);
+    s->bind(2, user_id);
+    auto rc = s->step();
+    if (rc == SQLITE_ROW)
+      out.push_back(decode_fact(s.get()));
+    else if (rc != SQLITE_DONE)
+      return db.failure(rc, "load fact " + std::to_string(id));
+  }
+  return out;
 }
 
 } // namespace mneme

@@ -38,4 +38,8 @@ caf::expected<fact_record> find_fact(db_connection& db, const std::string& user_
 // oversized user_id or a limit outside 1..fact_query_max_limit.
 caf::expected<std::vector<fact_record>> query_facts(db_connection& db, const fact_query& q);
 
+// message_store::facts_by_id on SQLite.
+caf::expected<std::vector<fact_record>> facts_by_id(db_connection& db, const std::string& user_id,
+                                                    const std::vector<int64_t>& ids);
+
 } // namespace mneme

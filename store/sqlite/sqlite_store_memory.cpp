@@ -24,6 +24,11 @@ caf::expected<std::vector<fact_record>> sqlite_store::query_facts(const fact_que
   return mneme::query_facts(*db_, q);
 }
 
+caf::expected<std::vector<fact_record>>
+sqlite_store::facts_by_id(const std::string& user_id, const std::vector<int64_t>& ids) {
+  return mneme::facts_by_id(*db_, user_id, ids);
+}
+
 caf::expected<embed_candidates> sqlite_store::rows_to_embed(int32_t source, int64_t after_id,
                                                              int64_t limit) {
   return sqlite_rows_to_embed(*db_, source, after_id, limit);

@@ -372,6 +372,12 @@ void add_embedding_counters(families& f, const embed_metrics& e) {
   f.counter("mneme_query_embed_failures_total",
             "Search queries whose embedding failed (searched by full text only).",
             value(e.query_failures));
+  const char* skipped_help = "Searches that wanted a vector leg and ran on full text only, by"
+                             " reason (provider_failed, timed_out).";
+  f.counter("mneme_search_vector_skipped_total", skipped_help, value(e.vector_legs_skipped[0]),
+            {{"reason", "provider_failed"}});
+  f.counter("mneme_search_vector_skipped_total", skipped_help, value(e.vector_legs_skipped[1]),
+            {{"reason", "timed_out"}});
 }
 
 void add_supervisor(families& f, const supervisor_stats& s) {

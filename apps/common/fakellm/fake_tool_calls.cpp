@@ -229,6 +229,12 @@ std::optional<tool_call> builtin_tool_call(const chat_call& call) {
                                                                json::error_handler_t::replace);
       return c;
     }
+    if (auto q = after_phrase(text, "remember about ", "?.")) {
+      c.name = "memory";
+      c.arguments = json{{"action", "search"}, {"query", *q}}.dump(
+        -1, ' ', false, json::error_handler_t::replace);
+      return c;
+    }
   }
   if (offers(call, "skill_view")) {
     for (const auto& name : indexed_skills(call.messages)) {

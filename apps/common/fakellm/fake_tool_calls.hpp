@@ -14,6 +14,8 @@
 //                                       or the end of the line)
 //        "remember that my K is V"   -> memory {"action":"set","key":K,"value":V}
 //        "what is my K?"             -> memory {"action":"get","key":K}
+//        "remember about X"          -> memory {"action":"search","query":X} (X ends at
+//                                       '?', '.' or the end of the line)
 //        a skill name of the skills index in a system row (a whole word of the user's
 //        text)                       -> skill_view {"name": name}
 //      Rules 1-2 never pick a built-in tool: the random calls go to the client's tools

@@ -14,6 +14,7 @@
 #include "apps/common/api/plumbing/answer.hpp"
 #include "apps/common/api/plumbing/ask.hpp"
 #include "apps/common/api/plumbing/checks.hpp"
+#include "apps/common/api/plumbing/query_vector.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "apps/common/api/plumbing/session_lookup.hpp"
 #include "apps/common/api/routes/route_groups.hpp"
@@ -34,13 +35,17 @@ void list_facts(const call_ptr& c) {
       || !int_param(c, "limit", 1, fact_query_max_limit, q.limit)
       || !bool_param(c, "include_inactive", q.include_inactive))
     return;
-  ask<std::vector<fact_record>>(c, c->api->storage, c->read_timeout(), st_facts_atom_v,
-                                std::move(q))
-    .then([c](caf::expected<std::vector<fact_record>> found) {
-      if (!found)
-        return fail(c, found.error());
-      send_json(c, 200, {{"facts", to_json(*found)}});
-    });
+  auto text = q.text;
+  with_query_vector(c, std::move(text), [c, q = std::move(q)](std::vector<float> v) mutable {
+    q.query_vector = std::move(v);
+    ask<std::vector<fact_record>>(c, c->api->storage, c->read_timeout(), st_facts_atom_v,
+                                  std::move(q))
+      .then([c](caf::expected<std::vector<fact_record>> found) {
+        if (!found)
+          return fail(c, found.error());
+        send_json(c, 200, {{"facts", to_json(*found)}});
+      });
+  });
 }
 
 bool check_fact_path(const call_ptr& c) {
@@ -80,13 +85,27 @@ void remove_fact(const call_ptr& c) {
     });
 }
 
-// Facts of `user` into the key's session (sid: its id when open, else empty).
+void inject_found(const call_ptr& c, const std::string& key, const std::string& user,
+                  const std::string& sid, fact_query q);
+
+// Facts of `user` into the key's session (sid: its id when open, else empty): found by
+// words, and by meaning too while embeddings are on.
 void inject_for(const call_ptr& c, const std::string& key, const std::string& user,
                 const std::string& sid, facts_inject_request in) {
   fact_query q;
   q.user_id = user;
   q.text = in.query;
   q.limit = in.limit;
+  auto then = [c, key, user, sid, q = std::move(q)](std::vector<float> v) mutable {
+    q.query_vector = std::move(v);
+    inject_found(c, key, user, sid, std::move(q));
+  };
+  with_query_vector(c, in.query, std::move(then));
+}
+
+// inject_for's second step: the facts found for `q` into the key's session.
+void inject_found(const call_ptr& c, const std::string& key, const std::string& user,
+                  const std::string& sid, fact_query q) {
   ask<std::vector<fact_record>>(c, c->api->storage, c->read_timeout(), st_facts_atom_v,
                                 std::move(q))
     .then([c, key, user, sid](caf::expected<std::vector<fact_record>> found) {
