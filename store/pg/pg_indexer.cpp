@@ -169,8 +169,16 @@ caf::expected<int64_t> pg_maintenance::index_all() {
       return std::move(done.error());
     total += done->rows;
     if (done->caught_up || done->rows == 0)
-      return total;
+      break;
   }
+  if (total >= pg_analyze_after_rows)
+    (void)pg::guarded_once("analyze after indexing", [&]() -> caf::expected<int64_t> {
+      pqxx::work w{*store_.conn_};
+      w.exec0("ANALYZE messages, message_state, sessions");
+      w.commit();
+      return total;
+    });
+  return total;
 }
 
 caf::expected<std::unique_ptr<log_checkpointer>> pg_maintenance::open_log_checkpointer() {
