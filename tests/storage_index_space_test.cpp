@@ -152,9 +152,9 @@ BOOST_FIXTURE_TEST_CASE(no_index_tick_runs_below_the_reserve_and_the_backlog_dra
 
 BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlog_drains_in_small_ones,
                         space_fixture) {
-  // A backlog in the file before the actor starts: about 1.5 MiB of random words, which
+  // A backlog in the file before the actor starts: about 3 MiB of random words, which
   // the default cap would index in one transaction per index.
-  constexpr int rows = 192;
+  constexpr int rows = 384;
   std::string sid;
   {
     auto store = open_message_store(params);
@@ -175,9 +175,9 @@ BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlo
     auto ids = (*store)->append_batch(batch);
     BOOST_REQUIRE_MESSAGE(ids, testing::err_of(ids));
   }
-  // Room for 1 MiB of log: the first transactions (the default cap takes every row) are
+  // Room for 2 MiB of log: the first transactions (the default cap takes every row) are
   // refused; the free space reads unknown, so only the refusals shape the ticks.
-  disk.limit_wal_bytes(1 * MiB);
+  disk.limit_wal_bytes(2 * MiB);
   auto refused_before = testing::full_disk_vfs::refused_writes();
   start();
   new_session("after-start"); // answered after the actor read the backlog at its start
@@ -193,7 +193,7 @@ BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlo
                      "the backlog did not drain: " << backlog());
   BOOST_TEST(testing::full_disk_vfs::refused_writes() > refused_before);
   BOOST_TEST(metrics->failures.at(storage_op::index, 1) >= 1); // storage_disk_full's slot
-  BOOST_TEST(smallest_cap < 3 * MiB / 2); // shrunk below the backlog's text
+  BOOST_TEST(smallest_cap < 3 * MiB); // shrunk below the backlog's text
   // Every row of the three indexes went in, in several transactions.
   BOOST_TEST(metrics->indexed_rows.load() == 3 * rows);
   BOOST_TEST(metrics->index_batches.load() > 3);
