@@ -38,6 +38,7 @@
 #include "actors/scheduler_tuning.hpp"
 #include "apps/common/fakellm/fake_llm_server.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/inprocess_runtime.hpp"
 #include "apps/mneme-bench/proxy_load.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
@@ -180,12 +181,6 @@ pass_figures mneme_pass(caf::actor_system& sys, const fakellm::fake_llm_server& 
   return f;
 }
 
-nlohmann::json span(const std::vector<double>& v) {
-  return {{"median", median_or_zero(v)},
-          {"min", v.empty() ? 0 : *std::min_element(v.begin(), v.end())},
-          {"max", v.empty() ? 0 : *std::max_element(v.begin(), v.end())}};
-}
-
 int run_embed_bench(const embed_options& o) {
   std::string dir = "/tmp/mneme-bench-embed-XXXXXX";
   if (!::mkdtemp(dir.data())) {
@@ -264,11 +259,11 @@ int run_embed_bench(const embed_options& o) {
                    {"batch_size", o.batch_size},
                    {"dims", o.dims},
                    {"passes", passes.size()},
-                   {"direct_rows_per_s", span(direct_rps)},
-                   {"mneme_rows_per_s", span(mneme_rps)},
-                   {"mneme_vs_direct", span(ratio)},
-                   {"direct_cpu_us_per_row", span(direct_cpu_us)},
-                   {"mneme_cpu_us_per_row", span(extra_cpu_us)},
+                   {"direct_rows_per_s", median_and_range(direct_rps)},
+                   {"mneme_rows_per_s", median_and_range(mneme_rps)},
+                   {"mneme_vs_direct", median_and_range(ratio)},
+                   {"direct_cpu_us_per_row", median_and_range(direct_cpu_us)},
+                   {"mneme_cpu_us_per_row", median_and_range(extra_cpu_us)},
                    {"per_pass", passes}};
   if (o.json) {
     std::printf("%s\n", j.dump().c_str());

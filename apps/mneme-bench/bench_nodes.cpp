@@ -40,6 +40,7 @@
 
 #include "apps/mneme-bench/pg_bench_schemas.hpp"
 #include "apps/mneme-bench/bench_registry.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "policies/percentile.hpp"
 #include "testing/loopback_port.hpp"
 #include "testing/pg_test_cluster.hpp"
@@ -272,10 +273,9 @@ latency_result forwarding(std::vector<node>& nodes, const std::string& db_url,
 
 // "median (min-max)" of runs.
 json figure(const std::vector<double>& runs) {
-  return {{"median", median_or_zero(runs)},
-          {"min", *std::min_element(runs.begin(), runs.end())},
-          {"max", *std::max_element(runs.begin(), runs.end())},
-          {"runs", runs}};
+  auto j = median_and_range(runs);
+  j["runs"] = runs;
+  return j;
 }
 
 std::string shown(const std::vector<double>& runs, const char* unit, int decimals) {

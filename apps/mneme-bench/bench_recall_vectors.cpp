@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-#include "messages/errc.hpp"
+#include "apps/mneme-bench/bench_stats.hpp"
 #include "apps/mneme-bench/recall_measure.hpp"
 #include "messages/errc.hpp"
 #include "policies/fake_embedding.hpp"
@@ -307,19 +307,14 @@ int run_vector_recall_bench(const vector_bench_options& o) {
   nlohmann::json tenants = nlohmann::json::array();
   for (std::size_t n : {1000, 4000, 16000, 64000})
     tenants.push_back(exact_vs_graph(n, 40));
-  auto span = [](const std::vector<double>& v) {
-    return nlohmann::json{{"median", median_or_zero(v)},
-                          {"min", v.empty() ? 0 : *std::min_element(v.begin(), v.end())},
-                          {"max", v.empty() ? 0 : *std::max_element(v.begin(), v.end())}};
-  };
   nlohmann::json j{
     {"messages", built->report.messages + static_cast<int64_t>(paraphrases->size()) * 6},
     {"queries_per_mode", last_fts.ms.size()},
     {"passes", o.passes},
-    {"fts_search_p50_ms", span(fts_p50)},
-    {"fts_search_p99_ms", span(fts_p99)},
-    {"hybrid_search_p50_ms", span(hybrid_p50)},
-    {"hybrid_search_p99_ms", span(hybrid_p99)},
+    {"fts_search_p50_ms", median_and_range(fts_p50)},
+    {"fts_search_p99_ms", median_and_range(fts_p99)},
+    {"hybrid_search_p50_ms", median_and_range(hybrid_p50)},
+    {"hybrid_search_p99_ms", median_and_range(hybrid_p99)},
     {"index_vectors", build.vectors},
     {"index_add_s", build.add_seconds},
     {"fake_embed_s", build.embed_seconds},

@@ -361,13 +361,13 @@ void add_embedding_counters(families& f, const embed_metrics& e) {
   f.counter("mneme_embedding_store_failures_total",
             "Batches of vectors the storage actor refused (retried).", value(e.store_failures));
   f.gauge("mneme_embedding_backlog_rows", "Rows above the embedder's watermarks.",
-          static_cast<double>(e.backlog.load(std::memory_order_relaxed)));
+          value(e.backlog));
   f.gauge("mneme_embedding_backing_off", "1 while the embedder waits out a failing provider.",
-          static_cast<double>(e.backing_off.load(std::memory_order_relaxed)));
+          value(e.backing_off));
   f.gauge("mneme_vector_index_vectors", "Vectors in the in-process index.",
-          static_cast<double>(e.index_vectors.load(std::memory_order_relaxed)));
+          value(e.index_vectors));
   f.gauge("mneme_vector_index_bytes", "Memory of the in-process vector index.",
-          static_cast<double>(e.index_bytes.load(std::memory_order_relaxed)));
+          value(e.index_bytes));
   f.counter("mneme_query_embeds_total", "Search queries embedded.", value(e.query_embeds));
   f.counter("mneme_query_embed_failures_total",
             "Search queries whose embedding failed (searched by full text only).",
