@@ -76,4 +76,21 @@ index_cap shrink_index_cap(const index_cap& cap, const index_cap& floor = index_
 // treated as 1; no overflow).
 index_cap grow_index_cap(const index_cap& cap, const index_cap& max);
 
+// A cap a refusal shrank grows back only after this many transactions committed at it:
+// doubling after every commit made every other transaction of a catch-up on a nearly
+// full disk a refused one (each costing its index work and a retry delay); after four
+// at one size, one in five is.
+inline constexpr int64_t index_commits_per_cap_doubling = 4;
+
+// Whether the cap grows after a commit, `commits_at_cap` (>= 1) having committed at it
+// since it last changed.
+inline bool index_cap_grows(int64_t commits_at_cap) {
+  return commits_at_cap >= index_commits_per_cap_doubling;
+}
+
+// A refused transaction whose refusal shrank the cap is tried again this soon: the
+// smaller one may fit (and the refused one's log pages were given back). At the floor
+// the doubling delay of policies/index_retry applies.
+inline constexpr int64_t index_shrunk_retry_ms = 100;
+
 } // namespace mneme

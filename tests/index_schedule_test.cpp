@@ -153,13 +153,13 @@ BOOST_AUTO_TEST_CASE(a_refused_tick_halves_the_cap_to_its_floor_and_committed_on
   BOOST_TEST(s.refused_last());
   BOOST_TEST(s.cap().rows == 512);
   BOOST_TEST(s.cap().bytes == 512 * 1024);
-  BOOST_TEST(retry.due_ms == 2000);
+  BOOST_TEST(retry.due_ms == 1000 + index_shrunk_retry_ms);
   plan = s.next(2000).plan; // the next tick is half as long
   BOOST_TEST(plan.max_rows == 512);
   BOOST_TEST(plan.max_bytes == 512 * 1024);
-  // While the cap still shrinks, each retry comes after the first delay.
-  BOOST_TEST(s.refused(2000).due_ms == 3000);
-  BOOST_TEST(s.refused(3000).due_ms == 4000);
+  // While the cap still shrinks, a smaller transaction may fit: each retry comes soon.
+  BOOST_TEST(s.refused(2000).due_ms == 2000 + index_shrunk_retry_ms);
+  BOOST_TEST(s.refused(3000).due_ms == 3000 + index_shrunk_retry_ms);
   BOOST_TEST(s.cap().rows == 128);
   for (int64_t t = 4000; s.cap().rows > index_cap_floor.rows || s.cap().bytes > index_cap_floor.bytes;
        t += 1000)
@@ -175,12 +175,27 @@ BOOST_AUTO_TEST_CASE(a_refused_tick_halves_the_cap_to_its_floor_and_committed_on
 
   s.finished(tick(fts_index::words, 16, index_stop::budget, 0), 100000); // a tick commits
   BOOST_TEST(!s.refused_last());
+  // The cap that committed is kept for a few commits before it doubles.
+  BOOST_TEST(s.cap().rows == index_cap_floor.rows);
+  for (int i = 1; i < index_commits_per_cap_doubling; ++i) {
+    BOOST_TEST(s.cap().rows == index_cap_floor.rows);
+    s.finished(tick(fts_index::words, 16, index_stop::budget, 0), 100000 + i);
+  }
   BOOST_TEST(s.cap().rows == 32);
   BOOST_TEST(s.cap().bytes == 128 * 1024);
-  plan = s.next(100000).plan;
+  plan = s.next(100010).plan;
   BOOST_TEST(plan.max_rows == 32);
-  for (int i = 0; i < 20; ++i)
-    s.finished(tick(fts_index::words, 1, index_stop::budget, 0), 100001 + i);
+  // A refusal at the doubled cap halves it and starts the count again.
+  s.refused(100020);
+  BOOST_TEST(s.cap().rows == 16);
+  s.finished(tick(fts_index::words, 16, index_stop::budget, 0), 100030);
+  BOOST_TEST(s.cap().rows == 16);
+  // A tick that committed nothing does not count.
+  for (int i = 0; i < 10; ++i)
+    s.finished(tick(fts_index::words, 0, index_stop::budget, 0), 100040 + i);
+  BOOST_TEST(s.cap().rows == 16);
+  for (int i = 0; i < 40; ++i)
+    s.finished(tick(fts_index::words, 1, index_stop::budget, 0), 100100 + i);
   BOOST_TEST(s.cap().rows == 1024); // back to the pacing's cap, not beyond
   BOOST_TEST(s.cap().bytes == 1 << 20);
   s.finished(tick(fts_index::words, 0, index_stop::caught_up, 0), 200000);

@@ -4,8 +4,8 @@
 // runs and appends are still acknowledged; once space returns the backlog drains with
 // no restart and no new append. On a disk with room for only a small write-ahead log
 // (tests/full_disk_vfs.hpp limit_wal_bytes) the first, large index transactions are
-// refused; each refusal halves the cap and cuts the log back, and the backlog drains in
-// small transactions.
+// refused and each refusal halves the cap and cuts the log back; once the log has room
+// the backlog drains in several smaller transactions.
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -150,7 +150,7 @@ BOOST_FIXTURE_TEST_CASE(no_index_tick_runs_below_the_reserve_and_the_backlog_dra
   BOOST_TEST(backlog() == 1);
 }
 
-BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlog_drains_in_small_ones,
+BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlog_drains_once_the_log_has_room,
                         space_fixture) {
   // A backlog in the file before the actor starts: about 3 MiB of random words, which
   // the default cap would index in one transaction per index.
@@ -183,18 +183,19 @@ BOOST_FIXTURE_TEST_CASE(refused_large_transactions_shrink_the_cap_and_the_backlo
   new_session("after-start"); // answered after the actor read the backlog at its start
   BOOST_TEST(backlog() == rows);
   BOOST_TEST(metrics->index_cap_bytes.load() == index_pacing_params{}.batch_bytes);
-  int64_t smallest_cap = metrics->index_cap_bytes.load();
-  BOOST_TEST_REQUIRE(eventually(
-                       [&] {
-                         smallest_cap = std::min(smallest_cap, metrics->index_cap_bytes.load());
-                         return backlog() == 0;
-                       },
-                       180s),
-                     "the backlog did not drain: " << backlog());
+  // Refusals halve the cap below the backlog's text (no restart, no append).
+  BOOST_TEST_REQUIRE(eventually([&] { return metrics->index_cap_bytes.load() < 3 * MiB; }, 120s),
+                     "the cap did not shrink: " << metrics->index_cap_bytes.load());
   BOOST_TEST(testing::full_disk_vfs::refused_writes() > refused_before);
   BOOST_TEST(metrics->failures.at(storage_op::index, 1) >= 1); // storage_disk_full's slot
-  BOOST_TEST(smallest_cap < 3 * MiB); // shrunk below the backlog's text
-  // Every row of the three indexes went in, in several transactions.
+  // Space returns. Not asserted under the 2 MiB: a small transaction may still need more
+  // log than that when it sets off one of FTS5's segment merges, which grow with the
+  // index (docs/operations.md "How much space the catch-up needs").
+  disk.limit_wal_bytes(-1);
+  BOOST_TEST_REQUIRE(eventually([&] { return backlog() == 0; }, 420s), // a bound, not a figure
+                     "the backlog did not drain: " << backlog());
+  // Every row of the three indexes went in, in several transactions: the shrunk cap
+  // grows back a step at a time (policies/index_space).
   BOOST_TEST(metrics->indexed_rows.load() == 3 * rows);
   BOOST_TEST(metrics->index_batches.load() > 3);
 }

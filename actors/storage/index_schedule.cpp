@@ -65,19 +65,31 @@ index_step index_schedule::failed(int64_t now_ms) {
 
 index_step index_schedule::refused(int64_t now_ms, bool log_cut) {
   auto smaller = shrink_index_cap(cap_);
-  // A smaller transaction may fit, or the log's space came back: the first delay.
-  if (log_cut || smaller.rows != cap_.rows || smaller.bytes != cap_.bytes)
-    failures_in_a_row_ = 0;
+  bool shrank = smaller.rows != cap_.rows || smaller.bytes != cap_.bytes;
   cap_ = smaller;
+  commits_at_cap_ = 0;
   refused_last_ = true;
+  if (shrank) { // a smaller transaction may fit: soon
+    failures_in_a_row_ = 0;
+    retry_due_ms_ = now_ms + index_shrunk_retry_ms;
+    index_step step;
+    step.what = index_step::kind::wait;
+    step.due_ms = retry_due_ms_;
+    return step;
+  }
+  if (log_cut) // at the floor, but the log's space came back: the first delay
+    failures_in_a_row_ = 0;
   return failed(now_ms);
 }
 
 index_step index_schedule::finished(const index_progress& done, int64_t now_ms) {
   failures_in_a_row_ = 0;
   retry_due_ms_ = 0;
-  if (done.rows > 0) { // a transaction committed: the cap grows back
-    cap_ = grow_index_cap(cap_, max_cap());
+  if (done.rows > 0) { // a transaction committed: the cap grows back, in steps
+    if (index_cap_grows(++commits_at_cap_)) {
+      cap_ = grow_index_cap(cap_, max_cap());
+      commits_at_cap_ = 0;
+    }
     refused_last_ = false;
   }
   auto& left = backlogs_[static_cast<std::size_t>(done.index)];

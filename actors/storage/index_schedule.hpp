@@ -55,10 +55,11 @@ class index_schedule {
   index_step failed(int64_t now_ms);
   // A tick whose transaction the disk refused (storage_disk_full): the cap of the
   // ticks after it is halved (policies/index_space shrink_index_cap) until ticks commit
-  // again, each of which doubles it back; the next tick waits as after failed(), but
-  // only the first retry delay while the cap could still shrink (a smaller
-  // transaction may fit) or after `log_cut` (the log file was cut back to nothing: its
-  // space returned), the doubling delay otherwise.
+  // again; every index_commits_per_cap_doubling-th commit at a cap doubles it back. The
+  // next tick comes index_shrunk_retry_ms later when the cap shrank (a smaller
+  // transaction may fit); at the floor it waits as after failed(), the first retry
+  // delay after `log_cut` (the log file was cut back to nothing: its space returned),
+  // the doubling delay otherwise.
   index_step refused(int64_t now_ms, bool log_cut = false);
 
   // The cap of the next tick's transaction (rows, text bytes): the pacing's batch
@@ -88,6 +89,7 @@ class index_schedule {
   // nothing waits (policies/index_pacing).
   index_run_limit run_;
   index_cap cap_;                   // the next tick's cap (policies/index_space)
+  int64_t commits_at_cap_ = 0;      // ticks committed since cap_ last changed
   bool refused_last_ = false;       // the last tick was refused, none committed since
 };
 
