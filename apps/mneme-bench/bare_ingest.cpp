@@ -1,7 +1,10 @@
 // The raw libraries' ingest into a bare table; see bare_ingest.hpp.
 #include "apps/mneme-bench/bare_ingest.hpp"
 
+#include <chrono>
+#include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include <pqxx/pqxx>
 #include <sqlite3.h>
@@ -75,35 +78,79 @@ double sqlite_bare_ingest(const std::string& path, int64_t rows,
   return static_cast<double>(rows) / (elapsed / 1000.0);
 }
 
-double pg_bare_ingest(const std::string& url, int64_t rows,
-                      const std::vector<std::string>& bodies, int64_t batch) {
-  pqxx::connection c{url};
-  c.set_variable("synchronous_commit", "on");
+namespace {
+
+// A connection to `url` holding an empty bare table and its prepared insert.
+std::unique_ptr<pqxx::connection> pg_bare_table(const std::string& url) {
+  auto c = std::make_unique<pqxx::connection>(url);
+  c->set_variable("synchronous_commit", "on");
   try { // as mneme's store sets it, where the server has lz4
-    c.set_variable("default_toast_compression", "lz4");
+    c->set_variable("default_toast_compression", "lz4");
   } catch (const pqxx::sql_error&) {
   }
   {
-    pqxx::nontransaction t{c};
+    pqxx::nontransaction t{*c};
     t.exec0("CREATE TABLE bare(id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
             " session_id text NOT NULL, role text NOT NULL, content bytea NOT NULL,"
             " timestamp_ms bigint NOT NULL, token_estimate bigint NOT NULL)");
   }
-  c.prepare("bare_insert",
-            "INSERT INTO bare(session_id, role, content, timestamp_ms, token_estimate)"
-            " VALUES ($1, $2, $3, $4, $5)");
+  c->prepare("bare_insert",
+             "INSERT INTO bare(session_id, role, content, timestamp_ms, token_estimate)"
+             " VALUES ($1, $2, $3, $4, $5)");
+  return c;
+}
+
+void pg_bare_insert(pqxx::work& w, int64_t k, const std::vector<std::string>& bodies) {
+  auto r = row_of(k, bodies);
+  w.exec_prepared("bare_insert", r.session_id, r.role,
+                  pqxx::binarystring{r.body->data(), r.body->size()}, r.timestamp_ms,
+                  static_cast<int64_t>(r.body->size() / 4));
+}
+
+} // namespace
+
+double pg_bare_ingest(const std::string& url, int64_t rows,
+                      const std::vector<std::string>& bodies, int64_t batch) {
+  auto c = pg_bare_table(url);
   const auto t0 = steady::now();
   for (int64_t first = 0; first < rows; first += batch) {
-    pqxx::work w{c};
-    for (int64_t k = first; k < rows && k < first + batch; ++k) {
-      auto r = row_of(k, bodies);
-      w.exec_prepared("bare_insert", r.session_id, r.role,
-                      pqxx::binarystring{r.body->data(), r.body->size()}, r.timestamp_ms,
-                      static_cast<int64_t>(r.body->size() / 4));
-    }
+    pqxx::work w{*c};
+    for (int64_t k = first; k < rows && k < first + batch; ++k)
+      pg_bare_insert(w, k, bodies);
     w.commit();
   }
   return static_cast<double>(rows) / (ms_since(t0) / 1000.0);
+}
+
+std::vector<double> pg_bare_paced_acks(const std::string& url, int64_t rows,
+                                       const std::vector<std::string>& bodies, double rate) {
+  auto c = pg_bare_table(url);
+  std::vector<double> latencies;
+  latencies.reserve(static_cast<size_t>(rows));
+  const auto t0 = steady::now();
+  auto arrival = [&](int64_t k) {
+    return t0 + std::chrono::duration_cast<steady::duration>(
+                  std::chrono::duration<double>(static_cast<double>(k) / rate));
+  };
+  for (int64_t first = 0; first < rows;) {
+    auto now = steady::now();
+    if (arrival(first) > now) {
+      std::this_thread::sleep_until(arrival(first));
+      continue;
+    }
+    int64_t end = first;
+    while (end < rows && arrival(end) <= now)
+      ++end;
+    pqxx::work w{*c};
+    for (int64_t k = first; k < end; ++k)
+      pg_bare_insert(w, k, bodies);
+    w.commit();
+    const auto acked = steady::now();
+    for (int64_t k = first; k < end; ++k)
+      latencies.push_back(std::chrono::duration<double, std::milli>(acked - arrival(k)).count());
+    first = end;
+  }
+  return latencies;
 }
 
 } // namespace mneme::bench

@@ -36,6 +36,15 @@ void add_array_element(std::string& array, const std::string& value) {
 pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows,
                                      int64_t max_bytes, int64_t through,
                                      const std::function<bool()>& should_yield) {
+  // Every statement below reads rows by index: the lowest unindexed rows in id order
+  // from messages_unindexed (stopping after max_rows), then those rows by key. Without
+  // these settings the planner, whose statistics lag a table that grows by thousands
+  // of unindexed rows a second, read and sorted the whole backlog (content included,
+  // spilled to disk) and scanned it again for the UPDATE, in every batch: a batch cost
+  // in proportion to the backlog, and an append on this connection waited behind it.
+  t.exec0("SET LOCAL enable_bitmapscan = off");
+  t.exec0("SET LOCAL enable_seqscan = off");
+  t.exec0("SET LOCAL enable_sort = off");
   auto rows = t.exec_params("SELECT id, content FROM messages WHERE search_text IS NULL"
                             " ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED",
                             std::max<int64_t>(1, max_rows));
@@ -73,11 +82,14 @@ pg_index_fill pg_fill_recall_columns(pqxx::transaction_base& t, int64_t max_rows
   }
   out.caught_up = !budget && !out.yielded && out.deferred_id == 0
                   && static_cast<int64_t>(rows.size()) < max_rows;
+  // By primary key alone: the rows are this transaction's, locked above (FOR NO KEY
+  // UPDATE blocks every other writer of them), so they are still unindexed; a
+  // `search_text IS NULL` here would again let the planner walk the whole backlog.
   if (out.rows > 0)
     t.exec_params("UPDATE messages m SET search_words = u.w::tsvector, search_text = u.t,"
                   " search_unicode61 = u.u::tsvector"
                   " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, w, t, u)"
-                  " WHERE m.id = u.id AND m.search_text IS NULL",
+                  " WHERE m.id = u.id",
                   ids + "}", words + "}", texts + "}", unicode61 + "}");
   // Below the lowest row still unindexed in this snapshot (this batch's rows are set
   // in it), else the highest id.
@@ -134,9 +146,11 @@ caf::expected<pg_index_fill> pg_maintenance::fill(int64_t max_rows, int64_t max_
 
 caf::expected<index_progress> pg_maintenance::index_tick(
   const index_tick_plan& plan, const std::function<bool()>& should_yield) {
-  auto rows = std::clamp<int64_t>(std::min(plan.run.rows, plan.max_rows), 1, pg_index_batch_rows);
+  const bool busy = plan.large_rows_through != std::numeric_limits<int64_t>::max();
+  auto rows = std::clamp<int64_t>(std::min(plan.run.rows, plan.max_rows), 1,
+                                  busy ? pg_index_busy_batch_rows : pg_index_batch_rows);
   auto bytes = std::clamp<int64_t>(std::min(plan.run.bytes, plan.max_bytes), 1,
-                                   pg_index_batch_bytes);
+                                   busy ? pg_index_busy_batch_bytes : pg_index_batch_bytes);
   // Every row counts as large (policies/index_pacing): filling its columns costs the
   // server more than its append did, so while appends keep coming only rows committed
   // large_row_max_wait_ms ago go; all go once the writer is quiet.

@@ -43,6 +43,11 @@ class pg_store;
 // (should_yield is asked after each), one UPDATE and the COMMIT.
 inline constexpr int64_t pg_index_batch_rows = 256;
 inline constexpr int64_t pg_index_batch_bytes = 4 * 1024 * 1024;
+// The same while appends keep coming (the tick's plan holds rows back): the writer's
+// connection runs the batch, so an append arriving during its SELECT or UPDATE waits
+// for the whole statement; smaller statements bound that wait.
+inline constexpr int64_t pg_index_busy_batch_rows = 32;
+inline constexpr int64_t pg_index_busy_batch_bytes = 256 * 1024;
 
 struct pg_index_fill {
   int64_t rows = 0;       // rows whose columns this batch set
