@@ -78,4 +78,51 @@ BOOST_AUTO_TEST_CASE(a_group_of_awkward_rows_commits_them_byte_exact_in_order) {
   BOOST_TEST(live->size() == texts.size() + 1);
 }
 
+// A session this store created takes its first append without a lookup of its
+// session (the writer would otherwise spend a round trip per new session, all at once
+// when many start together); one created before the store opened is looked up once.
+// Counted as PostgreSQL's scans of the sessions table by the store's connection.
+BOOST_AUTO_TEST_CASE(a_session_the_store_created_is_known_open_at_its_first_append) {
+  testing::temp_dir dir{"mneme-pg-group"};
+  store_params params;
+  testing::use_backend(testing::store_backend::postgres, params, dir);
+  session_record rec;
+  rec.user_id = "u";
+  std::string before_open;
+  {
+    auto earlier = testing::open_test_store(params);
+    BOOST_REQUIRE_MESSAGE(earlier, err_of(earlier));
+    auto created = (*earlier)->create_session(rec, 1000);
+    BOOST_REQUIRE(created);
+    before_open = created->id;
+  }
+  auto store = testing::open_test_store(params);
+  BOOST_REQUIRE_MESSAGE(store, err_of(store));
+  auto created = (*store)->create_session(rec, 1000);
+  BOOST_REQUIRE(created);
+  // The connection's counts reach the shared statistics when it next goes idle.
+  auto sessions_scans = [&] {
+    testing::store_scalar(*store, "SELECT 0 FROM (SELECT pg_stat_force_next_flush()) f");
+    return testing::store_scalar(*store, "SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0)"
+                                         " FROM pg_stat_user_tables"
+                                         " WHERE relid = 'sessions'::regclass");
+  };
+  auto scans_of_first_append = [&](const std::string& sid) {
+    auto before = sessions_scans();
+    BOOST_REQUIRE(!(*store)->begin_group());
+    auto id = (*store)->insert_in_group(msg(sid, msg_role::user, "first"));
+    BOOST_REQUIRE_MESSAGE(id, err_of(id));
+    BOOST_REQUIRE(!(*store)->commit_group());
+    return sessions_scans() - before;
+  };
+  auto created_here = scans_of_first_append(created->id);
+  auto created_before = scans_of_first_append(before_open);
+  BOOST_TEST_MESSAGE("scans of sessions: created here " << created_here << ", before the open "
+                                                        << created_before);
+  BOOST_TEST(created_here < created_before);
+  // Both rows are stored.
+  BOOST_TEST((*store)->range(created->id, 1, 1000000)->size() == 1u);
+  BOOST_TEST((*store)->range(before_open, 1, 1000000)->size() == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END() // pg_group_rows_test

@@ -221,8 +221,17 @@ caf::expected<session_record> pg_store::create_session(session_record rec, time_
     if (!pg::insert_session(w, rec))
       return bad_request("create session: id '" + rec.id + "' already exists");
     w.commit();
+    // Its first append then needs no lookup: a daemon's new sessions would each cost
+    // the writer a round trip there, all at once when many start together.
+    remember_open(rec.id);
     return rec;
   });
+}
+
+void pg_store::remember_open(const std::string& session_id) {
+  if (open_sessions_.size() >= pg_max_open_sessions_remembered)
+    open_sessions_.clear();
+  open_sessions_.insert(session_id);
 }
 
 caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& session_id,
@@ -239,11 +248,8 @@ caf::error pg_store::require_open(pqxx::transaction_base& t, const std::string& 
     return not_found(pg::unknown_session(session_id));
   if (r[0][0].as<int64_t>() != 0)
     return bad_request("session '" + session_id + "' has ended");
-  if (remember) {
-    if (open_sessions_.size() >= pg_max_open_sessions_remembered)
-      open_sessions_.clear();
-    open_sessions_.insert(session_id);
-  }
+  if (remember)
+    remember_open(session_id);
   if (a != access::write)
     return {};
   // Outside a group every operation fences its sessions again: what was fenced before

@@ -184,6 +184,8 @@ private:
   // node mode also holds the session's lease (fence_session).
   caf::error require_open(pqxx::transaction_base& t, const std::string& session_id,
                           bool remember, access a = access::write);
+  // Records `session_id` as open (bounded: the set is emptied when full).
+  void remember_open(const std::string& session_id);
   // Node mode: lease_lost unless the key of `session_id` (or `session_key`) is leased
   // to this node under its registered token; the row stays share-locked until `t`
   // ends, and the token is remembered for the rows `t` inserts. Outside node mode they
