@@ -1,7 +1,8 @@
 // Tests of the PostgreSQL group commit sent in one statement (store/pg/pg_group_rows.hpp,
 // pg_store's group): every row comes back byte-exact whatever its bytes (quotes,
 // backslashes, braces, commas, NUL, invalid UTF-8), ids ascend in arrival order, a
-// refused row or batch adds nothing, and the hint reserves the group's ids at once.
+// refused row or batch adds nothing, and the hint reserves the group's ids at once; a
+// session the store created takes its first row without a lookup.
 #include <boost/test/unit_test.hpp>
 
 #include <string>

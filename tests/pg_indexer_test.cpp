@@ -1,6 +1,7 @@
 // Tests of PostgreSQL's deferred recall indexing (store/pg/pg_indexer.hpp, schema v12):
 // an acknowledged row not yet indexed is found by recall's unindexed tail; the indexer
-// fills the recall columns in bounded batches and moves the watermark; a database of
+// fills the recall columns in bounded batches (short ones while appends keep coming),
+// reading the rows it fills and not the backlog, and moves the watermark; a database of
 // version 11 keeps every row findable; a store reopened with a backlog drains it
 // through the storage actor's idle ticks.
 #include <boost/test/unit_test.hpp>

@@ -180,8 +180,9 @@ private:
 
   enum class access { read, write };
   // Inside `t`: not_found / bad_request unless the session exists and is open.
-  // A group remembers the sessions it found open (as sqlite_store does). A write in
-  // node mode also holds the session's lease (fence_session).
+  // A group remembers the sessions it found open (as sqlite_store does), and the store
+  // the sessions it created. A write in node mode also holds the session's lease
+  // (fence_session).
   caf::error require_open(pqxx::transaction_base& t, const std::string& session_id,
                           bool remember, access a = access::write);
   // Records `session_id` as open (bounded: the set is emptied when full).
