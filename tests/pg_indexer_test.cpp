@@ -189,7 +189,7 @@ BOOST_FIXTURE_TEST_CASE(a_batch_reads_what_it_fills_and_a_busy_tick_fills_a_shor
   BOOST_REQUIRE(ids);
   {
     // Rows fetched from the table by this backend's scans (a bitmap heap scan counts
-    // here too; PostgreSQL 15 may still hold earlier transactions' counts: a difference).
+    // here too), taken as a difference around the batch.
     pqxx::work w{store.pg()->connection()};
     auto rows_fetched = [&w] {
       return w.exec1("SELECT coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0)"
