@@ -47,6 +47,18 @@ index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_m
   return plan;
 }
 
+int64_t index_tick_due_ms(const index_pacing_params& params, int64_t now_ms,
+                          int64_t last_append_ms, int64_t caught_up_ms,
+                          int64_t backlog_rows) {
+  auto gather_ms = std::max<int64_t>(0, params.gather_ms);
+  if (writer_quiet(params, now_ms, last_append_ms) || caught_up_ms < 0
+      || now_ms - caught_up_ms >= gather_ms
+      || backlog_rows >= std::max<int64_t>(0, params.gather_rows))
+    return now_ms;
+  auto by_quiet = last_append_ms + std::max<int64_t>(0, params.quiet_ms);
+  return std::max(now_ms, std::min(caught_up_ms + gather_ms, by_quiet));
+}
+
 index_run_limit first_index_run(const index_pacing_params& params) {
   return {std::max<int64_t>(1, params.min_run_rows), std::max<int64_t>(1, params.min_run_bytes)};
 }

@@ -11,6 +11,11 @@
 //   - a row above large_row_bytes goes only once no append arrived for quiet_ms, or
 //     large_row_max_wait_ms after its group commit (may_index_row, large_row_due_ms);
 //     until then it ends its index's tick, so each watermark stays a single id;
+//   - while appends keep coming, a tick that would start within gather_ms of the
+//     indexer last catching up waits until the backlog gathers gather_rows rows
+//     or that time is over (index_tick_due_ms): a tick's COMMIT and the index
+//     segments it writes cost about as much for 2 rows as for 100, and recall
+//     scans the rows still waiting (the unindexed tail);
 //   - non-positive budgets are replaced by 1, so a tick can always progress.
 // Figures behind the defaults: docs/benchmarks.md#recall.
 #pragma once
@@ -51,6 +56,12 @@ struct index_pacing_params {
   int64_t min_run_bytes = default_first_index_run.bytes;
   int64_t max_run_rows = default_max_index_run.rows;   // runs stop growing here
   int64_t max_run_bytes = default_max_index_run.bytes;
+  // Within gather_ms after the indexer caught up, a busy writer's new rows are
+  // indexed once they are gather_rows, the time is over or the writer goes quiet
+  // (quiet_ms); together they bound the tail recall scans to about gather_rows rows
+  // or gather_ms of appends.
+  int64_t gather_rows = 128;
+  int64_t gather_ms = 200;
 };
 
 // The run of the tick after an append or a waiting request (and of the first
@@ -97,6 +108,17 @@ struct index_tick_plan {
 // Non-positive budgets are replaced by 1 (a tick can always progress).
 index_tick_plan plan_index_tick(const index_pacing_params& params, int64_t now_ms,
                                 int64_t last_append_ms, const std::deque<commit_mark>& commits);
+
+// When the next tick may start, given `backlog_rows` unindexed rows (the largest
+// backlog of the three indexes) and when every index last caught up
+// (`caught_up_ms`, < 0: never): `now_ms` when the writer is quiet, the backlog holds
+// gather_rows rows, or gather_ms passed since the catch-up; otherwise the earlier of
+// "quiet_ms after the last append" and "gather_ms after the catch-up". A commit
+// that brings the backlog to gather_rows makes the caller ask again. Non-positive
+// figures count as 0 (no gathering).
+int64_t index_tick_due_ms(const index_pacing_params& params, int64_t now_ms,
+                          int64_t last_append_ms, int64_t caught_up_ms,
+                          int64_t backlog_rows);
 
 // Whether a tick that has written `log_bytes` of log so far must commit now
 // (after at least one row; the caller asks after each row).

@@ -8,8 +8,10 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <httplib.h>
@@ -324,6 +326,13 @@ BOOST_AUTO_TEST_CASE(search_finds_the_users_session_and_metrics_render_as_text) 
 BOOST_AUTO_TEST_CASE(search_modes_run_on_full_text_without_embeddings_and_say_so) {
   serve();
   append("s", "user", "the heliotrope protocol is due friday");
+  // The hit comes from the word index once the indexer has the row (a row appended soon
+  // after the indexer caught up waits for the writer to go quiet: policies/index_pacing).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (rt->metrics()->storage->unindexed_rows.load() > 0
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  BOOST_REQUIRE(rt->metrics()->storage->unindexed_rows.load() == 0);
   struct expect {
     const char* query;
     const char* skipped;

@@ -1,6 +1,7 @@
 // Tests of the indexer's pacing policy: the default figures, when large rows may
 // be indexed (quiet writer, or committed long enough ago), the consistency of the
-// plan with the due time a timer is armed for, and degenerate parameters.
+// plan with the due time a timer is armed for, how long a busy writer's backlog
+// gathers before a tick, and degenerate parameters.
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
@@ -65,6 +66,8 @@ BOOST_AUTO_TEST_CASE(the_default_pacing_figures_are_pinned) {
   BOOST_TEST(p.min_run_bytes == 32 * 1024 * 1024);
   BOOST_TEST(p.max_run_rows == 65536);
   BOOST_TEST(p.max_run_bytes == 32 * 1024 * 1024);
+  BOOST_TEST(p.gather_rows == 128);
+  BOOST_TEST(p.gather_ms == 200);
 }
 
 // A request waits for one row and the tick's COMMIT, not for the rest of the
@@ -306,6 +309,49 @@ BOOST_AUTO_TEST_CASE(equal_ticks_take_turns_among_the_indexes) {
   BOOST_TEST(filled == (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}),
              boost::test_tools::per_element());
   BOOST_TEST(through == (std::array<int64_t, 3>{300, 300, 300}), boost::test_tools::per_element());
+}
+
+// The indexer caught up at t=1000 (gather_rows 128, gather_ms 200, quiet_ms 50 by
+// default).
+struct gather_case {
+  const char* what;
+  int64_t now;
+  int64_t last_append;
+  int64_t caught_up;
+  int64_t backlog;
+  int64_t expected_due;
+};
+
+std::ostream& operator<<(std::ostream& os, const gather_case& c) {
+  return os << c.what;
+}
+
+const gather_case gather_cases[] = {
+  {"an indexer that never caught up ticks at once", 1020, 1019, -1, 20, 1020},
+  {"a writer quiet for 50 ms is indexed at once", 1150, 1100, 1000, 20, 1150},
+  {"a busy writer's small backlog soon after a catch-up waits for the writer to go quiet",
+   1020, 1010, 1000, 20, 1060},
+  {"appends that keep coming move the quiet time on, not the catch-up's bound", 1195, 1190,
+   1000, 20, 1200},
+  {"gather_ms after the catch-up the tick is due", 1200, 1199, 1000, 20, 1200},
+  {"a backlog of gather_rows rows is due at once", 1020, 1019, 1000, 128, 1020},
+  {"a backlog one row short still gathers", 1020, 1019, 1000, 127, 1069},
+};
+
+BOOST_DATA_TEST_CASE(a_busy_writers_backlog_gathers_rows_or_time_after_a_catch_up,
+                     data::make(gather_cases), c) {
+  index_pacing_params p;
+  BOOST_TEST(index_tick_due_ms(p, c.now, c.last_append, c.caught_up, c.backlog)
+             == c.expected_due);
+}
+
+BOOST_AUTO_TEST_CASE(no_gathering_when_its_figures_are_not_positive) {
+  index_pacing_params p;
+  p.gather_rows = 0;
+  BOOST_TEST(index_tick_due_ms(p, 1001, 1000, 1000, 1) == 1001);
+  p.gather_rows = 128;
+  p.gather_ms = -5; // counts as 0: the catch-up is long enough ago at once
+  BOOST_TEST(index_tick_due_ms(p, 1001, 1000, 1000, 1) == 1001);
 }
 
 BOOST_AUTO_TEST_SUITE_END() // index_pacing_test

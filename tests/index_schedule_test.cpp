@@ -108,6 +108,55 @@ BOOST_AUTO_TEST_CASE(the_run_grows_while_nothing_waits_and_restarts_after_an_app
   BOOST_TEST(s.next(1006).plan.run.rows == first_index_run(pacing).rows);
 }
 
+namespace {
+
+// Commits row 1 at t=900 and indexes it into all three indexes at t=905.
+void catch_up_at_905(index_schedule& s) {
+  s.appended(900);
+  s.committed(1, 1, 900);
+  BOOST_TEST((s.next(900).what == kind::run)); // never caught up before: at once
+  auto all = tick(fts_index::trigram, 1, index_stop::caught_up, 1);
+  all.all_caught_up = true;
+  BOOST_TEST((s.finished(all, 905).what == kind::idle));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_busy_writers_small_backlog_waits_until_it_gathered_enough) {
+  index_pacing_params pacing;
+  pacing.gather_rows = 10;
+  pacing.gather_ms = 200;
+  index_schedule s{pacing};
+  catch_up_at_905(s);
+  s.appended(1000);
+  s.committed(4, 5, 1000);
+  auto step = s.next(1010);
+  BOOST_TEST((step.what == kind::wait));
+  BOOST_TEST(step.due_ms == 1000 + pacing.quiet_ms); // quiet from then on: due
+  s.appended(1040);
+  s.committed(4, 9, 1040);
+  step = s.next(1045);
+  BOOST_TEST((step.what == kind::wait));
+  BOOST_TEST(step.due_ms == 1040 + pacing.quiet_ms);
+  s.appended(1080);
+  s.committed(2, 11, 1080); // 10 rows: gathered
+  BOOST_TEST((s.next(1081).what == kind::run));
+}
+
+BOOST_AUTO_TEST_CASE(a_gathering_backlog_is_due_gather_ms_after_the_catch_up) {
+  index_pacing_params pacing;
+  pacing.gather_rows = 1000;
+  index_schedule s{pacing};
+  catch_up_at_905(s);
+  for (int64_t t = 910; t < 905 + pacing.gather_ms; t += 20) {
+    s.appended(t);
+    s.committed(1, (t - 910) / 20 + 2, t);
+    BOOST_TEST((s.next(t + 1).what == kind::wait));
+  }
+  s.appended(905 + pacing.gather_ms);
+  BOOST_TEST((s.next(905 + pacing.gather_ms).what == kind::run));
+}
+
 BOOST_AUTO_TEST_CASE(a_timer_is_armed_once_per_due_time_until_it_fires) {
   index_schedule s;
   s.committed(1, 1, 1000);

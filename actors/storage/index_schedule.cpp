@@ -39,6 +39,12 @@ index_step index_schedule::next(int64_t now_ms) {
     step.due_ms = retry_due_ms_;
     return step;
   }
+  auto due = index_tick_due_ms(pacing_, now_ms, last_append_ms_, caught_up_ms_, unindexed());
+  if (due > now_ms) { // appends keep coming, soon after a catch-up, and the backlog is small
+    step.what = index_step::kind::wait;
+    step.due_ms = due;
+    return step;
+  }
   step.plan = plan_index_tick(pacing_, now_ms, last_append_ms_, commits_);
   if (deferred_id_ != 0
       && !may_index_row(step.plan, deferred_id_, std::numeric_limits<int64_t>::max())) {
@@ -96,6 +102,8 @@ index_step index_schedule::finished(const index_progress& done, int64_t now_ms) 
   left = done.stop == index_stop::caught_up ? 0 : std::max<int64_t>(0, left - done.rows);
   if (done.all_caught_up)
     backlogs_.fill(0);
+  if (unindexed() <= 0)
+    caught_up_ms_ = now_ms;
   while (!commits_.empty() && commits_.front().last_id <= done.watermark)
     commits_.pop_front();
   // Wait for a large row only when no index could move: one that did and then

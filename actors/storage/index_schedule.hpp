@@ -23,7 +23,7 @@ namespace mneme {
 struct index_step {
   enum class kind { idle, run, wait } what = kind::idle;
   index_tick_plan plan;  // kind::run: the tick's plan
-  int64_t due_ms = 0;    // kind::wait: come back then (a large row becomes due)
+  int64_t due_ms = 0;    // kind::wait: come back then (a large row or the gathered backlog is due)
 };
 
 class index_schedule {
@@ -42,8 +42,10 @@ class index_schedule {
   // of the backlogs.
   int64_t unindexed() const;
 
-  // The next tick at `now_ms`: idle when nothing is unindexed; wait when every index
-  // waits behind a large row that is not due yet; otherwise run with the plan.
+  // The next tick at `now_ms`: idle when nothing is unindexed; wait while appends keep
+  // coming and the backlog is still gathering (policies/index_pacing
+  // index_tick_due_ms), or when every index waits behind a large row that is not due
+  // yet; otherwise run with the plan.
   index_step next(int64_t now_ms);
   // Applies a finished tick; answers what follows it: idle (caught up), wait (the
   // large row it stopped at is not due) or run (another tick; its plan is made by
@@ -81,6 +83,7 @@ class index_schedule {
   fts_index_figures backlogs_{};
   std::deque<commit_mark> commits_; // group commits above the watermark, oldest first
   int64_t last_append_ms_ = -1;     // -1: no append yet
+  int64_t caught_up_ms_ = -1;       // when every index last caught up (-1: never)
   int64_t deferred_id_ = 0;         // the large row every index waits behind (0: none)
   int64_t timer_due_ms_ = 0;        // a timer is pending for this time (0: none)
   int64_t failures_in_a_row_ = 0;   // ticks failed since the last one that finished
