@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "actors/llm/llm_wire.hpp"
+#include "apps/common/api/doors/openai_chat/openai_fast_body.hpp"
 #include "apps/common/api/plumbing/request_decoder.hpp"
 #include "messages/errc.hpp"
 
@@ -242,7 +243,51 @@ caf::expected<message> decode_openai_message(const json& j, const std::string& w
 }
 
 
-caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
+namespace {
+
+// The request's fields other than `messages` (which `j` may still hold: they are not
+// read here). `j` is changed: nulls of optional fields dropped, max_tokens set.
+caf::expected<openai_chat_request> decode_chat_fields(json& j, openai_chat_request out) {
+  if (auto err = wire_text(j, "model", "", out.model, false))
+    return err;
+  if (auto err = wire_text(j, "user", "", out.user, false))
+    return err;
+  if (auto s = j.find("stream"); s != j.end() && !s->is_null()) {
+    if (!s->is_boolean())
+      return wire_refusal(std::string{"field 'stream' must be a boolean, not "} + s->type_name());
+    out.stream = s->get<bool>();
+  }
+  if (auto so = j.find("stream_options"); so != j.end() && so->is_object())
+    if (auto u = so->find("include_usage"); u != so->end() && u->is_boolean())
+      out.include_usage = u->get<bool>();
+  if (auto md = j.find("metadata"); md != j.end() && md->is_object())
+    if (auto sid = md->find("session_id"); sid != md->end() && !sid->is_null()) {
+      if (!sid->is_string()) // a session named by a number would pass through statelessly
+        return wire_refusal(std::string{"field 'metadata.session_id' must be a string, not "}
+                            + sid->type_name());
+      out.metadata_session_id = sid->get<std::string>();
+    }
+  if (auto n = j.find("n"); n != j.end() && !n->is_null()
+                             && !(n->is_number_integer() && n->get<int64_t>() == 1))
+    return wire_refusal("field 'n': only 1 choice per request is supported");
+  // max_completion_tokens is the newer name of max_tokens.
+  if (auto mct = j.find("max_completion_tokens"); mct != j.end() && !mct->is_null()
+                                                  && !j.contains("max_tokens"))
+    j["max_tokens"] = *mct;
+  for (const char* ignored : {"tool_choice", "stop", "response_format", "seed", "top_p",
+                              "temperature", "max_tokens", "parallel_tool_calls", "tools"})
+    if (auto it = j.find(ignored); it != j.end() && it->is_null())
+      j.erase(it); // SDKs may send null for "not set"
+  if (auto err = decode_turn_tools(j, out.turn))
+    return err;
+  if (auto err = decode_turn_sampling(j, out.turn.options))
+    return err;
+  return out;
+}
+
+} // namespace
+
+caf::expected<openai_chat_request> decode_openai_chat_fully(std::string_view body) {
   auto j = parse_object(body);
   if (!j)
     return j.error();
@@ -265,41 +310,17 @@ caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
       return m.error();
     out.messages.push_back(std::move(*m));
   }
-  if (auto err = wire_text(*j, "model", "", out.model, false))
-    return err;
-  if (auto err = wire_text(*j, "user", "", out.user, false))
-    return err;
-  if (auto s = j->find("stream"); s != j->end() && !s->is_null()) {
-    if (!s->is_boolean())
-      return wire_refusal(std::string{"field 'stream' must be a boolean, not "} + s->type_name());
-    out.stream = s->get<bool>();
-  }
-  if (auto so = j->find("stream_options"); so != j->end() && so->is_object())
-    if (auto u = so->find("include_usage"); u != so->end() && u->is_boolean())
-      out.include_usage = u->get<bool>();
-  if (auto md = j->find("metadata"); md != j->end() && md->is_object())
-    if (auto sid = md->find("session_id"); sid != md->end() && !sid->is_null()) {
-      if (!sid->is_string()) // a session named by a number would pass through statelessly
-        return wire_refusal(std::string{"field 'metadata.session_id' must be a string, not "}
-                            + sid->type_name());
-      out.metadata_session_id = sid->get<std::string>();
+  return decode_chat_fields(*j, std::move(out));
+}
+
+caf::expected<openai_chat_request> decode_openai_chat(std::string_view body) {
+  if (!first_invalid_utf8(body))
+    if (auto fast = fast_openai_body(body)) {
+      openai_chat_request out;
+      out.messages = std::move(fast->messages);
+      return decode_chat_fields(fast->rest, std::move(out));
     }
-  if (auto n = j->find("n"); n != j->end() && !n->is_null()
-                             && !(n->is_number_integer() && n->get<int64_t>() == 1))
-    return wire_refusal("field 'n': only 1 choice per request is supported");
-  // max_completion_tokens is the newer name of max_tokens.
-  if (auto mct = j->find("max_completion_tokens"); mct != j->end() && !mct->is_null()
-                                                   && !j->contains("max_tokens"))
-    (*j)["max_tokens"] = *mct;
-  for (const char* ignored : {"tool_choice", "stop", "response_format", "seed", "top_p",
-                              "temperature", "max_tokens", "parallel_tool_calls", "tools"})
-    if (auto it = j->find(ignored); it != j->end() && it->is_null())
-      j->erase(it); // SDKs may send null for "not set"
-  if (auto err = decode_turn_tools(*j, out.turn))
-    return err;
-  if (auto err = decode_turn_sampling(*j, out.turn.options))
-    return err;
-  return out;
+  return decode_openai_chat_fully(body);
 }
 
 namespace {

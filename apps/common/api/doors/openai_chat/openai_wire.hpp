@@ -33,8 +33,12 @@ struct openai_chat_request {
   turn_input turn;                // set_tools, tools_json, options (no content yet)
 };
 
-// errc::bad_request naming the field ("field 'messages[2].role' ...").
+// errc::bad_request naming the field ("field 'messages[2].role' ..."). A common body
+// is read in one pass (openai_fast_body.hpp); any other goes through
+// decode_openai_chat_fully, which gives the same request or the error.
 caf::expected<openai_chat_request> decode_openai_chat(std::string_view body);
+// The same through the whole document (the reference the fast path is tested against).
+caf::expected<openai_chat_request> decode_openai_chat_fully(std::string_view body);
 
 // One OpenAI chat message -> a row, for the door and the context service alike: role
 // system|developer (stored as system)|user|assistant|tool; content a string,

@@ -1,0 +1,37 @@
+// The OpenAI door's fast path for a common chat body: one SAX pass of nlohmann's
+// parser that builds the `messages` rows directly, with no document for the transcript
+// (a 200-message body cost the door more in that document than in anything else it
+// does per request: docs/benchmarks.md "proxy"), and the other top-level fields as a
+// small document for the field decoders. Used by decode_openai_chat only; pure; safe
+// from any thread; never throws.
+//
+// Contract: it takes only what the full decoder takes to the same rows — messages of
+// the common shapes of decode_plain_message (openai_wire.cpp: role, string or null
+// content, tool_calls of {id, type "function", function {name, arguments}, index},
+// tool_call_id, name, and the ignored SDK fields holding scalars or arrays of them),
+// no key twice in one object anywhere — and declines (nullopt) everything else:
+// content parts, a wrong type, an unknown field, a broken rule, a duplicate key, a
+// parse error. The caller then runs the full decoder, which answers the same request or
+// names the error. tests/openai_fast_body_test.cpp and the request decoder's fuzz
+// target compare the two on every body they try.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "messages/transcript.hpp"
+
+namespace mneme::api {
+
+struct openai_fast_body {
+  std::vector<message> messages; // in order, never empty
+  nlohmann::json rest;           // the top-level object without "messages"
+};
+
+// `body` must be valid UTF-8 (the caller checks it first, as the full decoder does).
+std::optional<openai_fast_body> fast_openai_body(std::string_view body);
+
+} // namespace mneme::api
