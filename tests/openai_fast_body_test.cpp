@@ -136,7 +136,8 @@ BOOST_AUTO_TEST_CASE(a_long_transcript_is_read_in_one_pass_row_for_row) {
       msgs.push_back({{"role", "tool"}, {"tool_call_id", "c" + std::to_string(i)},
                       {"content", "line " + std::to_string(i)}});
     } else {
-      msgs.push_back({{"role", i % 2 ? "assistant" : "user"}, {"content", "row " + std::to_string(i)}});
+      msgs.push_back({{"role", i % 2 ? "assistant" : "user"},
+                      {"content", "row " + std::to_string(i)}});
     }
   }
   auto text = body.dump();
