@@ -153,10 +153,7 @@ public:
   bool end_object() {
     switch (where_) {
     case at::rest_value:
-      if (!rest_builder_.end_object())
-        return false;
-      --rest_depth_;
-      return value_done();
+      return closed_forwarded(rest_builder_.end_object());
     case at::top:
       where_ = at::done;
       return rest_builder_.end_object();
@@ -209,10 +206,7 @@ public:
   bool end_array() {
     switch (where_) {
     case at::rest_value:
-      if (!rest_builder_.end_array())
-        return false;
-      --rest_depth_;
-      return value_done();
+      return closed_forwarded(rest_builder_.end_array());
     case at::messages:
       where_ = at::top;
       return !out_.empty(); // "messages is empty" is the full decoder's to say
@@ -260,6 +254,14 @@ private:
     else
       ok = rest_builder_.number_unsigned(v);
     return ok && value_done();
+  }
+
+  // A container of a forwarded value was closed (`forwarded`: the builder took it).
+  bool closed_forwarded(bool forwarded) {
+    if (!forwarded)
+      return false;
+    --rest_depth_;
+    return value_done();
   }
 
   // A forwarded top-level value may have ended.
@@ -331,7 +333,7 @@ private:
     }
   }
 
-  // decode_plain_message's rules (openai_wire.cpp), on the parts read.
+  // decode_openai_message's rules (openai_wire.cpp), on the parts read.
   bool finish_message() {
     if (!(msg_.seen & (1u << f_role)))
       return false;

@@ -5,15 +5,15 @@
 // small document for the field decoders. Used by decode_openai_chat only; pure; safe
 // from any thread; never throws.
 //
-// Contract: it takes only what the full decoder takes to the same rows — messages of
-// the common shapes of decode_plain_message (openai_wire.cpp: role, string or null
-// content, tool_calls of {id, type "function", function {name, arguments}, index},
-// tool_call_id, name, and the ignored SDK fields holding scalars or arrays of them),
-// no key twice in one object anywhere — and declines (nullopt) everything else:
-// content parts, a wrong type, an unknown field, a broken rule, a duplicate key, a
-// parse error. The caller then runs the full decoder, which answers the same request or
-// names the error. tests/openai_fast_body_test.cpp and the request decoder's fuzz
-// target compare the two on every body they try.
+// Contract: it takes only what the full decoder (decode_openai_message per message)
+// takes to the same rows — messages with a role, string or null content, tool_calls of
+// {id, type "function", function {name, arguments}, numeric index}, tool_call_id, name,
+// and the ignored SDK fields holding scalars or arrays of them; no key twice in one
+// object anywhere — and declines (nullopt) everything else: content parts, a wrong
+// type, an unknown field, a broken rule, a duplicate key, a parse error. The caller then
+// runs the full decoder, which answers the same request or names the error (so a
+// declined body is parsed up to twice). tests/openai_fast_body_test.cpp and the fuzz
+// target fuzz_openai_body compare the two on every body they try.
 #pragma once
 
 #include <optional>

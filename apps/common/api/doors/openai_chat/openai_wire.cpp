@@ -1,7 +1,6 @@
 // The OpenAI door's wire format; see openai_wire.hpp.
 #include "apps/common/api/doors/openai_chat/openai_wire.hpp"
 
-#include <algorithm>
 #include <initializer_list>
 #include <string_view>
 
@@ -17,25 +16,13 @@ namespace {
 using json = nlohmann::json;
 
 // The fields an OpenAI message, one of its tool calls and a call's function may hold
-// (both decoders below accept exactly these). Namespace-scope initializer lists: their
-// arrays live as long as the program.
+// (openai_fast_body.cpp's reader takes the same). Namespace-scope initializer lists:
+// their arrays live as long as the program.
 const std::initializer_list<std::string_view> message_fields = {
   "role", "content", "name", "tool_calls", "tool_call_id",
   "refusal", "annotations", "audio", "function_call", "reasoning_content"};
 const std::initializer_list<std::string_view> call_fields = {"id", "type", "function", "index"};
 const std::initializer_list<std::string_view> function_fields = {"name", "arguments"};
-
-bool one_of(std::initializer_list<std::string_view> fields, std::string_view name) {
-  return std::find(fields.begin(), fields.end(), name) != fields.end();
-}
-
-// Whether every member of `obj` is one of `fields`.
-bool fields_within(const json& obj, std::initializer_list<std::string_view> fields) {
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (!one_of(fields, it.key()))
-      return false;
-  return true;
-}
 
 caf::error wire_refusal(std::string what) { return caf::make_error(errc::bad_request, std::move(what)); }
 
@@ -122,83 +109,6 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
     out.push_back(std::move(call));
   }
   return {};
-}
-
-bool is_text(const json& obj, const char* name, bool required) {
-  auto it = obj.find(name);
-  return it == obj.end() ? !required : it->is_string();
-}
-
-// decode_openai_message's success path for the common shapes, without the field paths
-// its errors name: nullopt when `j` is anything else (content parts, a wrong type, an
-// unknown field, a rule broken), and then the caller decodes it with
-// decode_openai_message, which answers the same message or the error. Strings are moved
-// out of `j` only once the message is known to decode.
-std::optional<message> decode_plain_message(json& j) {
-  if (!j.is_object() || !fields_within(j, message_fields))
-    return std::nullopt;
-  auto role_it = j.find("role");
-  if (role_it == j.end() || !role_it->is_string())
-    return std::nullopt;
-  const auto& role = role_it->get_ref<const std::string&>();
-  auto parsed = role == "developer" ? std::optional<msg_role>{msg_role::system} : parse_role(role);
-  if (!parsed)
-    return std::nullopt;
-  auto content = j.find("content");
-  bool content_given = content != j.end() && !content->is_null();
-  if (content_given && !content->is_string())
-    return std::nullopt;
-  auto calls = j.find("tool_calls");
-  bool has_calls = false;
-  if (calls != j.end() && !calls->is_null()) {
-    if (!calls->is_array())
-      return std::nullopt;
-    for (const auto& c : *calls) {
-      if (!c.is_object() || !fields_within(c, call_fields))
-        return std::nullopt;
-      if (!is_text(c, "id", true) || !is_text(c, "type", false))
-        return std::nullopt;
-      if (auto t = c.find("type"); t != c.end() && t->get_ref<const std::string&>() != "function")
-        return std::nullopt;
-      auto fn = c.find("function");
-      if (fn == c.end() || !fn->is_object() || !fields_within(*fn, function_fields))
-        return std::nullopt;
-      if (!is_text(*fn, "name", true) || !is_text(*fn, "arguments", false))
-        return std::nullopt;
-      has_calls = true;
-    }
-  }
-  if (!is_text(j, "name", false) || !is_text(j, "tool_call_id", false))
-    return std::nullopt;
-  auto call_id = j.find("tool_call_id");
-  bool has_call_id = call_id != j.end() && !call_id->get_ref<const std::string&>().empty();
-  if ((*parsed == msg_role::tool) != has_call_id)
-    return std::nullopt; // a tool row without its call id, or an id on another role
-  if (!content_given && !(*parsed == msg_role::assistant && has_calls))
-    return std::nullopt;
-  auto take = [](json& v) { return std::move(v.get_ref<std::string&>()); };
-  message m;
-  m.role = *parsed;
-  if (content_given)
-    m.content = take(*content);
-  if (has_calls) {
-    m.tool_calls.reserve(calls->size());
-    for (auto& c : *calls) {
-      tool_call call;
-      call.id = take(c["id"]);
-      auto& fn = c["function"];
-      call.name = take(fn["name"]);
-      if (auto a = fn.find("arguments"); a != fn.end())
-        call.arguments = take(*a);
-      m.tool_calls.push_back(std::move(call));
-    }
-  }
-  if (has_call_id)
-    m.tool_call_id = take(*call_id);
-  if (m.role == msg_role::tool)
-    if (auto n = j.find("name"); n != j.end())
-      m.tool_name = take(*n);
-  return m;
 }
 
 } // namespace
@@ -301,10 +211,6 @@ caf::expected<openai_chat_request> decode_openai_chat_fully(std::string_view bod
     return wire_refusal("field 'messages' is empty");
   out.messages.reserve(msgs->size());
   for (size_t i = 0; i < msgs->size(); ++i) {
-    if (auto plain = decode_plain_message((*msgs)[i])) {
-      out.messages.push_back(std::move(*plain));
-      continue;
-    }
     auto m = decode_openai_message((*msgs)[i], "messages[" + std::to_string(i) + "]");
     if (!m)
       return m.error();
