@@ -112,6 +112,26 @@ const body_case body_cases[] = {
   {"invalid UTF-8", with_messages(R"({"role":"user","content":"a)" + std::string{"\xff"} + "\"}"),
    false},
   {"a refused field after good messages (n = 2)", with_messages(user_hi, R"("n":2,)"), true},
+  {"n = 1 written as a double is refused as nlohmann types it",
+   with_messages(user_hi, R"("n":1.0,)"), true},
+  {"numbers forwarded with nlohmann's types: unsigned, signed, double, beyond int64",
+   with_messages(user_hi, R"("temperature":1,"top_p":1.0,"seed":-3,)"
+                          R"("max_tokens":18446744073709551615,"logit_bias":{"50256":-100,)"
+                          R"("7":1e-2},"presence_penalty":-0.5,)"),
+   true},
+  {"-0 forwarded is 0 (simdjson's int64, nlohmann's signed integer: equal everywhere)",
+   with_messages(user_hi, R"("seed":-0,)"), true},
+  {"-0.0 forwarded", with_messages(user_hi, R"("seed":-0.0,"temperature":-0.0,)"), true},
+  {"a number beyond a double goes to the full decoder",
+   with_messages(user_hi, R"("temperature":1e400,)"), false},
+  {"an integer beyond uint64 goes to the full decoder",
+   with_messages(user_hi, R"("seed":184467440737095516150,)"), false},
+  {"escaped keys are the keys they spell",
+   with_messages(R"({"r\u006fle":"user","content":"x"})", R"("stre\u0061m":true,)"), true},
+  {"nesting deeper than 1,024 levels in a forwarded field",
+   with_messages(user_hi,
+                 R"("metadata":)" + std::string(1100, '[') + std::string(1100, ']') + ","),
+   false},
   {"a bad stream flag after good messages", with_messages(user_hi, R"("stream":"yes",)"), true},
 };
 

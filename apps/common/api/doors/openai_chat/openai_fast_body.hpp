@@ -1,18 +1,19 @@
-// The OpenAI door's fast path for a common chat body: one SAX pass of nlohmann's
-// parser that builds the `messages` rows directly, with no document for the transcript
-// (a 200-message body cost the door more in that document than in anything else it
-// does per request: docs/benchmarks.md "proxy"), and the other top-level fields as a
-// small document for the field decoders. Used by decode_openai_chat only; pure; safe
-// from any thread; never throws.
+// The OpenAI door's fast path for a common chat body: parsed by simdjson (Debian's
+// libsimdjson-dev; nlohmann's lexer was the door's largest cost per request at 200 and
+// 2,000 messages: docs/benchmarks.md "proxy"), the `messages` rows built from its
+// document, and the other top-level fields copied into a small nlohmann document for the
+// field decoders. Used by decode_openai_chat only; pure; safe from any thread (each
+// thread keeps its own parser); never throws.
 //
 // Contract: it takes only what the full decoder (decode_openai_message per message)
 // takes to the same rows — messages with a role, string or null content, tool_calls of
 // {id, type "function", function {name, arguments}, numeric index}, tool_call_id, name,
 // and the ignored SDK fields holding scalars or arrays of them; no key twice in one
 // object anywhere — and declines (nullopt) everything else: content parts, a wrong
-// type, an unknown field, a broken rule, a duplicate key, a parse error. The caller then
-// runs the full decoder, which answers the same request or names the error (so a
-// declined body is parsed up to twice). tests/openai_fast_body_test.cpp and the fuzz
+// type, an unknown field, a broken rule, a duplicate key, a parse error, a number
+// beyond a double or a uint64, a nesting deeper than simdjson's 1,024 levels. The
+// caller then runs the full decoder, which answers the same request or names the error
+// (so a declined body is parsed up to twice). tests/openai_fast_body_test.cpp and the fuzz
 // target fuzz_openai_body compare the two on every body they try.
 #pragma once
 
