@@ -3,13 +3,18 @@
 // (apps/common/host/runtime_host) and by mneme-bench's in-process daemon, so the benchmark
 // measures what the daemon runs. Only those two call it.
 //
-// Why: CAF 0.17's work-stealing worker polls an empty queue 100 times back to back, then
-// moderate_poll_attempts times with a 50 us sleep between polls, and only then waits on a
-// condition variable (woken by the next enqueue). With CAF's 500 moderate attempts an idle
-// worker burns ~25 ms of wake-ups after every burst of work; an agent round is a few such
-// bursts per worker, so at low load most of the process's processor time per round was
-// that polling (docs/benchmarks.md "agent": cpu_us_per_round). 50 attempts keep ~2.5 ms of
-// fast pick-up after a burst; later work wakes the worker through the condition variable.
+// Why: CAF 0.17's work-stealing worker polls an empty queue 100 times back to back
+// (stealing every 10th poll), then moderate_poll_attempts times with a 50 us sleep
+// between polls, and only then waits on a condition variable, woken by the next job
+// enqueued to it (and every 10 ms to steal). Each of those sleeps is a wake-up of the
+// thread: with CAF's 500 moderate attempts an idle worker burns ~25 ms of wake-ups after
+// every burst of work, and an agent round or a door request is a few such bursts per
+// worker. None (0): after its back-to-back polls a worker waits on its condition
+// variable. Measured side by side (docs/benchmarks.md "agent" and "proxy"): processor
+// per round at low load 1,925 µs with 50 attempts, 1,175 with none; per door request at
+// 1,000 clients 1,859 against 1,612; the added p50 and p99 did not move. The price: a
+// job queued behind a running one is taken by a sleeping worker only at that worker's
+// next 10 ms steal, not within the 2.5 ms of 50 moderate polls.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +23,7 @@
 
 namespace mneme {
 
-inline constexpr size_t moderate_poll_attempts = 50; // CAF's default: 500
+inline constexpr size_t moderate_poll_attempts = 0; // CAF's default: 500
 
 // Sets the work-stealing poll settings on cfg; call before the actor system is created.
 inline void tune_scheduler(caf::actor_system_config& cfg) {
