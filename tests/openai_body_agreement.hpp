@@ -1,4 +1,4 @@
-// Whether the OpenAI door's one-pass body reader (openai_fast_body.hpp) agrees with the
+// Whether the OpenAI door's fast body reader (openai_fast_body.hpp) agrees with the
 // full decoder on one body: shared by tests/openai_fast_body_test.cpp and the fuzz
 // target tests/fuzz/fuzz_openai_body.cpp. Header-only; no test framework.
 #pragma once

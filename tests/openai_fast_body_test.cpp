@@ -1,4 +1,4 @@
-// Tests of the OpenAI door's one-pass body reader (apps/common/api/doors/openai_chat/
+// Tests of the OpenAI door's fast body reader (apps/common/api/doors/openai_chat/
 // openai_fast_body.hpp): which bodies it takes and which it leaves to the full decoder,
 // and that decode_openai_chat answers every body — taken or not, valid or refused —
 // exactly as the full decoder does (tests/openai_body_agreement.hpp; the fuzz target
@@ -25,7 +25,7 @@ namespace {
 struct body_case {
   const char* what;
   std::string body;
-  bool taken; // the one-pass reader takes it
+  bool taken; // the fast reader takes it
 };
 
 std::ostream& operator<<(std::ostream& os, const body_case& c) {
@@ -144,7 +144,7 @@ BOOST_DATA_TEST_CASE(the_door_answers_every_body_as_the_full_decoder_does,
   BOOST_TEST(seen.agrees);
 }
 
-BOOST_AUTO_TEST_CASE(a_long_transcript_is_read_in_one_pass_row_for_row) {
+BOOST_AUTO_TEST_CASE(a_long_transcript_is_read_by_the_fast_reader_row_for_row) {
   nlohmann::json body{{"model", "m"}, {"stream", true}};
   auto& msgs = body["messages"];
   for (int i = 0; i < 200; ++i) {

@@ -1,4 +1,4 @@
-// The OpenAI door's one-pass body reader; see openai_fast_body.hpp.
+// The OpenAI door's fast body reader (simdjson); see openai_fast_body.hpp.
 #include "apps/common/api/doors/openai_chat/openai_fast_body.hpp"
 
 #include <cstdint>

@@ -34,7 +34,7 @@ struct openai_chat_request {
 };
 
 // errc::bad_request naming the field ("field 'messages[2].role' ..."). A common body
-// is read in one pass (openai_fast_body.hpp); any other goes through
+// is read by the fast reader (openai_fast_body.hpp); any other goes through
 // decode_openai_chat_fully, which gives the same request or the error.
 caf::expected<openai_chat_request> decode_openai_chat(std::string_view body);
 // The same through the whole document (the reference the fast path is tested against).
