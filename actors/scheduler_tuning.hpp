@@ -12,7 +12,7 @@
 // worker. None (0): after its back-to-back polls a worker waits on its condition
 // variable. Measured side by side (docs/benchmarks.md "agent" and "proxy"): processor
 // per round at low load 1,925 µs with 50 attempts, 1,175 with none; per door request at
-// 1,000 clients 1,859 against 1,612; the added p50 and p99 did not move. The price: a
+// 1,000 clients 1,859 against 1,612; the added p50 and p99 did not grow. The price: a
 // job queued behind a running one is taken by a sleeping worker only at that worker's
 // next 10 ms steal, not within the 2.5 ms of 50 moderate polls.
 #pragma once
