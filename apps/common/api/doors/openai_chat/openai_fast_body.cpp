@@ -8,6 +8,8 @@
 
 #include <simdjson.h>
 
+#include "apps/common/api/doors/openai_chat/openai_wire.hpp"
+
 namespace mneme::api {
 
 // A named namespace, not an anonymous one: the product's unity batches put several
@@ -18,8 +20,8 @@ using json = nlohmann::json;
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-// The keys a message, a tool call and a call's function may hold (openai_wire.cpp's
-// message_fields, call_fields and function_fields, in this order); -1 for any other.
+// Where `k` is in `fields` (openai_wire.hpp's openai_message_fields, openai_call_fields,
+// openai_function_fields); -1 when it is not.
 int field_index(std::string_view k, std::initializer_list<std::string_view> fields) {
   int i = 0;
   for (auto f : fields) {
@@ -30,14 +32,11 @@ int field_index(std::string_view k, std::initializer_list<std::string_view> fiel
   return -1;
 }
 
+// Indexes into those lists (their order); a message's fields from f_first_ignored on are
+// the SDK fields the door ignores.
 enum msg_field { f_role, f_content, f_name, f_tool_calls, f_tool_call_id, f_first_ignored };
 enum call_field { c_id, c_type, c_function, c_index };
 enum function_field { fn_name, fn_arguments };
-
-int message_field(std::string_view k) {
-  return field_index(k, {"role", "content", "name", "tool_calls", "tool_call_id", "refusal",
-                         "annotations", "audio", "function_call", "reasoning_content"});
-}
 
 // A key of a message, call or function: known and met once (its bit in `seen`).
 bool first_time(int index, unsigned& seen) {
@@ -74,7 +73,7 @@ bool read_function(element v, tool_call& call) {
     return false;
   unsigned seen = 0;
   for (auto [key, value] : fields) {
-    int i = field_index(key, {"name", "arguments"});
+    int i = field_index(key, openai_function_fields);
     if (!first_time(i, seen) || !text_of(value, i == fn_name ? call.name : call.arguments))
       return false;
   }
@@ -89,7 +88,7 @@ bool read_call(element v, std::vector<tool_call>& calls) {
   tool_call call;
   unsigned seen = 0;
   for (auto [key, value] : fields) {
-    int i = field_index(key, {"id", "type", "function", "index"});
+    int i = field_index(key, openai_call_fields);
     if (!first_time(i, seen))
       return false;
     bool ok = false;
@@ -127,7 +126,7 @@ bool read_message(element v, std::vector<message>& out) {
   bool content_given = false; // a string; null counts as absent
   std::vector<tool_call> calls;
   for (auto [key, value] : fields) {
-    int i = message_field(key);
+    int i = field_index(key, openai_message_fields);
     if (!first_time(i, seen))
       return false;
     bool ok = false;

@@ -11,18 +11,17 @@
 
 namespace mneme::api {
 
+// Namespace-scope initializer lists: their arrays live as long as the program.
+const std::initializer_list<std::string_view> openai_message_fields = {
+  "role", "content", "name", "tool_calls", "tool_call_id",
+  "refusal", "annotations", "audio", "function_call", "reasoning_content"};
+const std::initializer_list<std::string_view> openai_call_fields = {"id", "type", "function",
+                                                                     "index"};
+const std::initializer_list<std::string_view> openai_function_fields = {"name", "arguments"};
+
 namespace {
 
 using json = nlohmann::json;
-
-// The fields an OpenAI message, one of its tool calls and a call's function may hold
-// (openai_fast_body.cpp's reader takes the same). Namespace-scope initializer lists:
-// their arrays live as long as the program.
-const std::initializer_list<std::string_view> message_fields = {
-  "role", "content", "name", "tool_calls", "tool_call_id",
-  "refusal", "annotations", "audio", "function_call", "reasoning_content"};
-const std::initializer_list<std::string_view> call_fields = {"id", "type", "function", "index"};
-const std::initializer_list<std::string_view> function_fields = {"name", "arguments"};
 
 caf::error wire_refusal(std::string what) { return caf::make_error(errc::bad_request, std::move(what)); }
 
@@ -87,7 +86,7 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
     auto at = where + ".tool_calls[" + std::to_string(i) + "]";
     if (!c.is_object())
       return wire_refusal("field '" + at + "' must be an object, not " + c.type_name());
-    if (auto err = only_fields(c, call_fields, at + "."))
+    if (auto err = only_fields(c, openai_call_fields, at + "."))
       return err;
     tool_call call;
     std::string type = "function";
@@ -100,7 +99,7 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
     auto fn = c.find("function");
     if (fn == c.end() || !fn->is_object())
       return wire_refusal("field '" + at + ".function' must be an object with name and arguments");
-    if (auto err = only_fields(*fn, function_fields, at + ".function."))
+    if (auto err = only_fields(*fn, openai_function_fields, at + ".function."))
       return err;
     if (auto err = string_field(*fn, "name", call.name, true, at + ".function."))
       return err;
@@ -116,7 +115,7 @@ caf::error tool_calls_of(const json& j, const std::string& where, std::vector<to
 caf::expected<message> decode_openai_message(const json& j, const std::string& where) {
   if (!j.is_object())
     return wire_refusal("field '" + where + "' must be an object, not " + j.type_name());
-  if (auto err = only_fields(j, message_fields, where + "."))
+  if (auto err = only_fields(j, openai_message_fields, where + "."))
     return err;
   std::string role;
   if (auto err = string_field(j, "role", role, true, where + "."))

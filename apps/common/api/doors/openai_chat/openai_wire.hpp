@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +21,13 @@
 #include "messages/transcript.hpp"
 
 namespace mneme::api {
+
+// The fields an OpenAI message, one of its tool calls and a call's function may hold, in
+// this order: decode_openai_message refuses any other, and the fast body reader
+// (openai_fast_body.cpp, whose field enums follow this order) declines any other.
+extern const std::initializer_list<std::string_view> openai_message_fields;
+extern const std::initializer_list<std::string_view> openai_call_fields;
+extern const std::initializer_list<std::string_view> openai_function_fields;
 
 // POST /v1/chat/completions. Fields mneme does not use (n = 1, logprobs, store,
 // frequency/presence penalties, ...) are accepted and ignored, as OpenAI-compatible
